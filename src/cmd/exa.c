@@ -1,0 +1,243 @@
+/*
+ * exa.c - the front end: global flags, the group table, dispatch, help and
+ * "did you mean".
+ *
+ * Global flags (--json, -o/--output, -q, -v, -y, -V) are accepted before
+ * the group (`exa --json hpc jobs`, the reference's form) and anywhere
+ * after the command, up to a `--`; they are removed from argv before the
+ * command sees it, so command parsers only see their own options.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cmd/cmd.h"
+#include "cmd/groups.h"
+#include "libutil/log.h"
+#include "libutil/strbuf.h"
+#include "libutil/xalloc.h"
+
+static const struct exa_group *const groups[] = {
+    &group_pipeline, &group_models, &group_hpc, &group_finops,
+    &group_debug,    NULL,
+};
+
+/* Top-level commands that are not groups (`exa train` runs on clusters). */
+static const struct exa_cmd top_cmds[] = {
+    { "train", cmd_train, TRAIN_USAGE,
+      "train a model in this process (the payload of cluster runs)", NULL },
+    { NULL },
+};
+
+static size_t levenshtein(const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b);
+    size_t *row = xcalloc(lb + 1, sizeof(*row));
+    size_t res;
+    for (size_t j = 0; j <= lb; j++)
+        row[j] = j;
+    for (size_t i = 1; i <= la; i++) {
+        size_t prev = row[0];
+        row[0] = i;
+        for (size_t j = 1; j <= lb; j++) {
+            size_t cur = row[j];
+            size_t sub = prev + (a[i - 1] != b[j - 1]);
+            size_t del = row[j] + 1, ins = row[j - 1] + 1;
+            row[j] = sub < del ? (sub < ins ? sub : ins)
+                               : (del < ins ? del : ins);
+            prev = cur;
+        }
+    }
+    res = row[lb];
+    free(row);
+    return res;
+}
+
+/* Closest name within distance 2 (or a prefix match), or NULL. */
+static const char *suggest(const char *word, const char *const *names)
+{
+    const char *best = NULL;
+    size_t bestd = 3;
+    for (; *names; names++) {
+        size_t d = levenshtein(word, *names);
+        if (starts_with(*names, word) && strlen(word) >= 2)
+            d = d < 1 ? d : 1;
+        if (d < bestd) {
+            bestd = d;
+            best = *names;
+        }
+    }
+    return best;
+}
+
+static void print_main_help(FILE *fp)
+{
+    fprintf(fp, "usage: exa [--json | -o json|table] [-q] [-v] [-y] [-V] "
+                "GROUP COMMAND [ARGS]\n\n"
+                "exa runs training jobs on the HPC clusters a site already "
+                "operates.\n\ngroups:\n");
+    for (size_t i = 0; groups[i]; i++)
+        fprintf(fp, "  %-10s %s\n", groups[i]->name, groups[i]->summary);
+    fprintf(fp, "\ncommands:\n");
+    for (size_t i = 0; top_cmds[i].name; i++)
+        fprintf(fp, "  %-10s %s\n", top_cmds[i].name, top_cmds[i].summary);
+    fprintf(fp, "\nRun 'exa GROUP --help' for the commands of a group.\n"
+                "Exit codes: 0 ok, 1 failure, 2 usage, 3 configuration, "
+                "4 transport, 5 scheduler, 6 not approved.\n");
+}
+
+static void print_group_help(const struct exa_group *g, FILE *fp)
+{
+    fprintf(fp, "usage: exa %s COMMAND [ARGS]\n\n%s\n\ncommands:\n", g->name,
+            g->summary);
+    for (const struct exa_cmd *c = g->cmds; c->name; c++)
+        fprintf(fp, "  %-14s %s\n", c->name, c->summary);
+    fprintf(fp, "\nRun 'exa %s COMMAND --help' for a command's options.\n",
+            g->name);
+}
+
+/*
+ * Remove global flags from argv (in place), filling ctx. Returns 0, or an
+ * exit status (2) after printing a usage error. *want_version is set for
+ * -V/--version.
+ */
+static int strip_globals(struct exa_ctx *ctx, int *argc, char **argv,
+                         int *want_version)
+{
+    int out = 1, dashdash = 0;
+    for (int i = 1; i < *argc; i++) {
+        const char *a = argv[i], *v;
+        if (dashdash) {
+            argv[out++] = argv[i];
+            continue;
+        }
+        if (!strcmp(a, "--")) {
+            dashdash = 1;
+            argv[out++] = argv[i];
+        } else if (!strcmp(a, "--json")) {
+            ctx->out = OUT_JSON;
+        } else if (!strcmp(a, "-o") || !strcmp(a, "--output") ||
+                   skip_prefix(a, "--output=", &v)) {
+            if (a[1] == 'o' || !strcmp(a, "--output")) {
+                if (i + 1 >= *argc)
+                    return out_usage(ctx, "option '%s' needs a value: "
+                                          "json or table", a);
+                v = argv[++i];
+            }
+            if (!strcmp(v, "json"))
+                ctx->out = OUT_JSON;
+            else if (!strcmp(v, "table"))
+                ctx->out = OUT_TABLE;
+            else
+                return out_usage(ctx, "unknown output format '%s': "
+                                      "expected json or table", v);
+        } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
+            ctx->quiet = 1;
+        } else if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) {
+            ctx->verbose = 1;
+        } else if (!strcmp(a, "-y") || !strcmp(a, "--yes")) {
+            ctx->yes = 1;
+        } else if (!strcmp(a, "-V") || !strcmp(a, "--version")) {
+            *want_version = 1;
+        } else {
+            argv[out++] = argv[i];
+        }
+    }
+    argv[out] = NULL;
+    *argc = out;
+    return 0;
+}
+
+static int is_help(const char *a)
+{
+    return !strcmp(a, "--help") || !strcmp(a, "-h") || !strcmp(a, "help");
+}
+
+static int run_cmd(struct exa_ctx *ctx, const char *group,
+                   const struct exa_cmd *c, int argc, char **argv)
+{
+    char prog[128];
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--"))
+            break;
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            cmd_print_help(group, c, stdout);
+            return 0;
+        }
+    }
+    snprintf(prog, sizeof(prog), "exa%s%s %s", group[0] ? " " : "", group,
+             c->name);
+    ctx->prog = prog;
+    return c->fn(ctx, argc, argv);
+}
+
+int main(int argc, char **argv)
+{
+    struct exa_ctx ctx = { 0 };
+    int want_version = 0, rc;
+    const char *names[64];
+    size_t n = 0;
+
+    rc = strip_globals(&ctx, &argc, argv, &want_version);
+    if (rc)
+        return rc;
+    ctx.tty = ctx.out != OUT_JSON && isatty(STDOUT_FILENO);
+    if (ctx.verbose)
+        log_set_level(LOG_DEBUG);
+    if (want_version) {
+        if (ctx.out == OUT_JSON)
+            printf("{\n  \"version\": \"%s\"\n}\n", EXA_VERSION);
+        else
+            printf("exa %s\n", EXA_VERSION);
+        return 0;
+    }
+    if (argc < 2 || is_help(argv[1])) {
+        print_main_help(argc < 2 ? stderr : stdout);
+        return argc < 2 ? 2 : 0;
+    }
+    for (size_t i = 0; top_cmds[i].name; i++)
+        if (!strcmp(argv[1], top_cmds[i].name))
+            return run_cmd(&ctx, "", &top_cmds[i], argc - 1, argv + 1);
+    for (size_t i = 0; groups[i]; i++) {
+        const struct exa_group *g = groups[i];
+        if (strcmp(argv[1], g->name))
+            continue;
+        if (argc < 3 || is_help(argv[2])) {
+            print_group_help(g, argc < 3 ? stderr : stdout);
+            return argc < 3 ? 2 : 0;
+        }
+        n = 0;
+        for (const struct exa_cmd *c = g->cmds; c->name; c++) {
+            if (!strcmp(argv[2], c->name))
+                return run_cmd(&ctx, g->name, c, argc - 2, argv + 2);
+            if (n + 1 < sizeof(names) / sizeof(names[0]))
+                names[n++] = c->name;
+        }
+        names[n] = NULL;
+        const char *s = suggest(argv[2], names);
+        char hint[128];
+        if (s)
+            snprintf(hint, sizeof(hint), "did you mean 'exa %s %s'?",
+                     g->name, s);
+        else
+            snprintf(hint, sizeof(hint), "see 'exa %s --help'", g->name);
+        return out_errorf(&ctx, EXA_EUSAGE, hint,
+                          "'%s' is not an 'exa %s' command", argv[2],
+                          g->name);
+    }
+    n = 0;
+    for (size_t i = 0; groups[i]; i++)
+        names[n++] = groups[i]->name;
+    for (size_t i = 0; top_cmds[i].name; i++)
+        names[n++] = top_cmds[i].name;
+    names[n] = NULL;
+    const char *s = suggest(argv[1], names);
+    char hint[128];
+    if (s)
+        snprintf(hint, sizeof(hint), "did you mean 'exa %s'?", s);
+    else
+        snprintf(hint, sizeof(hint), "see 'exa --help'");
+    return out_errorf(&ctx, EXA_EUSAGE, hint, "'%s' is not an exa command",
+                      argv[1]);
+}

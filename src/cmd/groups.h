@@ -1,0 +1,21 @@
+/*
+ * groups.h - the command groups and top-level commands exa.c dispatches.
+ * Each is defined in its own file (hpc.c, pipeline.c, ...).
+ */
+#ifndef EXA_GROUPS_H
+#define EXA_GROUPS_H
+
+#include "cmd/cmd.h"
+
+extern const struct exa_group group_pipeline;
+extern const struct exa_group group_models;
+extern const struct exa_group group_hpc;
+extern const struct exa_group group_finops;
+extern const struct exa_group group_debug;
+
+/* `exa train`, the payload of cluster runs (pipeline.c). */
+#define TRAIN_USAGE                                                         \
+    "--model M --dataset D --dataset-path FILE --out DIR [--dummy]"
+int cmd_train(struct exa_ctx *ctx, int argc, char **argv);
+
+#endif

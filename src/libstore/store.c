@@ -1,0 +1,323 @@
+/*
+ * store.c - opening platform.db and migrating its schema.
+ *
+ * Migrations are an append-only array: migration i (1-based) moves the
+ * schema from user_version i-1 to i inside one IMMEDIATE transaction, so a
+ * crash mid-migration leaves the previous version intact. Never edit a
+ * shipped migration; add the next one.
+ */
+#include "libstore/store.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "libutil/strbuf.h"
+#include "libutil/xalloc.h"
+
+static const char *const migrations[] = {
+    /* 1: the tables of shared/DESIGN.md §4 */
+    "CREATE TABLE clusters ("
+    "  name TEXT PRIMARY KEY,"
+    "  scheduler TEXT NOT NULL,"
+    "  transport TEXT NOT NULL DEFAULT 'ssh',"
+    "  host TEXT, port INTEGER DEFAULT 22, ssh_user TEXT, ssh_key TEXT,"
+    "  key_fingerprint TEXT, host_key_fingerprint TEXT,"
+    "  state TEXT NOT NULL DEFAULT 'PENDING'"
+    "    CHECK (state IN ('PENDING','ACTIVE','REJECTED')),"
+    "  capabilities TEXT, requested_by TEXT, approved_by TEXT, reason TEXT,"
+    "  created_at TEXT NOT NULL, updated_at TEXT NOT NULL);"
+    "CREATE TABLE nodes ("
+    "  cluster TEXT NOT NULL, node TEXT NOT NULL, scheduler TEXT,"
+    "  cpus INTEGER, mem_mb INTEGER, gpus INTEGER NOT NULL DEFAULT 0,"
+    "  gpus_used INTEGER, gpu_model TEXT, state TEXT, raw_state TEXT,"
+    "  flags TEXT, partitions TEXT, captured_at TEXT NOT NULL,"
+    "  PRIMARY KEY (cluster, node));"
+    "CREATE TABLE jobs ("
+    "  id INTEGER PRIMARY KEY AUTOINCREMENT,"
+    "  cluster TEXT NOT NULL, scheduler TEXT NOT NULL,"
+    "  job_id TEXT NOT NULL, run_uuid TEXT, job_name TEXT,"
+    "  kind TEXT NOT NULL DEFAULT 'train',"
+    "  model TEXT, dataset TEXT,"
+    "  state TEXT NOT NULL DEFAULT 'PENDING', raw_state TEXT, reason TEXT,"
+    "  exit_code INTEGER, signal INTEGER,"
+    "  submit_time TEXT, start_time TEXT, end_time TEXT,"
+    "  queue_seconds REAL, run_seconds REAL, cpu_seconds REAL,"
+    "  nodes INTEGER, gpus INTEGER, cpus INTEGER,"
+    "  gpu_hours REAL, cpu_hours REAL,"
+    "  remote_dir TEXT, model_version INTEGER,"
+    "  created_at TEXT NOT NULL, updated_at TEXT NOT NULL,"
+    "  UNIQUE (cluster, job_id));"
+    "CREATE INDEX ix_jobs_model ON jobs(model);"
+    "CREATE INDEX ix_jobs_state ON jobs(state);"
+    "CREATE INDEX ix_jobs_run_uuid ON jobs(run_uuid);"
+    "CREATE TABLE audit_events ("
+    "  id INTEGER PRIMARY KEY AUTOINCREMENT,"
+    "  ts TEXT NOT NULL, source TEXT NOT NULL, actor TEXT,"
+    "  action TEXT NOT NULL, target TEXT, details TEXT,"
+    "  prev_hash TEXT NOT NULL, hash TEXT NOT NULL);"
+    "CREATE TRIGGER audit_events_no_update BEFORE UPDATE ON audit_events"
+    "  BEGIN SELECT RAISE(ABORT, 'audit_events is append-only'); END;"
+    "CREATE TRIGGER audit_events_no_delete BEFORE DELETE ON audit_events"
+    "  BEGIN SELECT RAISE(ABORT, 'audit_events is append-only'); END;"
+    "CREATE TABLE model_versions ("
+    "  id INTEGER PRIMARY KEY AUTOINCREMENT,"
+    "  model TEXT NOT NULL, version INTEGER NOT NULL,"
+    "  stage TEXT NOT NULL DEFAULT 'None',"
+    "  rmse REAL, mse REAL, mape REAL, metrics TEXT,"
+    "  dataset TEXT, dataset_path TEXT,"
+    "  train_rows INTEGER, val_rows INTEGER, skipped_rows INTEGER,"
+    "  artifact_path TEXT, artifact_sha256 TEXT,"
+    "  job_ref INTEGER REFERENCES jobs(id),"
+    "  cluster TEXT, scheduler TEXT, job_id TEXT, run_uuid TEXT,"
+    "  created_at TEXT NOT NULL,"
+    "  UNIQUE (model, version));"
+    "CREATE TABLE model_costs ("
+    "  id INTEGER PRIMARY KEY AUTOINCREMENT,"
+    "  model TEXT NOT NULL, version INTEGER NOT NULL,"
+    "  provider TEXT NOT NULL, cluster TEXT, job_id TEXT, run_uuid TEXT,"
+    "  gpu_hours REAL, cpu_hours REAL, cost_usd REAL NOT NULL,"
+    "  recorded_at TEXT NOT NULL,"
+    "  UNIQUE (model, version, provider));"
+    "CREATE TABLE carbon_records ("
+    "  id INTEGER PRIMARY KEY AUTOINCREMENT,"
+    "  ts TEXT NOT NULL, model TEXT NOT NULL, version INTEGER,"
+    "  run_id TEXT, provider TEXT NOT NULL,"
+    "  gpu_hours REAL, cpu_hours REAL, kwh REAL, co2e_g REAL,"
+    "  grid_intensity REAL, pue REAL, gpu_power_w REAL, cpu_power_w REAL,"
+    "  signal_type TEXT, signal_method TEXT, inputs TEXT);",
+};
+
+#define NMIGRATIONS ((int)(sizeof(migrations) / sizeof(migrations[0])))
+
+int store_schema_version(void)
+{
+    return NMIGRATIONS;
+}
+
+char *store_default_path(exa_error_t *err)
+{
+    const char *e = getenv("EXAMLOPS_DB");
+    const char *xdg = getenv("XDG_DATA_HOME");
+    const char *home = getenv("HOME");
+    if (e && *e)
+        return xstrdup(e);
+    if (xdg && *xdg)
+        return xstrfmt("%s/examlops/platform.db", xdg);
+    if (home && *home)
+        return xstrfmt("%s/.local/share/examlops/platform.db", home);
+    exa_err(err, EXA_ECONFIG,
+            "cannot locate platform.db: set EXAMLOPS_DB or HOME");
+    return NULL;
+}
+
+/* mkdir -p for the parent directory of path, mode 0700 for new ones. */
+static int mkdir_parents(const char *path, exa_error_t *err)
+{
+    struct strbuf sb = STRBUF_INIT;
+    int rc = 0;
+    strbuf_addstr(&sb, path);
+    char *slash = strrchr(sb.buf, '/');
+    if (!slash || slash == sb.buf)
+        goto out;
+    *slash = '\0';
+    for (char *p = sb.buf + 1; *p; p++) {
+        if (*p != '/')
+            continue;
+        *p = '\0';
+        if (mkdir(sb.buf, 0700) && errno != EEXIST) {
+            rc = exa_err(err, EXA_ECONFIG, "cannot create directory '%s': %s",
+                         sb.buf, strerror(errno));
+            goto out;
+        }
+        *p = '/';
+    }
+    if (mkdir(sb.buf, 0700) && errno != EEXIST)
+        rc = exa_err(err, EXA_ECONFIG, "cannot create directory '%s': %s",
+                     sb.buf, strerror(errno));
+out:
+    strbuf_release(&sb);
+    return rc;
+}
+
+int store_err(store_t *st, exa_error_t *err, const char *what)
+{
+    return exa_err(err, EXA_ECONFIG, "database '%s': %s: %s", st->path, what,
+                   sqlite3_errmsg(st->db));
+}
+
+int store_exec(store_t *st, const char *sql, exa_error_t *err)
+{
+    char *msg = NULL;
+    if (sqlite3_exec(st->db, sql, NULL, NULL, &msg) != SQLITE_OK) {
+        exa_err(err, EXA_ECONFIG, "database '%s': %s", st->path,
+                msg ? msg : sqlite3_errmsg(st->db));
+        sqlite3_free(msg);
+        return -1;
+    }
+    return 0;
+}
+
+sqlite3_stmt *store_prepare(store_t *st, const char *sql, exa_error_t *err)
+{
+    sqlite3_stmt *stmt = NULL;
+    if (sqlite3_prepare_v2(st->db, sql, -1, &stmt, NULL) != SQLITE_OK) {
+        store_err(st, err, "prepare");
+        return NULL;
+    }
+    return stmt;
+}
+
+int store_begin(store_t *st, exa_error_t *err)
+{
+    return store_exec(st, "BEGIN IMMEDIATE", err);
+}
+
+int store_commit(store_t *st, exa_error_t *err)
+{
+    return store_exec(st, "COMMIT", err);
+}
+
+void store_rollback(store_t *st)
+{
+    if (!sqlite3_get_autocommit(st->db))
+        sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+}
+
+int store_bind_text(sqlite3_stmt *stmt, int idx, const char *s)
+{
+    if (!s)
+        return sqlite3_bind_null(stmt, idx);
+    return sqlite3_bind_text(stmt, idx, s, -1, SQLITE_TRANSIENT);
+}
+
+void store_now(char *buf, size_t n)
+{
+    time_t t = time(NULL);
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    strftime(buf, n, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+static int user_version(store_t *st, int *out, exa_error_t *err)
+{
+    sqlite3_stmt *stmt = store_prepare(st, "PRAGMA user_version", err);
+    int rc;
+    if (!stmt)
+        return -1;
+    rc = sqlite3_step(stmt);
+    if (rc != SQLITE_ROW) {
+        store_err(st, err, "reading schema version");
+        sqlite3_finalize(stmt);
+        return -1;
+    }
+    *out = sqlite3_column_int(stmt, 0);
+    sqlite3_finalize(stmt);
+    return 0;
+}
+
+static int migrate(store_t *st, exa_error_t *err)
+{
+    int v;
+    if (user_version(st, &v, err) < 0)
+        return -1;
+    if (v > NMIGRATIONS)
+        return exa_err(err, EXA_ECONFIG,
+                       "database '%s' has schema version %d, newer than this "
+                       "exa (%d); upgrade exa",
+                       st->path, v, NMIGRATIONS);
+    while (v < NMIGRATIONS) {
+        char pragma[64];
+        if (store_begin(st, err) < 0)
+            return -1;
+        /* Re-read under the write lock: another process may have won. */
+        if (user_version(st, &v, err) < 0)
+            goto fail;
+        if (v >= NMIGRATIONS) {
+            store_rollback(st);
+            break;
+        }
+        if (store_exec(st, migrations[v], err) < 0)
+            goto fail;
+        xsnprintf(pragma, sizeof(pragma), "PRAGMA user_version = %d", v + 1);
+        if (store_exec(st, pragma, err) < 0 || store_commit(st, err) < 0)
+            goto fail;
+        v++;
+    }
+    return 0;
+fail:
+    store_rollback(st);
+    exa_err_prefix(err, "migrating schema to version %d", v + 1);
+    return -1;
+}
+
+store_t *store_open(const char *path, exa_error_t *err)
+{
+    store_t *st;
+    char *p = path ? xstrdup(path) : store_default_path(err);
+    int fd;
+    if (!p)
+        return NULL;
+    if (mkdir_parents(p, err) < 0) {
+        free(p);
+        return NULL;
+    }
+    /* Create 0600 ourselves: SQLite would use the umask. */
+    fd = open(p, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    if (fd < 0) {
+        exa_err(err, EXA_ECONFIG, "cannot open database '%s': %s", p,
+                strerror(errno));
+        free(p);
+        return NULL;
+    }
+    close(fd);
+    st = xcalloc(1, sizeof(*st));
+    st->path = p;
+    if (sqlite3_open_v2(p, &st->db, SQLITE_OPEN_READWRITE, NULL) !=
+        SQLITE_OK) {
+        store_err(st, err, "open");
+        goto fail;
+    }
+    sqlite3_busy_timeout(st->db, 10000);
+    sqlite3_extended_result_codes(st->db, 1);
+    /* A corrupt or foreign file fails here, before anything is written. */
+    {
+        sqlite3_stmt *stmt = NULL;
+        if (sqlite3_prepare_v2(st->db, "SELECT count(*) FROM sqlite_master",
+                               -1, &stmt, NULL) != SQLITE_OK ||
+            sqlite3_step(stmt) != SQLITE_ROW) {
+            exa_err(err, EXA_ECONFIG,
+                    "database '%s' is not a usable SQLite database (%s); "
+                    "it was left untouched",
+                    p, sqlite3_errmsg(st->db));
+            sqlite3_finalize(stmt);
+            goto fail;
+        }
+        sqlite3_finalize(stmt);
+    }
+    if (store_exec(st, "PRAGMA journal_mode=WAL", err) < 0 ||
+        store_exec(st, "PRAGMA foreign_keys=ON", err) < 0 ||
+        store_exec(st, "PRAGMA synchronous=NORMAL", err) < 0)
+        goto fail;
+    if (migrate(st, err) < 0)
+        goto fail;
+    return st;
+fail:
+    store_close(st);
+    return NULL;
+}
+
+void store_close(store_t *st)
+{
+    if (!st)
+        return;
+    if (st->db)
+        sqlite3_close(st->db);
+    free(st->path);
+    free(st);
+}

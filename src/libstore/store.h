@@ -1,0 +1,70 @@
+/*
+ * store.h - platform.db, the embedded SQLite store (shared/DESIGN.md §4).
+ *
+ * One file, opened in WAL mode with a busy timeout and foreign keys on, so
+ * the CLI and `exa serve` can use it at once. The schema is created and
+ * upgraded by numbered migrations tracked in PRAGMA user_version; each
+ * migration runs in one transaction. A file that is not a SQLite database
+ * (or a newer schema than this binary knows) is an error and is never
+ * overwritten.
+ *
+ * Typed accessors live in store_<table>.c files next to this one.
+ */
+#ifndef EXA_STORE_H
+#define EXA_STORE_H
+
+#include <sqlite3.h>
+
+#include "libutil/error.h"
+
+struct store {
+    sqlite3 *db;
+    char *path;
+};
+typedef struct store store_t;
+
+/*
+ * Resolve the database path: $EXAMLOPS_DB, else
+ * ${XDG_DATA_HOME:-$HOME/.local/share}/examlops/platform.db. Returns a
+ * malloc'ed path (caller frees) or NULL with err set (EXA_ECONFIG) when
+ * neither HOME nor XDG_DATA_HOME is set.
+ */
+char *store_default_path(exa_error_t *err);
+
+/*
+ * Open (creating it 0600, and its directory 0700, if missing) and migrate
+ * the database at path (NULL: store_default_path()). Returns a handle the
+ * caller frees with store_close(), or NULL with err set: EXA_ECONFIG for an
+ * unwritable directory, a corrupt or foreign file, or a schema newer than
+ * this binary.
+ */
+store_t *store_open(const char *path, exa_error_t *err);
+void store_close(store_t *st);
+
+/* Current schema version this binary migrates to. */
+int store_schema_version(void);
+
+/* BEGIN IMMEDIATE / COMMIT / ROLLBACK; 0 or -1 with err (EXA_ECONFIG). */
+int store_begin(store_t *st, exa_error_t *err);
+int store_commit(store_t *st, exa_error_t *err);
+void store_rollback(store_t *st);
+
+/* Run SQL with no result rows; 0 or -1 with err naming the statement. */
+int store_exec(store_t *st, const char *sql, exa_error_t *err);
+
+/*
+ * Prepare sql; returns the statement (caller sqlite3_finalize()s) or NULL
+ * with err (EXA_ECONFIG, "database 'path': <sqlite message>").
+ */
+sqlite3_stmt *store_prepare(store_t *st, const char *sql, exa_error_t *err);
+
+/* Fill err from the connection's last error, prefixed by what; -1. */
+int store_err(store_t *st, exa_error_t *err, const char *what);
+
+/* Bind helper: NULL s binds SQL NULL. */
+int store_bind_text(sqlite3_stmt *stmt, int idx, const char *s);
+
+/* Current UTC time as ISO-8601 "YYYY-MM-DDTHH:MM:SSZ" into buf (>= 32). */
+void store_now(char *buf, size_t n);
+
+#endif

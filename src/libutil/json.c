@@ -1,0 +1,124 @@
+/*
+ * json.c - jansson wrappers that never emit NaN/Infinity; see json.h.
+ */
+#include "libutil/json.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "libutil/strbuf.h"
+#include "libutil/xalloc.h"
+
+json_t *jx_real(double x)
+{
+    if (!isfinite(x))
+        return json_null();
+    return json_real(x);
+}
+
+/* Length of a valid UTF-8 sequence at s (1-4) or 0 if invalid. */
+static size_t utf8_seq(const unsigned char *s)
+{
+    if (s[0] < 0x80)
+        return 1;
+    if (s[0] >= 0xC2 && s[0] <= 0xDF)
+        return (s[1] & 0xC0) == 0x80 ? 2 : 0;
+    if (s[0] >= 0xE0 && s[0] <= 0xEF) {
+        if ((s[1] & 0xC0) != 0x80 || (s[2] & 0xC0) != 0x80)
+            return 0;
+        if (s[0] == 0xE0 && s[1] < 0xA0)
+            return 0;
+        if (s[0] == 0xED && s[1] >= 0xA0)
+            return 0;
+        return 3;
+    }
+    if (s[0] >= 0xF0 && s[0] <= 0xF4) {
+        if ((s[1] & 0xC0) != 0x80 || (s[2] & 0xC0) != 0x80 ||
+            (s[3] & 0xC0) != 0x80)
+            return 0;
+        if (s[0] == 0xF0 && s[1] < 0x90)
+            return 0;
+        if (s[0] == 0xF4 && s[1] >= 0x90)
+            return 0;
+        return 4;
+    }
+    return 0;
+}
+
+json_t *jx_str(const char *s)
+{
+    struct strbuf sb = STRBUF_INIT;
+    json_t *j;
+    if (!s)
+        return json_null();
+    j = json_string(s);
+    if (j)
+        return j;
+    for (const unsigned char *p = (const unsigned char *)s; *p;) {
+        size_t n = utf8_seq(p);
+        if (n) {
+            strbuf_add(&sb, p, n);
+            p += n;
+        } else {
+            strbuf_addstr(&sb, "\xEF\xBF\xBD");
+            p++;
+        }
+    }
+    j = json_string(sb.buf);
+    strbuf_release(&sb);
+    return j ? j : json_null();
+}
+
+json_t *jx_int_or_null(int has_value, long long v)
+{
+    return has_value ? json_integer(v) : json_null();
+}
+
+void jx_set(json_t *obj, const char *key, json_t *value)
+{
+    json_object_set_new(obj, key, value ? value : json_null());
+}
+
+const char *jx_get_str(const json_t *obj, const char *key, const char *def)
+{
+    json_t *v = json_object_get(obj, key);
+    return json_is_string(v) ? json_string_value(v) : def;
+}
+
+long long jx_get_int(const json_t *obj, const char *key, long long def)
+{
+    json_t *v = json_object_get(obj, key);
+    if (json_is_integer(v))
+        return json_integer_value(v);
+    if (json_is_real(v)) {
+        double d = json_real_value(v);
+        if (d == floor(d) && fabs(d) < 9e15)
+            return (long long)d;
+    }
+    return def;
+}
+
+double jx_get_num(const json_t *obj, const char *key, double def)
+{
+    json_t *v = json_object_get(obj, key);
+    return json_is_number(v) ? json_number_value(v) : def;
+}
+
+int jx_dumpf(const json_t *doc, FILE *fp, int pretty)
+{
+    size_t flags = JSON_ENCODE_ANY | JSON_REAL_PRECISION(15) |
+                   (pretty ? JSON_INDENT(2) : JSON_COMPACT);
+    if (json_dumpf(doc, fp, flags) < 0)
+        return -1;
+    if (fputc('\n', fp) == EOF)
+        return -1;
+    return fflush(fp) ? -1 : 0;
+}
+
+char *jx_dumps_canonical(const json_t *doc)
+{
+    char *s = json_dumps(doc, JSON_ENCODE_ANY | JSON_COMPACT |
+                                  JSON_SORT_KEYS | JSON_REAL_PRECISION(17));
+    return s ? s : xstrdup("null");
+}

@@ -1,0 +1,43 @@
+/*
+ * json.h - jansson helpers that keep exa's JSON valid.
+ *
+ * JSON (RFC 8259) has no NaN or Infinity. Every floating-point value exa
+ * emits goes through jx_real(), which turns a non-finite double into null,
+ * so no document exa prints can contain them. Getters return a default
+ * when the key is absent or of the wrong type; none of them allocate.
+ */
+#ifndef EXA_JSON_H
+#define EXA_JSON_H
+
+#include <jansson.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* New reference: json real for finite x, json null otherwise. */
+json_t *jx_real(double x);
+/* New reference: json string of s, or null when s is NULL. Invalid UTF-8
+ * bytes are replaced by U+FFFD so untrusted text never fails encoding. */
+json_t *jx_str(const char *s);
+/* New reference: json integer, or null when has_value is 0. */
+json_t *jx_int_or_null(int has_value, long long v);
+
+/* Set key on obj to a new reference (NULL value is stored as null). */
+void jx_set(json_t *obj, const char *key, json_t *value);
+
+/* Borrowed string at key, or def when absent / not a string. */
+const char *jx_get_str(const json_t *obj, const char *key, const char *def);
+/* Integer at key (a JSON integer or integral real), or def. */
+long long jx_get_int(const json_t *obj, const char *key, long long def);
+/* Number at key (integer or real), or def. */
+double jx_get_num(const json_t *obj, const char *key, double def);
+
+/*
+ * Serialize doc (borrowed) to fp followed by "\n", with sorted keys off,
+ * 2-space indent when pretty, compact otherwise. Returns 0 or -1 on a
+ * write error.
+ */
+int jx_dumpf(const json_t *doc, FILE *fp, int pretty);
+/* malloc'ed compact serialization (keys sorted). Caller frees. */
+char *jx_dumps_canonical(const json_t *doc);
+
+#endif
