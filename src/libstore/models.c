@@ -312,20 +312,18 @@ static json_t *int_or_null(long long v)
 
 json_t *model_version_to_json(const struct model_version *mv)
 {
-    json_t *o = json_object(), *lin = json_object(), *metrics = NULL;
+    json_t *o = json_object(), *lin = json_object(), *m = json_object();
+    json_t *details = NULL;
     jx_set(o, "model", jx_str(mv->model));
     jx_set(o, "version", json_integer(mv->version));
     jx_set(o, "stage", jx_str(mv->stage));
+    jx_set(m, "rmse", jx_real(mv->rmse));
+    jx_set(m, "mse", jx_real(mv->mse));
+    jx_set(m, "mape", jx_real(mv->mape));
+    jx_set(o, "metrics", m);
     if (mv->metrics)
-        metrics = json_loads(mv->metrics, 0, NULL);
-    if (!json_is_object(metrics)) {
-        json_decref(metrics);
-        metrics = json_object();
-        jx_set(metrics, "rmse", jx_real(mv->rmse));
-        jx_set(metrics, "mse", jx_real(mv->mse));
-        jx_set(metrics, "mape", jx_real(mv->mape));
-    }
-    jx_set(o, "metrics", metrics);
+        details = json_loads(mv->metrics, 0, NULL);
+    jx_set(o, "evaluation", details);
     jx_set(o, "dataset", jx_str(mv->dataset));
     jx_set(o, "dataset_path", jx_str(mv->dataset_path));
     jx_set(o, "train_rows", int_or_null(mv->train_rows));

@@ -95,9 +95,10 @@ int store_model_versions(store_t *st, const char *model, long long version,
                          exa_error_t *err);
 
 /*
- * New JSON object for mv: its columns, "metrics" as an object (parsed from
- * the stored text) and "lineage": {job_ref, job_id, cluster, scheduler,
- * run_uuid}. NaN values become null.
+ * New JSON object for mv: its columns, "metrics": {rmse, mse, mape},
+ * "evaluation": the stored metrics text parsed back (null if absent or not
+ * JSON) and "lineage": {job_ref, job_id, cluster, scheduler, run_uuid}.
+ * NaN values become null.
  */
 json_t *model_version_to_json(const struct model_version *mv);
 

@@ -237,6 +237,10 @@ static void test_model_versions(void **state)
     js = model_version_to_json(&list[1]);
     assert_true(json_real_value(json_object_get(
                     json_object_get(js, "metrics"), "rmse")) == 90.0);
+    assert_true(json_real_value(json_object_get(
+                    json_object_get(js, "evaluation"), "rmse")) == 90.0);
+    assert_true(json_is_null(json_object_get(
+        json_object_get(js, "metrics"), "mse")));
     assert_string_equal(json_string_value(json_object_get(
                             json_object_get(js, "lineage"), "job_id")),
                         "mock-1");
