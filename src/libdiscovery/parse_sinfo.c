@@ -53,14 +53,28 @@ static const struct {
     { "CPUS(A/I)", C_IGNORE }, { "FEATURES", C_IGNORE },
 };
 
+/* Role of header name u; a name cut to its column width ("AVAIL_FE")
+ * matches when it is a unique prefix (4+ characters) of a known name. */
 static int hdr_lookup(const char *u, enum col *c)
 {
+    size_t n = strlen(u), hits = 0;
+    enum col pc = C_IGNORE;
     for (size_t i = 0; i < sizeof(hdr_map) / sizeof(hdr_map[0]); i++)
         if (!strcmp(hdr_map[i].name, u)) {
             *c = hdr_map[i].col;
             return 1;
         }
-    return 0;
+    if (n < 4)
+        return 0;
+    for (size_t i = 0; i < sizeof(hdr_map) / sizeof(hdr_map[0]); i++)
+        if (!strncmp(hdr_map[i].name, u, n)) {
+            hits++;
+            pc = hdr_map[i].col;
+        }
+    if (hits != 1)
+        return 0;
+    *c = pc;
+    return 1;
 }
 
 static int known_hdr(const char *u)

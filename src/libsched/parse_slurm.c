@@ -203,15 +203,32 @@ static const struct name_role sacct_names[] = {
 
 static const struct name_role *cur_names;
 
+/*
+ * Role of header name u (upper case). Fixed-width formats cut long names
+ * to the column width ("TIME_LIMI", "NODELIST(R"), so an unknown name of
+ * 4+ characters that is a prefix of exactly one known name takes its role.
+ */
 static int lookup_role(const struct name_role *t, const char *u,
                        enum role *r)
 {
+    size_t n = strlen(u), hits = 0;
+    enum role pr = R_IGNORE;
     for (size_t i = 0; t[i].name; i++)
         if (!strcmp(t[i].name, u)) {
             *r = t[i].role;
             return 1;
         }
-    return 0;
+    if (n < 4)
+        return 0;
+    for (size_t i = 0; t[i].name; i++)
+        if (!strncmp(t[i].name, u, n)) {
+            hits++;
+            pr = t[i].role;
+        }
+    if (hits != 1)
+        return 0;
+    *r = pr;
+    return 1;
 }
 
 static int known_cur(const char *u)
@@ -379,6 +396,7 @@ static const struct layout sacct_layouts[] = {
     { 0, "JOBID STATE EXITCODE START END ALLOCTRES ELAPSEDRAW TIMELIMIT" },
     { 0, "JOBID STATE EXITCODE START END ALLOCTRES ELAPSEDRAW NODELIST" },
     { 0, "JOBID STATE EXITCODE ALLOCTRES CLUSTER" },
+    { 0, "JOBID JOBNAME STATE EXITCODE ELAPSEDRAW ALLOCTRES" },
     { 0, "JOBID STATE EXITCODE DERIVEDEXITCODE" },
     { 0, "STATE EXITCODE START END" },
     { 0, "JOBID STATE EXITCODE" },
@@ -693,22 +711,22 @@ static void build_job(struct slurm_job *j, char **f, size_t nf,
             break;
         case R_PARTITION:
             free(j->partition);
-            j->partition = xstrdup(v);
+            j->partition = *v ? xstrdup(v) : NULL;
             j->have |= SJ_PARTITION;
             break;
         case R_ACCOUNT:
             free(j->account);
-            j->account = xstrdup(v);
+            j->account = *v ? xstrdup(v) : NULL;
             j->have |= SJ_ACCOUNT;
             break;
         case R_USER:
             free(j->user);
-            j->user = xstrdup(v);
+            j->user = *v ? xstrdup(v) : NULL;
             j->have |= SJ_USER;
             break;
         case R_NAME:
             free(j->name);
-            j->name = xstrdup(v);
+            j->name = *v ? xstrdup(v) : NULL;
             j->have |= SJ_NAME;
             break;
         case R_NCPUS:
@@ -1237,13 +1255,17 @@ static int all_digits_n(const char *s, size_t n)
     return 1;
 }
 
-/* Is line (trimmed copy) an id line? Fill id/cluster. */
-static int sbatch_id_line(const char *line, char **id, char **cluster)
+/*
+ * Is line an id line? mode 1: "Submitted batch job N[ on cluster C]";
+ * mode 2: exactly "N" or "N;C" (--parsable). Fills id/cluster.
+ */
+static int sbatch_id_line(const char *line, int mode, char **id,
+                          char **cluster)
 {
     char *t = trim_dup(line);
     const char *rest;
     int ok = 0;
-    if (skip_prefix(t, "Submitted batch job ", &rest)) {
+    if (mode == 1 && skip_prefix(t, "Submitted batch job ", &rest)) {
         size_t n = 0;
         while (isdigit((unsigned char)rest[n]))
             n++;
@@ -1256,7 +1278,7 @@ static int sbatch_id_line(const char *line, char **id, char **cluster)
             }
             ok = 1;
         }
-    } else {
+    } else if (mode == 2) {
         const char *semi = strchr(t, ';');
         size_t n = semi ? (size_t)(semi - t) : strlen(t);
         if (all_digits_n(t, n) && (!semi || semi[1])) {
@@ -1273,11 +1295,13 @@ int sbatch_parse(const char *buf, size_t len, struct sbatch_result *res,
                  exa_error_t *err)
 {
     const char *p = buf, *end = buf + len;
-    char *first_err = NULL, *first_line = NULL;
+    struct strvec lines = STRVEC_INIT;
+    long id_line = -1;
+    const char *msg = NULL;
+
     strvec_init(&res->warnings);
     while (p < end) {
         const char *e = memchr(p, '\n', (size_t)(end - p));
-        char *line;
         size_t l;
         int blank = 1;
         if (!e)
@@ -1285,36 +1309,40 @@ int sbatch_parse(const char *buf, size_t len, struct sbatch_result *res,
         l = (size_t)(e - p);
         if (l && p[l - 1] == '\r')
             l--;
-        line = xstrndup(p, l);
         for (size_t i = 0; i < l; i++)
-            if (!isspace((unsigned char)line[i]))
+            if (!isspace((unsigned char)p[i]))
                 blank = 0;
         if (!blank) {
-            char *id = NULL, *cl = NULL;
-            if (!res->job_id && sbatch_id_line(line, &id, &cl)) {
-                res->job_id = id;
-                res->cluster = cl;
-            } else {
-                strvec_push(&res->warnings, line);
-                if (!first_line)
-                    first_line = trim_dup(line);
-                if (!first_err && strstr(line, "error:"))
-                    first_err = trim_dup(line);
-            }
+            char *line = xstrndup(p, l);
+            strvec_push(&lines, line);
+            free(line);
         }
-        free(line);
         p = e + 1;
     }
-    if (!res->job_id) {
-        exa_err(err, EXA_ESCHED, "%s",
-                first_err ? first_err
-                          : first_line ? first_line : "sbatch printed no job id");
-        free(first_err);
-        free(first_line);
+    /* the sentence wins; else the last bare id line (--parsable) */
+    for (size_t i = 0; i < lines.nr && id_line < 0; i++)
+        if (sbatch_id_line(lines.v[i], 1, &res->job_id, &res->cluster))
+            id_line = (long)i;
+    for (size_t i = lines.nr; i-- > 0 && id_line < 0;)
+        if (sbatch_id_line(lines.v[i], 2, &res->job_id, &res->cluster))
+            id_line = (long)i;
+    for (size_t i = 0; i < lines.nr; i++) {
+        if ((long)i == id_line)
+            continue;
+        strvec_push(&res->warnings, lines.v[i]);
+        if (!msg && strstr(lines.v[i], "error:"))
+            msg = lines.v[i];
+    }
+    if (id_line < 0) {
+        if (!msg)
+            msg = lines.nr ? lines.v[0] : "sbatch printed no job id";
+        while (*msg == ' ')
+            msg++;
+        exa_err(err, EXA_ESCHED, "%s", msg);
+        strvec_clear(&lines);
         return -1;
     }
-    free(first_err);
-    free(first_line);
+    strvec_clear(&lines);
     return 0;
 }
 

@@ -197,6 +197,15 @@ static int should_slice(const char *line, size_t len, const size_t *starts,
     return 1;
 }
 
+/* The first n (<= 4) bytes of p as a string (for the weekday test). */
+static const char *head4(const char *p, size_t n)
+{
+    static _Thread_local char b[8];
+    memcpy(b, p, n);
+    b[n] = '\0';
+    return b;
+}
+
 int slurm_table_split(const char *buf, size_t len, slurm_hdr_known_f known,
                       struct slurm_table *t, exa_error_t *err)
 {
@@ -205,6 +214,7 @@ int slurm_table_split(const char *buf, size_t len, slurm_hdr_known_f known,
     int first = 1;
     size_t *starts = NULL, *ends = NULL;
     size_t hdr_len = 0;
+    const char *hdr_line = NULL;
     int padded = 0;
 
     if (memchr(buf, 0x1e, len))
@@ -230,8 +240,10 @@ int slurm_table_split(const char *buf, size_t len, slurm_hdr_known_f known,
         }
         if (is_ruler(p, l)) {
             /* sacct's ruler gives exact column extents */
-            if (t->hdr && !starts) {
+            if (t->hdr && !ends) {
                 size_t k = 0, i = 0;
+                free(starts);
+                padded = 0;
                 starts = xcalloc(t->nhdr, sizeof(*starts));
                 ends = xcalloc(t->nhdr, sizeof(*ends));
                 while (i < l && k < t->nhdr) {
@@ -248,6 +260,21 @@ int slurm_table_split(const char *buf, size_t len, slurm_hdr_known_f known,
                     starts = ends = NULL;
                 }
             }
+            p = e + 1;
+            continue;
+        }
+        /* -l prints the time first: "Mon Nov 30 02:03:30 2026" */
+        if (first && l >= 4 && p[3] == ' ' &&
+            strstr("Mon Tue Wed Thu Fri Sat Sun ", head4(p, 4))) {
+            p = e + 1;
+            continue;
+        }
+        /* sinfo/squeue -M print "CLUSTER: name" before each cluster */
+        if (l >= 9 && !strncmp(p, "CLUSTER: ", 9)) {
+            p = e + 1;
+            continue;
+        }
+        if (t->hdr && l == hdr_len && !memcmp(p, hdr_line, l)) {
             p = e + 1;
             continue;
         }
@@ -280,6 +307,7 @@ int slurm_table_split(const char *buf, size_t len, slurm_hdr_known_f known,
                 t->hdr = f;
                 t->nhdr = nf;
                 hdr_len = l;
+                hdr_line = p;
                 if (t->sep == ' ') {
                     /* column starts from the header line */
                     size_t k = 0, i = 0;
@@ -346,7 +374,6 @@ int slurm_table_split(const char *buf, size_t len, slurm_hdr_known_f known,
         }
         p = e + 1;
     }
-    (void)hdr_len;
     free(starts);
     free(ends);
     return 0;
