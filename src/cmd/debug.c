@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "cmd/debug_kinds.h"
+#include "cmd/debug_slurm.h"
 #include "cmd/groups.h"
 #include "libutil/json.h"
 #include "libutil/strbuf.h"
@@ -25,6 +26,11 @@
 
 static const struct parse_kind kinds[] = {
     /* slurm kinds and hostlist */
+    { "sinfo", debug_parse_sinfo, "sinfo node or group records" },
+    { "squeue", debug_parse_squeue, "squeue jobs (or scontrol show job -o)" },
+    { "sacct", debug_parse_sacct, "sacct jobs and steps" },
+    { "sbatch", debug_parse_sbatch, "sbatch job id and cluster" },
+    { "hostlist", debug_parse_hostlist, "Slurm hostlist expansion" },
     /* flux kinds and nvidia-smi */
     { NULL, NULL, NULL },
 };
