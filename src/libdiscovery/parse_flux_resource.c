@@ -152,8 +152,24 @@ static void add_rlist(json_t *grp, const char *s)
     }
 }
 
+static json_t *resource_parse_clean(const char *buf, size_t len,
+                                    const char **errkind, exa_error_t *err);
+
 json_t *flux_resource_parse(const char *buf, size_t len,
                             const char **errkind, exa_error_t *err)
+{
+    struct strbuf sb = STRBUF_INIT;
+    json_t *res;
+    if (!memchr(buf, 0x1b, len))
+        return resource_parse_clean(buf, len, errkind, err);
+    flux_strip_ansi(buf, len, &sb);
+    res = resource_parse_clean(sb.buf, sb.len, errkind, err);
+    strbuf_release(&sb);
+    return res;
+}
+
+static json_t *resource_parse_clean(const char *buf, size_t len,
+                                    const char **errkind, exa_error_t *err)
 {
     struct flux_table_hdr hdr = { 0 };
     int have_hdr = 0;

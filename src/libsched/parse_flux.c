@@ -57,6 +57,10 @@ int flux_jobid_parse(const char *s, uint64_t *id)
     }
     if (p[0] == 0xC6 && p[1] == 0x92)
         p += 2;
+    else if (!strncmp((const char *)p, "\\306\\222", 8))
+        p += 8;
+    else if (!strncmp((const char *)p, "\xC3\x86\xE2\x80\x99", 5))
+        p += 5;
     else if (p[0] == 'f' || p[0] == '_')
         p += 1;
     else
@@ -75,6 +79,28 @@ int flux_jobid_parse(const char *s, uint64_t *id)
     }
     *id = v;
     return 0;
+}
+
+void flux_strip_ansi(const char *buf, size_t len, struct strbuf *out)
+{
+    size_t i = 0;
+    while (i < len) {
+        const char *esc = memchr(buf + i, 0x1b, len - i);
+        size_t e = esc ? (size_t)(esc - buf) : len;
+        strbuf_add(out, buf + i, e - i);
+        i = e;
+        if (i < len) {
+            i++;
+            if (i < len && buf[i] == '[') {
+                i++;
+                while (i < len && ((unsigned char)buf[i] < 0x40
+                                   || (unsigned char)buf[i] > 0x7e))
+                    i++;
+                if (i < len)
+                    i++;
+            }
+        }
+    }
 }
 
 void flux_jobid_f58(uint64_t id, char *buf, size_t len)
@@ -350,6 +376,8 @@ size_t flux_table_hdr_init(struct flux_table_hdr *h, const char *hdr,
     h->names = xcalloc(n ? n : 1, sizeof(char *));
     h->start = xcalloc(n ? n : 1, sizeof(size_t));
     h->end = xcalloc(n ? n : 1, sizeof(size_t));
+    h->aligned = (len && (hdr[0] == ' ' || hdr[0] == '\t'))
+                 || memmem(hdr, len, "  ", 2) != NULL;
     for (size_t i = 0; i < n; i++) {
         h->names[i] = xstrndup(hdr + t[i].b0, t[i].b1 - t[i].b0);
         h->start[i] = t[i].c0;
@@ -382,6 +410,11 @@ void flux_table_row(const struct flux_table_hdr *h, const char *row,
         cells[c] = NULL;
         b0[c] = SIZE_MAX;
     }
+    if (!h->aligned && n == h->ncols) {
+        for (size_t c = 0; c < n; c++)
+            cells[c] = xstrndup(row + t[c].b0, t[c].b1 - t[c].b0);
+        n = 0;
+    }
     for (size_t i = 0; i < n && h->ncols; i++) {
         size_t best = SIZE_MAX, bestd = SIZE_MAX;
         for (size_t c = col; c < h->ncols; c++)
@@ -404,7 +437,7 @@ void flux_table_row(const struct flux_table_hdr *h, const char *row,
             b0[col] = t[i].b0;
         b1[col] = t[i].b1;
     }
-    for (size_t c = 0; c < h->ncols; c++)
+    for (size_t c = 0; c < h->ncols && n; c++)
         if (b0[c] != SIZE_MAX)
             cells[c] = xstrndup(row + b0[c], b1[c] - b0[c]);
     free(b0);
@@ -943,8 +976,24 @@ static json_t *flux_jobs_json(const char *buf, size_t len, exa_error_t *err)
     return res;
 }
 
+static json_t *flux_jobs_parse_clean(const char *buf, size_t len,
+                                     const char **errkind, exa_error_t *err);
+
 json_t *flux_jobs_parse(const char *buf, size_t len, const char **errkind,
                         exa_error_t *err)
+{
+    struct strbuf sb = STRBUF_INIT;
+    json_t *res;
+    if (!memchr(buf, 0x1b, len))
+        return flux_jobs_parse_clean(buf, len, errkind, err);
+    flux_strip_ansi(buf, len, &sb);
+    res = flux_jobs_parse_clean(sb.buf, sb.len, errkind, err);
+    strbuf_release(&sb);
+    return res;
+}
+
+static json_t *flux_jobs_parse_clean(const char *buf, size_t len,
+                                     const char **errkind, exa_error_t *err)
 {
     struct line *lines;
     size_t n, i = 0;
@@ -1217,7 +1266,23 @@ static json_t *event_from_json(const json_t *o)
     return ev;
 }
 
+static json_t *flux_eventlog_parse_clean(const char *buf, size_t len,
+                                         exa_error_t *err);
+
 json_t *flux_eventlog_parse(const char *buf, size_t len, exa_error_t *err)
+{
+    struct strbuf sb = STRBUF_INIT;
+    json_t *res;
+    if (!memchr(buf, 0x1b, len))
+        return flux_eventlog_parse_clean(buf, len, err);
+    flux_strip_ansi(buf, len, &sb);
+    res = flux_eventlog_parse_clean(sb.buf, sb.len, err);
+    strbuf_release(&sb);
+    return res;
+}
+
+static json_t *flux_eventlog_parse_clean(const char *buf, size_t len,
+                                         exa_error_t *err)
 {
     struct line *lines;
     size_t n = split_lines(buf, len, &lines);

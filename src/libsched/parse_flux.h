@@ -25,10 +25,19 @@
  * Decode a Flux job id: F58 with prefix 'ƒ' (UTF-8 C6 92), 'f' or the
  * mojibake '_' (RFC 19 alphabet
  * 123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz), or a plain
- * decimal number. s is NUL-terminated and must hold nothing else.
+ * decimal number. The prefix may also arrive as the copy/paste artefacts
+ * of flux-core#3124: the literal text "\\306\\222", or "Æ’" (C6 92 read
+ * as cp1252 and re-encoded). s is NUL-terminated and must hold nothing else.
  * Returns 0 and sets *id, or -1 when s is not a job id (or overflows).
  */
 int flux_jobid_parse(const char *s, uint64_t *id);
+
+/*
+ * Copy len bytes of buf into out without ANSI SGR/CSI escape sequences
+ * (ESC '[' ... final byte), as printed by `--color=always` / `-L`.
+ */
+struct strbuf;
+void flux_strip_ansi(const char *buf, size_t len, struct strbuf *out);
 
 /* Encode id as F58 with the UTF-8 'ƒ' prefix into buf (>= 16 bytes). */
 void flux_jobid_f58(uint64_t id, char *buf, size_t len);
@@ -83,6 +92,7 @@ struct flux_table_hdr {
     char **names;    /* column names as printed */
     size_t *start;   /* code point span of each header word */
     size_t *end;
+    int aligned;     /* header padded (leading or doubled spaces) */
 };
 
 /* Split the header line hdr (len bytes) into columns. Release with
@@ -94,6 +104,9 @@ void flux_table_hdr_release(struct flux_table_hdr *h);
 /*
  * Fill cells[0..h->ncols-1] with the malloc'ed text of each cell of row
  * (len bytes), or NULL for an empty cell. Caller frees each cell.
+ * A header printed without padding comes from a format without widths
+ * ("{id} {returncode}"): its rows do not line up, so a row with as many
+ * tokens as columns is then read token by token.
  */
 void flux_table_row(const struct flux_table_hdr *h, const char *row,
                     size_t len, char **cells);
