@@ -99,7 +99,8 @@ kill_orphan_steps() {
         pid=${e#/proc/}
         pid=${pid%/environ}
         [ "$(cat "/proc/$pid/comm" 2>/dev/null)" = slurmstepd ] || continue
-        tr '\0' '\n' <"$e" 2>/dev/null | grep -q "^SLURM_CONF=$tb_root/" &&
+        # the process may be gone by now: keep the shell's own error quiet
+        { tr '\0' '\n' <"$e"; } 2>/dev/null | grep -q "^SLURM_CONF=$tb_root/" &&
             roots+=("$pid")
     done
     [ ${#roots[@]} -gt 0 ] || return 0

@@ -192,6 +192,7 @@ start_munge() {
     if pidfile_pid "$d/munged.pid" munged >/dev/null; then
         say "munged already running"
     else
+        say "starting munged"
         rm -f "$tb_munge_sock" "$tb_munge_sock.lock"
         spawn "$d/munged.out" munged --key-file="$d/munge.key" \
             --socket="$tb_munge_sock" --pid-file="$d/munged.pid" \
@@ -218,6 +219,7 @@ start_mariadb() {
         say "mariadbd already running"
     else
         need_port "$tb_mysql_port" TESTBED_MYSQL_PORT
+        say "starting mariadbd on 127.0.0.1:$tb_mysql_port"
         rm -f "$d/run/mariadbd.pid"
         # the buffer pool and lock timeout are what slurmdbd checks for
         detach "$d/run/mariadbd.pid" "$d/log/mariadbd.err" \
@@ -289,6 +291,7 @@ EOF
         say "slurmdbd already running"
     else
         need_port "$tb_dbd_port" TESTBED_DBD_PORT
+        say "starting slurmdbd on 127.0.0.1:$tb_dbd_port"
         # slurmdbd has no -f: it reads slurmdbd.conf from dirname($SLURM_CONF)
         spawn "$d/log/slurmdbd.out" env SLURM_CONF="$d/etc/slurm.conf" slurmdbd ||
             fail "slurmdbd did not start; $(log_tail "$d/log/slurmdbd.log")"
@@ -422,6 +425,7 @@ start_cluster() {
         say "slurmctld of '$c' already running"
     else
         need_port "$(ctld_port_of "$c")" TESTBED_CTLD_PORT
+        say "starting slurmctld of '$c' on port $(ctld_port_of "$c")"
         spawn "$d/log/slurmctld.out" slurmctld -f "$SLURM_CONF" ||
             fail "slurmctld of '$c' did not start; $(log_tail "$d/log/slurmctld.log")"
     fi
@@ -431,6 +435,7 @@ start_cluster() {
         say "slurmd of '$c' already running"
     else
         need_port "$(slurmd_port_of "$c")" TESTBED_CTLD_PORT
+        say "starting slurmd $node of '$c' on port $(slurmd_port_of "$c")"
         spawn "$d/log/slurmd.out" slurmd -f "$SLURM_CONF" -N "$node" ||
             fail "slurmd of '$c' did not start; $(log_tail "$d/log/slurmd.log")"
     fi
@@ -521,6 +526,7 @@ EOF
             say "sshd of '$c' already running"
         else
             need_port "$p" TESTBED_SSH_PORT
+            say "starting sshd of '$c' on 127.0.0.1:$p"
             /usr/sbin/sshd -t -f "$d/sshd_config.$c" ||
                 fail "sshd -t rejected $d/sshd_config.$c"
             spawn "$d/sshd.$c.out" /usr/sbin/sshd -f "$d/sshd_config.$c" \
@@ -616,6 +622,7 @@ EOF
         say "prometheus already running"
     else
         need_port "$tb_prom_port" TESTBED_PROM_PORT
+        say "starting prometheus on 127.0.0.1:$tb_prom_port"
         detach "$d/prometheus.pid" "$d/log/prometheus.log" \
             prometheus --config.file="$d/etc/prometheus.yml" \
             --storage.tsdb.path="$d/data" \
