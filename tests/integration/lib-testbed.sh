@@ -7,8 +7,13 @@
 # named as in $TESTBED_CLUSTERS (testa, testb); its slurm.conf is
 # $TESTBED_SLURM_CONF_<NAME upper-cased, '-' as '_'>.
 #
-# Slurm accounting is asynchronous: right after a job ends sacct can still
-# say RUNNING, so tb_wait_state polls, and waits on sacct for end states.
+# Slurm accounting is asynchronous. Right after a job ends sacct can still
+# say RUNNING; and a job that ends within a second or two can reach
+# slurmdbd before its start record does, so for a few seconds sacct shows a
+# partial row: the right State, ExitCode, Account and AllocTRES, but
+# JobName "allocation", an empty Partition and Eligible "Unknown"
+# (22.05.8, seen on this testbed). tb_wait_state therefore polls, and waits
+# for an end state in sacct with the Partition filled in.
 
 # require_testbed: print a TAP skip-all plan and exit 0 unless the testbed
 # is up (TESTBED_ROOT set and its env file present)
@@ -81,9 +86,15 @@ tb_wait_state() {
         case $want in
         COMPLETED | FAILED | CANCELLED | TIMEOUT | OUT_OF_MEMORY | NODE_FAIL | \
             PREEMPTED | BOOT_FAIL | DEADLINE)
-            st=$(tb_slurm "$c" sacct -X -n -P -j "$id" -o State 2>/dev/null |
-                head -n 1)
-            st=${st%% *}
+            # "STATE|PARTITION"; an empty partition marks a partial record
+            st=$(tb_slurm "$c" sacct -X -n -P -j "$id" -o State,Partition \
+                2>/dev/null | head -n 1)
+            if [ -n "$st" ] && [ -z "${st#*|}" ]; then
+                st="${st%%|*} (partial record)"
+            else
+                st=${st%%|*}
+                st=${st%% *}
+            fi
             ;;
         *)
             st=$(tb_slurm "$c" squeue -h -j "$id" -o %T 2>/dev/null | head -n 1)
