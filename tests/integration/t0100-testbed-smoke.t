@@ -85,35 +85,39 @@ is "$r" 1 "sbatch with an unknown account exits 1"
 case $out in *"Invalid account"*) r=0 ;; *) r=1 ;; esac
 ok $r "and says 'Invalid account' ($out)"
 
-# --- each login node runs its own cluster's commands
-is "$(ssh -F "$TESTBED_SSH_CONFIG" testa sinfo -h -o %N)" testa-n1 \
-    "ssh -F ssh_config testa sinfo answers for testa"
-is "$(ssh -F "$TESTBED_SSH_CONFIG" testb sinfo -h -o %N)" testb-n1 \
-    "ssh -F ssh_config testb sinfo answers for testb"
-# shellcheck disable=SC2016 # expanded by the remote shell
-is "$(tb_ssh testb 'echo "$SLURM_CONF"')" "$TESTBED_SLURM_CONF_TESTB" \
-    "the testb login node sets SLURM_CONF to testb's slurm.conf"
-echo "payload $$" >"$tmp/up.txt"
-scp -q -F "$TESTBED_SSH_CONFIG" "$tmp/up.txt" "testb:$tmp/remote.txt" &&
-    scp -q -F "$TESTBED_SSH_CONFIG" "testb:$tmp/remote.txt" "$tmp/down.txt"
-is "$(cat "$tmp/down.txt" 2>/dev/null)" "payload $$" "scp to and from the testb login node"
+# --- each login node runs its own cluster's commands (unless TESTBED_SSH=0)
+if [ -z "${TESTBED_SSH_CONFIG:-}" ]; then
+    for ((k = 0; k < 7; k++)); do echo "ok $((n += 1)) # SKIP TESTBED_SSH=0"; done
+else
+    is "$(ssh -F "$TESTBED_SSH_CONFIG" testa sinfo -h -o %N)" testa-n1 \
+        "ssh -F ssh_config testa sinfo answers for testa"
+    is "$(ssh -F "$TESTBED_SSH_CONFIG" testb sinfo -h -o %N)" testb-n1 \
+        "ssh -F ssh_config testb sinfo answers for testb"
+    # shellcheck disable=SC2016 # expanded by the remote shell
+    is "$(tb_ssh testb 'echo "$SLURM_CONF"')" "$TESTBED_SLURM_CONF_TESTB" \
+        "the testb login node sets SLURM_CONF to testb's slurm.conf"
+    echo "payload $$" >"$tmp/up.txt"
+    scp -q -F "$TESTBED_SSH_CONFIG" "$tmp/up.txt" "testb:$tmp/remote.txt" &&
+        scp -q -F "$TESTBED_SSH_CONFIG" "testb:$tmp/remote.txt" "$tmp/down.txt"
+    is "$(cat "$tmp/down.txt" 2>/dev/null)" "payload $$" "scp to and from the testb login node"
 
-# --- strict host key checking with the testbed's known_hosts, no ssh_config
-strict=(-F /dev/null -p "$TESTBED_SSH_PORT" -i "$TESTBED_SSH_KEY"
-    -o BatchMode=yes -o StrictHostKeyChecking=yes -o GlobalKnownHostsFile=/dev/null)
-is "$(ssh "${strict[@]}" -o UserKnownHostsFile="$TESTBED_SSH_KNOWN_HOSTS" \
-    "$TESTBED_SSH_USER@$TESTBED_SSH_HOST" sinfo -h -o %N)" testa-n1 \
-    "BatchMode + StrictHostKeyChecking=yes with the testbed known_hosts"
-# testb's login node has its own host key: listed under testa's port, wrong
-sed -n "s/^\[127.0.0.1\]:$TESTBED_SSH_PORT_TESTB,[^ ]* /[127.0.0.1]:$TESTBED_SSH_PORT /p" \
-    "$TESTBED_SSH_KNOWN_HOSTS" >"$tmp/wrong_known_hosts"
-out=$(ssh "${strict[@]}" -o UserKnownHostsFile="$tmp/wrong_known_hosts" \
-    "$TESTBED_SSH_USER@$TESTBED_SSH_HOST" touch "$tmp/should-not-exist" 2>&1)
-r=$?
-is "$r" 255 "a known_hosts with another key for the host: ssh exits 255"
-case $out in *"REMOTE HOST IDENTIFICATION HAS CHANGED"*"Host key verification failed"*) r=0 ;; *) r=1 ;; esac
-[ -e "$tmp/should-not-exist" ] && r=1
-ok $r "and refuses the changed host key without running the command"
+    # --- strict host key checking with the testbed's known_hosts, no ssh_config
+    strict=(-F /dev/null -p "$TESTBED_SSH_PORT" -i "$TESTBED_SSH_KEY"
+        -o BatchMode=yes -o StrictHostKeyChecking=yes -o GlobalKnownHostsFile=/dev/null)
+    is "$(ssh "${strict[@]}" -o UserKnownHostsFile="$TESTBED_SSH_KNOWN_HOSTS" \
+        "$TESTBED_SSH_USER@$TESTBED_SSH_HOST" sinfo -h -o %N)" testa-n1 \
+        "BatchMode + StrictHostKeyChecking=yes with the testbed known_hosts"
+    # testb's login node has its own host key: listed under testa's port, wrong
+    sed -n "s/^\[127.0.0.1\]:$TESTBED_SSH_PORT_TESTB,[^ ]* /[127.0.0.1]:$TESTBED_SSH_PORT /p" \
+        "$TESTBED_SSH_KNOWN_HOSTS" >"$tmp/wrong_known_hosts"
+    out=$(ssh "${strict[@]}" -o UserKnownHostsFile="$tmp/wrong_known_hosts" \
+        "$TESTBED_SSH_USER@$TESTBED_SSH_HOST" touch "$tmp/should-not-exist" 2>&1)
+    r=$?
+    is "$r" 255 "a known_hosts with another key for the host: ssh exits 255"
+    case $out in *"REMOTE HOST IDENTIFICATION HAS CHANGED"*"Host key verification failed"*) r=0 ;; *) r=1 ;; esac
+    [ -e "$tmp/should-not-exist" ] && r=1
+    ok $r "and refuses the changed host key without running the command"
+fi
 
 # --- prometheus (when the testbed runs it)
 if [ -n "${TESTBED_PROM_URL:-}" ]; then

@@ -153,9 +153,11 @@ install_packages() {
         made_policy=1
     fi
     for try in 1 2; do
-        DEBIAN_FRONTEND=noninteractive apt-get -q update >&2 || true
-        if DEBIAN_FRONTEND=noninteractive apt-get -q install -y \
-            --no-install-recommends "${missing[@]}" >&2; then
+        # wait for a concurrent apt/dpkg instead of failing on its lock
+        DEBIAN_FRONTEND=noninteractive apt-get -q -o DPkg::Lock::Timeout=120 \
+            update >&2 || true
+        if DEBIAN_FRONTEND=noninteractive apt-get -q -o DPkg::Lock::Timeout=120 \
+            install -y --no-install-recommends "${missing[@]}" >&2; then
             ok=1
             break
         fi
