@@ -18,6 +18,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -89,6 +90,27 @@ static void close_fd(int *fd)
     }
 }
 
+/* Read what fd holds now (non-blocking) into sb, up to cap. */
+static void drain(int fd, struct strbuf *sb, size_t cap, int *over,
+                  const char **over_stream, const char *name)
+{
+    char buf[16384];
+    ssize_t r;
+
+    if (fd < 0)
+        return;
+    while ((r = read(fd, buf, sizeof(buf))) > 0) {
+        size_t room = sb->len < cap ? cap - sb->len : 0;
+        strbuf_add(sb, buf, (size_t)r < room ? (size_t)r : room);
+        if ((size_t)r > room) {
+            *over = 1;
+            if (!*over_stream)
+                *over_stream = name;
+            return;
+        }
+    }
+}
+
 /* Child side after fork: never returns. */
 static _Noreturn void child_exec(const char *const *argv, char **env,
                                  const char *cwd, int in_fd, int out_fd,
@@ -128,6 +150,7 @@ int subprocess_run(const char *const *argv, const struct subprocess_opts *opts,
     static const struct subprocess_opts none = { 0 };
     int in_p[2] = { -1, -1 }, out_p[2] = { -1, -1 }, err_p[2] = { -1, -1 };
     int rep_p[2] = { -1, -1 };
+    int pidfd = -1;
     int devnull = -1, child_errno = 0, status = 0, reaped = 0;
     size_t cap, written = 0;
     char **env = NULL;
@@ -216,6 +239,9 @@ int subprocess_run(const char *const *argv, const struct subprocess_opts *opts,
     }
     set_nonblock(out_p[0]);
     set_nonblock(err_p[0]);
+#ifdef SYS_pidfd_open
+    pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+#endif
     if (opts->timeout_s > 0)
         deadline = start + opts->timeout_s;
 
@@ -257,6 +283,27 @@ int subprocess_run(const char *const *argv, const struct subprocess_opts *opts,
             pfd[nfd].fd = err_p[0];
             pfd[nfd++].events = POLLIN;
         }
+        /*
+         * A daemon the child left behind (ssh's ControlPersist master) may
+         * hold our pipes open forever: once the child itself has exited,
+         * take what is buffered and stop. pidfd tells us without polling;
+         * without it, look every 50 ms.
+         */
+        if (nfd > 0) {
+            pid_t w = waitpid(pid, &status, WNOHANG);
+            if (w == pid) {
+                reaped = 1;
+                drain(out_p[0], &res->out, cap, &over, &over_stream, "stdout");
+                drain(err_p[0], &res->err, cap, &over, &over_stream, "stderr");
+                break;
+            }
+            if (pidfd >= 0) {
+                pfd[nfd].fd = pidfd;
+                pfd[nfd++].events = POLLIN;
+            } else if (wait_ms < 0 || wait_ms > 50) {
+                wait_ms = 50;
+            }
+        }
         if (nfd == 0) {
             /* Pipes closed: wait for the exit, still honouring the caps. */
             pid_t w = waitpid(pid, &status, WNOHANG);
@@ -281,7 +328,7 @@ int subprocess_run(const char *const *argv, const struct subprocess_opts *opts,
             break;
         }
         for (int i = 0; i < nfd; i++) {
-            if (!pfd[i].revents)
+            if (!pfd[i].revents || pfd[i].fd == pidfd)
                 continue;
             if (pfd[i].fd == in_p[1]) {
                 r = write(in_p[1], opts->stdin_data + written,
@@ -315,6 +362,7 @@ int subprocess_run(const char *const *argv, const struct subprocess_opts *opts,
     close_fd(&in_p[1]);
     close_fd(&out_p[0]);
     close_fd(&err_p[0]);
+    close_fd(&pidfd);
     sigaction(SIGPIPE, &old_pipe, NULL);
     res->elapsed_s = subprocess_now() - start;
 
