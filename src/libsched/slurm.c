@@ -198,7 +198,9 @@ static void assign(struct tracked *tk, struct sched_job *out,
                    const struct sched_job *row)
 {
     const char *us = strchr(row->id, '_');
+    int exact = 0;
 
+    /* the same id may be tracked twice (two records): fill every one */
     for (size_t i = 0; i < tk->n; i++) {
         if (!strcmp(tk->ids[i], row->id)) {
             char id[128];
@@ -206,10 +208,10 @@ static void assign(struct tracked *tk, struct sched_job *out,
             out[i] = *row;
             memcpy(out[i].id, id, sizeof(id));
             tk->nchild[i] = -1;
-            return;
+            exact = 1;
         }
     }
-    if (!us)
+    if (exact || !us)
         return;
     for (size_t i = 0; i < tk->n; i++) {
         size_t l = strlen(tk->ids[i]);
