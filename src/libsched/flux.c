@@ -35,10 +35,6 @@ static const char *f58_body(const char *id)
     return id;
 }
 
-static int same_id(const char *a, const char *b)
-{
-    return !strcmp(a, b) || !strcmp(f58_body(a), f58_body(b));
-}
 
 static void decode_wait(long long st, int *exit_code, int *sig)
 {
@@ -199,8 +195,10 @@ static int flux_status_batch(struct sched *s, const char *const *ids, size_t n,
     struct transport_result res = TRANSPORT_RESULT_INIT;
     struct strvec argv = STRVEC_INIT;
     exa_error_t e1 = EXA_ERROR_INIT;
+    struct sched_idmap map;
     int asked = 0;
 
+    sched_idmap_build(&map, ids, n, f58_body);
     strvec_pushl(&argv, "flux", "jobs", "--no-header", "-o", flux_fmt, NULL);
     for (size_t i = 0; i < n; i++)
         strvec_push(&argv, ids[i]);
@@ -214,17 +212,18 @@ static int flux_status_batch(struct sched *s, const char *const *ids, size_t n,
             if (nl)
                 *nl = '\0';
             if (parse_flux_line(p, &row) == 0) {
-                for (size_t i = 0; i < n; i++) {
-                    if (same_id(ids[i], row.id)) {
-                        out[i] = row;
-                        xsnprintf(out[i].id, sizeof(out[i].id), "%s", ids[i]);
-                    }
+                const char *b = f58_body(row.id);
+                for (long i = sched_idmap_find(&map, b, strlen(b)); i >= 0;
+                     i = map.next[i]) {
+                    out[i] = row;
+                    xsnprintf(out[i].id, sizeof(out[i].id), "%s", ids[i]);
                 }
             }
             p = nl ? nl + 1 : NULL;
         }
     }
     strvec_clear(&argv);
+    sched_idmap_free(&map);
     for (size_t i = 0; i < n; i++) {
         const char *ev[] = { "flux", "job", "info", ids[i], "eventlog", NULL };
         if (out[i].state != SCHED_UNKNOWN)

@@ -347,3 +347,67 @@ char *sched_remote_jobdir(struct sched *s, const char *run_id, exa_error_t *err)
                        run_id);
     }
 }
+
+static size_t hash_bytes(const char *s, size_t len)
+{
+    size_t h = 1469598103934665603ULL; /* FNV-1a */
+    for (size_t i = 0; i < len; i++) {
+        h ^= (unsigned char)s[i];
+        h *= 1099511628211ULL;
+    }
+    return h;
+}
+
+static const char *idmap_key(const struct sched_idmap *m, size_t i)
+{
+    return m->key ? m->key(m->ids[i]) : m->ids[i];
+}
+
+void sched_idmap_build(struct sched_idmap *m, const char *const *ids, size_t n,
+                       const char *(*key)(const char *))
+{
+    m->cap = 16;
+    while (m->cap < n * 2)
+        m->cap <<= 1;
+    m->slot = xmalloc(m->cap * sizeof(*m->slot));
+    m->next = xmalloc((n ? n : 1) * sizeof(*m->next));
+    m->ids = ids;
+    m->key = key;
+    for (size_t i = 0; i < m->cap; i++)
+        m->slot[i] = -1;
+    /* insert in reverse so chains list indices in ascending order */
+    for (size_t k = n; k-- > 0;) {
+        const char *kk = idmap_key(m, k);
+        size_t len = strlen(kk), h = hash_bytes(kk, len) & (m->cap - 1);
+        m->next[k] = -1;
+        while (m->slot[h] >= 0) {
+            const char *o = idmap_key(m, (size_t)m->slot[h]);
+            if (!strcmp(o, kk)) {
+                m->next[k] = m->slot[h];
+                break;
+            }
+            h = (h + 1) & (m->cap - 1);
+        }
+        m->slot[h] = (long)k;
+    }
+}
+
+long sched_idmap_find(const struct sched_idmap *m, const char *s, size_t len)
+{
+    size_t h = hash_bytes(s, len) & (m->cap - 1);
+
+    while (m->slot[h] >= 0) {
+        const char *o = idmap_key(m, (size_t)m->slot[h]);
+        if (strlen(o) == len && !memcmp(o, s, len))
+            return m->slot[h];
+        h = (h + 1) & (m->cap - 1);
+    }
+    return -1;
+}
+
+void sched_idmap_free(struct sched_idmap *m)
+{
+    free(m->slot);
+    free(m->next);
+    memset(m, 0, sizeof(*m));
+}

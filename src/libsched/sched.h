@@ -160,6 +160,24 @@ void sched_chunk_ids(const char *const *ids, size_t n, size_t max_bytes,
 int sched_fetch_file(struct sched *s, const char *remote, struct strbuf *out,
                      exa_error_t *err);
 
+/*
+ * Index of tracked ids for matching scheduler rows in O(1): a hash of
+ * ids[i] (or of key(ids[i]) when key is given) to i, with a chain for ids
+ * tracked twice. For adapters.
+ */
+struct sched_idmap {
+    size_t cap;        /* slots, a power of two */
+    long *slot;        /* index into ids, -1 empty */
+    long *next;        /* next index with the same key, -1 end */
+    const char *const *ids;
+    const char *(*key)(const char *);
+};
+void sched_idmap_build(struct sched_idmap *m, const char *const *ids, size_t n,
+                       const char *(*key)(const char *));
+/* First index whose key equals s[0..len), or -1; follow m->next[i]. */
+long sched_idmap_find(const struct sched_idmap *m, const char *s, size_t len);
+void sched_idmap_free(struct sched_idmap *m);
+
 /* Internal constructors (one per adapter file). */
 void sched_slurm_init(struct sched *s);
 void sched_flux_init(struct sched *s);

@@ -187,38 +187,37 @@ static void merge_child(struct sched_job *j, const struct sched_job *c, int *nch
         j->gpus = (j->gpus > 0 ? j->gpus : 0) + c->gpus;
 }
 
-/* Index of tracked job for a printed id: exact, or the array parent. */
+/* Tracked ids, indexed, and per id how array children were merged. */
 struct tracked {
     const char *const *ids;
     size_t n;
     int *nchild; /* per id: array children merged so far (-1: exact seen) */
+    struct sched_idmap map;
 };
 
 static void assign(struct tracked *tk, struct sched_job *out,
                    const struct sched_job *row)
 {
     const char *us = strchr(row->id, '_');
-    int exact = 0;
+    long i = sched_idmap_find(&tk->map, row->id, strlen(row->id));
 
-    /* the same id may be tracked twice (two records): fill every one */
-    for (size_t i = 0; i < tk->n; i++) {
-        if (!strcmp(tk->ids[i], row->id)) {
+    if (i >= 0) {
+        /* the same id may be tracked twice (two records): fill every one */
+        for (; i >= 0; i = tk->map.next[i]) {
             char id[128];
             memcpy(id, out[i].id, sizeof(id));
             out[i] = *row;
             memcpy(out[i].id, id, sizeof(id));
             tk->nchild[i] = -1;
-            exact = 1;
         }
-    }
-    if (exact || !us)
         return;
-    for (size_t i = 0; i < tk->n; i++) {
-        size_t l = strlen(tk->ids[i]);
-        if (tk->nchild[i] >= 0 && l == (size_t)(us - row->id) &&
-            !strncmp(tk->ids[i], row->id, l))
-            merge_child(&out[i], row, &tk->nchild[i]);
     }
+    if (!us)
+        return;
+    for (i = sched_idmap_find(&tk->map, row->id, (size_t)(us - row->id));
+         i >= 0; i = tk->map.next[i])
+        if (tk->nchild[i] >= 0)
+            merge_child(&out[i], row, &tk->nchild[i]);
 }
 
 /* squeue format: id, state, reason, submit, start, end, elapsed(raw %M). */
@@ -382,11 +381,12 @@ static int slurm_status_batch(struct sched *s, const char *const *ids, size_t n,
 {
     struct strvec chunks = STRVEC_INIT, left = STRVEC_INIT;
     struct transport_result res = TRANSPORT_RESULT_INIT;
-    struct tracked tk = { ids, n, xcalloc(n, sizeof(int)) };
+    struct tracked tk = { ids, n, xcalloc(n, sizeof(int)), { 0 } };
     exa_error_t e1 = EXA_ERROR_INIT;
     int asked = 0, rc = 0;
     char since[40];
 
+    sched_idmap_build(&tk.map, ids, n, NULL);
     /* 1. squeue for every id. */
     sched_chunk_ids(ids, n, s->sacct_chunk_bytes, &chunks);
     for (size_t c = 0; c < chunks.nr; c++) {
@@ -441,6 +441,7 @@ static int slurm_status_batch(struct sched *s, const char *const *ids, size_t n,
     }
     strvec_clear(&left);
     free(tk.nchild);
+    sched_idmap_free(&tk.map);
     transport_result_release(&res);
     return rc;
 }
