@@ -32,6 +32,7 @@
 struct ssh_priv {
     char *host, *user, *key, *known_hosts, *control_dir, *ssh_program;
     int port;
+    char tag[9]; /* 8 hex digits of the identity (known_hosts, key) */
 };
 
 char *transport_ssh_default_known_hosts(void)
@@ -53,7 +54,10 @@ void transport_ssh_base_argv(struct transport *t, struct strvec *argv)
                  "-o", "GlobalKnownHostsFile=/dev/null", NULL);
     strvec_pushf(argv, "-oUserKnownHostsFile=%s", p->known_hosts);
     strvec_pushl(argv, "-o", "ControlMaster=auto", NULL);
-    strvec_pushf(argv, "-oControlPath=%s/%%C", p->control_dir);
+    /* %C hashes host, port and user only: the tag keeps a master opened
+     * under another known_hosts or key from serving this transport
+     * (a reused master skips host key verification). */
+    strvec_pushf(argv, "-oControlPath=%s/%s-%%C", p->control_dir, p->tag);
     strvec_pushl(argv, "-o", "ControlPersist=60", "-o", "ConnectTimeout=15",
                  "-o", "ServerAliveInterval=30", "-o", "LogLevel=ERROR", NULL);
     if (p->port) {
@@ -327,6 +331,16 @@ struct transport *transport_ssh_new(const struct ssh_config *cfg,
                          ? xstrdup(cfg->control_dir)
                          : xstrfmt("/tmp/exa-%ld", (long)getuid());
     p->ssh_program = xstrdup(cfg->ssh_program ? cfg->ssh_program : "ssh");
+    {
+        unsigned h = 2166136261u; /* FNV-1a over "known_hosts\nkey" */
+        const char *parts[2] = { p->known_hosts, p->key ? p->key : "" };
+        for (int i = 0; i < 2; i++) {
+            for (const char *c = parts[i]; *c; c++)
+                h = (h ^ (unsigned char)*c) * 16777619u;
+            h = (h ^ '\n') * 16777619u;
+        }
+        xsnprintf(p->tag, sizeof(p->tag), "%08x", h);
+    }
     if (private_dir(p->control_dir, err) < 0) {
         struct transport tmp = { 0 };
         tmp.priv = p;
