@@ -418,8 +418,9 @@ static void emit_scalar(yaml_emitter_t *e, const char *s, int plain_ok)
 {
     yaml_event_t ev;
     yaml_scalar_event_initialize(&ev, NULL, NULL, (yaml_char_t *)s,
-                                 (int)strlen(s), plain_ok, !plain_ok,
-                                 YAML_ANY_SCALAR_STYLE);
+                                 (int)strlen(s), plain_ok, 1,
+                                 plain_ok ? YAML_ANY_SCALAR_STYLE
+                                          : YAML_SINGLE_QUOTED_SCALAR_STYLE);
     yaml_emitter_emit(e, &ev);
 }
 
