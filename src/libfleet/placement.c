@@ -113,7 +113,8 @@ void place_capacity_of(const struct node_row *nodes, size_t n,
                        struct place_capacity *out)
 {
     int nn = ask->nodes > 0 ? ask->nodes : 1;
-    time_t oldest = 0;
+    time_t oldest = 0, last_t = -1;
+    const char *last_s = NULL;
     int known = 1;
     memset(out, 0, sizeof(*out));
     out->per_node_gpus = ask->gpus > 0 ? (ask->gpus + nn - 1) / nn : 0;
@@ -121,7 +122,16 @@ void place_capacity_of(const struct node_row *nodes, size_t n,
     for (size_t i = 0; i < n; i++) {
         const struct node_row *r = &nodes[i];
         int fg = node_free_gpus(r);
-        time_t t = place_parse_utc(r->captured_at);
+        time_t t;
+        /* A snapshot's rows share one timestamp: parse it once. */
+        if (last_s && r->captured_at && (last_s == r->captured_at ||
+                                         !strcmp(last_s, r->captured_at))) {
+            t = last_t;
+        } else {
+            t = place_parse_utc(r->captured_at);
+            last_s = r->captured_at;
+            last_t = t;
+        }
         out->total_nodes++;
         out->total_gpus += r->gpus > 0 ? r->gpus : 0;
         if (t < 0)
