@@ -181,6 +181,35 @@ char *fleet_pubkey_file_fingerprint(const char *path, exa_error_t *err)
     return NULL;
 }
 
+char *fleet_host_key_fingerprint(const char *text, exa_error_t *err)
+{
+    const char *p = text, *first = NULL, *pick = NULL;
+    char *line, *fpr;
+    const char *eol;
+    while (*p) {
+        const char *e = strchr(p, '\n');
+        size_t len = e ? (size_t)(e - p) : strlen(p);
+        if (len && *p != '#') {
+            if (!first)
+                first = p;
+            if (!pick && memmem(p, len, " ssh-ed25519 ", 13))
+                pick = p;
+        }
+        p += len + (e ? 1 : 0);
+    }
+    if (!pick)
+        pick = first;
+    if (!pick) {
+        exa_err(err, EXA_EPARSE, "no host key found");
+        return NULL;
+    }
+    eol = strchr(pick, '\n');
+    line = eol ? xstrndup(pick, (size_t)(eol - pick)) : xstrdup(pick);
+    fpr = fleet_pubkey_fingerprint(line, err);
+    free(line);
+    return fpr;
+}
+
 /* ---- identity ---- */
 
 static int streq(const char *a, const char *b)

@@ -167,4 +167,11 @@ char *fleet_pubkey_fingerprint(const char *line, exa_error_t *err);
  */
 char *fleet_pubkey_file_fingerprint(const char *path, exa_error_t *err);
 
+/*
+ * The fingerprint of the host key exa pins from ssh-keyscan output or a
+ * known_hosts file's text: the ssh-ed25519 key when offered (OpenSSH's
+ * preferred type), else the first key line. NULL with err (EXA_EPARSE).
+ */
+char *fleet_host_key_fingerprint(const char *text, exa_error_t *err);
+
 #endif

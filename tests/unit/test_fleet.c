@@ -214,6 +214,19 @@ static void test_fingerprints(void **state)
     assert_null(fleet_pubkey_fingerprint("not a key", &err));
     assert_int_equal(err.code, EXA_EPARSE);
     assert_null(fleet_pubkey_fingerprint("ssh-ed25519 !!!!", &err));
+    /* ssh-keyscan output: the ed25519 key is pinned, not the first one */
+    f = fleet_host_key_fingerprint(
+        "# login1:22 SSH-2.0-OpenSSH_9.2\n"
+        "login1 ssh-rsa AAAAB3NzaC1yc2EAAAADAQABAAAAgQDJua5NS+Y5FXvAjC14tpvv"
+        "l27k97udaypPSa31JMCg71+TpKlt37J7mZ3u+8MOhs65TIOzbJUD3lTX6UX5/wmkMEv"
+        "y189lOdtW7ofb6RogvhmZhTuCwQzq3N3EH1QToz6iRaOu7+l31BlqFSl0fIIVTgkNfv"
+        "odjusLeAFolzl7Gw==\n"
+        "login1 ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIB+3fhnQf0eWc883MdMb0NG7"
+        "iLdubzSoWNj5SsGYOTZX\n",
+        &err);
+    assert_string_equal(f, "SHA256:GrZPTzVzm9iHPYaIE5tKEUtviHg/PpsoHUclpAzzkPI");
+    free(f);
+    assert_null(fleet_host_key_fingerprint("# only a comment\n", &err));
     {
         char *p = xstrfmt("%s/k.pub", e->dir);
         write_text(p, "# comment\nssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIB+3fh"
