@@ -7,6 +7,7 @@
 #include "cmd/groups.h"
 /* area headers */
 #include "cmd/hpc_fleet.h"
+#include "cmd/hpc_jobs.h"
 
 static const struct exa_cmd cmds[] = {
     /* discovery and registry (hpc_fleet.c) */
@@ -28,6 +29,7 @@ static const struct exa_cmd cmds[] = {
     { "capacity", cmd_hpc_capacity, "", "idle/total GPUs, utilization, "
       "GPU-hours and cost per ACTIVE cluster", NULL },
     /* jobs (hpc_jobs.c) */
+    HPC_JOBS_CMDS
     /* scheduler adapter: submit, status, wait, cancel, logs (hpc_sched.c) */
     /* observability: prometheus-sd, job-map (hpc_observe.c) */
     { NULL },
