@@ -6,6 +6,7 @@
  */
 #include "cmd/groups.h"
 /* area headers */
+#include "cmd/hpc_observe.h"
 
 static const struct exa_cmd cmds[] = {
     /* discovery and registry (hpc_fleet.c) */
@@ -13,6 +14,7 @@ static const struct exa_cmd cmds[] = {
     /* jobs (hpc_jobs.c) */
     /* scheduler adapter: submit, status, wait, cancel, logs (hpc_sched.c) */
     /* observability: prometheus-sd, job-map (hpc_observe.c) */
+    HPC_OBSERVE_CMDS,
     { NULL },
 };
 
