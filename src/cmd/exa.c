@@ -138,7 +138,10 @@ static int strip_globals(struct exa_ctx *ctx, int *argc, char **argv,
             ctx->verbose = 1;
         } else if (!strcmp(a, "-y") || !strcmp(a, "--yes")) {
             ctx->yes = 1;
-        } else if (!strcmp(a, "-V") || !strcmp(a, "--version")) {
+        } else if ((!strcmp(a, "-V") || !strcmp(a, "--version")) &&
+                   out == 1) {
+            /* Global only before the group: `--version N` is a command
+             * option after it (exa finops carbon record M --version 2). */
             *want_version = 1;
         } else {
             argv[out++] = argv[i];
