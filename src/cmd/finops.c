@@ -35,8 +35,7 @@ static int parse_num(struct exa_ctx *ctx, const char *opt, const char *s,
     errno = 0;
     v = strtod(s, &end);
     if (errno || end == s || *end || !isfinite(v))
-        return out_usage(ctx, "option '%s' expects a number, got '%s'", opt,
-                         s);
+        return out_usage(ctx, "option '%s' expects a number, got '%s'", opt, s);
     *out = v;
     return 0;
 }
@@ -68,18 +67,18 @@ enum {
 };
 
 static const struct option carbon_longopts[] = {
-    { "gpu-hours", required_argument, NULL, OPT_GPU_HOURS },
-    { "cpu-hours", required_argument, NULL, OPT_CPU_HOURS },
-    { "grid-intensity", required_argument, NULL, OPT_GRID },
-    { "pue", required_argument, NULL, OPT_PUE },
-    { "gpu-tdp", required_argument, NULL, OPT_GPU_TDP },
-    { "cpu-tdp", required_argument, NULL, OPT_CPU_TDP },
-    { "grid-method", required_argument, NULL, OPT_METHOD },
-    { "provider", required_argument, NULL, OPT_PROVIDER },
-    { "run-id", required_argument, NULL, OPT_RUN_ID },
-    { "version", required_argument, NULL, OPT_VERSION },
-    { "model-version", required_argument, NULL, OPT_VERSION },
-    { NULL, 0, NULL, 0 },
+    {"gpu-hours", required_argument, NULL, OPT_GPU_HOURS},
+    {"cpu-hours", required_argument, NULL, OPT_CPU_HOURS},
+    {"grid-intensity", required_argument, NULL, OPT_GRID},
+    {"pue", required_argument, NULL, OPT_PUE},
+    {"gpu-tdp", required_argument, NULL, OPT_GPU_TDP},
+    {"cpu-tdp", required_argument, NULL, OPT_CPU_TDP},
+    {"grid-method", required_argument, NULL, OPT_METHOD},
+    {"provider", required_argument, NULL, OPT_PROVIDER},
+    {"run-id", required_argument, NULL, OPT_RUN_ID},
+    {"version", required_argument, NULL, OPT_VERSION},
+    {"model-version", required_argument, NULL, OPT_VERSION},
+    {NULL, 0, NULL, 0},
 };
 
 /*
@@ -95,8 +94,7 @@ static int parse_carbon_opts(struct exa_ctx *ctx, int argc, char **argv,
     carbon_params_default(&o->params);
     optind = 0;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, ":p:", carbon_longopts, NULL)) !=
-           -1) {
+    while ((c = getopt_long(argc, argv, ":p:", carbon_longopts, NULL)) != -1) {
         rc = 0;
         switch (c) {
         case OPT_GPU_HOURS:
@@ -184,11 +182,11 @@ static void fmt_inputs(char *buf, size_t n, const struct carbon_result *r)
         snprintf(buf, n, "grid %g g/kWh, PUE %g, %g kWh per GPU-h",
                  r->grid_intensity, r->pue, r->params.kwh_per_gpu_h);
     else if (!strcmp(r->provider->name, "codecarbon-like"))
-        snprintf(buf, n, "grid %g g/kWh, PUE %g, GPU %g W, CPU %g W, "
-                         "RAM %g GB x %g W/GB",
+        snprintf(buf, n,
+                 "grid %g g/kWh, PUE %g, GPU %g W, CPU %g W, "
+                 "RAM %g GB x %g W/GB",
                  r->grid_intensity, r->pue, r->params.gpu_tdp_w,
-                 r->params.cpu_tdp_w, r->params.ram_gb,
-                 r->params.ram_w_per_gb);
+                 r->params.cpu_tdp_w, r->params.ram_gb, r->params.ram_w_per_gb);
     else
         snprintf(buf, n, "grid %g g/kWh, PUE %g, GPU %g W, CPU %g W",
                  r->grid_intensity, r->pue, r->params.gpu_tdp_w,
@@ -198,7 +196,7 @@ static void fmt_inputs(char *buf, size_t n, const struct carbon_result *r)
 /* Text view of an estimate: the reference's rows plus the inputs. */
 static void print_estimate(struct exa_ctx *ctx, const struct carbon_result *r)
 {
-    static const char *const cols[] = { "Metric", "Value", NULL };
+    static const char *const cols[] = {"Metric", "Value", NULL};
     struct out_table *t = out_table_create(cols);
     char kwh[64], co2[64], unc[32], inputs[160];
     snprintf(kwh, sizeof(kwh), "%.3f", r->kwh);
@@ -207,15 +205,15 @@ static void print_estimate(struct exa_ctx *ctx, const struct carbon_result *r)
     fmt_inputs(inputs, sizeof(inputs), r);
     out_info(ctx, "Carbon estimate \u2014 %g GPU-h, %g CPU-core-h",
              r->gpu_hours, r->cpu_hours);
-    out_table_row(t, (const char *const[]){ "Energy (kWh)", kwh });
-    out_table_row(t, (const char *const[]){ "CO2e (g)", co2 });
-    out_table_row(t, (const char *const[]){ "Provider", r->provider->name });
-    out_table_row(t, (const char *const[]){ "Uncertainty", unc });
-    out_table_row(t, (const char *const[]){
-                         "Signal type",
-                         carbon_signal_type_name(r->signal_type) });
-    out_table_row(t, (const char *const[]){ "Method", r->method });
-    out_table_row(t, (const char *const[]){ "Inputs", inputs });
+    out_table_row(t, (const char *const[]){"Energy (kWh)", kwh});
+    out_table_row(t, (const char *const[]){"CO2e (g)", co2});
+    out_table_row(t, (const char *const[]){"Provider", r->provider->name});
+    out_table_row(t, (const char *const[]){"Uncertainty", unc});
+    out_table_row(
+        t, (const char *const[]){"Signal type",
+                                 carbon_signal_type_name(r->signal_type)});
+    out_table_row(t, (const char *const[]){"Method", r->method});
+    out_table_row(t, (const char *const[]){"Inputs", inputs});
     out_table_print(ctx, t);
 }
 
@@ -230,8 +228,8 @@ static int carbon_estimate_cmd(struct exa_ctx *ctx, int argc, char **argv)
         return rc;
     if (!(prov = carbon_provider_resolve(o.provider, &err)))
         return out_error(ctx, &err, "see 'exa finops carbon providers'");
-    if (carbon_estimate(prov, &o.params, o.gpu_hours, o.cpu_hours, &r,
-                        &err) < 0)
+    if (carbon_estimate(prov, &o.params, o.gpu_hours, o.cpu_hours, &r, &err) <
+        0)
         return estimate_error(ctx, &err);
     if (ctx->out == OUT_JSON)
         out_json(ctx, carbon_result_json(&r));
@@ -246,9 +244,8 @@ static int carbon_estimate_cmd(struct exa_ctx *ctx, int argc, char **argv)
  * none) and *run_uuid (owned, may be NULL). Returns 0 or an exit status.
  */
 static int record_hours(struct exa_ctx *ctx, store_t *st,
-                        const struct carbon_opts *o, double *gpu,
-                        double *cpu, long long *version, char **run_uuid,
-                        int *from_job)
+                        const struct carbon_opts *o, double *gpu, double *cpu,
+                        long long *version, char **run_uuid, int *from_job)
 {
     struct cost_usage *u = NULL, *v;
     size_t n = 0;
@@ -267,16 +264,14 @@ static int record_hours(struct exa_ctx *ctx, store_t *st,
         return out_error(ctx, &err, NULL);
     if (!n) {
         if (o->version >= 0)
-            rc = out_errorf(ctx, EXA_ENOTFOUND,
-                            "see 'exa models list' for its versions",
-                            "model '%s' has no version %lld", o->model,
-                            o->version);
+            rc = out_errorf(
+                ctx, EXA_ENOTFOUND, "see 'exa models list' for its versions",
+                "model '%s' has no version %lld", o->model, o->version);
         else
             rc = out_errorf(ctx, EXA_ENOTFOUND,
                             "train one with 'exa pipeline run', or give "
                             "--gpu-hours H to record known hours",
-                            "model '%s' has no registered version",
-                            o->model);
+                            "model '%s' has no registered version", o->model);
         goto out;
     }
     v = &u[n - 1]; /* the one asked for, or the latest */
@@ -308,8 +303,9 @@ static int record_hours(struct exa_ctx *ctx, store_t *st,
     *cpu = v->has_cpu ? v->cpu_hours : 0;
     *from_job = 1;
     if (!v->has_cpu)
-        out_warn(ctx, "CPU-hours of version %lld of '%s' were not recorded; "
-                      "the record covers GPU-hours only",
+        out_warn(ctx,
+                 "CPU-hours of version %lld of '%s' were not recorded; "
+                 "the record covers GPU-hours only",
                  v->version, o->model);
 out:
     if (rc) {
@@ -340,8 +336,7 @@ static int carbon_record_cmd(struct exa_ctx *ctx, int argc, char **argv)
         return out_error(ctx, &err, "see 'exa finops carbon providers'");
     if (!(st = store_open(NULL, &err)))
         return out_error(ctx, &err, NULL);
-    rc = record_hours(ctx, st, &o, &gpu, &cpu, &version, &run_uuid,
-                      &from_job);
+    rc = record_hours(ctx, st, &o, &gpu, &cpu, &version, &run_uuid, &from_job);
     if (rc)
         goto out;
     if (carbon_estimate(prov, &o.params, gpu, cpu, &r, &err) < 0) {
@@ -364,8 +359,7 @@ static int carbon_record_cmd(struct exa_ctx *ctx, int argc, char **argv)
     jx_set(details, "version", jx_int_or_null(version >= 0, version));
     actor = audit_actor();
     if (store_begin(st, &err) < 0 ||
-        carbon_record_insert(st, o.model, version, run_id, &r, &id, &err) <
-            0 ||
+        carbon_record_insert(st, o.model, version, run_id, &r, &id, &err) < 0 ||
         audit_append(st, "cli", actor, "carbon_recorded", o.model, details,
                      &err) < 0 ||
         store_commit(st, &err) < 0) {
@@ -405,8 +399,8 @@ out:
 static int carbon_report_cmd(struct exa_ctx *ctx, int argc, char **argv)
 {
     static const struct option longopts[] = {
-        { "model", required_argument, NULL, 'm' },
-        { NULL, 0, NULL, 0 },
+        {"model", required_argument, NULL, 'm'},
+        {NULL, 0, NULL, 0},
     };
     const char *model = NULL;
     exa_error_t err = EXA_ERROR_INIT;
@@ -446,14 +440,14 @@ static int carbon_report_cmd(struct exa_ctx *ctx, int argc, char **argv)
         return 0;
     }
     if (!t.n) {
-        out_info(ctx, "No carbon records yet%s%s%s. Record one with: exa "
-                      "finops carbon record MODEL",
-                 model ? " for '" : "", model ? model : "",
-                 model ? "'" : "");
+        out_info(ctx,
+                 "No carbon records yet%s%s%s. Record one with: exa "
+                 "finops carbon record MODEL",
+                 model ? " for '" : "", model ? model : "", model ? "'" : "");
         return 0;
     }
     {
-        static const char *const cols[] = { "Metric", "Value", NULL };
+        static const char *const cols[] = {"Metric", "Value", NULL};
         struct out_table *tb = out_table_create(cols);
         char n[32], kwh[64], g[64], kg[64];
         snprintf(n, sizeof(n), "%lld", t.n);
@@ -462,13 +456,12 @@ static int carbon_report_cmd(struct exa_ctx *ctx, int argc, char **argv)
         snprintf(kg, sizeof(kg), "%.3f", t.co2e_g / 1000.0);
         out_info(ctx, "Carbon report%s%s", model ? ": " : "",
                  model ? model : "");
-        out_table_row(tb, (const char *const[]){ "Runs", n });
-        out_table_row(tb, (const char *const[]){ "Total energy (kWh)", kwh });
-        out_table_row(tb, (const char *const[]){ "Operational CO2e (g)", g });
-        out_table_row(tb,
-                      (const char *const[]){ "Operational CO2e (kg)", kg });
-        out_table_row(tb, (const char *const[]){ "Embodied CO2e",
-                                                 "unavailable (not modelled)" });
+        out_table_row(tb, (const char *const[]){"Runs", n});
+        out_table_row(tb, (const char *const[]){"Total energy (kWh)", kwh});
+        out_table_row(tb, (const char *const[]){"Operational CO2e (g)", g});
+        out_table_row(tb, (const char *const[]){"Operational CO2e (kg)", kg});
+        out_table_row(tb, (const char *const[]){"Embodied CO2e",
+                                                "unavailable (not modelled)"});
         out_table_print(ctx, tb);
     }
     return 0;
@@ -476,8 +469,8 @@ static int carbon_report_cmd(struct exa_ctx *ctx, int argc, char **argv)
 
 static int carbon_providers_cmd(struct exa_ctx *ctx, int argc, char **argv)
 {
-    static const char *const cols[] = { "Name", "Kind", "Uncertainty",
-                                        "Status", NULL };
+    static const char *const cols[] = {"Name", "Kind", "Uncertainty", "Status",
+                                       NULL};
     exa_error_t err = EXA_ERROR_INIT;
     const struct carbon_provider *def;
     json_t *arr;
@@ -513,7 +506,7 @@ static int carbon_providers_cmd(struct exa_ctx *ctx, int argc, char **argv)
         snprintf(name, sizeof(name), "%s%s", p->name,
                  p == def ? " (default)" : "");
         fmt_pct(unc, sizeof(unc), p->uncertainty);
-        out_table_row(t, (const char *const[]){ name, p->kind, unc, "ok" });
+        out_table_row(t, (const char *const[]){name, p->kind, unc, "ok"});
     }
     out_table_print(ctx, t);
     return 0;
@@ -539,8 +532,9 @@ static int dispatch(struct exa_ctx *ctx, const char *what,
         rc = out_usage(ctx, "'exa finops %s' needs a sub-command: %s", what,
                        names.buf);
     else
-        rc = out_usage(ctx, "'%s' is not an 'exa finops %s' sub-command: "
-                            "expected one of %s",
+        rc = out_usage(ctx,
+                       "'%s' is not an 'exa finops %s' sub-command: "
+                       "expected one of %s",
                        argv[1], what, names.buf);
     strbuf_release(&names);
     return rc;
@@ -549,19 +543,20 @@ static int dispatch(struct exa_ctx *ctx, const char *what,
 static int cmd_carbon(struct exa_ctx *ctx, int argc, char **argv)
 {
     static const struct subcmd subs[] = {
-        { "estimate", carbon_estimate_cmd },
-        { "record", carbon_record_cmd },
-        { "report", carbon_report_cmd },
-        { "providers", carbon_providers_cmd },
-        { NULL, NULL },
+        {"estimate", carbon_estimate_cmd},
+        {"record", carbon_record_cmd},
+        {"report", carbon_report_cmd},
+        {"providers", carbon_providers_cmd},
+        {NULL, NULL},
     };
     return dispatch(ctx, "carbon", subs, argc, argv);
 }
 
 static int cost_providers_cmd(struct exa_ctx *ctx, int argc, char **argv)
 {
-    static const char *const cols[] = { "Name", "Alias", "GPU rate (USD/h)",
-                                        "CPU rate (USD/h)", "Method", NULL };
+    static const char *const cols[] = {
+        "Name",   "Alias", "GPU rate (USD/h)", "CPU rate (USD/h)",
+        "Method", NULL};
     exa_error_t err = EXA_ERROR_INIT;
     const struct cost_provider *def;
     struct cost_params p;
@@ -598,8 +593,8 @@ static int cost_providers_cmd(struct exa_ctx *ctx, int argc, char **argv)
                  c == def ? " (default)" : "");
         snprintf(g, sizeof(g), "%.4g", p.gpu_rate);
         snprintf(cpu, sizeof(cpu), "%.4g", p.cpu_rate);
-        out_table_row(t, (const char *const[]){ name, c->alias, g, cpu,
-                                                c->methodology });
+        out_table_row(
+            t, (const char *const[]){name, c->alias, g, cpu, c->methodology});
     }
     out_table_print(ctx, t);
     return 0;
@@ -608,44 +603,43 @@ static int cost_providers_cmd(struct exa_ctx *ctx, int argc, char **argv)
 static int cmd_cost(struct exa_ctx *ctx, int argc, char **argv)
 {
     static const struct subcmd subs[] = {
-        { "providers", cost_providers_cmd },
-        { NULL, NULL },
+        {"providers", cost_providers_cmd},
+        {NULL, NULL},
     };
     return dispatch(ctx, "cost", subs, argc, argv);
 }
 
 static const struct exa_cmd cmds[] = {
-    { "carbon", cmd_carbon,
-      "estimate|record|report|providers [OPTIONS]",
-      "energy and CO2e of training, estimated or recorded per model version",
-      "  carbon estimate [--gpu-hours H] [--cpu-hours H] [OPTIONS]\n"
-      "      kWh and gCO2e for the given hours; writes nothing\n"
-      "  carbon record MODEL [--version N] [--gpu-hours H] [--cpu-hours H]\n"
-      "      [--run-id ID] [OPTIONS]\n"
-      "      record an estimate for MODEL; without hours, the hours the\n"
-      "      scheduler recorded for the version's job (latest version unless\n"
-      "      --version; --model-version is the same option)\n"
-      "  carbon report [--model/-m M]   total energy and CO2e recorded\n"
-      "  carbon providers               the providers and the default\n"
-      "\n"
-      "OPTIONS (estimate, record):\n"
-      "  --provider/-p P      green-ai-default (default), codecarbon-like,\n"
-      "                       ccf-like; else $EXAMLOPS_CARBON_PROVIDER\n"
-      "  --grid-intensity G   gCO2e per kWh (300)\n"
-      "  --grid-method M      how G was obtained: static_default (when G is\n"
-      "                       300), operator_supplied (otherwise),\n"
-      "                       average_grid_mix, residual_mix, ...\n"
-      "  --pue X              power usage effectiveness (1.5)\n"
-      "  --gpu-tdp W          W per GPU (400)\n"
-      "  --cpu-tdp W          W of the CPU (120)\n"
-      "\n"
-      "Formulas and defaults: doc/finops.md." },
-    { "cost", cmd_cost, "providers",
-      "the cost providers and rates used by 'exa models cost'",
-      "  cost providers   list flat-rate and tiered-example with the rates\n"
-      "                   in effect (GPU_COST_PER_HOUR, CPU_COST_PER_HOUR)" },
-    { NULL },
+    {"carbon", cmd_carbon, "estimate|record|report|providers [OPTIONS]",
+     "energy and CO2e of training, estimated or recorded per model version",
+     "  carbon estimate [--gpu-hours H] [--cpu-hours H] [OPTIONS]\n"
+     "      kWh and gCO2e for the given hours; writes nothing\n"
+     "  carbon record MODEL [--version N] [--gpu-hours H] [--cpu-hours H]\n"
+     "      [--run-id ID] [OPTIONS]\n"
+     "      record an estimate for MODEL; without hours, the hours the\n"
+     "      scheduler recorded for the version's job (latest version unless\n"
+     "      --version; --model-version is the same option)\n"
+     "  carbon report [--model/-m M]   total energy and CO2e recorded\n"
+     "  carbon providers               the providers and the default\n"
+     "\n"
+     "OPTIONS (estimate, record):\n"
+     "  --provider/-p P      green-ai-default (default), codecarbon-like,\n"
+     "                       ccf-like; else $EXAMLOPS_CARBON_PROVIDER\n"
+     "  --grid-intensity G   gCO2e per kWh (300)\n"
+     "  --grid-method M      how G was obtained: static_default (when G is\n"
+     "                       300), operator_supplied (otherwise),\n"
+     "                       average_grid_mix, residual_mix, ...\n"
+     "  --pue X              power usage effectiveness (1.5)\n"
+     "  --gpu-tdp W          W per GPU (400)\n"
+     "  --cpu-tdp W          W of the CPU (120)\n"
+     "\n"
+     "Formulas and defaults: doc/finops.md."},
+    {"cost", cmd_cost, "providers",
+     "the cost providers and rates used by 'exa models cost'",
+     "  cost providers   list flat-rate and tiered-example with the rates\n"
+     "                   in effect (GPU_COST_PER_HOUR, CPU_COST_PER_HOUR)"},
+    {NULL},
 };
 
-const struct exa_group group_finops = { "finops", "GPU-hours, cost and carbon",
-                                        cmds };
+const struct exa_group group_finops = {"finops", "GPU-hours, cost and carbon",
+                                       cmds};

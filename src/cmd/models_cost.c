@@ -74,25 +74,29 @@ static int record_costs(struct exa_ctx *ctx, store_t *st, const char *model,
         double usd;
         int changed = 0;
         if (!v->linked) {
-            out_warn(ctx, "version %lld of '%s' has no job on record; no "
-                          "cost recorded",
+            out_warn(ctx,
+                     "version %lld of '%s' has no job on record; no "
+                     "cost recorded",
                      v->version, model);
             continue;
         }
         if (!v->has_gpu && !v->has_cpu) {
-            out_warn(ctx, "GPU- and CPU-hours of version %lld of '%s' (job "
-                          "'%s' on '%s') were not recorded; no cost recorded",
+            out_warn(ctx,
+                     "GPU- and CPU-hours of version %lld of '%s' (job "
+                     "'%s' on '%s') were not recorded; no cost recorded",
                      v->version, model, v->job_id ? v->job_id : "?",
                      v->cluster ? v->cluster : "?");
             continue;
         }
         if (!v->has_cpu)
-            out_warn(ctx, "CPU-hours of version %lld of '%s' were not "
-                          "recorded; its cost covers GPU-hours only",
+            out_warn(ctx,
+                     "CPU-hours of version %lld of '%s' were not "
+                     "recorded; its cost covers GPU-hours only",
                      v->version, model);
         else if (!v->has_gpu)
-            out_warn(ctx, "GPU-hours of version %lld of '%s' were not "
-                          "recorded; its cost covers CPU-hours only",
+            out_warn(ctx,
+                     "GPU-hours of version %lld of '%s' were not "
+                     "recorded; its cost covers CPU-hours only",
                      v->version, model);
         if (cost_compute(prov, &p, v->has_gpu ? v->gpu_hours : 0,
                          v->has_cpu ? v->cpu_hours : 0, &usd, &err) < 0 ||
@@ -136,8 +140,9 @@ static int record_costs(struct exa_ctx *ctx, store_t *st, const char *model,
         rc = out_error(ctx, &err, NULL);
         goto out;
     }
-    out_info(ctx, "\u2713 Recorded cost data for %zu version(s) of %s "
-                  "(provider: %s, %zu changed)",
+    out_info(ctx,
+             "\u2713 Recorded cost data for %zu version(s) of %s "
+             "(provider: %s, %zu changed)",
              recorded, model, prov->name, changed_n);
 out:
     json_decref(versions);
@@ -150,17 +155,15 @@ out:
 /* "▁▂▃▄▅▆▇█" sparkline of values (text mode). */
 static void sparkline(struct strbuf *sb, const double *v, size_t n)
 {
-    static const char *const ticks[] = { "\u2581", "\u2582", "\u2583",
-                                         "\u2584", "\u2585", "\u2586",
-                                         "\u2587", "\u2588" };
+    static const char *const ticks[] = {"\u2581", "\u2582", "\u2583", "\u2584",
+                                        "\u2585", "\u2586", "\u2587", "\u2588"};
     double lo = INFINITY, hi = -INFINITY;
     for (size_t i = 0; i < n; i++) {
         lo = v[i] < lo ? v[i] : lo;
         hi = v[i] > hi ? v[i] : hi;
     }
     for (size_t i = 0; i < n; i++) {
-        size_t k = hi > lo ? (size_t)((v[i] - lo) / (hi - lo) * 7.0 + 0.5)
-                           : 3;
+        size_t k = hi > lo ? (size_t)((v[i] - lo) / (hi - lo) * 7.0 + 0.5) : 3;
         strbuf_addstr(sb, ticks[k > 7 ? 7 : k]);
     }
 }
@@ -170,9 +173,9 @@ static void print_rows(struct exa_ctx *ctx, const char *model,
                        const char *trend_provider)
 {
     static const char *const cols[] = {
-        "Version",   "Run ID",     "Job ID",    "Cluster",  "Provider",
-        "GPU Hours", "CPU Hours",  "Cost (USD)", "GPU Share", "Recorded",
-        NULL,
+        "Version",   "Run ID",    "Job ID",    "Cluster",
+        "Provider",  "GPU Hours", "CPU Hours", "Cost (USD)",
+        "GPU Share", "Recorded",  NULL,
     };
     struct out_table *t = out_table_create(cols);
     double *trend = xcalloc(n ? n : 1, sizeof(*trend));
@@ -189,10 +192,9 @@ static void print_rows(struct exa_ctx *ctx, const char *model,
                  r->recorded_at ? r->recorded_at : "");
         out_table_row(t, (const char *const[]){
                              ver, r->run_uuid ? run : NULL, r->job_id,
-                             r->cluster, r->provider,
-                             r->has_gpu ? gpu : NULL,
+                             r->cluster, r->provider, r->has_gpu ? gpu : NULL,
                              r->has_cpu ? cpu : NULL, usd, NULL,
-                             r->recorded_at ? day : NULL });
+                             r->recorded_at ? day : NULL});
         if (r->has_gpu && trend_provider &&
             !strcmp(r->provider, trend_provider))
             trend[ntrend++] = r->gpu_hours;
@@ -211,9 +213,9 @@ static void print_rows(struct exa_ctx *ctx, const char *model,
 int cmd_models_cost(struct exa_ctx *ctx, int argc, char **argv)
 {
     static const struct option longopts[] = {
-        { "record", no_argument, NULL, 'r' },
-        { "provider", required_argument, NULL, 'p' },
-        { NULL, 0, NULL, 0 },
+        {"record", no_argument, NULL, 'r'},
+        {"provider", required_argument, NULL, 'p'},
+        {NULL, 0, NULL, 0},
     };
     const char *model, *pflag = NULL;
     const struct cost_provider *prov;
@@ -266,9 +268,9 @@ out:
 
 int cmd_models_cost_list(struct exa_ctx *ctx, int argc, char **argv)
 {
-    static const char *const cols[] = { "Model", "Provider", "Runs",
-                                        "Total GPU-Hours",
-                                        "Total Cost (USD)", NULL };
+    static const char *const cols[] = {
+        "Model",           "Provider",         "Runs",
+        "Total GPU-Hours", "Total Cost (USD)", NULL};
     exa_error_t err = EXA_ERROR_INIT;
     struct cost_summary *s = NULL;
     size_t n = 0;
@@ -306,9 +308,8 @@ int cmd_models_cost_list(struct exa_ctx *ctx, int argc, char **argv)
             snprintf(runs, sizeof(runs), "%lld", s[i].n_runs);
             snprintf(gpu, sizeof(gpu), "%.2f", s[i].total_gpu_hours);
             fmt_usd(usd, sizeof(usd), s[i].total_cost_usd);
-            out_table_row(t, (const char *const[]){ s[i].model,
-                                                    s[i].provider, runs, gpu,
-                                                    usd });
+            out_table_row(t, (const char *const[]){s[i].model, s[i].provider,
+                                                   runs, gpu, usd});
         }
         out_info(ctx, "Model Cost Summary");
         out_table_print(ctx, t);

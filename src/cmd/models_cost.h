@@ -9,19 +9,19 @@
 #include "cmd/cmd.h"
 
 #define MODELS_COST_USAGE "MODEL [--record] [--provider P]"
-#define MODELS_COST_SUMMARY                                                 \
+#define MODELS_COST_SUMMARY                                                    \
     "cost per model version from the GPU- and CPU-hours its job recorded"
-#define MODELS_COST_HELP                                                    \
-    "Lists the recorded cost rows of MODEL. --record first computes the\n" \
-    "cost of every version whose job has recorded hours and stores it,\n"   \
-    "once per (version, provider): recording again changes nothing.\n"      \
-    "Versions whose hours were not recorded are reported and skipped.\n"    \
-    "\n"                                                                    \
-    "  --record        compute and store the cost of every version\n"      \
-    "  --provider/-p P flat-rate (default) or tiered-example (alias\n"     \
-    "                  tiered); else $EXAMLOPS_COST_PROVIDER\n"              \
-    "\n"                                                                    \
-    "Rates: GPU_COST_PER_HOUR (2.50), CPU_COST_PER_HOUR (0.05) USD/h.\n"   \
+#define MODELS_COST_HELP                                                       \
+    "Lists the recorded cost rows of MODEL. --record first computes the\n"     \
+    "cost of every version whose job has recorded hours and stores it,\n"      \
+    "once per (version, provider): recording again changes nothing.\n"         \
+    "Versions whose hours were not recorded are reported and skipped.\n"       \
+    "\n"                                                                       \
+    "  --record        compute and store the cost of every version\n"          \
+    "  --provider/-p P flat-rate (default) or tiered-example (alias\n"         \
+    "                  tiered); else $EXAMLOPS_COST_PROVIDER\n"                \
+    "\n"                                                                       \
+    "Rates: GPU_COST_PER_HOUR (2.50), CPU_COST_PER_HOUR (0.05) USD/h.\n"       \
     "Formulas: doc/finops.md."
 
 #define MODELS_COST_LIST_USAGE ""

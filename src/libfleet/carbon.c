@@ -21,11 +21,17 @@
 /* ---- signal types ---- */
 
 static const char *const accounting_methods[] = {
-    "average_grid_mix", "static_default", "operator_supplied",
-    "residual_mix", NULL,
+    "average_grid_mix",
+    "static_default",
+    "operator_supplied",
+    "residual_mix",
+    NULL,
 };
 static const char *const decision_methods[] = {
-    "locational_marginal", "marginal_emissions", "short_run_marginal", NULL,
+    "locational_marginal",
+    "marginal_emissions",
+    "short_run_marginal",
+    NULL,
 };
 
 static int in_list(const char *s, const char *const *list)
@@ -91,8 +97,7 @@ static void codecarbon_power(const struct carbon_params *p, double *gpu_w,
 }
 
 /* Cloud Carbon Footprint style: an energy coefficient per GPU-hour. */
-static double ccf_kwh(const struct carbon_params *p, double gpu_h,
-                      double cpu_h)
+static double ccf_kwh(const struct carbon_params *p, double gpu_h, double cpu_h)
 {
     return gpu_h * p->kwh_per_gpu_h * p->pue;
 }
@@ -105,22 +110,30 @@ static void ccf_power(const struct carbon_params *p, double *gpu_w,
 }
 
 static const struct carbon_provider green_ai = {
-    "green-ai-default", "static",
+    "green-ai-default",
+    "static",
     "(gpu_h x gpu_tdp + cpu_h x cpu_tdp) / 1000 x PUE x grid intensity",
-    0.30, 1, green_kwh, green_power,
+    0.30,
+    1,
+    green_kwh,
+    green_power,
 };
 
 static const struct carbon_provider codecarbon_like = {
-    "codecarbon-like", "static",
+    "codecarbon-like",
+    "static",
     "gpu_h x (gpu_tdp + cpu_tdp + ram_gb x ram_w_per_gb) / 1000 x PUE x "
     "grid intensity",
-    0.25, 0, codecarbon_kwh, codecarbon_power,
+    0.25,
+    0,
+    codecarbon_kwh,
+    codecarbon_power,
 };
 
 static const struct carbon_provider ccf_like = {
-    "ccf-like", "static",
-    "gpu_h x kwh_per_gpu_h x PUE x grid intensity",
-    0.30, 0, ccf_kwh, ccf_power,
+    "ccf-like", "static", "gpu_h x kwh_per_gpu_h x PUE x grid intensity",
+    0.30,       0,        ccf_kwh,
+    ccf_power,
 };
 
 const struct carbon_provider *const carbon_providers[] = {
@@ -197,9 +210,8 @@ static int check_nonneg(const char *what, double v, exa_error_t *err)
 }
 
 int carbon_estimate(const struct carbon_provider *prov,
-                    const struct carbon_params *p, double gpu_h,
-                    double cpu_h, struct carbon_result *out,
-                    exa_error_t *err)
+                    const struct carbon_params *p, double gpu_h, double cpu_h,
+                    struct carbon_result *out, exa_error_t *err)
 {
     struct carbon_result r;
     double kwh;
@@ -356,8 +368,8 @@ int carbon_record_insert(store_t *st, const char *model, long long version,
     return 0;
 }
 
-int carbon_totals_get(store_t *st, const char *model,
-                      struct carbon_totals *out, exa_error_t *err)
+int carbon_totals_get(store_t *st, const char *model, struct carbon_totals *out,
+                      exa_error_t *err)
 {
     sqlite3_stmt *stmt = store_prepare(
         st,

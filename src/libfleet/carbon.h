@@ -24,8 +24,8 @@
 #include "libutil/error.h"
 
 /* Published defaults of the providers (REFERENCE §4.12). */
-#define CARBON_GRID_DEFAULT 300.0  /* gCO2e per kWh */
-#define CARBON_PUE_DEFAULT 1.5     /* facility overhead factor */
+#define CARBON_GRID_DEFAULT 300.0    /* gCO2e per kWh */
+#define CARBON_PUE_DEFAULT 1.5       /* facility overhead factor */
 #define CARBON_GPU_TDP_DEFAULT 400.0 /* W per GPU */
 #define CARBON_CPU_TDP_DEFAULT 120.0 /* W */
 #define CARBON_RAM_GB_DEFAULT 32.0   /* codecarbon-like */
@@ -78,8 +78,7 @@ struct carbon_provider {
     double (*energy_kwh)(const struct carbon_params *p, double gpu_h,
                          double cpu_h);
     /* Power figures the formula used (W); NAN where none applies. */
-    void (*power)(const struct carbon_params *p, double *gpu_w,
-                  double *cpu_w);
+    void (*power)(const struct carbon_params *p, double *gpu_w, double *cpu_w);
 };
 
 /* The providers, NULL-terminated, in display order. */
@@ -118,9 +117,8 @@ struct carbon_result {
  * (the CPU time would silently go unaccounted).
  */
 int carbon_estimate(const struct carbon_provider *prov,
-                    const struct carbon_params *p, double gpu_h,
-                    double cpu_h, struct carbon_result *out,
-                    exa_error_t *err);
+                    const struct carbon_params *p, double gpu_h, double cpu_h,
+                    struct carbon_result *out, exa_error_t *err);
 
 /*
  * New JSON object of the estimate, the reference's shape: {gpu_hours,
@@ -146,13 +144,13 @@ int carbon_record_insert(store_t *st, const char *model, long long version,
                          long long *id, exa_error_t *err);
 
 struct carbon_totals {
-    long long n;     /* records */
-    double kwh;      /* sum of kwh */
-    double co2e_g;   /* sum of co2e_g */
+    long long n;   /* records */
+    double kwh;    /* sum of kwh */
+    double co2e_g; /* sum of co2e_g */
 };
 
 /* Sum the records of model (NULL: all). -1 with err (EXA_ECONFIG). */
-int carbon_totals_get(store_t *st, const char *model,
-                      struct carbon_totals *out, exa_error_t *err);
+int carbon_totals_get(store_t *st, const char *model, struct carbon_totals *out,
+                      exa_error_t *err);
 
 #endif

@@ -37,13 +37,15 @@ static double tiered_price(const struct cost_params *p, double gpu_h,
 }
 
 static const struct cost_provider flat_rate = {
-    "flat-rate", NULL,
+    "flat-rate",
+    NULL,
     "gpu_hours x GPU_COST_PER_HOUR + cpu_hours x CPU_COST_PER_HOUR",
     flat_price,
 };
 
 static const struct cost_provider tiered_example = {
-    "tiered-example", "tiered",
+    "tiered-example",
+    "tiered",
     "flat rate, GPU-hours above 100 h discounted by 20%",
     tiered_price,
 };
@@ -124,8 +126,7 @@ static int env_rate(const char *name, double *out, exa_error_t *err)
         end++;
     if (errno || end == s || *end || !isfinite(v) || v < 0)
         return exa_err(err, EXA_ECONFIG,
-                       "%s='%s' is not a number of USD per hour >= 0", name,
-                       s);
+                       "%s='%s' is not a number of USD per hour >= 0", name, s);
     *out = v;
     return 0;
 }
@@ -154,9 +155,8 @@ double cost_round(double x, int dp)
     return r == 0.0 ? 0.0 : r;
 }
 
-int cost_compute(const struct cost_provider *prov,
-                 const struct cost_params *p, double gpu_h, double cpu_h,
-                 double *usd, exa_error_t *err)
+int cost_compute(const struct cost_provider *prov, const struct cost_params *p,
+                 double gpu_h, double cpu_h, double *usd, exa_error_t *err)
 {
     if (!isfinite(gpu_h) || gpu_h < 0)
         return exa_err(err, EXA_EUSAGE,

@@ -77,9 +77,8 @@ int cost_params_from_env(struct cost_params *p, exa_error_t *err);
  * err (EXA_EUSAGE) when an hour value is negative or not finite; *usd is
  * then untouched.
  */
-int cost_compute(const struct cost_provider *prov,
-                 const struct cost_params *p, double gpu_h, double cpu_h,
-                 double *usd, exa_error_t *err);
+int cost_compute(const struct cost_provider *prov, const struct cost_params *p,
+                 double gpu_h, double cpu_h, double *usd, exa_error_t *err);
 
 /* x rounded half away from zero to dp decimal places (0..9). */
 double cost_round(double x, int dp);

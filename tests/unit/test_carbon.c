@@ -93,26 +93,22 @@ static void test_ccf_like(void **state)
     exa_error_t err = EXA_ERROR_INIT;
     carbon_params_default(&p);
     /* 12 x 0.4 kWh x 1.5 = 7.2 kWh */
-    assert_int_equal(carbon_estimate(prov("ccf-like"), &p, 12, 0, &r, NULL),
-                     0);
+    assert_int_equal(carbon_estimate(prov("ccf-like"), &p, 12, 0, &r, NULL), 0);
     assert_float_equal(r.kwh, 7.2, EPS);
     assert_float_equal(r.co2e_g, 2160.0, EPS);
     assert_true(isnan(r.cpu_power_w));
     /* PUE 1.2, grid 250: 12 x 0.4 x 1.2 = 5.76 kWh -> 1440 g */
     p.pue = 1.2;
     p.grid_intensity = 250;
-    assert_int_equal(carbon_estimate(prov("ccf-like"), &p, 12, 0, &r, NULL),
-                     0);
+    assert_int_equal(carbon_estimate(prov("ccf-like"), &p, 12, 0, &r, NULL), 0);
     assert_float_equal(r.kwh, 5.76, EPS);
     assert_float_equal(r.co2e_g, 1440.0, EPS);
     assert_string_equal(r.method, "operator_supplied");
     /* the GPU TDP is not an input of this formula */
     p.gpu_tdp_w = 700;
-    assert_int_equal(carbon_estimate(prov("ccf-like"), &p, 12, 0, &r, NULL),
-                     0);
+    assert_int_equal(carbon_estimate(prov("ccf-like"), &p, 12, 0, &r, NULL), 0);
     assert_float_equal(r.kwh, 5.76, EPS);
-    assert_int_equal(carbon_estimate(prov("ccf-like"), &p, 1, 1, &r, &err),
-                     -1);
+    assert_int_equal(carbon_estimate(prov("ccf-like"), &p, 1, 1, &r, &err), -1);
 }
 
 static void test_invalid_inputs(void **state)
@@ -147,17 +143,17 @@ static void test_signal_types(void **state)
         const char *method;
         enum carbon_signal_type t;
     } cases[] = {
-        { "average_grid_mix", CARBON_SIGNAL_ACCOUNTING },
-        { "static_default", CARBON_SIGNAL_ACCOUNTING },
-        { "operator_supplied", CARBON_SIGNAL_ACCOUNTING },
-        { "residual_mix", CARBON_SIGNAL_ACCOUNTING },
-        { "locational_marginal", CARBON_SIGNAL_DECISION },
-        { "marginal_emissions", CARBON_SIGNAL_DECISION },
-        { "short_run_marginal", CARBON_SIGNAL_DECISION },
-        { "marginal", CARBON_SIGNAL_UNKNOWN },
-        { "Average_Grid_Mix", CARBON_SIGNAL_UNKNOWN },
-        { "", CARBON_SIGNAL_UNKNOWN },
-        { NULL, CARBON_SIGNAL_UNKNOWN },
+        {"average_grid_mix", CARBON_SIGNAL_ACCOUNTING},
+        {"static_default", CARBON_SIGNAL_ACCOUNTING},
+        {"operator_supplied", CARBON_SIGNAL_ACCOUNTING},
+        {"residual_mix", CARBON_SIGNAL_ACCOUNTING},
+        {"locational_marginal", CARBON_SIGNAL_DECISION},
+        {"marginal_emissions", CARBON_SIGNAL_DECISION},
+        {"short_run_marginal", CARBON_SIGNAL_DECISION},
+        {"marginal", CARBON_SIGNAL_UNKNOWN},
+        {"Average_Grid_Mix", CARBON_SIGNAL_UNKNOWN},
+        {"", CARBON_SIGNAL_UNKNOWN},
+        {NULL, CARBON_SIGNAL_UNKNOWN},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
         assert_int_equal(carbon_signal_classify(cases[i].method), cases[i].t);
@@ -189,8 +185,7 @@ static void test_resolution(void **state)
     assert_string_equal(carbon_provider_resolve(NULL, &err)->name,
                         "green-ai-default");
     setenv("EXAMLOPS_CARBON_PROVIDER", "ccf-like", 1);
-    assert_string_equal(carbon_provider_resolve(NULL, &err)->name,
-                        "ccf-like");
+    assert_string_equal(carbon_provider_resolve(NULL, &err)->name, "ccf-like");
     assert_string_equal(carbon_provider_resolve("codecarbon-like", &err)->name,
                         "codecarbon-like");
     assert_null(carbon_provider_resolve("watttime", &err));
@@ -210,8 +205,7 @@ static void test_json_shape(void **state)
     json_t *o, *sig, *in;
     char *s;
     carbon_params_default(&p);
-    assert_int_equal(carbon_estimate(prov("ccf-like"), &p, 12, 0, &r, NULL),
-                     0);
+    assert_int_equal(carbon_estimate(prov("ccf-like"), &p, 12, 0, &r, NULL), 0);
     o = carbon_result_json(&r);
     assert_float_equal(jx_get_num(o, "kwh", -1), 7.2, EPS);
     assert_float_equal(jx_get_num(o, "co2e_g", -1), 2160, EPS);
@@ -253,18 +247,14 @@ static void test_records(void **state)
     carbon_params_default(&p);
     assert_int_equal(
         carbon_estimate(prov("green-ai-default"), &p, 12, 0, &r, NULL), 0);
-    assert_int_equal(carbon_record_insert(st, "JPCP", 2, "run-a", &r, &id,
-                                          &err),
-                     0);
-    assert_true(id > 0);
     assert_int_equal(
-        carbon_estimate(prov("ccf-like"), &p, 1, 0, &r, NULL), 0);
-    assert_int_equal(carbon_record_insert(st, "JPCP", -1, NULL, &r, NULL,
-                                          &err),
+        carbon_record_insert(st, "JPCP", 2, "run-a", &r, &id, &err), 0);
+    assert_true(id > 0);
+    assert_int_equal(carbon_estimate(prov("ccf-like"), &p, 1, 0, &r, NULL), 0);
+    assert_int_equal(carbon_record_insert(st, "JPCP", -1, NULL, &r, NULL, &err),
                      0);
-    assert_int_equal(carbon_record_insert(st, "Other", -1, NULL, &r, NULL,
-                                          &err),
-                     0);
+    assert_int_equal(
+        carbon_record_insert(st, "Other", -1, NULL, &r, NULL, &err), 0);
     assert_int_equal(carbon_totals_get(st, "JPCP", &t, &err), 0);
     assert_int_equal(t.n, 2);
     assert_float_equal(t.kwh, 7.2 + 0.6, EPS);

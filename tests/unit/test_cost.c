@@ -273,15 +273,14 @@ static void test_record_idempotent(void **state)
                 cost_compute(flat(), &p, u[i].has_gpu ? u[i].gpu_hours : 0,
                              u[i].has_cpu ? u[i].cpu_hours : 0, &usd, &err),
                 0);
-            assert_int_equal(cost_record(f->st, "JPCP", &u[i], "flat-rate",
-                                         usd, &changed, &err),
+            assert_int_equal(cost_record(f->st, "JPCP", &u[i], "flat-rate", usd,
+                                         &changed, &err),
                              0);
             /* the second pass changes nothing */
             assert_int_equal(changed, pass == 0);
         }
     }
-    assert_int_equal(scalar_int(f->st, "SELECT count(*) FROM model_costs"),
-                     2);
+    assert_int_equal(scalar_int(f->st, "SELECT count(*) FROM model_costs"), 2);
     assert_int_equal(cost_rows_list(f->st, "JPCP", &rows, &nrows, &err), 0);
     assert_int_equal(nrows, 2);
     assert_int_equal(rows[0].version, 1);
@@ -297,17 +296,14 @@ static void test_record_idempotent(void **state)
     p.gpu_rate = 3.0;
     assert_int_equal(cost_compute(flat(), &p, 3.5, 10, &usd, &err), 0);
     assert_int_equal(
-        cost_record(f->st, "JPCP", &u[0], "flat-rate", usd, &changed, &err),
-        0);
+        cost_record(f->st, "JPCP", &u[0], "flat-rate", usd, &changed, &err), 0);
     assert_int_equal(changed, 1);
-    assert_int_equal(scalar_int(f->st, "SELECT count(*) FROM model_costs"),
-                     2);
+    assert_int_equal(scalar_int(f->st, "SELECT count(*) FROM model_costs"), 2);
     /* another provider is another row */
-    assert_int_equal(cost_record(f->st, "JPCP", &u[0], "tiered-example",
-                                 9.25, &changed, &err),
+    assert_int_equal(cost_record(f->st, "JPCP", &u[0], "tiered-example", 9.25,
+                                 &changed, &err),
                      0);
-    assert_int_equal(scalar_int(f->st, "SELECT count(*) FROM model_costs"),
-                     3);
+    assert_int_equal(scalar_int(f->st, "SELECT count(*) FROM model_costs"), 3);
     assert_int_equal(cost_summary_list(f->st, &sum, &nsum, &err), 0);
     assert_int_equal(nsum, 2);
     assert_string_equal(sum[0].model, "JPCP");
