@@ -132,7 +132,7 @@ static int parse_carbon_opts(struct exa_ctx *ctx, int argc, char **argv,
             o->run_id = optarg;
             break;
         case OPT_VERSION: {
-            long long v;
+            long long v = -1;
             if (!record)
                 return out_usage(ctx, "option '--version' applies to "
                                       "'carbon record' only");
