@@ -1,7 +1,8 @@
 # shellcheck shell=bash
 # lib-testbed.sh - helpers for integration tests that use the real testbed.
 #
-# Sourced by tests/integration/t*.t. The testbed (tests/testbed/up.sh)
+# Sourced by tests/integration/t*.t, next to lib.sh (which has the TAP
+# helpers; this file prints only require_testbed's skip plan). The testbed (tests/testbed/up.sh)
 # describes itself through the TESTBED_* variables it prints; these helpers
 # only read them, so a test works against any root and ports. A cluster is
 # named as in $TESTBED_CLUSTERS (testa, testb); its slurm.conf is
