@@ -144,7 +144,10 @@ static int strip_globals(struct exa_ctx *ctx, int *argc, char **argv,
             ctx->verbose = 1;
         } else if (!strcmp(a, "-y") || !strcmp(a, "--yes")) {
             ctx->yes = 1;
-        } else if (!strcmp(a, "-V") || !strcmp(a, "--version")) {
+        } else if ((!strcmp(a, "-V") || !strcmp(a, "--version")) &&
+                   out == 1) {
+            /* Only before the group: `exa models show M --version N`
+             * is that command's own option. */
             *want_version = 1;
         } else {
             argv[out++] = argv[i];

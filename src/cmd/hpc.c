@@ -6,12 +6,14 @@
  */
 #include "cmd/groups.h"
 /* area headers */
+#include "cmd/hpc_jobs.h"
 #include "cmd/hpc_observe.h"
 
 static const struct exa_cmd cmds[] = {
     /* discovery and registry (hpc_fleet.c) */
     /* placement, queue, capacity (hpc_fleet.c) */
     /* jobs (hpc_jobs.c) */
+    HPC_JOBS_CMDS
     /* scheduler adapter: submit, status, wait, cancel, logs (hpc_sched.c) */
     /* observability: prometheus-sd, job-map (hpc_observe.c) */
     HPC_OBSERVE_CMDS,
