@@ -344,7 +344,7 @@ int sinfo_parse(const char *buf, size_t len, struct sinfo_result *res,
             g = &res->groups[res->ngroups++];
             memset(g, 0, sizeof(*g));
             g->nodes = count < 0 ? 0 : count;
-            if (state) {
+            if (state && slurm_node_state_normalize(state)) {
                 g->raw_state = xstrdup(state);
                 g->state = xstrdup(slurm_node_state_normalize(state));
             }
@@ -401,7 +401,8 @@ int sinfo_parse(const char *buf, size_t len, struct sinfo_result *res,
                     n->has_gres_used = 1;
                     n->gpus_used = gi.gpus;
                 }
-                if (!n->raw_state && state) {
+                if (!n->raw_state && state &&
+                    slurm_node_state_normalize(state)) {
                     n->raw_state = xstrdup(state);
                     n->state = xstrdup(slurm_node_state_normalize(state));
                 }

@@ -237,8 +237,11 @@ int flux_idset_expand(const char *s, long long **ids, size_t *n)
         while (j < len && s[j] != ',')
             j++;
         if (parse_range(s + i, j - i, &lo, &hi, &w) < 0
-            || hi - lo > HOSTLIST_MAX)
+            || hi - lo > HOSTLIST_MAX
+            || *n + (size_t)(hi - lo) > HOSTLIST_MAX) {
+            *ids = v;   /* caller frees what was grown */
             return -1;
+        }
         for (long long x = lo; x <= hi; x++) {
             ALLOC_GROW(v, *n + 1, alloc);
             v[(*n)++] = x;
