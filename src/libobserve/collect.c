@@ -22,6 +22,7 @@
 #include "libdiscovery/parse_sinfo.h"
 #include "libsched/parse_flux.h"
 #include "libsched/parse_slurm.h"
+#include "libtransport/transport.h"
 #include "libutil/json.h"
 #include "libutil/strbuf.h"
 #include "libutil/xalloc.h"
@@ -294,10 +295,64 @@ struct obs_source *obs_source_new(const char *cluster, const char *scheduler,
     return src;
 }
 
+static int transport_runner(void *ctx, const char *const *argv,
+                            struct strbuf *out, exa_error_t *err)
+{
+    struct transport *t = ctx;
+    struct transport_result res = TRANSPORT_RESULT_INIT;
+    int rc = transport_run_ok(t, argv, NULL, 0, &res, err);
+    if (rc == 0)
+        strbuf_addbuf(out, &res.out);
+    transport_result_release(&res);
+    return rc;
+}
+
+static void transport_destroy(void *ctx)
+{
+    transport_close(ctx);
+}
+
 struct obs_source *obs_collect_factory(const struct fv_cluster *c, void *ctx,
                                        exa_error_t *err)
 {
+    const char *kind = c->transport ? c->transport : "ssh";
+    struct transport *t;
+    struct obs_source *src;
+    double cap;
     (void)ctx;
-    exa_err(err, EXA_ECONFIG, "no transport to '%s' in this build", c->name);
-    return NULL;
+    if (!c->scheduler ||
+        (strcmp(c->scheduler, "slurm") && strcmp(c->scheduler, "flux"))) {
+        exa_err(err, EXA_ECONFIG, "no collector for scheduler '%s' of '%s'",
+                c->scheduler ? c->scheduler : "unknown", c->name);
+        return NULL;
+    }
+    if (transport_env_seconds("EXAMLOPS_SLURM_CMD_TIMEOUT",
+                              TRANSPORT_DEFAULT_TIMEOUT_S, &cap, err) < 0)
+        return NULL;
+    if (!strcmp(kind, "local")) {
+        t = transport_local_new();
+    } else if (!strcmp(kind, "ssh")) {
+        /* the identity the sysadmin approved (the table's row) */
+        struct ssh_config cfg;
+        memset(&cfg, 0, sizeof(cfg));
+        cfg.host = c->host;
+        cfg.user = c->ssh_user;
+        cfg.key = c->ssh_key;
+        cfg.port = c->ssh_port > 0 ? c->ssh_port : 22;
+        cfg.known_hosts = getenv("EXAMLOPS_HPC_SSH_KNOWN_HOSTS");
+        if (cfg.known_hosts && !*cfg.known_hosts)
+            cfg.known_hosts = NULL;
+        if (!(t = transport_ssh_new(&cfg, err)))
+            return NULL;
+    } else {
+        exa_err(err, EXA_ECONFIG, "unknown transport '%s' of '%s'", kind,
+                c->name);
+        return NULL;
+    }
+    t->timeout_s = cap;
+    src = obs_source_new(c->name, c->scheduler, transport_runner, t,
+                         transport_destroy, err);
+    if (!src)
+        transport_close(t);
+    return src;
 }
