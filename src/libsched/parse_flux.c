@@ -15,8 +15,8 @@
  * (RFC 21), R (RFC 20), POSIX wait statuses (waitpid(2)). The normalized
  * shapes are those of shared/cases/FORMAT.md.
  *
- * The small FSD and hostlist readers below are local until the shared
- * src/libutil/duration.h and src/libhostlist/ land on main.
+ * Hostlists and FSD are read by the shared src/libhostlist and
+ * src/libutil/duration.c, so Slurm and Flux agree on both.
  */
 #include "libsched/parse_flux.h"
 
@@ -28,6 +28,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "libhostlist/hostlist.h"
+#include "libutil/duration.h"
 #include "libutil/json.h"
 #include "libutil/strbuf.h"
 #include "libutil/xalloc.h"
@@ -159,32 +161,17 @@ void flux_waitstatus_decode(long long status, int *exit_code, int *signal)
 
 int flux_fsd_parse(const char *s, double *secs)
 {
-    char *end;
-    double v, mult = 1;
-
-    if (!s || !(isdigit((unsigned char)*s) || *s == '.'))
+    double v;
+    /* "-" (no value) and "inf" (no limit) are not elapsed times */
+    if (!s || fsd_parse(s, &v) < 0 || !isfinite(v) || v < 0)
         return -1;
-    errno = 0;
-    v = strtod(s, &end);
-    if (errno || end == s || !isfinite(v))
-        return -1;
-    switch (*end) {
-    case '\0': break;
-    case 's': mult = 1; end++; break;
-    case 'm': mult = 60; end++; break;
-    case 'h': mult = 3600; end++; break;
-    case 'd': mult = 86400; end++; break;
-    default: return -1;
-    }
-    if (*end)
-        return -1;
-    *secs = v * mult;
+    *secs = v;
     return 0;
 }
 
 /* ---- idsets and hostlists --------------------------------------------- */
 
-#define HOSTLIST_MAX 1000000
+#define IDSET_MAX 1000000
 
 static int parse_range(const char *s, size_t n, long long *lo, long long *hi,
                        int *width)
@@ -237,8 +224,8 @@ int flux_idset_expand(const char *s, long long **ids, size_t *n)
         while (j < len && s[j] != ',')
             j++;
         if (parse_range(s + i, j - i, &lo, &hi, &w) < 0
-            || hi - lo > HOSTLIST_MAX
-            || *n + (size_t)(hi - lo) > HOSTLIST_MAX) {
+            || hi - lo > IDSET_MAX
+            || *n + (size_t)(hi - lo) > IDSET_MAX) {
             *ids = v;   /* caller frees what was grown */
             return -1;
         }
@@ -252,86 +239,9 @@ int flux_idset_expand(const char *s, long long **ids, size_t *n)
     return 0;
 }
 
-/* Expand one expression without top-level commas; recursion handles
- * later bracket groups (earlier group outermost, as Slurm does). */
-static int hostlist_expand_one(const char *s, size_t n, const char *prefix,
-                               struct strvec *out)
-{
-    const char *lb = memchr(s, '[', n), *rb;
-    struct strbuf pre = STRBUF_INIT;
-    size_t i;
-
-    if (!lb) {
-        if (memchr(s, ']', n))
-            return -1;
-        if (out->nr >= HOSTLIST_MAX)
-            return -1;
-        strvec_pushf(out, "%s%.*s", prefix, (int)n, s);
-        return 0;
-    }
-    rb = memchr(lb, ']', n - (size_t)(lb - s));
-    if (!rb || memchr(s, ']', (size_t)(lb - s))
-        || memchr(lb + 1, '[', (size_t)(rb - lb - 1)))
-        return -1;
-    i = 0;
-    while (lb + 1 + i < rb) {
-        const char *r = lb + 1 + i;
-        size_t j = 0;
-        long long lo, hi;
-        int w;
-        while (r + j < rb && r[j] != ',')
-            j++;
-        if (parse_range(r, j, &lo, &hi, &w) < 0 || hi - lo > HOSTLIST_MAX) {
-            strbuf_release(&pre);
-            return -1;
-        }
-        for (long long x = lo; x <= hi; x++) {
-            strbuf_reset(&pre);
-            strbuf_addf(&pre, "%s%.*s%0*lld", prefix, (int)(lb - s), s, w,
-                        x);
-            if (hostlist_expand_one(rb + 1, n - (size_t)(rb + 1 - s),
-                                    pre.buf, out) < 0) {
-                strbuf_release(&pre);
-                return -1;
-            }
-        }
-        i += j + 1;
-    }
-    strbuf_release(&pre);
-    return 0;
-}
-
 int flux_hostlist_expand(const char *s, struct strvec *out)
 {
-    struct strvec tmp = STRVEC_INIT;
-    size_t i = 0, len = strlen(s);
-    int depth = 0;
-
-    while (i < len) {
-        size_t j = i;
-        depth = 0;
-        while (j < len && (s[j] != ',' || depth)) {
-            if (s[j] == '[')
-                depth++;
-            else if (s[j] == ']')
-                depth--;
-            if (depth < 0 || depth > 1)
-                goto fail;
-            j++;
-        }
-        if (depth)
-            goto fail;
-        if (j > i && hostlist_expand_one(s + i, j - i, "", &tmp) < 0)
-            goto fail;
-        i = j + 1;
-    }
-    for (size_t k = 0; k < tmp.nr; k++)
-        strvec_push(out, tmp.v[k]);
-    strvec_clear(&tmp);
-    return 0;
-fail:
-    strvec_clear(&tmp);
-    return -1;
+    return hostlist_expand(s, out, 0, NULL) < 0 ? -1 : 0;
 }
 
 /* ---- table cutting ---------------------------------------------------- */
