@@ -39,6 +39,48 @@
 static const char f58_alphabet[] =
     "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz";
 
+/* id.hex "0x1c0f2c000000" (after the 0x) or id.dothex
+ * "0000.1c0f.2c00.0000" (dots skipped). */
+static int parse_hex_id(const char *s, uint64_t *id, int dotted)
+{
+    uint64_t v = 0;
+    int digits = 0;
+    for (; *s; s++) {
+        int d;
+        if (dotted && *s == '.')
+            continue;
+        if (!isxdigit((unsigned char)*s) || ++digits > 16)
+            return -1;
+        d = isdigit((unsigned char)*s) ? *s - '0'
+                                       : tolower((unsigned char)*s) - 'a' + 10;
+        v = (v << 4) | (uint64_t)d;
+    }
+    if (!digits)
+        return -1;
+    *id = v;
+    return 0;
+}
+
+/* F58 digits with no prefix (`{id.f58plain}`). */
+static int parse_f58_plain(const char *s, uint64_t *id)
+{
+    uint64_t v = 0;
+    if (!*s)
+        return -1;
+    for (; *s; s++) {
+        const char *q = strchr(f58_alphabet, *s);
+        uint64_t d;
+        if (!q)
+            return -1;
+        d = (uint64_t)(q - f58_alphabet);
+        if (v > (UINT64_MAX - d) / 58)
+            return -1;
+        v = v * 58 + d;
+    }
+    *id = v;
+    return 0;
+}
+
 int flux_jobid_parse(const char *s, uint64_t *id)
 {
     const unsigned char *p = (const unsigned char *)s;
@@ -46,6 +88,10 @@ int flux_jobid_parse(const char *s, uint64_t *id)
 
     if (!s || !*s)
         return -1;
+    if (p[0] == '0' && (p[1] == 'x' || p[1] == 'X'))
+        return parse_hex_id(s + 2, id, 0);
+    if (strlen(s) == 19 && s[4] == '.' && s[9] == '.' && s[14] == '.')
+        return parse_hex_id(s, id, 1);
     if (isdigit(*p)) {
         for (; *p; p++) {
             if (!isdigit(*p))
@@ -587,7 +633,8 @@ static json_t *exception_json(const char *type, long long sev,
 
 /* Build one job record from a table row. */
 static json_t *job_from_row(const struct flux_table_hdr *h, char **cells,
-                            const char *instance, int has_sections)
+                            const char *instance, int has_sections,
+                            int allow_plain)
 {
     json_t *job = json_object();
     const char *v, *raw = NULL, *norm = NULL;
@@ -600,9 +647,11 @@ static json_t *job_from_row(const struct flux_table_hdr *h, char **cells,
     v = col_value(h, cells, "JOBID");
     if (v && *v) {
         jx_set(job, "id", jx_str(v));
-        jx_set(job, "id_decimal", flux_jobid_parse(v, &id) == 0
-                                      ? json_integer((json_int_t)id)
-                                      : json_null());
+        jx_set(job, "id_decimal",
+               flux_jobid_parse(v, &id) == 0
+                       || (allow_plain && parse_f58_plain(v, &id) == 0)
+                   ? json_integer((json_int_t)id)
+                   : json_null());
     } else {
         jx_set(job, "id", json_null());
     }
@@ -855,6 +904,100 @@ static void add_json_jobs(json_t *jobs, const json_t *doc)
     }
 }
 
+/* Whether any row under hdr (lines from index i to the next header) has
+ * an id with a prefix or in decimal: then prefix-less text in the JOBID
+ * column is junk (a stray message), not an `{id.f58plain}` id. */
+static int table_has_prefixed_ids(const struct flux_table_hdr *hdr,
+                                  const struct line *lines, size_t n,
+                                  size_t i)
+{
+    int found = 0;
+    for (; i < n && !found; i++) {
+        char **cells;
+        const char *idv;
+        uint64_t id;
+        if (is_blank(lines[i].s, lines[i].len))
+            continue;
+        if (is_header_line(lines[i].s, lines[i].len))
+            break;
+        cells = xcalloc(hdr->ncols ? hdr->ncols : 1, sizeof(char *));
+        flux_table_row(hdr, lines[i].s, lines[i].len, cells);
+        idv = col_value(hdr, cells, "JOBID");
+        if (!idv || flux_jobid_parse(idv, &id) == 0)
+            found = 1;
+        for (size_t c = 0; c < hdr->ncols; c++)
+            free(cells[c]);
+        free(cells);
+    }
+    return found;
+}
+
+static int is_status_abbrev(const char *s)
+{
+    static const char *const ab[] = { "D", "P", "S", "R", "C", "CD", "F",
+                                      "CA", "TO", "I", NULL };
+    for (size_t i = 0; ab[i]; i++)
+        if (!strcmp(s, ab[i]))
+            return 1;
+    return 0;
+}
+
+/*
+ * A row of `flux jobs --no-header` in the default format
+ * "JOBID [QUEUE] USER NAME ST NTASKS NNODES TIME INFO": found by its ST
+ * token (status abbreviation) in position 3 or 4 after a job id.
+ */
+static json_t *default_format_row(const char *s, size_t l,
+                                  const struct tok *t, size_t nt,
+                                  const char *instance, int has_sections)
+{
+    static const char *const cols4[] = { "JOBID", "USER", "NAME", "ST",
+                                         "NTASKS", "NNODES", "TIME",
+                                         "INFO" };
+    static const char *const cols5[] = { "JOBID", "QUEUE", "USER", "NAME",
+                                         "ST", "NTASKS", "NNODES", "TIME",
+                                         "INFO" };
+    struct flux_table_hdr h = { 0 };
+    const char *const *cols;
+    char **cells, *first, *st;
+    size_t k = 0, nc;
+    uint64_t id;
+    json_t *job = NULL;
+
+    if (nt < 7)
+        return NULL;
+    first = xstrndup(s + t[0].b0, t[0].b1 - t[0].b0);
+    if (flux_jobid_parse(first, &id) < 0) {
+        free(first);
+        return NULL;
+    }
+    free(first);
+    for (size_t c = 3; c <= 4 && !k; c++) {
+        st = xstrndup(s + t[c].b0, t[c].b1 - t[c].b0);
+        if (is_status_abbrev(st) && nt >= c + 4)
+            k = c;
+        free(st);
+    }
+    if (!k)
+        return NULL;
+    cols = k == 3 ? cols4 : cols5;
+    nc = k == 3 ? 8 : 9;
+    h.ncols = nc;
+    h.names = (char **)cols;
+    cells = xcalloc(nc, sizeof(char *));
+    for (size_t c = 0; c < nc - 1; c++)
+        cells[c] = xstrndup(s + t[c].b0, t[c].b1 - t[c].b0);
+    if (nt > nc - 1)
+        cells[nc - 1] = xstrndup(s + t[nc - 1].b0, t[nt - 1].b1
+                                                       - t[nc - 1].b0);
+    (void)l;
+    job = job_from_row(&h, cells, instance, has_sections, 0);
+    for (size_t c = 0; c < nc; c++)
+        free(cells[c]);
+    free(cells);
+    return job;
+}
+
 static json_t *flux_jobs_json(const char *buf, size_t len, exa_error_t *err)
 {
     json_error_t jerr;
@@ -911,7 +1054,7 @@ static json_t *flux_jobs_parse_clean(const char *buf, size_t len,
     struct line *lines;
     size_t n, i = 0;
     struct flux_table_hdr hdr = { 0 };
-    int have_hdr = 0, has_sections = 0, unknown = 0;
+    int have_hdr = 0, has_sections = 0, unknown = 0, allow_plain = 0;
     uint64_t unknown_id = 0;
     char *instance = NULL;
     json_t *jobs, *stats, *res;
@@ -955,6 +1098,7 @@ static json_t *flux_jobs_parse_clean(const char *buf, size_t len,
                 flux_table_hdr_release(&hdr);
             flux_table_hdr_init(&hdr, s, l);
             have_hdr = 1;
+            allow_plain = !table_has_prefixed_ids(&hdr, lines, n, i + 1);
             continue;
         }
         if (have_hdr) {
@@ -962,9 +1106,11 @@ static json_t *flux_jobs_parse_clean(const char *buf, size_t len,
             const char *idv;
             flux_table_row(&hdr, s, l, cells);
             idv = col_value(&hdr, cells, "JOBID");
-            if (!idv || flux_jobid_parse(idv, &id) == 0)
+            if (!idv || flux_jobid_parse(idv, &id) == 0
+                || (allow_plain && parse_f58_plain(idv, &id) == 0))
                 json_array_append_new(
-                    jobs, job_from_row(&hdr, cells, instance, has_sections));
+                    jobs, job_from_row(&hdr, cells, instance, has_sections,
+                                       allow_plain));
             else if (unknown_job_line(s, l, &unknown_id))
                 unknown = 1;
             for (size_t c = 0; c < hdr.ncols; c++)
@@ -978,10 +1124,14 @@ static json_t *flux_jobs_parse_clean(const char *buf, size_t len,
             size_t nt = tokenize(s, l, &t);
             char *tokv = nt == 1 ? xstrndup(s + t[0].b0, t[0].b1 - t[0].b0)
                                  : NULL;
+            json_t *job;
             if (tokv && flux_jobid_parse(tokv, &id) == 0) {
-                json_t *job = json_object();
+                job = json_object();
                 jx_set(job, "id", jx_str(tokv));
                 jx_set(job, "id_decimal", json_integer((json_int_t)id));
+                json_array_append_new(jobs, job);
+            } else if ((job = default_format_row(s, l, t, nt, instance,
+                                                 has_sections))) {
                 json_array_append_new(jobs, job);
             } else if (unknown_job_line(s, l, &unknown_id)) {
                 unknown = 1;
