@@ -1351,6 +1351,28 @@ static json_t *flux_eventlog_parse_clean(const char *buf, size_t len,
     size_t n = split_lines(buf, len, &lines);
     json_t *events = json_array(), *res;
     size_t bad = 0, badline = 0;
+    int offsets = 0;
+
+    /* `-T offset` prints seconds since the first event ("0.000000
+     * submit"): no epoch before 1973 is real, so such stamps are offsets */
+    for (size_t li = 0; li < n; li++) {
+        const char *s = lines[li].s;
+        size_t l = lines[li].len, i = 0, e;
+        char *v;
+        double t;
+        while (i < l && isspace((unsigned char)s[i]))
+            i++;
+        if (i == l)
+            continue;
+        if (s[i] == '{' || s[i] == '[')
+            break;
+        for (e = i; e < l && !isspace((unsigned char)s[e]); e++)
+            ;
+        v = xstrndup(s + i, e - i);
+        offsets = parse_dbl(v, &t) == 0 && t >= 0 && t < 1e8;
+        free(v);
+        break;
+    }
 
     for (size_t li = 0; li < n; li++) {
         const char *s = lines[li].s;
@@ -1404,8 +1426,14 @@ static json_t *flux_eventlog_parse_clean(const char *buf, size_t len,
             while (i < l && !isspace((unsigned char)s[i]))
                 i++;
             v = xstrndup(s + t0, i - t0);
-            if (parse_dbl(v, &t) == 0)
+            if (parse_dbl(v, &t) == 0) {
                 have_t = 1;
+                if (offsets) {
+                    human = 1;
+                    have_off = 1;
+                    off = t;
+                }
+            }
             else if (parse_iso(s + t0, i - t0, &t) == 0)
                 have_t = 1;
             free(v);
