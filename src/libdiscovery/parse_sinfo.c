@@ -1,0 +1,495 @@
+/*
+ * parse_sinfo.c - sinfo node and group records.
+ *
+ * Rows go through slurm_table (separator and header detection), then each
+ * column gets a role: from the header name when there is one, else from
+ * the value's shape (a/i/o/t quadruple, GRES, state word, integer, other
+ * word = partition). Rows printed once per partition (-N) merge into one
+ * node in order of first appearance; a hash index keeps that linear for
+ * large clusters.
+ */
+#include "libdiscovery/parse_sinfo.h"
+
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "libdiscovery/gres.h"
+#include "libdiscovery/nodestate.h"
+#include "libhostlist/hostlist.h"
+#include "libsched/slurm_table.h"
+#include "libutil/json.h"
+#include "libutil/strbuf.h"
+#include "libutil/xalloc.h"
+
+enum col {
+    C_IGNORE, C_NAME, C_COUNT, C_CPUS, C_CPUSTATE, C_MEM, C_GRES,
+    C_GRESUSED, C_STATE, C_PART, C_INT
+};
+
+static const struct {
+    const char *name;
+    enum col col;
+} hdr_map[] = {
+    { "NODELIST", C_NAME },    { "HOSTNAMES", C_NAME },
+    { "NODEHOST", C_NAME },    { "NODE_NAME", C_NAME },
+    { "NODES", C_COUNT },      { "CPUS", C_CPUS },
+    { "CPUS(A/I/O/T)", C_CPUSTATE }, { "MEMORY", C_MEM },
+    { "GRES", C_GRES },        { "GRES_USED", C_GRESUSED },
+    { "STATE", C_STATE },      { "STATECOMPLETE", C_STATE },
+    { "PARTITION", C_PART },   { "AVAIL", C_IGNORE },
+    { "TIMELIMIT", C_IGNORE }, { "FREE_MEM", C_IGNORE },
+    { "ALLOCMEM", C_IGNORE },  { "CPU_LOAD", C_IGNORE },
+    { "S:C:T", C_IGNORE },     { "SOCKETS", C_IGNORE },
+    { "CORES", C_IGNORE },     { "THREADS", C_IGNORE },
+    { "TMP_DISK", C_IGNORE },  { "WEIGHT", C_IGNORE },
+    { "AVAIL_FEATURES", C_IGNORE }, { "ACTIVE_FEATURES", C_IGNORE },
+    { "REASON", C_IGNORE },    { "CLUSTER", C_IGNORE },
+    { "NODE_ADDR", C_IGNORE }, { "VERSION", C_IGNORE },
+    { "USER", C_IGNORE },      { "TIMESTAMP", C_IGNORE },
+    { "PRIORITY", C_IGNORE },  { "OVERSUBSCRIBE", C_IGNORE },
+    { "ROOT", C_IGNORE },      { "GROUPS", C_IGNORE },
+    { "JOB_SIZE", C_IGNORE },  { "DEFAULTTIME", C_IGNORE },
+    { "CPUS(A/I)", C_IGNORE }, { "FEATURES", C_IGNORE },
+};
+
+/* Role of header name u; a name cut to its column width ("AVAIL_FE")
+ * matches when it is a unique prefix (4+ characters) of a known name. */
+static int hdr_lookup(const char *u, enum col *c)
+{
+    size_t n = strlen(u), hits = 0;
+    enum col pc = C_IGNORE;
+    for (size_t i = 0; i < sizeof(hdr_map) / sizeof(hdr_map[0]); i++)
+        if (!strcmp(hdr_map[i].name, u)) {
+            *c = hdr_map[i].col;
+            return 1;
+        }
+    if (n < 4)
+        return 0;
+    for (size_t i = 0; i < sizeof(hdr_map) / sizeof(hdr_map[0]); i++)
+        if (!strncmp(hdr_map[i].name, u, n)) {
+            hits++;
+            pc = hdr_map[i].col;
+        }
+    if (hits != 1)
+        return 0;
+    *c = pc;
+    return 1;
+}
+
+static int known_hdr(const char *u)
+{
+    enum col c;
+    return hdr_lookup(u, &c);
+}
+
+static int is_int(const char *s)
+{
+    if (!*s || strlen(s) > 15)
+        return 0;
+    for (; *s; s++)
+        if (!isdigit((unsigned char)*s))
+            return 0;
+    return 1;
+}
+
+static long long to_ll(const char *s)
+{
+    return strtoll(s, NULL, 10);
+}
+
+/* "A/I/O/T" -> T; 0 when s is not that shape. */
+static int cpustate_total(const char *s, long long *tot)
+{
+    int slashes = 0;
+    const char *last = s;
+    if (!*s)
+        return 0;
+    for (const char *p = s; *p; p++) {
+        if (*p == '/') {
+            slashes++;
+            last = p + 1;
+        } else if (!isdigit((unsigned char)*p)) {
+            return 0;
+        }
+    }
+    if (slashes != 3 || !*last)
+        return 0;
+    *tot = to_ll(last);
+    return 1;
+}
+
+static int gres_like(const char *s)
+{
+    const char *c;
+    if (!strcmp(s, "(null)"))
+        return 1;
+    c = strchr(s, ':');
+    if (!c || c == s)
+        return 0;
+    for (const char *p = s; p < c; p++)
+        if (!(isalnum((unsigned char)*p) || *p == '_' || *p == '/' ||
+              *p == '-'))
+            return 0;
+    return 1;
+}
+
+/* ---- node index: open addressing on name ---- */
+struct idx {
+    size_t *slot; /* node index + 1, 0 = empty */
+    size_t cap;
+};
+
+static size_t hash_str(const char *s)
+{
+    size_t h = 1469598103934665603ULL;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+    return h;
+}
+
+static struct sinfo_node *node_get(struct sinfo_result *res, const char *name)
+{
+    struct idx *ix = res->index;
+    size_t h;
+    if (!ix) {
+        ix = xcalloc(1, sizeof(*ix));
+        ix->cap = 1024;
+        ix->slot = xcalloc(ix->cap, sizeof(size_t));
+        res->index = ix;
+    }
+    if ((res->nnodes + 1) * 2 > ix->cap) {
+        size_t ncap = ix->cap * 2;
+        size_t *ns = xcalloc(ncap, sizeof(size_t));
+        for (size_t i = 0; i < res->nnodes; i++) {
+            size_t k = hash_str(res->nodes[i].name) & (ncap - 1);
+            while (ns[k])
+                k = (k + 1) & (ncap - 1);
+            ns[k] = i + 1;
+        }
+        free(ix->slot);
+        ix->slot = ns;
+        ix->cap = ncap;
+    }
+    h = hash_str(name) & (ix->cap - 1);
+    while (ix->slot[h]) {
+        struct sinfo_node *n = &res->nodes[ix->slot[h] - 1];
+        if (!strcmp(n->name, name))
+            return n;
+        h = (h + 1) & (ix->cap - 1);
+    }
+    ALLOC_GROW(res->nodes, res->nnodes + 1, res->nodes_alloc);
+    memset(&res->nodes[res->nnodes], 0, sizeof(res->nodes[0]));
+    res->nodes[res->nnodes].name = xstrdup(name);
+    strvec_init(&res->nodes[res->nnodes].partitions);
+    ix->slot[h] = ++res->nnodes;
+    return &res->nodes[res->nnodes - 1];
+}
+
+/* Roles of one row's fields: from the header, or guessed from values. */
+static void guess_roles(char **f, size_t nf, enum col *role, int *groups)
+{
+    int ngres = 0;
+    for (size_t i = 0; i < nf; i++)
+        role[i] = C_IGNORE;
+    if (!nf)
+        return;
+    if (is_int(f[0]) && nf >= 2) {
+        role[0] = C_COUNT;
+        *groups = 1;
+    } else {
+        role[0] = C_NAME;
+    }
+    for (size_t i = 1; i < nf; i++) {
+        long long t;
+        if (cpustate_total(f[i], &t))
+            role[i] = C_CPUSTATE;
+        else if (gres_like(f[i]))
+            role[i] = ngres++ ? C_GRESUSED : C_GRES;
+        else if (slurm_node_state_known(f[i]))
+            role[i] = C_STATE;
+        else if (is_int(f[i]))
+            role[i] = C_INT;
+        else if (!strcmp(f[i], "N/A"))
+            role[i] = C_IGNORE;
+        else
+            role[i] = C_PART;
+    }
+}
+
+static void add_part(struct sinfo_node *n, const char *p)
+{
+    char *s = xstrdup(p);
+    size_t l = strlen(s);
+    if (l && s[l - 1] == '*')
+        s[l - 1] = '\0';
+    if (*s) {
+        int seen = 0;
+        for (size_t i = 0; i < n->partitions.nr; i++)
+            if (!strcmp(n->partitions.v[i], s))
+                seen = 1;
+        if (!seen)
+            strvec_push(&n->partitions, s);
+    }
+    free(s);
+}
+
+int sinfo_parse(const char *buf, size_t len, struct sinfo_result *res,
+                const char **kind, exa_error_t *err)
+{
+    struct slurm_table t;
+    enum col *hroles = NULL;
+    int rc = -1;
+
+    memset(&t, 0, sizeof(t));
+    *kind = "parse_error";
+    if (slurm_table_split(buf, len, known_hdr, &t, err) < 0)
+        return -1;
+    if (t.hdr) {
+        int has_name = 0;
+        hroles = xcalloc(t.nhdr, sizeof(*hroles));
+        for (size_t i = 0; i < t.nhdr; i++) {
+            char u[64];
+            size_t k = 0;
+            for (const char *s = t.hdr[i]; *s && k + 1 < sizeof(u); s++)
+                u[k++] = (char)toupper((unsigned char)*s);
+            u[k] = '\0';
+            if (!hdr_lookup(u, &hroles[i]))
+                hroles[i] = C_IGNORE;
+            if (hroles[i] == C_NAME)
+                has_name = 1;
+        }
+        for (size_t i = 0; i < t.nhdr; i++)
+            if (hroles[i] == C_COUNT && !has_name)
+                res->is_groups = 1;
+    }
+    /* sinfo's %N,%G joins GRES entries with the separator: re-merge them */
+    for (size_t r = 0; r < t.nrows; r++) {
+        struct slurm_row *row = &t.rows[r];
+        enum col *role = xcalloc(row->nf ? row->nf : 1, sizeof(*role));
+        int groups = 0;
+        long long cpus = -1, mem = -1, count = -1, first_int = -1;
+        const char *name = NULL, *state = NULL, *gres = NULL,
+                   *gres_used = NULL;
+        struct strbuf gres_sb = STRBUF_INIT;
+        struct strvec parts = STRVEC_INIT;
+        int nints = 0;
+
+        if (hroles) {
+            for (size_t i = 0; i < row->nf && i < t.nhdr; i++)
+                role[i] = hroles[i];
+        } else {
+            guess_roles(row->f, row->nf, role, &groups);
+            if (groups)
+                res->is_groups = 1;
+            if (t.sep == ',') {
+                /* consecutive GRES fields were one comma-joined value */
+                for (size_t i = 1; i < row->nf; i++)
+                    if (role[i] == C_GRESUSED && role[i - 1] == C_GRES)
+                        role[i] = C_GRES;
+            }
+        }
+        for (size_t i = 0; i < row->nf; i++) {
+            const char *v = row->f[i];
+            long long x;
+            switch (role[i]) {
+            case C_NAME: name = v; break;
+            case C_COUNT: if (is_int(v)) count = to_ll(v); break;
+            case C_CPUS: if (is_int(v)) cpus = to_ll(v); break;
+            case C_CPUSTATE: if (cpustate_total(v, &x)) cpus = x; break;
+            case C_MEM: if (is_int(v)) mem = to_ll(v); break;
+            case C_GRES:
+                if (gres_sb.len)
+                    strbuf_addch(&gres_sb, ',');
+                strbuf_addstr(&gres_sb, v);
+                gres = gres_sb.buf;
+                break;
+            case C_GRESUSED: gres_used = v; break;
+            case C_STATE: state = v; break;
+            case C_PART: strvec_push(&parts, v); break;
+            case C_INT:
+                x = to_ll(v);
+                if (!nints++)
+                    first_int = x;
+                if (x > mem)
+                    mem = x;
+                break;
+            default: break;
+            }
+        }
+        /* headerless: with no a/i/o/t column the first integer is %c */
+        if (!hroles && cpus < 0 && nints >= 2) {
+            cpus = first_int;
+            mem = -1;
+            nints = 0;
+            for (size_t i = 0; i < row->nf; i++)
+                if (role[i] == C_INT && nints++ && to_ll(row->f[i]) > mem)
+                    mem = to_ll(row->f[i]);
+        } else if (!hroles && cpus < 0 && nints == 1) {
+            cpus = first_int;
+            mem = -1;
+        }
+        for (size_t i = 0; i < row->nf; i++) {
+            if (role[i] == C_GRES)
+                res->has_gres_col = 1;
+            if (role[i] == C_GRESUSED)
+                res->has_gres_used_col = 1;
+            if (role[i] == C_STATE)
+                res->has_state_col = 1;
+        }
+        if (res->is_groups) {
+            struct sinfo_group *g;
+            struct gres_info gi;
+            ALLOC_GROW(res->groups, res->ngroups + 1, res->groups_alloc);
+            g = &res->groups[res->ngroups++];
+            memset(g, 0, sizeof(*g));
+            g->nodes = count < 0 ? 0 : count;
+            if (state && slurm_node_state_normalize(state)) {
+                g->raw_state = xstrdup(state);
+                g->state = xstrdup(slurm_node_state_normalize(state));
+            }
+            if (gres) {
+                gres_parse(gres, &gi);
+                g->has_gres = 1;
+                g->gpus_per_node = gi.gpus;
+                g->gpu_type = gi.types[0] ? xstrdup(gi.types) : NULL;
+            }
+            if (gres_used) {
+                gres_parse(gres_used, &gi);
+                g->has_gres_used = 1;
+                g->gpus_used_per_node = gi.gpus;
+            }
+        } else if (name) {
+            struct strvec hosts = STRVEC_INIT;
+            if (strchr(name, ':') || strchr(name, '(')) {
+                exa_err(err, EXA_EPARSE,
+                        "row %zu: node name '%s' ran into the next column",
+                        r + 1, name);
+                *kind = "column_overflow";
+                strvec_clear(&parts);
+                strbuf_release(&gres_sb);
+                free(role);
+                goto out;
+            }
+            if (hostlist_expand(name, &hosts, 0, err) < 0) {
+                *kind = "invalid_hostlist";
+                strvec_clear(&parts);
+                strbuf_release(&gres_sb);
+                free(role);
+                goto out;
+            }
+            for (size_t h = 0; h < hosts.nr; h++) {
+                struct sinfo_node *n = node_get(res, hosts.v[h]);
+                if (!n->has_cpus && cpus >= 0) {
+                    n->has_cpus = 1;
+                    n->cpus = cpus;
+                }
+                if (!n->has_mem && mem >= 0) {
+                    n->has_mem = 1;
+                    n->mem_mb = mem;
+                }
+                if (!n->has_gres && gres) {
+                    struct gres_info gi;
+                    gres_parse(gres, &gi);
+                    n->has_gres = 1;
+                    n->gpus = gi.gpus;
+                    n->gpu_type = gi.types[0] ? xstrdup(gi.types) : NULL;
+                }
+                if (!n->has_gres_used && gres_used) {
+                    struct gres_info gi;
+                    gres_parse(gres_used, &gi);
+                    n->has_gres_used = 1;
+                    n->gpus_used = gi.gpus;
+                }
+                if (!n->raw_state && state &&
+                    slurm_node_state_normalize(state)) {
+                    n->raw_state = xstrdup(state);
+                    n->state = xstrdup(slurm_node_state_normalize(state));
+                }
+                for (size_t k = 0; k < parts.nr; k++)
+                    add_part(n, parts.v[k]);
+            }
+            strvec_clear(&hosts);
+        }
+        strvec_clear(&parts);
+        strbuf_release(&gres_sb);
+        free(role);
+    }
+    rc = 0;
+out:
+    free(hroles);
+    slurm_table_free(&t);
+    return rc;
+}
+
+void sinfo_result_free(struct sinfo_result *res)
+{
+    for (size_t i = 0; i < res->nnodes; i++) {
+        struct sinfo_node *n = &res->nodes[i];
+        free(n->name);
+        free(n->gpu_type);
+        free(n->state);
+        free(n->raw_state);
+        strvec_clear(&n->partitions);
+    }
+    free(res->nodes);
+    for (size_t i = 0; i < res->ngroups; i++) {
+        free(res->groups[i].state);
+        free(res->groups[i].raw_state);
+        free(res->groups[i].gpu_type);
+    }
+    free(res->groups);
+    if (res->index) {
+        free(((struct idx *)res->index)->slot);
+        free(res->index);
+    }
+    memset(res, 0, sizeof(*res));
+}
+
+json_t *sinfo_result_to_json(const struct sinfo_result *res)
+{
+    json_t *doc = json_object(), *arr = json_array();
+    if (res->is_groups) {
+        for (size_t i = 0; i < res->ngroups; i++) {
+            const struct sinfo_group *g = &res->groups[i];
+            json_t *o = json_object();
+            jx_set(o, "nodes", json_integer(g->nodes));
+            if (res->has_state_col) {
+                jx_set(o, "state", jx_str(g->state));
+                jx_set(o, "raw_state", jx_str(g->raw_state));
+            }
+            if (res->has_gres_col) {
+                jx_set(o, "gpus_per_node",
+                       jx_int_or_null(g->has_gres, g->gpus_per_node));
+                jx_set(o, "gpu_type", jx_str(g->gpu_type));
+            }
+            if (res->has_gres_used_col)
+                jx_set(o, "gpus_used_per_node",
+                       jx_int_or_null(g->has_gres_used,
+                                      g->gpus_used_per_node));
+            json_array_append_new(arr, o);
+        }
+        jx_set(doc, "groups", arr);
+        return doc;
+    }
+    for (size_t i = 0; i < res->nnodes; i++) {
+        const struct sinfo_node *n = &res->nodes[i];
+        json_t *o = json_object(), *parts = json_array();
+        jx_set(o, "name", jx_str(n->name));
+        jx_set(o, "cpus", jx_int_or_null(n->has_cpus, n->cpus));
+        jx_set(o, "mem_mb", jx_int_or_null(n->has_mem, n->mem_mb));
+        jx_set(o, "gpus", jx_int_or_null(n->has_gres, n->gpus));
+        jx_set(o, "gpu_type", jx_str(n->gpu_type));
+        jx_set(o, "state", jx_str(n->state));
+        jx_set(o, "raw_state", jx_str(n->raw_state));
+        for (size_t k = 0; k < n->partitions.nr; k++)
+            json_array_append_new(parts, jx_str(n->partitions.v[k]));
+        jx_set(o, "partitions", parts);
+        if (res->has_gres_used_col)
+            jx_set(o, "gpus_used",
+                   jx_int_or_null(n->has_gres_used, n->gpus_used));
+        json_array_append_new(arr, o);
+    }
+    jx_set(doc, "nodes", arr);
+    return doc;
+}

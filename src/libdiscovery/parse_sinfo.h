@@ -1,0 +1,66 @@
+/*
+ * parse_sinfo.h - sinfo output to node records (or aggregated groups).
+ *
+ * Accepts the formats in shared/cases/FORMAT.md "Nodes": exa's own
+ * `sinfo -N -o '%N|%c|%m|%G|%t|%P'` (with or without header), the default
+ * partition view (NODELIST hostlists expanded), `-O` padded formats,
+ * headerless `-o '%n %G'`, `%N,%G`, StateComplete, and `%D` count formats,
+ * whose rows become groups. Without a header the columns are recognized
+ * by content: a/i/o/t CPU counts, GRES strings, state words, integers.
+ * Source: sinfo(1) "OUTPUT FORMAT" and "NODE STATE CODES".
+ */
+#ifndef EXA_PARSE_SINFO_H
+#define EXA_PARSE_SINFO_H
+
+#include <jansson.h>
+#include <stddef.h>
+
+#include "libutil/error.h"
+#include "libutil/strvec.h"
+
+struct sinfo_node {
+    char *name;
+    int has_cpus;       long long cpus;
+    int has_mem;        long long mem_mb;
+    int has_gres;       long long gpus;     /* gres column printed */
+    char *gpu_type;     /* distinct types "a,b", NULL when untyped/none */
+    int has_gres_used;  long long gpus_used;
+    char *state;        /* normalized (nodestate.h), NULL: no state column */
+    char *raw_state;    /* as printed */
+    struct strvec partitions; /* '*' stripped, first-appearance order */
+};
+
+struct sinfo_group {
+    long long nodes;
+    char *state, *raw_state;
+    int has_gres;       long long gpus_per_node;
+    char *gpu_type;
+    int has_gres_used;  long long gpus_used_per_node;
+};
+
+struct sinfo_result {
+    struct sinfo_node *nodes;
+    size_t nnodes, nodes_alloc;
+    struct sinfo_group *groups;
+    size_t ngroups, groups_alloc;
+    int is_groups;      /* the output printed counts, not names */
+    int has_state_col, has_gres_col, has_gres_used_col;
+    void *index;        /* name lookup (private) */
+};
+
+/*
+ * Parse len bytes of sinfo output into res (zeroed by the caller).
+ * Returns 0, or -1 with err set and *kind set to a FORMAT.md error kind
+ * ("column_overflow" when a fixed-width name ran into the next column,
+ * "invalid_hostlist" for a bad NODELIST). res must be freed either way.
+ */
+int sinfo_parse(const char *buf, size_t len, struct sinfo_result *res,
+                const char **kind, exa_error_t *err);
+
+/* Free what res owns; res is zeroed. */
+void sinfo_result_free(struct sinfo_result *res);
+
+/* FORMAT.md result object: {"nodes":[...]} or {"groups":[...]}. New ref. */
+json_t *sinfo_result_to_json(const struct sinfo_result *res);
+
+#endif

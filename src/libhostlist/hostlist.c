@@ -1,0 +1,298 @@
+/*
+ * hostlist.c - expand and compress Slurm hostlist expressions.
+ *
+ * Expansion is done in two passes per top-level expression: first the
+ * expression is parsed into literal pieces and bracket groups (each a list
+ * of numeric ranges) and the product of the group sizes is checked
+ * against the cap, then the names are generated odometer-style. Checking
+ * the size before generating anything keeps "n[0-999999999]" from eating
+ * memory, which matters because the input comes from scheduler output.
+ */
+#include "libhostlist/hostlist.h"
+
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "libutil/strbuf.h"
+#include "libutil/xalloc.h"
+
+struct hl_range {
+    unsigned long long lo, hi;
+    int width;
+};
+
+struct hl_piece {
+    char *text;              /* literal text, or NULL for a group */
+    struct hl_range *ranges; /* group ranges */
+    size_t nranges, alloc;
+    unsigned long long count; /* hosts in the group */
+};
+
+static void pieces_free(struct hl_piece *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        free(p[i].text);
+        free(p[i].ranges);
+    }
+    free(p);
+}
+
+static int parse_uint(const char *s, size_t len, unsigned long long *v)
+{
+    unsigned long long x = 0;
+    if (!len || len > 18)
+        return -1;
+    for (size_t i = 0; i < len; i++) {
+        if (!isdigit((unsigned char)s[i]))
+            return -1;
+        x = x * 10 + (unsigned)(s[i] - '0');
+    }
+    *v = x;
+    return 0;
+}
+
+/* Parse the inside of one [...] (s, len) into piece; -1 with err. */
+static int parse_group(const char *s, size_t len, struct hl_piece *pc,
+                       exa_error_t *err)
+{
+    size_t i = 0;
+    if (!len)
+        return exa_err(err, EXA_EPARSE, "empty range '[]'");
+    while (i <= len) {
+        size_t j = i, dash = (size_t)-1;
+        struct hl_range r;
+        while (j < len && s[j] != ',') {
+            if (s[j] == '-' && dash == (size_t)-1)
+                dash = j;
+            j++;
+        }
+        if (j == i)
+            return exa_err(err, EXA_EPARSE, "empty range in '[%.*s]'",
+                           (int)len, s);
+        if (dash == (size_t)-1) {
+            if (parse_uint(s + i, j - i, &r.lo) < 0)
+                return exa_err(err, EXA_EPARSE, "non-numeric range '%.*s'",
+                               (int)(j - i), s + i);
+            r.hi = r.lo;
+        } else if (parse_uint(s + i, dash - i, &r.lo) < 0 ||
+                   parse_uint(s + dash + 1, j - dash - 1, &r.hi) < 0) {
+            return exa_err(err, EXA_EPARSE, "non-numeric range '%.*s'",
+                           (int)(j - i), s + i);
+        }
+        if (r.lo > r.hi)
+            return exa_err(err, EXA_EPARSE,
+                           "range low bound greater than high bound in '%.*s'",
+                           (int)(j - i), s + i);
+        r.width = (int)((dash == (size_t)-1 ? j : dash) - i);
+        ALLOC_GROW(pc->ranges, pc->nranges + 1, pc->alloc);
+        pc->ranges[pc->nranges++] = r;
+        pc->count += r.hi - r.lo + 1;
+        if (pc->count > (1ULL << 40))
+            return exa_err(err, EXA_EPARSE, "hostlist range too large");
+        i = j + 1;
+    }
+    return 0;
+}
+
+/* Expand one top-level expression (no top-level commas) into out. */
+static int expand_one(const char *s, size_t len, struct strvec *out,
+                      size_t *total, size_t cap, exa_error_t *err)
+{
+    struct hl_piece *pc = NULL;
+    size_t npc = 0, alloc = 0, i = 0;
+    unsigned long long product = 1;
+    size_t *idx = NULL;   /* current range index per piece */
+    unsigned long long *val = NULL;
+    struct strbuf name = STRBUF_INIT;
+    int rc = -1;
+
+    while (i < len) {
+        ALLOC_GROW(pc, npc + 1, alloc);
+        memset(&pc[npc], 0, sizeof(pc[npc]));
+        if (s[i] == '[') {
+            size_t j = i + 1;
+            while (j < len && s[j] != ']' && s[j] != '[')
+                j++;
+            if (j >= len || s[j] != ']') {
+                npc++;
+                exa_err(err, EXA_EPARSE, "unbalanced brackets in '%.*s'",
+                        (int)len, s);
+                goto out;
+            }
+            npc++;
+            if (parse_group(s + i + 1, j - i - 1, &pc[npc - 1], err) < 0)
+                goto out;
+            product *= pc[npc - 1].count;
+            if (product > cap) {
+                exa_err(err, EXA_EPARSE,
+                        "hostlist '%.*s' expands to more than %zu hosts",
+                        (int)len, s, cap);
+                goto out;
+            }
+            i = j + 1;
+        } else if (s[i] == ']') {
+            npc++;
+            exa_err(err, EXA_EPARSE, "unbalanced brackets in '%.*s'",
+                    (int)len, s);
+            goto out;
+        } else {
+            size_t j = i;
+            while (j < len && s[j] != '[' && s[j] != ']')
+                j++;
+            pc[npc].text = xstrndup(s + i, j - i);
+            npc++;
+            i = j;
+        }
+    }
+    if (*total + product > cap) {
+        exa_err(err, EXA_EPARSE, "hostlist expands to more than %zu hosts",
+                cap);
+        goto out;
+    }
+    idx = xcalloc(npc ? npc : 1, sizeof(*idx));
+    val = xcalloc(npc ? npc : 1, sizeof(*val));
+    for (size_t k = 0; k < npc; k++)
+        if (!pc[k].text)
+            val[k] = pc[k].ranges[0].lo;
+    for (;;) {
+        ssize_t k;
+        strbuf_reset(&name);
+        for (size_t m = 0; m < npc; m++) {
+            if (pc[m].text)
+                strbuf_addstr(&name, pc[m].text);
+            else
+                strbuf_addf(&name, "%0*llu", pc[m].ranges[idx[m]].width,
+                            val[m]);
+        }
+        strvec_push(out, name.buf);
+        (*total)++;
+        /* odometer: the last group turns fastest */
+        for (k = (ssize_t)npc - 1; k >= 0; k--) {
+            struct hl_piece *p = &pc[k];
+            if (p->text)
+                continue;
+            if (val[k] < p->ranges[idx[k]].hi) {
+                val[k]++;
+                break;
+            }
+            if (idx[k] + 1 < p->nranges) {
+                idx[k]++;
+                val[k] = p->ranges[idx[k]].lo;
+                break;
+            }
+            idx[k] = 0;
+            val[k] = p->ranges[0].lo;
+        }
+        if (k < 0)
+            break;
+    }
+    rc = 0;
+out:
+    free(idx);
+    free(val);
+    strbuf_release(&name);
+    pieces_free(pc, npc);
+    return rc;
+}
+
+long hostlist_expand(const char *expr, struct strvec *out, size_t max_hosts,
+                     exa_error_t *err)
+{
+    struct strvec tmp = STRVEC_INIT;
+    size_t total = 0, i = 0, len;
+    const char *s = expr ? expr : "";
+
+    if (!max_hosts)
+        max_hosts = HOSTLIST_MAX_HOSTS;
+    while (*s && isspace((unsigned char)*s))
+        s++;
+    len = strlen(s);
+    while (len && isspace((unsigned char)s[len - 1]))
+        len--;
+    while (i < len) {
+        size_t j = i;
+        int depth = 0;
+        while (j < len && (depth || s[j] != ',')) {
+            if (s[j] == '[')
+                depth++;
+            else if (s[j] == ']' && depth)
+                depth--;
+            j++;
+        }
+        if (j > i && expand_one(s + i, j - i, &tmp, &total, max_hosts,
+                                err) < 0) {
+            strvec_clear(&tmp);
+            return -1;
+        }
+        i = j + 1;
+    }
+    for (size_t k = 0; k < tmp.nr; k++)
+        strvec_push(out, tmp.v[k]);
+    strvec_clear(&tmp);
+    return (long)total;
+}
+
+/* Split name into prefix length and numeric suffix; 0 if no digits. */
+static int split_num(const char *h, size_t *plen, unsigned long long *num,
+                     int *width)
+{
+    size_t len = strlen(h), k = len;
+    while (k > 0 && isdigit((unsigned char)h[k - 1]))
+        k--;
+    if (k == len || len - k > 18)
+        return 0;
+    *plen = k;
+    *width = (int)(len - k);
+    parse_uint(h + k, len - k, num);
+    return 1;
+}
+
+char *hostlist_compress(const char *const *hosts, size_t n)
+{
+    struct strbuf sb = STRBUF_INIT;
+    size_t i = 0;
+    while (i < n) {
+        size_t plen, plen2, j;
+        unsigned long long num, num2;
+        int width, width2, nterms = 0;
+        struct strbuf grp = STRBUF_INIT;
+        if (sb.len)
+            strbuf_addch(&sb, ',');
+        if (!split_num(hosts[i], &plen, &num, &width)) {
+            strbuf_addstr(&sb, hosts[i++]);
+            continue;
+        }
+        j = i;
+        while (j < n) {
+            unsigned long long lo;
+            if (j > i && (!split_num(hosts[j], &plen2, &num2, &width2) ||
+                          plen2 != plen || width2 != width ||
+                          strncmp(hosts[j], hosts[i], plen)))
+                break;
+            split_num(hosts[j], &plen2, &lo, &width2);
+            num2 = lo;
+            j++;
+            while (j < n && split_num(hosts[j], &plen2, &num, &width2) &&
+                   plen2 == plen && width2 == width &&
+                   !strncmp(hosts[j], hosts[i], plen) && num == num2 + 1) {
+                num2 = num;
+                j++;
+            }
+            if (nterms++)
+                strbuf_addch(&grp, ',');
+            if (num2 == lo)
+                strbuf_addf(&grp, "%0*llu", width, lo);
+            else
+                strbuf_addf(&grp, "%0*llu-%0*llu", width, lo, width, num2);
+        }
+        strbuf_add(&sb, hosts[i], plen);
+        if (j - i == 1)
+            strbuf_addbuf(&sb, &grp);
+        else
+            strbuf_addf(&sb, "[%s]", grp.buf);
+        strbuf_release(&grp);
+        i = j;
+    }
+    return strbuf_detach(&sb, NULL);
+}

@@ -1,0 +1,41 @@
+/*
+ * hostlist.h - Slurm hostlist expressions: "node[001-004,010],gpu[1-2]".
+ *
+ * Semantics follow Slurm's src/common/hostlist.c as summarized in
+ * shared/cases/FORMAT.md "hostlist": top-level commas separate
+ * expressions, commas inside [] separate numeric ranges, the zero-padding
+ * width comes from the low bound, text after ] is a suffix, several
+ * bracket groups expand as a cartesian product (earlier group outermost),
+ * duplicates are kept, empty input is an empty list.
+ */
+#ifndef EXA_HOSTLIST_H
+#define EXA_HOSTLIST_H
+
+#include <stddef.h>
+
+#include "libutil/error.h"
+#include "libutil/strvec.h"
+
+/* Default cap on the number of hosts one expansion may produce. */
+#define HOSTLIST_MAX_HOSTS 100000
+
+/*
+ * Expand expr (NUL-terminated; surrounding blanks and newlines ignored)
+ * and append each host name to out, in order. max_hosts caps the result
+ * (0 means HOSTLIST_MAX_HOSTS). Returns the number of hosts appended, or
+ * -1 with err set (EXA_EPARSE) on alphabetic ranges, unbalanced or nested
+ * brackets, an empty range, low > high, or a result over the cap; out is
+ * then left as it was.
+ */
+long hostlist_expand(const char *expr, struct strvec *out, size_t max_hosts,
+                     exa_error_t *err);
+
+/*
+ * Compress n host names into one expression: consecutive names sharing a
+ * prefix and a numeric suffix of the same width become one bracket group
+ * ("n1,n2,n3,x" -> "n[1-3],x"). Order is kept; nothing is sorted.
+ * Returns a malloc'ed string (caller frees); "" for n == 0.
+ */
+char *hostlist_compress(const char *const *hosts, size_t n);
+
+#endif

@@ -1,0 +1,143 @@
+/*
+ * parse_slurm.h - Slurm job-side parsers: squeue, sacct, scontrol show job
+ * -o, sbatch; and the job state table.
+ *
+ * Contracts and normalized values: shared/cases/FORMAT.md "Jobs", "sbatch"
+ * and "Job states". Sources of the formats: squeue(1) "JOB STATE CODES"
+ * and -o/-O field names, sacct(1) "Job Accounting Fields" and
+ * --parsable2, scontrol(1) show job, sbatch(1) --parsable.
+ */
+#ifndef EXA_PARSE_SLURM_H
+#define EXA_PARSE_SLURM_H
+
+#include <jansson.h>
+#include <stddef.h>
+
+#include "libutil/error.h"
+#include "libutil/strvec.h"
+
+/*
+ * Normalize a Slurm job state token, long ("OUT_OF_MEMORY") or compact
+ * ("OOM"), to one of PENDING, RUNNING, SUSPENDED, COMPLETED, FAILED,
+ * CANCELLED, TIMEOUT, UNKNOWN (static strings). Only the first word counts
+ * ("CANCELLED by 0"); a trailing '+' (truncated column) is removed and a
+ * truncated long name resolves by unique prefix of at least 4 characters
+ * ("COMPLETIN" -> COMPLETING). If raw is not NULL, *raw receives a
+ * malloc'ed copy of the token with blanks trimmed (NULL for a NULL token).
+ * Never fails: unknown tokens give "UNKNOWN".
+ */
+const char *slurm_job_state_normalize(const char *token, char **raw);
+
+/* Non-zero for the terminal states COMPLETED, FAILED, CANCELLED, TIMEOUT. */
+int slurm_job_state_terminal(const char *normalized);
+
+/* Optional fields a record carries (set when the column was printed). */
+enum slurm_job_have {
+    SJ_PARTITION = 1 << 0, SJ_ACCOUNT = 1 << 1, SJ_USER = 1 << 2,
+    SJ_NAME = 1 << 3, SJ_REASON = 1 << 4, SJ_NODELIST = 1 << 5,
+    SJ_NCPUS = 1 << 6, SJ_TIME_LIMIT = 1 << 7, SJ_TIME_LEFT = 1 << 8,
+    SJ_SUBMIT = 1 << 9, SJ_TOTAL_CPU = 1 << 10, SJ_MAX_RSS = 1 << 11,
+    SJ_BATCH_HOST = 1 << 12, SJ_JOB_ID_RAW = 1 << 13, SJ_CLUSTER = 1 << 14,
+};
+
+struct slurm_job {
+    char *id;               /* as printed: 123, 123_4, 123_[5-9%2], 93+0 */
+    char *job_id, *step;    /* steps only: "846_0", "batch" */
+    char *array_job_id, *array_task; /* "1080", "[5-1024]" or "4" */
+    long long *array_task_ids; size_t n_array_task_ids; /* NULL: not a range */
+    long long array_task_count;      /* 0: not a range */
+    long long array_max_running;     /* 0: no %N throttle */
+    char *het_job_id;       long long het_offset; /* het_job_id NULL: none */
+    const char *state;      /* normalized (static) */
+    char *raw_state;        /* NULL: no state column */
+    int has_exit;  int exit_code;
+    int has_signal; int signal;
+    char *start, *end, *submit; /* ISO as printed, or UTC "...Z" from epoch */
+    int has_elapsed;  double elapsed_s;
+    int has_gpus;     long long gpus;
+    unsigned have;          /* enum slurm_job_have */
+    char *partition, *account, *user, *name, *reason, *batch_host,
+         *job_id_raw, *max_rss, *cluster;
+    struct strvec nodelist; /* expanded hostlist */
+    long long ncpus;
+    int has_time_limit; long long time_limit_s;
+    int has_time_left;  long long time_left_s;
+    int has_total_cpu;  double total_cpu_s;
+};
+
+struct slurm_rec_error {
+    long record;            /* 1-based data record */
+    const char *kind;       /* "field_count_mismatch" */
+    long expected_fields, got_fields;
+    char *id;               /* job id if readable, else NULL */
+};
+
+struct slurm_jobs {
+    struct slurm_job *jobs;   size_t njobs, jobs_alloc;
+    struct slurm_job *steps;  size_t nsteps, steps_alloc;
+    struct slurm_rec_error *errors; size_t nerrors, errors_alloc;
+};
+
+/*
+ * Parse squeue output: a header-based format (columns found by header
+ * name: JOBID, ST/STATE, TIME, START_TIME, END_TIME, TRES_PER_NODE, ...),
+ * 0x1E/0x1F delimiter-safe records, exa's own '%i|%P|%j|%u|%T|%M|%l|%D|%R|%b'
+ * without header, other well-known headerless formats, or
+ * `scontrol show job -o` lines. Records whose field count differs from
+ * the header are not reported as jobs but listed in jobs->errors.
+ * Returns 0, or -1 with err and *kind ("parse_error") when nothing in
+ * the input is squeue output. jobs must be freed either way.
+ */
+int squeue_parse(const char *buf, size_t len, struct slurm_jobs *jobs,
+                 const char **kind, exa_error_t *err);
+
+/*
+ * Parse sacct output: --parsable2 with or without header, fixed-width
+ * with the dashed ruler, exa's own field list. JobIDs with a '.' go to
+ * jobs->steps. Same return convention as squeue_parse.
+ */
+int sacct_parse(const char *buf, size_t len, struct slurm_jobs *jobs,
+                const char **kind, exa_error_t *err);
+
+/*
+ * Parse `scontrol show job -o` output (one "Key=Value ..." line per job;
+ * multi-line output is accepted too, a blank line separating jobs).
+ * Same return convention as squeue_parse.
+ */
+int scontrol_jobs_parse(const char *buf, size_t len, struct slurm_jobs *jobs,
+                        const char **kind, exa_error_t *err);
+
+/* Free what jobs owns; jobs is zeroed. */
+void slurm_jobs_free(struct slurm_jobs *jobs);
+
+/* One record as a FORMAT.md job object (new reference). */
+json_t *slurm_job_to_json(const struct slurm_job *job, int is_step);
+
+/*
+ * FORMAT.md result: {"jobs": [...]} plus "steps" when with_steps (sacct)
+ * and "errors" when there are any. New reference.
+ */
+json_t *slurm_jobs_to_json(const struct slurm_jobs *jobs, int with_steps);
+
+struct sbatch_result {
+    char *job_id;       /* "519605" */
+    char *cluster;      /* NULL when not printed */
+    struct strvec warnings; /* non-blank lines other than the id line */
+};
+
+/*
+ * Parse sbatch stdout+stderr: the id comes from "Submitted batch job N[ on
+ * cluster C]" or a line that is exactly "N" or "N;C" (--parsable), never
+ * from the first integer anywhere. Returns 0, or -1 with err (EXA_ESCHED,
+ * the first "error:" line or first line as text) when there is no id
+ * line: FORMAT.md kind "submit_failed".
+ */
+int sbatch_parse(const char *buf, size_t len, struct sbatch_result *res,
+                 exa_error_t *err);
+
+void sbatch_result_free(struct sbatch_result *res);
+
+/* {"job_id", "cluster", "warnings"} (new reference). */
+json_t *sbatch_result_to_json(const struct sbatch_result *res);
+
+#endif

@@ -1,0 +1,404 @@
+/*
+ * slurm_table.c - one splitter for the tabular outputs of sinfo, squeue and
+ * sacct.
+ *
+ * The separator is decided once, from the first record, and a header is
+ * recognized by its names (the tool passes a predicate), not by position:
+ * `-h`/`--noheader` outputs and headed ones come through the same code.
+ * Blank-separated rows are split on runs of blanks; when that gives a
+ * different count than the header (a value with a space such as
+ * "CANCELLED by 0", or a padded -O field that filled its width and glued
+ * onto the next), the row is re-cut at the column offsets of the header
+ * or of sacct's dashed ruler, which is how Slurm laid it out.
+ */
+#include "libsched/slurm_table.h"
+
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "libutil/strbuf.h"
+#include "libutil/xalloc.h"
+
+#define MAX_ROWS 10000000
+
+static char *trim_dup(const char *s, size_t n)
+{
+    while (n && (*s == ' ' || *s == '\t' || *s == '\r' || *s == '\n')) {
+        s++;
+        n--;
+    }
+    while (n && (s[n - 1] == ' ' || s[n - 1] == '\t' || s[n - 1] == '\r' ||
+                 s[n - 1] == '\n'))
+        n--;
+    return xstrndup(s, n);
+}
+
+size_t slurm_split_blanks(const char *line, size_t len, char ***out)
+{
+    char **v = NULL;
+    size_t n = 0, alloc = 0, i = 0;
+    while (i < len) {
+        size_t j;
+        while (i < len && (line[i] == ' ' || line[i] == '\t' ||
+                           line[i] == '\r'))
+            i++;
+        if (i >= len)
+            break;
+        j = i;
+        while (j < len && line[j] != ' ' && line[j] != '\t' && line[j] != '\r')
+            j++;
+        ALLOC_GROW(v, n + 1, alloc);
+        v[n++] = xstrndup(line + i, j - i);
+        i = j;
+    }
+    *out = v;
+    return n;
+}
+
+/* Split on sep; with ',' commas inside () or [] do not split. */
+static size_t split_sep(const char *line, size_t len, char sep, char ***out)
+{
+    char **v = NULL;
+    size_t n = 0, alloc = 0, i = 0;
+    for (;;) {
+        size_t j = i;
+        int depth = 0;
+        while (j < len && (line[j] != sep || depth)) {
+            if (sep == ',' && (line[j] == '(' || line[j] == '['))
+                depth++;
+            else if (sep == ',' && (line[j] == ')' || line[j] == ']') && depth)
+                depth--;
+            j++;
+        }
+        ALLOC_GROW(v, n + 1, alloc);
+        v[n++] = trim_dup(line + i, j - i);
+        if (j >= len)
+            break;
+        i = j + 1;
+    }
+    *out = v;
+    return n;
+}
+
+static void free_fields(char **f, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        free(f[i]);
+    free(f);
+}
+
+/* Upper-cased header name without a "%N" suffix. */
+static void upper_name(const char *s, char *buf, size_t n)
+{
+    size_t k = 0;
+    for (; *s && *s != '%' && k + 1 < n; s++)
+        buf[k++] = (char)toupper((unsigned char)*s);
+    buf[k] = '\0';
+}
+
+static int is_ruler(const char *line, size_t len)
+{
+    int dashes = 0;
+    for (size_t i = 0; i < len; i++) {
+        if (line[i] == '-')
+            dashes++;
+        else if (line[i] != ' ' && line[i] != '\t' && line[i] != '\r')
+            return 0;
+    }
+    return dashes > 0;
+}
+
+static int is_blank(const char *line, size_t len)
+{
+    for (size_t i = 0; i < len; i++)
+        if (!isspace((unsigned char)line[i]))
+            return 0;
+    return 1;
+}
+
+static int free_text_col(const char *name)
+{
+    char u[64];
+    upper_name(name, u, sizeof(u));
+    return !strcmp(u, "REASON") || !strcmp(u, "NODELIST(REASON)") ||
+           !strcmp(u, "COMMENT") || !strcmp(u, "NAME") ||
+           !strcmp(u, "STATE");
+}
+
+/* Cut line at column starts (ncols of them, starts[0] == 0). */
+static char **slice(const char *line, size_t len, const size_t *starts,
+                    const size_t *ends, size_t ncols)
+{
+    char **f = xcalloc(ncols, sizeof(*f));
+    for (size_t k = 0; k < ncols; k++) {
+        size_t a = starts[k], b = k + 1 < ncols ? starts[k + 1] : len;
+        if (ends && ends[k] < b && k + 1 < ncols)
+            b = ends[k];
+        if (a > len)
+            a = len;
+        if (b > len)
+            b = len;
+        if (b < a)
+            b = a;
+        f[k] = trim_dup(line + a, b - a);
+    }
+    return f;
+}
+
+/* Does the slice of line [a, b) hold a run of two blanks inside it? */
+static int slice_unclean(const char *line, size_t a, size_t b)
+{
+    while (a < b && line[a] == ' ')
+        a++;
+    while (b > a && line[b - 1] == ' ')
+        b--;
+    for (size_t i = a; i + 1 < b; i++)
+        if (line[i] == ' ' && line[i + 1] == ' ')
+            return 1;
+    return 0;
+}
+
+/*
+ * For a padded (-O style) header: should this row be cut at the header's
+ * column starts instead of at blanks? Yes when some blank-separated token
+ * does not start at its column (a value with a blank, or one that filled
+ * its width and ran into the next) and every cut piece is clean (no run
+ * of blanks inside, which would mean the row is not laid out on the
+ * header's grid at all).
+ */
+static int should_slice(const char *line, size_t len, const size_t *starts,
+                        size_t ncols)
+{
+    size_t i = 0, k = 0;
+    int aligned = 1;
+    while (i < len) {
+        while (i < len && (line[i] == ' ' || line[i] == '\t'))
+            i++;
+        if (i >= len)
+            break;
+        if (k >= ncols || starts[k] != i)
+            aligned = 0;
+        k++;
+        while (i < len && line[i] != ' ' && line[i] != '\t')
+            i++;
+    }
+    if (aligned && k == ncols)
+        return 0;
+    for (size_t c = 0; c < ncols; c++) {
+        size_t a = starts[c], b = c + 1 < ncols ? starts[c + 1] : len;
+        if (a > len)
+            a = len;
+        if (b > len)
+            b = len;
+        if (b > a && slice_unclean(line, a, b))
+            return 0;
+    }
+    return 1;
+}
+
+/* The first n (<= 4) bytes of p as a string (for the weekday test). */
+static const char *head4(const char *p, size_t n)
+{
+    static _Thread_local char b[8];
+    memcpy(b, p, n);
+    b[n] = '\0';
+    return b;
+}
+
+int slurm_table_split(const char *buf, size_t len, slurm_hdr_known_f known,
+                      struct slurm_table *t, exa_error_t *err)
+{
+    const char *p = buf, *end = buf + len;
+    char rec_sep = '\n';
+    int first = 1;
+    size_t *starts = NULL, *ends = NULL;
+    size_t hdr_len = 0;
+    const char *hdr_line = NULL;
+    int padded = 0;
+
+    if (memchr(buf, 0x1e, len))
+        rec_sep = 0x1e;
+    t->sep = 0;
+    while (p < end) {
+        const char *e = memchr(p, rec_sep, (size_t)(end - p));
+        size_t l;
+        char **f;
+        size_t nf;
+        if (!e)
+            e = end;
+        l = (size_t)(e - p);
+        /* a record led by 0x1E ends at its newline */
+        if (rec_sep == 0x1e)
+            while (l && (p[l - 1] == '\n' || p[l - 1] == '\r'))
+                l--;
+        else if (l && p[l - 1] == '\r')
+            l--;
+        if (is_blank(p, l)) {
+            p = e + 1;
+            continue;
+        }
+        if (is_ruler(p, l)) {
+            /* sacct's ruler gives exact column extents */
+            if (t->hdr && !ends) {
+                size_t k = 0, i = 0;
+                free(starts);
+                padded = 0;
+                starts = xcalloc(t->nhdr, sizeof(*starts));
+                ends = xcalloc(t->nhdr, sizeof(*ends));
+                while (i < l && k < t->nhdr) {
+                    while (i < l && p[i] != '-')
+                        i++;
+                    starts[k] = i;
+                    while (i < l && p[i] == '-')
+                        i++;
+                    ends[k++] = i;
+                }
+                if (k != t->nhdr) {
+                    free(starts);
+                    free(ends);
+                    starts = ends = NULL;
+                }
+            }
+            p = e + 1;
+            continue;
+        }
+        /* -l prints the time first: "Mon Nov 30 02:03:30 2026" */
+        if (first && l >= 4 && p[3] == ' ' &&
+            strstr("Mon Tue Wed Thu Fri Sat Sun ", head4(p, 4))) {
+            p = e + 1;
+            continue;
+        }
+        /* sinfo/squeue -M print "CLUSTER: name" before each cluster */
+        if (l >= 9 && !strncmp(p, "CLUSTER: ", 9)) {
+            p = e + 1;
+            continue;
+        }
+        if (t->hdr && l == hdr_len && !memcmp(p, hdr_line, l)) {
+            p = e + 1;
+            continue;
+        }
+        if (!t->sep) {
+            if (memchr(p, 0x1f, l))
+                t->sep = 0x1f;
+            else if (memchr(p, '|', l))
+                t->sep = '|';
+            else if (!memchr(p, ' ', l) && !memchr(p, '\t', l) &&
+                     memchr(p, ',', l))
+                t->sep = ',';
+            else
+                t->sep = ' ';
+        }
+        if (t->sep == ' ')
+            nf = slurm_split_blanks(p, l, &f);
+        else
+            nf = split_sep(p, l, t->sep, &f);
+        if (first) {
+            size_t nknown = 0;
+            char u[64];
+            first = 0;
+            for (size_t i = 0; i < nf; i++) {
+                upper_name(f[i], u, sizeof(u));
+                if (known(u))
+                    nknown++;
+            }
+            if (nf && known((upper_name(f[0], u, sizeof(u)), u)) &&
+                nknown * 2 >= nf) {
+                t->hdr = f;
+                t->nhdr = nf;
+                hdr_len = l;
+                hdr_line = p;
+                if (t->sep == ' ') {
+                    /* column starts from the header line */
+                    size_t k = 0, i = 0;
+                    starts = xcalloc(nf, sizeof(*starts));
+                    while (i < l && k < nf) {
+                        while (i < l && p[i] == ' ')
+                            i++;
+                        starts[k++] = i;
+                        while (i < l && p[i] != ' ')
+                            i++;
+                    }
+                    starts[0] = 0;
+                    /* -O style: every column padded, two blanks or more */
+                    padded = nf > 1;
+                    for (size_t c = 1; c < nf; c++)
+                        if (starts[c] < 2 || p[starts[c] - 2] != ' ')
+                            padded = 0;
+                }
+                p = e + 1;
+                continue;
+            }
+        }
+        if (t->nrows >= MAX_ROWS) {
+            free_fields(f, nf);
+            free(starts);
+            free(ends);
+            return exa_err(err, EXA_EPARSE, "more than %d rows", MAX_ROWS);
+        }
+        ALLOC_GROW(t->rows, t->nrows + 1, t->alloc);
+        {
+            struct slurm_row *r = &t->rows[t->nrows++];
+            r->f = f;
+            r->nf = nf;
+            r->ntokens = nf;
+            r->sliced = 0;
+            if (t->sep == ' ' && t->hdr && starts && !ends && padded &&
+                should_slice(p, l, starts, t->nhdr)) {
+                char **s2 = slice(p, l, starts, NULL, t->nhdr);
+                free_fields(f, nf);
+                r->f = s2;
+                r->nf = t->nhdr;
+                r->sliced = 1;
+            } else if (t->sep == ' ' && t->hdr && nf != t->nhdr) {
+                if (nf > t->nhdr && free_text_col(t->hdr[t->nhdr - 1]) &&
+                    !ends) {
+                    /* join the tail into the last (free text) column */
+                    struct strbuf sb = STRBUF_INIT;
+                    for (size_t k = t->nhdr - 1; k < nf; k++) {
+                        if (sb.len)
+                            strbuf_addch(&sb, ' ');
+                        strbuf_addstr(&sb, f[k]);
+                        free(f[k]);
+                    }
+                    f[t->nhdr - 1] = strbuf_detach(&sb, NULL);
+                    r->nf = t->nhdr;
+                } else if (starts) {
+                    char **s2 = slice(p, l, starts, ends, t->nhdr);
+                    free_fields(f, nf);
+                    r->f = s2;
+                    r->nf = t->nhdr;
+                    r->sliced = 1;
+                }
+            }
+        }
+        p = e + 1;
+    }
+    free(starts);
+    free(ends);
+    return 0;
+}
+
+void slurm_table_free(struct slurm_table *t)
+{
+    if (t->hdr)
+        free_fields(t->hdr, t->nhdr);
+    for (size_t i = 0; i < t->nrows; i++)
+        free_fields(t->rows[i].f, t->rows[i].nf);
+    free(t->rows);
+    memset(t, 0, sizeof(*t));
+}
+
+long slurm_table_col(const struct slurm_table *t, const char *name)
+{
+    char u[64], v[64];
+    if (!t->hdr)
+        return -1;
+    upper_name(name, v, sizeof(v));
+    for (size_t i = 0; i < t->nhdr; i++) {
+        upper_name(t->hdr[i], u, sizeof(u));
+        if (!strcmp(u, v))
+            return (long)i;
+    }
+    return -1;
+}

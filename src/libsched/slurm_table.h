@@ -1,0 +1,58 @@
+/*
+ * slurm_table.h - split Slurm command output (sinfo, squeue, sacct) into a
+ * header and rows of fields, whatever the separator: '|' (-P, -o '%a|%b'),
+ * 0x1E-led records of 0x1F fields (delimiter-safe formats), ',' (-o '%A,%T'),
+ * or blanks, including fixed-width -O columns that overflow into each other
+ * and sacct's dashed column rulers.
+ */
+#ifndef EXA_SLURM_TABLE_H
+#define EXA_SLURM_TABLE_H
+
+#include <stddef.h>
+
+#include "libutil/error.h"
+
+struct slurm_row {
+    char **f;       /* fields, trimmed, owned */
+    size_t nf;
+    size_t ntokens; /* blank-separated tokens before any column slicing */
+    int sliced;     /* 1 when fields came from header column offsets */
+};
+
+struct slurm_table {
+    char **hdr;     /* header names as printed (trimmed), or NULL */
+    size_t nhdr;
+    struct slurm_row *rows;
+    size_t nrows, alloc;
+    char sep;       /* '|', 0x1F, ',' or ' ' */
+};
+
+/*
+ * Known header name test: returns non-zero when the upper-cased name (no
+ * "%N" width suffix) is a column name of the tool being parsed.
+ */
+typedef int (*slurm_hdr_known_f)(const char *upper_name);
+
+/*
+ * Split len bytes at buf into t (zeroed by the caller). A first line
+ * whose first field and at least half of its fields are known names is
+ * taken as the header. Blank lines and dashed ruler lines are skipped.
+ * free_text_last: when non-zero and a blank-separated row has more tokens
+ * than the header, the extra tokens are joined into the last column when
+ * its name is free text (REASON, NODELIST(REASON), COMMENT, NAME);
+ * otherwise the row is sliced at the header's column offsets.
+ * Returns 0; -1 only on a hard limit (more than 10 million rows).
+ */
+int slurm_table_split(const char *buf, size_t len, slurm_hdr_known_f known,
+                      struct slurm_table *t, exa_error_t *err);
+
+/* Free everything t owns; t is zeroed. */
+void slurm_table_free(struct slurm_table *t);
+
+/* Index of the first header column named name (case-insensitive), or -1. */
+long slurm_table_col(const struct slurm_table *t, const char *name);
+
+/* Split blank-separated tokens of line (len bytes) into fields (owned). */
+size_t slurm_split_blanks(const char *line, size_t len, char ***out);
+
+#endif

@@ -1,0 +1,248 @@
+/*
+ * duration.c - Slurm and Flux duration parsing and formatting.
+ *
+ * Cursor parsers over digits and separators, no sscanf, so that every
+ * malformed token ("1:2:3:4", "5-", "-3", "1.2.3s") is refused rather
+ * than half-read. Slurm's printed forms and its --time input forms are
+ * different grammars (a bare "20" is minutes only on input), hence two
+ * entry points.
+ */
+#include "libutil/duration.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "libutil/strbuf.h"
+
+/* Read a run of decimal digits at *p into *v; 0 or -1 when none/overflow. */
+static int read_uint(const char **p, long long *v)
+{
+    const char *s = *p;
+    long long x = 0;
+    if (!isdigit((unsigned char)*s))
+        return -1;
+    while (isdigit((unsigned char)*s)) {
+        if (x > 100000000000LL)
+            return -1;
+        x = x * 10 + (*s - '0');
+        s++;
+    }
+    *v = x;
+    *p = s;
+    return 0;
+}
+
+/* Copy s without surrounding blanks into buf; -1 if it does not fit. */
+static int trimmed(const char *s, char *buf, size_t n)
+{
+    size_t len;
+    while (*s == ' ' || *s == '\t' || *s == '\n' || *s == '\r')
+        s++;
+    len = strlen(s);
+    while (len && (s[len - 1] == ' ' || s[len - 1] == '\t' ||
+                   s[len - 1] == '\n' || s[len - 1] == '\r'))
+        len--;
+    if (len >= n)
+        return -1;
+    memcpy(buf, s, len);
+    buf[len] = '\0';
+    return 0;
+}
+
+int slurm_duration_parse(const char *s, double *secs)
+{
+    static const char *none[] = { "UNLIMITED", "INVALID", "Partition_Limit",
+                                  "N/A", "NONE", "(null)", NULL };
+    char buf[64];
+    const char *p;
+    long long f[3], days = 0;
+    int nf = 0;
+    double frac = 0;
+
+    if (!s)
+        return 0;
+    if (trimmed(s, buf, sizeof(buf)) < 0)
+        return -1;
+    if (!buf[0])
+        return 0;
+    for (int i = 0; none[i]; i++)
+        if (!strcasecmp(buf, none[i]))
+            return 0;
+    p = buf;
+    if (strchr(buf, '-')) {
+        if (read_uint(&p, &days) < 0 || *p != '-')
+            return -1;
+        p++;
+    }
+    for (;;) {
+        if (nf == 3 || read_uint(&p, &f[nf]) < 0)
+            return -1;
+        nf++;
+        if (*p == ':') {
+            p++;
+            continue;
+        }
+        break;
+    }
+    if (*p == '.') {
+        const char *q = ++p;
+        double scale = 0.1;
+        if (!isdigit((unsigned char)*q))
+            return -1;
+        while (isdigit((unsigned char)*q)) {
+            frac += (*q - '0') * scale;
+            scale /= 10;
+            q++;
+        }
+        p = q;
+    }
+    if (*p)
+        return -1;
+    if (strchr(buf, '-')) {
+        /* D-H, D-H:M, D-H:M:S */
+        long long h = f[0], m = nf > 1 ? f[1] : 0, sec = nf > 2 ? f[2] : 0;
+        if (nf > 1 && m > 59)
+            return -1;
+        if (nf > 2 && sec > 59)
+            return -1;
+        *secs = (double)(days * 86400 + h * 3600 + m * 60 + sec) + frac;
+        return 1;
+    }
+    if (nf == 1)
+        return -1; /* a bare number is not a printed duration */
+    if (nf == 2) {
+        if (f[1] > 59)
+            return -1;
+        *secs = (double)(f[0] * 60 + f[1]) + frac;
+        return 1;
+    }
+    if (f[1] > 59 || f[2] > 59)
+        return -1;
+    *secs = (double)(f[0] * 3600 + f[1] * 60 + f[2]) + frac;
+    return 1;
+}
+
+int slurm_time_arg_parse(const char *s, long long *secs)
+{
+    char buf[64];
+    const char *p;
+    long long f[3], days = 0;
+    int nf = 0, has_days = 0;
+
+    if (!s || trimmed(s, buf, sizeof(buf)) < 0 || !buf[0])
+        return -1;
+    if (!strcasecmp(buf, "UNLIMITED") || !strcasecmp(buf, "infinite")) {
+        *secs = -1;
+        return 0;
+    }
+    p = buf;
+    if (strchr(buf, '-')) {
+        if (read_uint(&p, &days) < 0 || *p != '-')
+            return -1;
+        p++;
+        has_days = 1;
+    }
+    for (;;) {
+        if (nf == 3 || read_uint(&p, &f[nf]) < 0)
+            return -1;
+        nf++;
+        if (*p == ':') {
+            p++;
+            continue;
+        }
+        break;
+    }
+    if (*p)
+        return -1;
+    if (has_days) {
+        long long h = f[0], m = nf > 1 ? f[1] : 0, sec = nf > 2 ? f[2] : 0;
+        *secs = days * 86400 + h * 3600 + m * 60 + sec;
+    } else if (nf == 1) {
+        *secs = f[0] * 60;
+    } else if (nf == 2) {
+        *secs = f[0] * 60 + f[1];
+    } else {
+        *secs = f[0] * 3600 + f[1] * 60 + f[2];
+    }
+    return 0;
+}
+
+int fsd_parse(const char *s, double *secs)
+{
+    char buf[64], *end;
+    double v, mult = 1;
+    size_t len;
+
+    if (!s || trimmed(s, buf, sizeof(buf)) < 0 || !buf[0])
+        return -1;
+    if (!strcasecmp(buf, "inf") || !strcasecmp(buf, "infinity")) {
+        *secs = INFINITY;
+        return 0;
+    }
+    len = strlen(buf);
+    switch (buf[len - 1]) {
+    case 's': mult = 1; buf[--len] = '\0'; break;
+    case 'm': mult = 60; buf[--len] = '\0'; break;
+    case 'h': mult = 3600; buf[--len] = '\0'; break;
+    case 'd': mult = 86400; buf[--len] = '\0'; break;
+    default: break;
+    }
+    if (!len || !(isdigit((unsigned char)buf[0]) || buf[0] == '.'))
+        return -1;
+    for (size_t i = 0; i < len; i++)
+        if (!isdigit((unsigned char)buf[i]) && buf[i] != '.')
+            return -1;
+    errno = 0;
+    v = strtod(buf, &end);
+    if (errno || *end || !isfinite(v) || v < 0)
+        return -1;
+    *secs = v * mult;
+    return 0;
+}
+
+void fsd_format(double secs, char *buf, size_t n)
+{
+    double v;
+    char unit;
+    char tmp[64];
+    if (!isfinite(secs) || secs < 0) {
+        xsnprintf(buf, n, "inf");
+        return;
+    }
+    if (secs < 60) {
+        v = secs;
+        unit = 's';
+    } else if (secs < 3600) {
+        v = secs / 60;
+        unit = 'm';
+    } else if (secs < 86400) {
+        v = secs / 3600;
+        unit = 'h';
+    } else {
+        v = secs / 86400;
+        unit = 'd';
+    }
+    xsnprintf(tmp, sizeof(tmp), "%.4g", v);
+    if (strchr(tmp, 'e'))
+        xsnprintf(tmp, sizeof(tmp), "%.0f", v);
+    xsnprintf(buf, n, "%s%c", tmp, unit);
+}
+
+void slurm_duration_format(long long secs, char *buf, size_t n)
+{
+    if (secs < 0) {
+        xsnprintf(buf, n, "UNLIMITED");
+        return;
+    }
+    if (secs >= 86400)
+        xsnprintf(buf, n, "%lld-%02lld:%02lld:%02lld", secs / 86400,
+                  secs % 86400 / 3600, secs % 3600 / 60, secs % 60);
+    else
+        xsnprintf(buf, n, "%02lld:%02lld:%02lld", secs / 3600,
+                  secs % 3600 / 60, secs % 60);
+}
