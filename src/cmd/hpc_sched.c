@@ -416,16 +416,15 @@ int cmd_hpc_submit(struct exa_ctx *ctx, int argc, char **argv)
             jx_set(o, "warnings", w);
             out_json(ctx, o);
         } else {
-            printf("Submitted job %s on cluster '%s' (%s, run %s)\n", sr.job_id,
-                   e.cluster, sched_name(e.s), run_id);
+            out_info(ctx, "Submitted job %s on cluster '%s' (%s, run %s)",
+                     sr.job_id, e.cluster, sched_name(e.s), run_id);
             out_detail(ctx, "job directory: %s", rdir);
         }
         rc = 0;
     } else {
         char *ids[1] = { sr.job_id };
-        if (ctx->out != OUT_JSON)
-            printf("Submitted job %s on cluster '%s' (%s, run %s)\n", sr.job_id,
-                   e.cluster, sched_name(e.s), run_id);
+        out_info(ctx, "Submitted job %s on cluster '%s' (%s, run %s)",
+                 sr.job_id, e.cluster, sched_name(e.s), run_id);
         rc = do_wait(ctx, &e, ids, 1);
     }
     sched_submit_result_release(&sr);
