@@ -15,14 +15,14 @@ int cmd_hpc_logs(struct exa_ctx *ctx, int argc, char **argv);
 
 #define HPC_SCHED_CMDS                                                      \
     { "submit", cmd_hpc_submit,                                             \
-      "SCRIPT [ARG...] [--partition P] [--qos Q] [--account A] "            \
+      "SCRIPT [--partition P] [--qos Q] [--account A] "                     \
       "[--constraint C] [--time T] [--nodes N] [--ntasks N] "               \
       "[--cpus-per-task N] [--mem M] [--gpus N] [--job-name NAME] "         \
-      "[--array SPEC] [--hold] [--cluster NAME] [--wait]",                  \
+      "[--array SPEC] [--hold] [--cluster NAME] [--wait] [-- ARG...]",      \
       "submit a script through the scheduler adapter",                      \
       "Stages SCRIPT and a generated run.sh in a job directory on the\n"    \
       "cluster and submits it (sbatch, flux batch, or inline for mock).\n"  \
-      "Arguments after SCRIPT are passed to it, quoted. Resource flags\n"   \
+      "Arguments after -- are passed to SCRIPT, quoted. Resource flags\n"   \
       "default to EXAMLOPS_HPC_* (then EXAMLOPS_SLURM_*). The job name\n"   \
       "carries a run id, so a retried submit never makes a second job.\n"   \
       "The scheduler is EXAMLOPS_HPC_SCHEDULER, the connection\n"           \
