@@ -1474,13 +1474,21 @@ static json_t *flux_eventlog_parse_clean(const char *buf, size_t len,
         jx_set(ev, "context", ctx);
         json_array_append_new(events, ev);
     }
-    free(lines);
     if (json_array_size(events) == 0 && bad) {
+        char *l = xstrndup(lines[badline - 1].s, lines[badline - 1].len);
         json_decref(events);
-        exa_err(err, EXA_EPARSE, "eventlog line %zu is not an event",
-                badline);
+        free(lines);
+        if (strstr(l, "unknown job") || strstr(l, "not found")
+            || strstr(l, "No such file or directory")
+            || (strstr(l, "JobID ") && strstr(l, " unknown")))
+            exa_err(err, EXA_ENOTFOUND, "flux job eventlog: %s", l);
+        else
+            exa_err(err, EXA_EPARSE, "eventlog line %zu is not an event",
+                    badline);
+        free(l);
         return NULL;
     }
+    free(lines);
     res = json_object();
     jx_set(res, "summary", flux_eventlog_summary(events));
     json_object_set_new(res, "events", events);

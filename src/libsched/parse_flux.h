@@ -128,7 +128,8 @@ json_t *flux_jobs_parse(const char *buf, size_t len, const char **errkind,
  * human, or the JSON lines of `flux job info ID eventlog`) into
  * {"events": [...], "summary": {...}} (FORMAT.md "flux-eventlog").
  * Returns a new reference, or NULL with err set when no event could be
- * read.
+ * read: err->code is EXA_ENOTFOUND when the text is Flux's "unknown
+ * job" / "No such file or directory" message, EXA_EPARSE otherwise.
  */
 json_t *flux_eventlog_parse(const char *buf, size_t len, exa_error_t *err);
 
