@@ -335,6 +335,7 @@ size_t flux_table_hdr_init(struct flux_table_hdr *h, const char *hdr,
     h->names = xcalloc(n ? n : 1, sizeof(char *));
     h->start = xcalloc(n ? n : 1, sizeof(size_t));
     h->end = xcalloc(n ? n : 1, sizeof(size_t));
+    h->by_token = 0;
     h->aligned = (len && (hdr[0] == ' ' || hdr[0] == '\t'))
                  || memmem(hdr, len, "  ", 2) != NULL;
     for (size_t i = 0; i < n; i++) {
@@ -369,9 +370,13 @@ void flux_table_row(const struct flux_table_hdr *h, const char *row,
         cells[c] = NULL;
         b0[c] = SIZE_MAX;
     }
-    if (!h->aligned && n == h->ncols) {
-        for (size_t c = 0; c < n; c++)
-            cells[c] = xstrndup(row + t[c].b0, t[c].b1 - t[c].b0);
+    if (h->ncols && (h->by_token || (!h->aligned && n == h->ncols))) {
+        /* token order; a synthesized header's last column takes the rest */
+        size_t k = n < h->ncols ? n : h->ncols;
+        for (size_t c = 0; c < k; c++) {
+            size_t e = (c + 1 == h->ncols) ? t[n - 1].b1 : t[c].b1;
+            cells[c] = xstrndup(row + t[c].b0, e - t[c].b0);
+        }
         n = 0;
     }
     for (size_t i = 0; i < n && h->ncols; i++) {

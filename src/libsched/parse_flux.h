@@ -93,6 +93,8 @@ struct flux_table_hdr {
     size_t *start;   /* code point span of each header word */
     size_t *end;
     int aligned;     /* header padded (leading or doubled spaces) */
+    int by_token;    /* synthesized header: cells are tokens in order,
+                        the last column takes the rest of the row */
 };
 
 /* Split the header line hdr (len bytes) into columns. Release with
