@@ -573,11 +573,17 @@ static char *section_line(const char *s, size_t len)
     uint64_t v;
 
     if (n == 1 && t[0].b1 - t[0].b0 > 1 && s[t[0].b1 - 1] == ':') {
+        /* deeper levels print the path of ids: "ƒA/ƒB:" */
+        struct strvec parts = STRVEC_INIT;
         id = xstrndup(s + t[0].b0, t[0].b1 - t[0].b0 - 1);
-        if (flux_jobid_parse(id, &v) < 0) {
-            free(id);
-            id = NULL;
-        }
+        strvec_split(&parts, id, '/');
+        for (size_t i = 0; i < parts.nr; i++)
+            if (flux_jobid_parse(parts.v[i], &v) < 0) {
+                free(id);
+                id = NULL;
+                break;
+            }
+        strvec_clear(&parts);
     }
     free(t);
     return id;
