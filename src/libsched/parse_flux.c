@@ -589,6 +589,21 @@ static char *section_line(const char *s, size_t len)
     return id;
 }
 
+/* A diagnostic rather than output ("flux-jobs: ERROR: Unable to ..."). */
+static int looks_like_error(const char *s, size_t len)
+{
+    static const char *const marks[] = { "ERROR", "error:", "Unable to",
+                                         "No such", "not found",
+                                         "Permission denied", "usage:",
+                                         NULL };
+    char *l = xstrndup(s, len);
+    int hit = 0;
+    for (size_t i = 0; marks[i] && !hit; i++)
+        hit = strstr(l, marks[i]) != NULL;
+    free(l);
+    return hit;
+}
+
 /* Error text flux jobs prints for an id it does not know. */
 static int unknown_job_line(const char *s, size_t len, uint64_t *id)
 {
@@ -1066,6 +1081,7 @@ static json_t *flux_jobs_parse_clean(const char *buf, size_t len,
     size_t n, i = 0;
     struct flux_table_hdr hdr = { 0 };
     int have_hdr = 0, has_sections = 0, unknown = 0, allow_plain = 0;
+    char *errline = NULL;
     uint64_t unknown_id = 0;
     char *instance = NULL;
     json_t *jobs, *stats, *res;
@@ -1146,6 +1162,8 @@ static json_t *flux_jobs_parse_clean(const char *buf, size_t len,
                 json_array_append_new(jobs, job);
             } else if (unknown_job_line(s, l, &unknown_id)) {
                 unknown = 1;
+            } else if (!errline && looks_like_error(s, l)) {
+                errline = xstrndup(s, l);
             }
             free(tokv);
             free(t);
@@ -1155,6 +1173,15 @@ static json_t *flux_jobs_parse_clean(const char *buf, size_t len,
     free(lines);
     if (have_hdr)
         flux_table_hdr_release(&hdr);
+    if (errline && !unknown && json_array_size(jobs) == 0) {
+        json_decref(jobs);
+        json_decref(stats);
+        *errkind = "flux_error";
+        exa_err(err, EXA_ESCHED, "flux jobs: %s", errline);
+        free(errline);
+        return NULL;
+    }
+    free(errline);
     if (unknown && json_array_size(jobs) == 0) {
         json_decref(jobs);
         json_decref(stats);

@@ -120,7 +120,8 @@ void flux_table_row(const struct flux_table_hdr *h, const char *row,
  * `--json` (one object, {"jobs": [...]}, or JSON lines) and the bare job
  * ids `flux batch`/`flux submit` print.
  * Returns a new reference, or NULL with err set and *errkind pointing at
- * a static FORMAT.md error kind ("unknown_job", "parse_error").
+ * a static FORMAT.md error kind: "unknown_job" for Flux's unknown-id
+ * text, "flux_error" for another diagnostic with no job listed.
  */
 json_t *flux_jobs_parse(const char *buf, size_t len, const char **errkind,
                         exa_error_t *err);

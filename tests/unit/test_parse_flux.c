@@ -217,6 +217,12 @@ static void test_jobs_errors_and_sections(void **state)
     assert_null(res);
     assert_string_equal(kind, "unknown_job");
     assert_non_null(strstr(err.text, "12345"));
+    in = "flux-jobs: ERROR: Unable to connect to Flux\n";
+    assert_null(flux_jobs_parse(in, strlen(in), &kind, &err));
+    assert_string_equal(kind, "flux_error");
+    res = flux_jobs_parse("", 0, &kind, NULL);
+    assert_int_equal(json_array_size(json_object_get(res, "jobs")), 0);
+    json_decref(res);
 
     res = flux_jobs_parse(rec, strlen(rec), &kind, NULL);
     assert_non_null(res);
