@@ -65,10 +65,11 @@ json_t *file_sd_build(const struct fv_fleet *fleet, const char *tenant,
         tenant = "default";
     for (size_t i = 0; i < fleet->nr; i++) {
         const struct fv_cluster *c = &fleet->clusters[i];
+        const char *t = c->tenant ? c->tenant : tenant;
         /* (cluster, job) order: "dcgm" sorts before "node" */
-        if ((g = group(c, "dcgm", tenant, c->dcgm_port, 1, &n)))
+        if ((g = group(c, "dcgm", t, c->dcgm_port, 1, &n)))
             json_array_append_new(groups, g);
-        if ((g = group(c, "node", tenant, c->node_port, 0, &n)))
+        if ((g = group(c, "node", t, c->node_port, 0, &n)))
             json_array_append_new(groups, g);
     }
     if (ntargets)

@@ -5,18 +5,17 @@
  * Observability only reads the fleet, and must keep working when the
  * scheduler is unreachable: everything here comes from the saved snapshot
  * (the `nodes` table written by discovery), ordered by name so that an
- * unchanged fleet always produces the same targets file. The YAML reader
- * looks up two optional integer keys and ignores everything else, so the
- * registry's own fields stay the fleet layer's business.
+ * unchanged fleet always produces the same targets file. Connection
+ * fields come from the table, which holds the identity a sysadmin
+ * approved; clusters.yaml (read through libfleet's registry) only adds the
+ * site facts that are not identity: exporter ports and tenant.
  */
 #include "libobserve/fleet_view.h"
 
-#include <errno.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <yaml.h>
 
+#include "libfleet/registry.h"
 #include "libutil/strbuf.h"
 #include "libutil/xalloc.h"
 
@@ -63,30 +62,19 @@ static int load_nodes(store_t *st, struct fv_cluster *c, exa_error_t *err)
     return 0;
 }
 
-static char *default_registry(void)
-{
-    const char *e = getenv("EXAMLOPS_HPC_REGISTRY");
-    const char *home = getenv("HOME");
-    if (e && *e)
-        return xstrdup(e);
-    if (home && *home)
-        return xstrfmt("%s/.config/examlops/clusters.yaml", home);
-    return NULL;
-}
-
 int fv_fleet_load(store_t *st, const char *only, int all_states,
                   const char *registry, struct fv_fleet *out,
                   exa_error_t *err)
 {
     size_t alloc = 0;
     int rc;
-    char *reg = registry ? xstrdup(registry) : default_registry();
+    char *reg = registry ? xstrdup(registry) : registry_default_path(NULL);
     sqlite3_stmt *s;
 
     memset(out, 0, sizeof(*out));
     s = store_prepare(st,
-                      "SELECT name, scheduler, transport, host, state"
-                      " FROM clusters WHERE (?1 IS NULL OR name = ?1)"
+                      "SELECT name, scheduler, transport, host, state,"
+                      " port, ssh_user, ssh_key FROM clusters WHERE (?1 IS NULL OR name = ?1)"
                       " AND (?2 OR state = 'ACTIVE') ORDER BY name",
                       err);
     if (!s) {
@@ -105,6 +93,9 @@ int fv_fleet_load(store_t *st, const char *only, int all_states,
         c->transport = col_dup(s, 2);
         c->host = col_dup(s, 3);
         c->state = col_dup(s, 4);
+        c->ssh_port = sqlite3_column_int(s, 5);
+        c->ssh_user = col_dup(s, 6);
+        c->ssh_key = col_dup(s, 7);
         c->node_port = FV_NODE_EXPORTER_PORT;
         c->dcgm_port = FV_DCGM_EXPORTER_PORT;
     }
@@ -117,10 +108,9 @@ int fv_fleet_load(store_t *st, const char *only, int all_states,
         struct fv_cluster *c = &out->clusters[i];
         if (load_nodes(st, c, err) < 0)
             goto fail;
-        if (reg && fv_registry_ports(reg, c->name, &c->node_port,
-                                     &c->dcgm_port, err) < 0)
-            goto fail;
     }
+    if (reg && fv_registry_apply(reg, out, err) < 0)
+        goto fail;
     free(reg);
     return 0;
 fail:
@@ -147,6 +137,9 @@ void fv_fleet_release(struct fv_fleet *f)
         free(c->transport);
         free(c->host);
         free(c->state);
+        free(c->ssh_user);
+        free(c->ssh_key);
+        free(c->tenant);
     }
     free(f->clusters);
     memset(f, 0, sizeof(*f));
@@ -154,107 +147,19 @@ void fv_fleet_release(struct fv_fleet *f)
 
 /* ---- clusters.yaml ---- */
 
-static int scalar_is(yaml_node_t *n, const char *s)
+int fv_registry_apply(const char *path, struct fv_fleet *f, exa_error_t *err)
 {
-    return n && n->type == YAML_SCALAR_NODE &&
-           n->data.scalar.length == strlen(s) &&
-           !memcmp(n->data.scalar.value, s, n->data.scalar.length);
-}
-
-/* Value node of key in mapping m, or NULL. */
-static yaml_node_t *map_get(yaml_document_t *d, yaml_node_t *m,
-                            const char *key)
-{
-    if (!m || m->type != YAML_MAPPING_NODE)
-        return NULL;
-    for (yaml_node_pair_t *p = m->data.mapping.pairs.start;
-         p < m->data.mapping.pairs.top; p++)
-        if (scalar_is(yaml_document_get_node(d, p->key), key))
-            return yaml_document_get_node(d, p->value);
-    return NULL;
-}
-
-/* The definition mapping of cluster name, or NULL. */
-static yaml_node_t *find_cluster(yaml_document_t *d, const char *name)
-{
-    yaml_node_t *root = yaml_document_get_root_node(d);
-    yaml_node_t *c = map_get(d, root, "clusters");
-    if (!c)
-        c = root;
-    if (!c)
-        return NULL;
-    if (c->type == YAML_MAPPING_NODE)
-        return map_get(d, c, name);
-    if (c->type == YAML_SEQUENCE_NODE) {
-        for (yaml_node_item_t *it = c->data.sequence.items.start;
-             it < c->data.sequence.items.top; it++) {
-            yaml_node_t *item = yaml_document_get_node(d, *it);
-            if (scalar_is(map_get(d, item, "name"), name))
-                return item;
-        }
+    struct registry reg = REGISTRY_INIT;
+    if (registry_load(path, &reg, err) < 0)
+        return -1;
+    for (size_t i = 0; i < f->nr; i++) {
+        struct fv_cluster *c = &f->clusters[i];
+        const struct cluster_def *d = registry_find(&reg, c->name);
+        c->node_port = cluster_def_node_exporter_port(d);
+        c->dcgm_port = cluster_def_dcgm_exporter_port(d);
+        free(c->tenant);
+        c->tenant = d && d->tenant && *d->tenant ? xstrdup(d->tenant) : NULL;
     }
-    return NULL;
-}
-
-static int read_port(yaml_document_t *d, yaml_node_t *def, const char *key,
-                     const char *path, int *port, exa_error_t *err)
-{
-    yaml_node_t *v = map_get(d, def, key);
-    char buf[32], *end;
-    long x;
-    if (!v)
-        return 0;
-    if (v->type != YAML_SCALAR_NODE || v->data.scalar.length == 0 ||
-        v->data.scalar.length >= sizeof(buf))
-        return exa_err(err, EXA_ECONFIG, "registry '%s': '%s' is not a port",
-                       path, key);
-    memcpy(buf, v->data.scalar.value, v->data.scalar.length);
-    buf[v->data.scalar.length] = '\0';
-    errno = 0;
-    x = strtol(buf, &end, 10);
-    if (errno || *end || x < 1 || x > 65535)
-        return exa_err(err, EXA_ECONFIG,
-                       "registry '%s': %s '%s' is not a port (1-65535)",
-                       path, key, buf);
-    *port = (int)x;
+    registry_release(&reg);
     return 0;
-}
-
-int fv_registry_ports(const char *path, const char *name, int *node_port,
-                      int *dcgm_port, exa_error_t *err)
-{
-    FILE *fp = fopen(path, "rb");
-    yaml_parser_t parser;
-    yaml_document_t doc;
-    yaml_node_t *def;
-    int rc = 0;
-
-    if (!fp) {
-        if (errno == ENOENT)
-            return 0;
-        return exa_err(err, EXA_ECONFIG, "cannot read registry '%s': %s",
-                       path, strerror(errno));
-    }
-    yaml_parser_initialize(&parser);
-    yaml_parser_set_input_file(&parser, fp);
-    if (!yaml_parser_load(&parser, &doc)) {
-        rc = exa_err(err, EXA_ECONFIG, "registry '%s' line %zu: %s", path,
-                     parser.problem_mark.line + 1,
-                     parser.problem ? parser.problem : "invalid YAML");
-        yaml_parser_delete(&parser);
-        fclose(fp);
-        return rc;
-    }
-    def = find_cluster(&doc, name);
-    if (def) {
-        if (read_port(&doc, def, "node_exporter_port", path, node_port,
-                      err) < 0 ||
-            read_port(&doc, def, "dcgm_exporter_port", path, dcgm_port,
-                      err) < 0)
-            rc = -1;
-    }
-    yaml_document_delete(&doc);
-    yaml_parser_delete(&parser);
-    fclose(fp);
-    return rc;
 }

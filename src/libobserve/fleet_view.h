@@ -37,8 +37,12 @@ struct fv_cluster {
     char *transport; /* local, ssh */
     char *host;
     char *state;     /* PENDING, ACTIVE, REJECTED */
+    int ssh_port;    /* as approved (the table's identity) */
+    char *ssh_user;  /* or NULL */
+    char *ssh_key;   /* a path, or NULL */
     int node_port;   /* node_exporter port (clusters.yaml override) */
     int dcgm_port;   /* dcgm-exporter port (clusters.yaml override) */
+    char *tenant;    /* clusters.yaml `tenant`, or NULL */
     struct fv_node *nodes; /* sorted by name */
     size_t nr_nodes;
 };
@@ -51,9 +55,8 @@ struct fv_fleet {
 /*
  * Load the clusters of st (all of them when all_states, else only ACTIVE
  * ones; only `only` when it is not NULL) with their node snapshots, and
- * the exporter ports from the registry file (registry: a clusters.yaml
- * path, or NULL for $EXAMLOPS_HPC_REGISTRY, else
- * ~/.config/examlops/clusters.yaml; a missing file means default ports).
+ * apply fv_registry_apply() with registry (a clusters.yaml path, or NULL
+ * for libfleet's default path).
  * Returns 0 with *out filled (free with fv_fleet_release()), or -1 with
  * err: EXA_ECONFIG for a database or registry error.
  */
@@ -63,15 +66,11 @@ int fv_fleet_load(store_t *st, const char *only, int all_states,
 void fv_fleet_release(struct fv_fleet *f);
 
 /*
- * Read the exporter ports of cluster `name` from the clusters.yaml at
- * path (shapes of shared/REFERENCE.md §3 "clusters.yaml": a `clusters:`
- * mapping, a bare mapping, or a list of items with `name:`), keys
- * `node_exporter_port` and `dcgm_exporter_port` (1-65535). Ports not set
- * keep the values already in *node_port / *dcgm_port. Returns 0 (also for
- * a missing file), or -1 with err (EXA_ECONFIG) for unreadable YAML or an
- * out-of-range port.
+ * Apply the site facts of the clusters.yaml at path (libfleet registry:
+ * node_exporter_port, dcgm_exporter_port, tenant) to every cluster of f;
+ * a missing file means defaults (9100, 9400, no tenant). Returns 0 or -1
+ * with err (EXA_ECONFIG) for an unreadable or invalid file.
  */
-int fv_registry_ports(const char *path, const char *name, int *node_port,
-                      int *dcgm_port, exa_error_t *err);
+int fv_registry_apply(const char *path, struct fv_fleet *f, exa_error_t *err);
 
 #endif

@@ -23,15 +23,16 @@ clusters:
     scheduler: flux
     host: login.c2
     node_exporter_port: 9200
+    tenant: acme
 YAML
 
-want='[{"labels":{"cluster":"c1","job":"dcgm","scheduler":"slurm","tenant":"default"},"targets":["gpu01:9400","gpu02:9400"]},{"labels":{"cluster":"c1","job":"node","scheduler":"slurm","tenant":"default"},"targets":["cpu01:9100","gpu01:9100","gpu02:9100"]},{"labels":{"cluster":"c2","job":"node","scheduler":"flux","tenant":"default"},"targets":["f1:9200"]}]'
-is "groups by (cluster, job), ACTIVE only, ports from clusters.yaml" \
+want='[{"labels":{"cluster":"c1","job":"dcgm","scheduler":"slurm","tenant":"default"},"targets":["gpu01:9400","gpu02:9400"]},{"labels":{"cluster":"c1","job":"node","scheduler":"slurm","tenant":"default"},"targets":["cpu01:9100","gpu01:9100","gpu02:9100"]},{"labels":{"cluster":"c2","job":"node","scheduler":"flux","tenant":"acme"},"targets":["f1:9200"]}]'
+is "groups by (cluster, job), ACTIVE only, ports and tenant from clusters.yaml" \
     "$("$EXA" hpc prometheus-sd | jq -c .)" "$want"
 is "--cluster filters" \
     "$("$EXA" hpc prometheus-sd --cluster c2 | jq -c '[.[].targets[]]')" '["f1:9200"]'
-is "tenant label from EXAMLOPS_TENANT" \
-    "$(EXAMLOPS_TENANT=acme "$EXA" hpc prometheus-sd | jq -r '[.[].labels.tenant] | unique | join(",")')" acme
+is "tenant from clusters.yaml, else EXAMLOPS_TENANT" \
+    "$(EXAMLOPS_TENANT=lab "$EXA" hpc prometheus-sd | jq -r '[.[].labels.tenant] | join(",")')" lab,lab,acme
 "$EXA" hpc prometheus-sd --cluster c0 >/dev/null 2>&1
 is "a PENDING cluster is refused (exit 6)" "$?" 6
 "$EXA" hpc prometheus-sd --cluster nope >/dev/null 2>&1
