@@ -8,9 +8,11 @@
 set -u
 . "$(dirname "$0")/lib-sched.sh"
 require_testbed
-echo "1..10"
+echo "1..12"
 sched_setup testa local
 export EXAMLOPS_SLURM_CMD_TIMEOUT=3
+
+printf 'exit 0\n' > "$T/z0.sh"
 
 # --- controller stopped during a wait
 printf 'sleep 12; echo done\n' > "$T/s.sh"
@@ -30,6 +32,19 @@ is "$rc" 0 "wait completes across a 20 s controller stop"
 is "$(jfield "$id" state)" COMPLETED "job COMPLETED after the controller returns"
 [ $((SECONDS - start)) -ge 20 ]
 ok $? "the wait really spanned the stop ($((SECONDS - start)) s)"
+
+# --- a lost sbatch reply: sbatch ran, but its answer never came back
+# (the stand-in runs the real sbatch, then hangs past the cap)
+mkdir -p "$T/lossy"
+printf '#!/bin/sh\n"%s" "$@" > /dev/null\nexec sleep 60\n' "$(command -v sbatch)" > "$T/lossy/sbatch"
+chmod +x "$T/lossy/sbatch"
+out=$(PATH="$T/lossy:$PATH" "$EXA" --json hpc submit "$T/z0.sh" --hold 2> "$T/lossy.err")
+reused=$(python3 -c 'import json,sys; print(json.load(sys.stdin)["reused"])' <<<"$out" 2>/dev/null)
+is "$reused" True "a lost reply is recovered by looking the run id up"
+lid=$(python3 -c 'import json,sys; print(json.load(sys.stdin)["job_id"])' <<<"$out" 2>/dev/null)
+name=$(squeue -h -j "$lid" -o %j 2>/dev/null)
+is "$(squeue -h --name="$name" -o %i | wc -l)" 1 "exactly one job carries that run id"
+scancel "$lid" 2>/dev/null
 
 # --- same numeric job id on two clusters
 # Each cluster counts job ids on its own; advance the lower counter with
