@@ -17,6 +17,23 @@
 #include "libutil/strvec.h"
 
 /*
+ * exa's own query formats. squeue: `squeue -o SLURM_SQUEUE_FORMAT` (header
+ * kept): 0x1E before each record and 0x1F between fields, so job names,
+ * reasons and comments may hold '|' and blanks; columns are found by their
+ * header names, never by position. sacct: `sacct --parsable2
+ * --delimiter=SLURM_SACCT_DELIMITER -o SLURM_SACCT_FIELDS` (header kept).
+ * sinfo: `sinfo -N -o SLURM_SINFO_FORMAT` (header kept).
+ */
+#define SLURM_SQUEUE_FORMAT                                              \
+    "\x1e%i\x1f%T\x1f%M\x1f%l\x1f%L\x1f%S\x1f%e\x1f%V\x1f%D\x1f%C\x1f%P\x1f" \
+    "%a\x1f%u\x1f%j\x1f%r\x1f%N\x1f%b"
+#define SLURM_SACCT_DELIMITER "\x1f"
+#define SLURM_SACCT_FIELDS                                               \
+    "JobID,JobIDRaw,State,ExitCode,Start,End,Submit,ElapsedRaw,AllocTRES," \
+    "NodeList,Partition,Account,User,JobName,NCPUS,TimelimitRaw"
+#define SLURM_SINFO_FORMAT "%N|%c|%m|%G|%T|%P|%C"
+
+/*
  * Normalize a Slurm job state token, long ("OUT_OF_MEMORY") or compact
  * ("OOM"), to one of PENDING, RUNNING, SUSPENDED, COMPLETED, FAILED,
  * CANCELLED, TIMEOUT, UNKNOWN (static strings). Only the first word counts
