@@ -391,6 +391,9 @@ struct layout {
 
 /* squeue: the default format, exa's own, and formats of common tools. */
 static const struct layout squeue_layouts[] = {
+    { 0, "JOBID STATE TIME TIME_LIMIT TIME_LEFT START_TIME END_TIME "
+         "SUBMIT_TIME NODES CPUS PARTITION ACCOUNT USER NAME REASON NODELIST "
+         "TRES_PER_NODE" }, /* SLURM_SQUEUE_FORMAT with --noheader */
     { 0, "JOBID PARTITION NAME USER STATE TIME TIME_LIMIT NODES "
          "NODELIST(REASON) TRES_PER_NODE" },
     { ' ', "JOBID PARTITION NAME USER ST TIME NODES NODELIST(REASON)" },
@@ -409,6 +412,9 @@ static const struct layout squeue_layouts[] = {
 
 /* sacct: exa's own field lists, then lists used by common tools. */
 static const struct layout sacct_layouts[] = {
+    { 0, "JOBID JOBIDRAW STATE EXITCODE START END SUBMIT ELAPSEDRAW "
+         "ALLOCTRES NODELIST PARTITION ACCOUNT USER JOBNAME NCPUS "
+         "TIMELIMITRAW" }, /* SLURM_SACCT_FIELDS with --noheader */
     { 0, "JOBID STATE EXITCODE START END ALLOCTRES ELAPSEDRAW" },
     { 0, "JOBID STATE EXITCODE START END ALLOCTRES ELAPSEDRAW TIMELIMIT" },
     { 0, "JOBID STATE EXITCODE START END ALLOCTRES ELAPSEDRAW NODELIST" },
@@ -436,6 +442,9 @@ static const struct layout sacct_layouts[] = {
     { 0, "JOBID JOBNAME STATE" },
     { 0, NULL },
 };
+
+/* Set by headerless_roles: a well-known field list fitted every row. */
+static _Thread_local int layout_matched;
 
 /* Split a layout into roles (names resolved through tbl); count. */
 static size_t layout_roles(const char *fields, const struct name_role *tbl,
@@ -479,6 +488,7 @@ static size_t headerless_roles(const struct slurm_table *t,
 {
     size_t check = t->nrows < 200 ? t->nrows : 200;
     *merge_tail = 0;
+    layout_matched = 0;
     if (!t->nrows)
         return 0;
     for (size_t li = 0; layouts[li].fields; li++) {
@@ -503,6 +513,7 @@ static size_t headerless_roles(const struct slurm_table *t,
         }
         if (ok) {
             *merge_tail = tail;
+            layout_matched = 1;
             return n;
         }
     }
@@ -924,6 +935,13 @@ static int parse_table(const char *buf, size_t len, struct slurm_jobs *jobs,
         }
     } else {
         nroles = headerless_roles(&t, layouts, tbl, roles, 128, &merge_tail);
+        if (t.sep != ' ' && t.nrows && !t.not_all_trailing &&
+            !layout_matched) {
+            /* every line ends with the separator: sacct -p, not -P */
+            slurm_table_drop_trailing(&t);
+            nroles = headerless_roles(&t, layouts, tbl, roles, 128,
+                                      &merge_tail);
+        }
     }
     for (size_t r = 0; r < t.nrows; r++) {
         struct slurm_row *row = &t.rows[r];

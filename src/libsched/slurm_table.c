@@ -306,6 +306,12 @@ int slurm_table_split(const char *buf, size_t len, slurm_hdr_known_f known,
                 nknown * 2 >= nf) {
                 t->hdr = f;
                 t->nhdr = nf;
+                /* sacct -p ends every line with the separator */
+                if (t->sep != ' ' && nf > 1 && !f[nf - 1][0]) {
+                    free(f[--nf]);
+                    t->nhdr = nf;
+                    t->trailing_sep = 1;
+                }
                 hdr_len = l;
                 hdr_line = p;
                 if (t->sep == ' ') {
@@ -336,6 +342,10 @@ int slurm_table_split(const char *buf, size_t len, slurm_hdr_known_f known,
             free(ends);
             return exa_err(err, EXA_EPARSE, "more than %d rows", MAX_ROWS);
         }
+        if (t->trailing_sep && nf > 1 && !f[nf - 1][0])
+            free(f[--nf]);
+        if (t->sep != ' ' && !(nf > 1 && !f[nf - 1][0]))
+            t->not_all_trailing = 1;
         ALLOC_GROW(t->rows, t->nrows + 1, t->alloc);
         {
             struct slurm_row *r = &t->rows[t->nrows++];
@@ -401,4 +411,15 @@ long slurm_table_col(const struct slurm_table *t, const char *name)
             return (long)i;
     }
     return -1;
+}
+
+void slurm_table_drop_trailing(struct slurm_table *t)
+{
+    for (size_t i = 0; i < t->nrows; i++) {
+        struct slurm_row *r = &t->rows[i];
+        if (r->nf > 1 && !r->f[r->nf - 1][0]) {
+            free(r->f[--r->nf]);
+            r->ntokens = r->nf;
+        }
+    }
 }

@@ -25,7 +25,15 @@ struct slurm_table {
     struct slurm_row *rows;
     size_t nrows, alloc;
     char sep;       /* '|', 0x1F, ',' or ' ' */
+    int trailing_sep;     /* header ended with sep (sacct -p): dropped */
+    int not_all_trailing; /* some row does not end with an empty field */
 };
+
+/*
+ * Drop the last field of every row (all of them end with an empty one):
+ * headerless `sacct -p` output, told apart from -P only by trying.
+ */
+void slurm_table_drop_trailing(struct slurm_table *t);
 
 /*
  * Known header name test: returns non-zero when the upper-cased name (no
