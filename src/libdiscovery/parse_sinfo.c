@@ -286,33 +286,103 @@ static size_t layout_roles(const struct slurm_table *t, enum col **roles)
 }
 
 /* Roles of one row's fields: from the header, or guessed from values. */
+static int avail_word(const char *s)
+{
+    return !strcmp(s, "up") || !strcmp(s, "down") || !strcmp(s, "drain") ||
+           !strcmp(s, "inact");
+}
+
+/*
+ * Roles of a headerless row guessed from its values. The first field is
+ * the node name (or a %D count), unless the second is a partition AVAIL
+ * word ("debug*|up|node1|..."), in which case the row starts with the
+ * partition and the name is the next plain word. sinfo prints one state
+ * and one partition per row, so only the first of each counts; later
+ * words (reasons, features) are ignored.
+ */
 static void guess_roles(char **f, size_t nf, enum col *role, int *groups)
 {
-    int ngres = 0;
-    for (size_t i = 0; i < nf; i++)
-        role[i] = C_IGNORE;
+    int have_state = 0, have_part = 0, have_name = 0;
+    size_t i = 1, gi[8], ngres = 0;
+    for (size_t k = 0; k < nf; k++)
+        role[k] = C_IGNORE;
     if (!nf)
         return;
-    if (is_int(f[0]) && nf >= 2) {
-        role[0] = C_COUNT;
-        *groups = 1;
+    if (nf >= 3 && avail_word(f[1]) && isalpha((unsigned char)f[0][0]) &&
+        !gres_like(f[0])) {
+        int later_state = 0;
+        for (size_t k = 2; k < nf; k++)
+            if (slurm_node_state_known(f[k]))
+                later_state = 1;
+        if (strcmp(f[1], "up") && strcmp(f[1], "inact") && !later_state)
+            goto name_first;
+        role[0] = C_PART;
+        role[1] = C_IGNORE;
+        have_part = 1;
+        i = 2;
+    } else if (nf >= 2 && isalpha((unsigned char)f[0][0]) &&
+               !strchr(f[0], '[') && !gres_like(f[0]) &&
+               (f[0][strlen(f[0]) - 1] == '*' ||
+                (strchr(f[1], '[') && !gres_like(f[1])))) {
+        /* "part*|node[1-2]|...": '*' marks the default partition and
+         * never ends a host name; a bracket marks the hostlist */
+        role[0] = C_PART;
+        have_part = 1;
+        i = 1;
     } else {
-        role[0] = C_NAME;
+name_first:
+        if (is_int(f[0]) && nf >= 2) {
+            role[0] = C_COUNT;
+            *groups = 1;
+        } else {
+            role[0] = C_NAME;
+        }
+        have_name = 1;
+        i = 1;
     }
-    for (size_t i = 1; i < nf; i++) {
+    for (; i < nf; i++) {
         long long t;
         if (cpustate_total(f[i], &t))
             role[i] = C_CPUSTATE;
-        else if (gres_like(f[i]))
-            role[i] = ngres++ ? C_GRESUSED : C_GRES;
-        else if (slurm_node_state_known(f[i]))
+        else if (gres_like(f[i])) {
+            role[i] = C_IGNORE;
+            if (ngres < 8)
+                gi[ngres++] = i;
+        } else if (!have_state && slurm_node_state_known(f[i]) && have_name) {
             role[i] = C_STATE;
-        else if (is_int(f[i]))
+            have_state = 1;
+        } else if (is_int(f[i]))
             role[i] = C_INT;
-        else if (!strcmp(f[i], "N/A") || !isalpha((unsigned char)f[i][0]))
-            role[i] = C_IGNORE; /* loads, sizes, times: not a partition */
-        else
+        else if (!strcmp(f[i], "N/A") || !isalpha((unsigned char)f[i][0]) ||
+                 strchr(f[i], ','))
+            role[i] = C_IGNORE; /* loads, sizes, times, feature lists */
+        else if (!have_name) {
+            role[i] = C_NAME;
+            have_name = 1;
+        } else if (!have_part && !slurm_node_state_known(f[i])) {
             role[i] = C_PART;
+            have_part = 1;
+        }
+    }
+    /*
+     * GRES-shaped values: Gres then GresUsed. With more than two (a
+     * "(null)" features or comment column too) the last two are taken, as
+     * both are printed last by every tool format seen. A "(null)" followed
+     * by a non-zero GPU count is not Gres/GresUsed (GPUs in use on a node
+     * without GPUs): the count is the Gres.
+     */
+    if (ngres == 1) {
+        role[gi[0]] = C_GRES;
+    } else if (ngres >= 2) {
+        size_t a = gi[ngres - 2], b = gi[ngres - 1];
+        struct gres_info used;
+        gres_parse(f[b], &used);
+        if (!strcmp(f[a], "(null)") && used.gpus > 0) {
+            role[b] = C_GRES;
+        } else {
+            role[a] = C_GRES;
+            role[b] = C_GRESUSED;
+        }
     }
 }
 
