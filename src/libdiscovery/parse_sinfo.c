@@ -372,7 +372,8 @@ name_first:
      * without GPUs): the count is the Gres.
      */
     if (ngres == 1) {
-        role[gi[0]] = C_GRES;
+        /* IDX index lists are printed in GresUsed only */
+        role[gi[0]] = strstr(f[gi[0]], "(IDX:") ? C_GRESUSED : C_GRES;
     } else if (ngres >= 2) {
         size_t a = gi[ngres - 2], b = gi[ngres - 1];
         struct gres_info used;
@@ -384,6 +385,61 @@ name_first:
             role[b] = C_GRESUSED;
         }
     }
+}
+
+/*
+ * A headerless table prints the same columns on every row, so the roles
+ * guessed row by row are put to a vote, column by column, over the rows
+ * of the most common width (up to 5000 of them): an unknown state word
+ * ("foo_bar_baz") in the state column is still the state, and a row of
+ * "(null)"s reads like the rows with real GRES. Returns that width and
+ * the voted roles (*out, caller frees), or 0 when there is no clear
+ * common width.
+ */
+static size_t consensus_roles(const struct slurm_table *t, enum col **out)
+{
+    size_t widths[8] = { 0 }, counts[8] = { 0 }, nw = 0, best = 0, w;
+    size_t (*tally)[C_INT + 1];
+    size_t used = 0;
+    for (size_t r = 0; r < t->nrows && r < 5000; r++) {
+        size_t k;
+        for (k = 0; k < nw; k++)
+            if (widths[k] == t->rows[r].nf)
+                break;
+        if (k == nw) {
+            if (nw == 8)
+                continue;
+            widths[nw++] = t->rows[r].nf;
+        }
+        counts[k]++;
+    }
+    for (size_t k = 1; k < nw; k++)
+        if (counts[k] > counts[best])
+            best = k;
+    w = widths[best];
+    if (!w || w > 256)
+        return 0;
+    tally = xcalloc(w, sizeof(*tally));
+    for (size_t r = 0; r < t->nrows && used < 5000; r++) {
+        enum col role[256];
+        int groups = 0;
+        if (t->rows[r].nf != w)
+            continue;
+        guess_roles(t->rows[r].f, w, role, &groups);
+        for (size_t c = 0; c < w; c++)
+            tally[c][role[c]]++;
+        used++;
+    }
+    *out = xcalloc(w, sizeof(**out));
+    for (size_t c = 0; c < w; c++) {
+        enum col bestc = C_IGNORE;
+        for (int k = 0; k <= C_INT; k++)
+            if (tally[c][k] > tally[c][bestc])
+                bestc = (enum col)k;
+        (*out)[c] = bestc;
+    }
+    free(tally);
+    return w;
 }
 
 static void add_part(struct sinfo_node *n, const char *p)
@@ -407,8 +463,8 @@ int sinfo_parse(const char *buf, size_t len, struct sinfo_result *res,
                 const char **kind, exa_error_t *err)
 {
     struct slurm_table t;
-    enum col *hroles = NULL;
-    size_t nh = 0;
+    enum col *hroles = NULL, *cons = NULL;
+    size_t nh = 0, cons_n = 0;
     int rc = -1;
 
     memset(&t, 0, sizeof(t));
@@ -444,6 +500,8 @@ int sinfo_parse(const char *buf, size_t len, struct sinfo_result *res,
                 res->is_groups = 1;
     }
     /* sinfo's %N,%G joins GRES entries with the separator: re-merge them */
+    if (!hroles && t.nrows)
+        cons_n = consensus_roles(&t, &cons);
     for (size_t r = 0; r < t.nrows; r++) {
         struct slurm_row *row = &t.rows[r];
         enum col *role = xcalloc(row->nf ? row->nf : 1, sizeof(*role));
@@ -458,6 +516,10 @@ int sinfo_parse(const char *buf, size_t len, struct sinfo_result *res,
         if (hroles) {
             for (size_t i = 0; i < row->nf && i < nh; i++)
                 role[i] = hroles[i];
+        } else if (cons && row->nf == cons_n) {
+            memcpy(role, cons, cons_n * sizeof(*role));
+            if (role[0] == C_COUNT)
+                res->is_groups = 1;
         } else {
             guess_roles(row->f, row->nf, role, &groups);
             if (groups)
@@ -524,6 +586,12 @@ int sinfo_parse(const char *buf, size_t len, struct sinfo_result *res,
             g = &res->groups[res->ngroups++];
             memset(g, 0, sizeof(*g));
             g->nodes = count < 0 ? 0 : count;
+            if (parts.nr) {
+                size_t pl = strlen(parts.v[0]);
+                g->partition = xstrndup(parts.v[0],
+                                        pl && parts.v[0][pl - 1] == '*'
+                                            ? pl - 1 : pl);
+            }
             if (state && slurm_node_state_normalize(state)) {
                 g->raw_state = xstrdup(state);
                 g->state = xstrdup(slurm_node_state_normalize(state));
@@ -600,6 +668,7 @@ int sinfo_parse(const char *buf, size_t len, struct sinfo_result *res,
     rc = 0;
 out:
     free(hroles);
+    free(cons);
     slurm_table_free(&t);
     return rc;
 }
@@ -619,6 +688,7 @@ void sinfo_result_free(struct sinfo_result *res)
         free(res->groups[i].state);
         free(res->groups[i].raw_state);
         free(res->groups[i].gpu_type);
+        free(res->groups[i].partition);
     }
     free(res->groups);
     if (res->index) {
@@ -636,6 +706,8 @@ json_t *sinfo_result_to_json(const struct sinfo_result *res)
             const struct sinfo_group *g = &res->groups[i];
             json_t *o = json_object();
             jx_set(o, "nodes", json_integer(g->nodes));
+            if (g->partition)
+                jx_set(o, "partition", jx_str(g->partition));
             if (res->has_state_col) {
                 jx_set(o, "state", jx_str(g->state));
                 jx_set(o, "raw_state", jx_str(g->raw_state));

@@ -32,6 +32,7 @@ struct sinfo_node {
 
 struct sinfo_group {
     long long nodes;
+    char *partition;    /* '*' stripped; NULL when not printed */
     char *state, *raw_state;
     int has_gres;       long long gpus_per_node;
     char *gpu_type;

@@ -406,7 +406,14 @@ static const struct layout squeue_layouts[] = {
     { 0, "JOBID STATE NAME" },
     { 0, "CLUSTER JOBID STATE NAME" },
     { 0, "STATE START_TIME END_TIME" },
+    { 0, "PARTITION STATE CPUS REASON USER" },
+    /* JobID|Account or UserName|State|NumNodes|NumCPUs|tres-alloc: the
+     * second column is left unnamed, it is one or the other */
+    { 0, "JOBID - STATE NODES CPUS TRES_ALLOC" },
     { 0, "JOBID STATE" },
+    { 0, "STATE" },
+    { 0, "JOBID" },
+    { 0, "PARTITION" },
     { 0, NULL },
 };
 
@@ -440,6 +447,8 @@ static const struct layout sacct_layouts[] = {
          "TIMELIMIT TIMELIMITRAW JOBIDRAW JOBNAME" },
     { 0, "JOBID JOBNAME PARTITION ACCOUNT ALLOCCPUS STATE EXITCODE" },
     { 0, "JOBID JOBNAME STATE" },
+    { 0, "JOBID USER ACCOUNT ALLOCCPUS ELAPSED TOTALCPU CPUTIME MAXRSS "
+         "REQMEM" },
     { 0, NULL },
 };
 
@@ -662,7 +671,7 @@ static void build_job(struct slurm_job *j, char **f, size_t nf,
 
     memset(j, 0, sizeof(*j));
     strvec_init(&j->nodelist);
-    j->state = "UNKNOWN";
+    j->state = NULL; /* no state column: null, never a guess */
     for (size_t k = 0; k < nf && k < nroles; k++) {
         const char *v = f[k];
         double d;
@@ -830,7 +839,7 @@ static void build_job(struct slurm_job *j, char **f, size_t nf,
     if (state || state_c)
         j->state = slurm_job_state_normalize(state ? state : state_c,
                                              &j->raw_state);
-    if (start && !(ctx->squeue && !strcmp(j->state, "PENDING")))
+    if (start && !(ctx->squeue && j->state && !strcmp(j->state, "PENDING")))
         j->start = time_value(start);
     if (end && !(ctx->squeue && !slurm_job_state_terminal(j->state)))
         j->end = time_value(end);

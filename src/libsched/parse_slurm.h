@@ -65,7 +65,7 @@ struct slurm_job {
     long long array_task_count;      /* 0: not a range */
     long long array_max_running;     /* 0: no %N throttle */
     char *het_job_id;       long long het_offset; /* het_job_id NULL: none */
-    const char *state;      /* normalized (static) */
+    const char *state;      /* normalized (static); NULL: no state column */
     char *raw_state;        /* NULL: no state column */
     int has_exit;  int exit_code;
     int has_signal; int signal;
