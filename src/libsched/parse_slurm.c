@@ -485,6 +485,123 @@ static int free_text(enum role r)
     return r == R_NODELIST_REASON || r == R_REASON;
 }
 
+/* Columns whose values have a checkable shape (valid_for is not "any"). */
+static int role_typed(enum role r)
+{
+    switch (r) {
+    case R_ID: case R_ID_RAW: case R_STATE: case R_STATE_COMPACT:
+    case R_EXIT: case R_START: case R_END: case R_SUBMIT: case R_ELAPSED:
+    case R_TIMELIMIT: case R_TIMELEFT: case R_TOTALCPU: case R_ELAPSED_RAW:
+    case R_TIMELIMIT_RAW: case R_NCPUS: case R_NODES: case R_TRES_ALLOC:
+    case R_MAXRSS: case R_PRIORITY:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+/*
+ * Blank-separated rows lose their empty cells: "2.batch  batch    (blank
+ * partition)  research  1  COMPLETED  0:0" has one token fewer than the
+ * columns. Place the nt tokens on the n columns in order, leaving n - nt
+ * columns empty, so that every token fits its column and as many typed
+ * columns as possible get a value; among equal placements the earlier
+ * columns are left empty (blank Partition/Account on step lines).
+ * Fills map[column] = token index or -1. Returns 0, or -1 when no
+ * placement fits (or more than 3 cells would be empty).
+ */
+static int align_tokens(const enum role *roles, size_t n, char **tok,
+                        size_t nt, long *map)
+{
+    int *best;
+    unsigned char *pick;
+    size_t w = nt + 1;
+    int rc = -1;
+    if (nt > n || n - nt > 3 || n > 128)
+        return -1;
+    best = xcalloc((n + 1) * w, sizeof(*best));
+    pick = xcalloc((n + 1) * w, 1);
+    /* best[i][j]: max typed columns filled placing tok[j..] on cols[i..] */
+    for (size_t i = n + 1; i-- > 0;)
+        for (size_t j = nt + 1; j-- > 0;) {
+            int *b = &best[i * w + j];
+            if (i == n) {
+                *b = j == nt ? 0 : -1000;
+                continue;
+            }
+            {
+                int skip = n - i > nt - j ? best[(i + 1) * w + j] : -1000;
+                int take = -1000;
+                if (j < nt && valid_for(roles[i], tok[j]) &&
+                    best[(i + 1) * w + j + 1] > -1000)
+                    take = best[(i + 1) * w + j + 1] + role_typed(roles[i]);
+                if (skip >= take && skip > -1000) {
+                    *b = skip;
+                    pick[i * w + j] = 1;
+                } else {
+                    *b = take;
+                    pick[i * w + j] = 2;
+                }
+            }
+        }
+    if (best[0] > -1000) {
+        size_t j = 0;
+        for (size_t i = 0; i < n; i++) {
+            if (pick[i * w + j] == 2)
+                map[i] = (long)j++;
+            else
+                map[i] = -1;
+        }
+        rc = 0;
+    }
+    free(best);
+    free(pick);
+    return rc;
+}
+
+/*
+ * Place the tokens of a short blank-separated row by where they stand:
+ * each token goes to the column of the first full row (all columns
+ * filled) whose text it overlaps most, columns kept in order. Fixed-width
+ * output puts a value under its column whether it is left- or
+ * right-aligned. Returns 0 with map filled, or -1 (no full row, lines of
+ * different layout, or two tokens for one column).
+ */
+static int align_by_offsets(const struct slurm_table *t,
+                            const struct slurm_row *row,
+                            const enum role *roles, size_t n, long *map)
+{
+    const struct slurm_row *ref = NULL;
+    long prev = -1;
+    for (size_t r = 0; r < t->nrows; r++)
+        if (t->rows[r].nf == n && t->rows[r].off && !t->rows[r].sliced) {
+            ref = &t->rows[r];
+            break;
+        }
+    if (!ref || !row->off || n > 128)
+        return -1;
+    for (size_t k = 0; k < n; k++)
+        map[k] = -1;
+    for (size_t j = 0; j < row->nf; j++) {
+        size_t a = row->off[2 * j], b = row->off[2 * j + 1];
+        long best = -1;
+        size_t best_ov = 0;
+        for (size_t k = (size_t)(prev + 1); k < n; k++) {
+            size_t ra = ref->off[2 * k], rb = ref->off[2 * k + 1];
+            size_t lo = a > ra ? a : ra, hi = b < rb ? b : rb;
+            if (hi > lo && hi - lo > best_ov) {
+                best_ov = hi - lo;
+                best = (long)k;
+            }
+        }
+        if (best < 0 || !valid_for(roles[best], row->f[j]))
+            return -1;
+        map[best] = (long)j;
+        prev = best;
+    }
+    return 0;
+}
+
 /*
  * Choose roles for a headerless table: the first well-known field list
  * whose every typed column validates on every row (up to 200 rows), else
@@ -500,19 +617,27 @@ static size_t headerless_roles(const struct slurm_table *t,
     layout_matched = 0;
     if (!t->nrows)
         return 0;
+    for (int pass = 0; pass < 2; pass++)
     for (size_t li = 0; layouts[li].fields; li++) {
         size_t n;
-        int ok = 1, tail;
+        int ok = 1, tail, full = 0;
         if (layouts[li].sep && layouts[li].sep != t->sep)
             continue;
         n = layout_roles(layouts[li].fields, tbl, roles, max);
         tail = t->sep == ' ' && free_text(roles[n - 1]);
         for (size_t r = 0; r < check && ok; r++) {
             const struct slurm_row *row = &t->rows[r];
+            if (pass == 1 && row->nf < n && t->sep == ' ') {
+                long map[128];
+                if (align_tokens(roles, n, row->f, row->nf, map) < 0)
+                    ok = 0;
+                continue;
+            }
             if (row->nf != n && !(tail && row->nf > n)) {
                 ok = 0;
                 break;
             }
+            full = 1;
             for (size_t k = 0; k < n && ok; k++) {
                 if (k == n - 1 && tail && row->nf > n)
                     continue;
@@ -520,7 +645,7 @@ static size_t headerless_roles(const struct slurm_table *t,
                     ok = 0;
             }
         }
-        if (ok) {
+        if (ok && full) {
             *merge_tail = tail;
             layout_matched = 1;
             return n;
@@ -836,6 +961,10 @@ static void build_job(struct slurm_job *j, char **f, size_t nf,
         j->id = xstrdup(id);
     else if (j->job_id_raw && !(j->have & SJ_JOB_ID_RAW && id2))
         j->id = xstrdup(j->job_id_raw);
+    if (state && !*state)
+        state = NULL;
+    if (state_c && !*state_c)
+        state_c = NULL;
     if (state || state_c)
         j->state = slurm_job_state_normalize(state ? state : state_c,
                                              &j->raw_state);
@@ -987,6 +1116,19 @@ static int parse_table(const char *buf, size_t len, struct slurm_jobs *jobs,
                 continue;
             }
         }
+        if (t.sep == ' ' && nf < nroles && !row->sliced) {
+            long map[128];
+            char **g;
+            if (align_by_offsets(&t, row, roles, nroles, map) == 0 ||
+                align_tokens(roles, nroles, f, nf, map) == 0) {
+                g = xcalloc(nroles, sizeof(*g));
+                for (size_t k = 0; k < nroles; k++)
+                    g[k] = map[k] >= 0 ? f[map[k]] : (char *)"";
+                build_job(&j, g, nroles, roles, nroles, &ctx);
+                free(g);
+                goto built;
+            }
+        }
         if (joined) {
             char *save = f[nroles - 1];
             f[nroles - 1] = joined;
@@ -996,6 +1138,7 @@ static int parse_table(const char *buf, size_t len, struct slurm_jobs *jobs,
         } else {
             build_job(&j, f, nf, roles, nroles, &ctx);
         }
+built:
         if (is_sacct && j.id && strchr(j.id, '.')) {
             const char *dot = strchr(j.id, '.');
             j.job_id = xstrndup(j.id, (size_t)(dot - j.id));

@@ -353,6 +353,22 @@ int slurm_table_split(const char *buf, size_t len, slurm_hdr_known_f known,
             r->nf = nf;
             r->ntokens = nf;
             r->sliced = 0;
+            r->off = NULL;
+            if (t->sep == ' ' && nf) {
+                size_t i = 0, k = 0;
+                r->off = xcalloc(2 * nf, sizeof(size_t));
+                while (i < l && k < nf) {
+                    while (i < l && (p[i] == ' ' || p[i] == '\t' ||
+                                     p[i] == '\r'))
+                        i++;
+                    r->off[2 * k] = i;
+                    while (i < l && p[i] != ' ' && p[i] != '\t' &&
+                           p[i] != '\r')
+                        i++;
+                    r->off[2 * k + 1] = i;
+                    k++;
+                }
+            }
             if (t->sep == ' ' && t->hdr && starts && !ends && padded &&
                 should_slice(p, l, starts, t->nhdr)) {
                 char **s2 = slice(p, l, starts, NULL, t->nhdr);
@@ -373,7 +389,7 @@ int slurm_table_split(const char *buf, size_t len, slurm_hdr_known_f known,
                     }
                     f[t->nhdr - 1] = strbuf_detach(&sb, NULL);
                     r->nf = t->nhdr;
-                } else if (starts) {
+                } else if (starts && (ends || padded)) {
                     char **s2 = slice(p, l, starts, ends, t->nhdr);
                     free_fields(f, nf);
                     r->f = s2;
@@ -393,8 +409,10 @@ void slurm_table_free(struct slurm_table *t)
 {
     if (t->hdr)
         free_fields(t->hdr, t->nhdr);
-    for (size_t i = 0; i < t->nrows; i++)
+    for (size_t i = 0; i < t->nrows; i++) {
         free_fields(t->rows[i].f, t->rows[i].nf);
+        free(t->rows[i].off);
+    }
     free(t->rows);
     memset(t, 0, sizeof(*t));
 }

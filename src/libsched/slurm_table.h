@@ -17,6 +17,8 @@ struct slurm_row {
     size_t nf;
     size_t ntokens; /* blank-separated tokens before any column slicing */
     int sliced;     /* 1 when fields came from header column offsets */
+    size_t *off;    /* blank-separated rows: [start, end) byte offsets of
+                     * each token in the line (2 * nf entries); else NULL */
 };
 
 struct slurm_table {
