@@ -289,6 +289,96 @@ static void test_sinfo_column_overflow(void **state)
     sinfo_result_free(&r);
 }
 
+static void test_sacct_blank_cells(void **state)
+{
+    /* `sacct -n` (default fields, no header): step lines leave the
+     * Partition cell blank, so they have one token fewer */
+    const char *in =
+        "2               gpu-job      debug   research          1  COMPLETED      0:0 \n"
+        "2.batch           batch              research          1  COMPLETED      0:0 \n"
+        "3                  bash      debug   research          2 OUT_OF_ME+    0:125 \n";
+    struct slurm_jobs j;
+    (void)state;
+    parse(sacct_parse, in, &j);
+    assert_int_equal(j.njobs, 2);
+    assert_int_equal(j.nsteps, 1);
+    assert_string_equal(j.steps[0].name, "batch");
+    assert_null(j.steps[0].partition);
+    assert_string_equal(j.steps[0].account, "research");
+    assert_int_equal(j.steps[0].ncpus, 1);
+    assert_string_equal(j.jobs[1].state, "FAILED");
+    assert_int_equal(j.jobs[1].signal, 125);
+    assert_int_equal(j.jobs[1].ncpus, 2);
+    slurm_jobs_free(&j);
+}
+
+static void test_sacct_parsable_trailing(void **state)
+{
+    /* sacct -p (not -P) ends each line with the separator */
+    const char *in = "9|COMPLETED|0:0|\n9.batch|COMPLETED|0:0|\n";
+    struct slurm_jobs j;
+    (void)state;
+    parse(sacct_parse, in, &j);
+    assert_int_equal(j.njobs, 1);
+    assert_int_equal(j.nerrors, 0);
+    assert_string_equal(j.jobs[0].state, "COMPLETED");
+    assert_int_equal(j.jobs[0].exit_code, 0);
+    assert_string_equal(j.steps[0].step, "batch");
+    slurm_jobs_free(&j);
+}
+
+static void test_no_state_column(void **state)
+{
+    const char *in = "JobID|Elapsed\n5|00:01:00\n";
+    struct slurm_jobs j;
+    json_t *doc;
+    (void)state;
+    parse(sacct_parse, in, &j);
+    assert_null(j.jobs[0].state);
+    doc = slurm_job_to_json(&j.jobs[0], 0);
+    assert_true(json_is_null(json_object_get(doc, "state")));
+    assert_int_equal(json_integer_value(json_object_get(doc, "elapsed_s")),
+                     60);
+    json_decref(doc);
+    slurm_jobs_free(&j);
+}
+
+static void test_sinfo_headerless_shapes(void **state)
+{
+    /* partition first, AVAIL word second (sinfo -o '%R|%a|%N|...') */
+    const char *a = "rtx|up|g-001|4/0/0/4|978944|N/A|2.96|idle|none|"
+                    "(null)|gpu:tesla:2(S:0-1),gpu:kepler:2|"
+                    "gpu:tesla:1(IDX:0),gpu:kepler:0(IDX:N/A)\n";
+    /* %D|%T|%b: a state column with a word sinfo does not know */
+    const char *b = "10|idle|f1,f2\n42|foo_bar|(null)\n7|inval|f1\n";
+    /* Nodes ,GresUsed: only IDX lists are GresUsed */
+    const char *c = "2         gpu:gb200:1(IDX:0)\n";
+    struct sinfo_result r;
+    const char *kind;
+    exa_error_t err = EXA_ERROR_INIT;
+    (void)state;
+    memset(&r, 0, sizeof(r));
+    assert_int_equal(sinfo_parse(a, strlen(a), &r, &kind, &err), 0);
+    assert_string_equal(r.nodes[0].name, "g-001");
+    assert_string_equal(r.nodes[0].partitions.v[0], "rtx");
+    assert_int_equal(r.nodes[0].gpus, 4);
+    assert_string_equal(r.nodes[0].gpu_type, "tesla,kepler");
+    assert_int_equal(r.nodes[0].gpus_used, 1);
+    sinfo_result_free(&r);
+    assert_int_equal(sinfo_parse(b, strlen(b), &r, &kind, &err), 0);
+    assert_true(r.is_groups);
+    assert_int_equal(r.ngroups, 3);
+    assert_string_equal(r.groups[1].state, "unknown");
+    assert_string_equal(r.groups[1].raw_state, "foo_bar");
+    assert_string_equal(r.groups[2].state, "down");
+    sinfo_result_free(&r);
+    assert_int_equal(sinfo_parse(c, strlen(c), &r, &kind, &err), 0);
+    assert_false(r.groups[0].has_gres);
+    assert_true(r.groups[0].has_gres_used);
+    assert_int_equal(r.groups[0].gpus_used_per_node, 1);
+    sinfo_result_free(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -302,6 +392,10 @@ int main(void)
         cmocka_unit_test(test_sbatch_failed),
         cmocka_unit_test(test_sinfo_own_format),
         cmocka_unit_test(test_sinfo_column_overflow),
+        cmocka_unit_test(test_sacct_blank_cells),
+        cmocka_unit_test(test_sacct_parsable_trailing),
+        cmocka_unit_test(test_no_state_column),
+        cmocka_unit_test(test_sinfo_headerless_shapes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
