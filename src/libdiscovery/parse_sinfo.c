@@ -22,6 +22,9 @@
 #include "libutil/strbuf.h"
 #include "libutil/xalloc.h"
 
+/* Distinct nodes one sinfo output may describe (untrusted input). */
+#define SINFO_MAX_NODES 1000000
+
 enum col {
     C_IGNORE, C_NAME, C_COUNT, C_CPUS, C_CPUSTATE, C_MEM, C_GRES,
     C_GRESUSED, C_STATE, C_PART, C_INT
@@ -623,6 +626,16 @@ int sinfo_parse(const char *buf, size_t len, struct sinfo_result *res,
                 strvec_push(&hosts, name); /* -N rows: one plain name */
             } else if (hostlist_expand(name, &hosts, 0, err) < 0) {
                 *kind = "invalid_hostlist";
+                strvec_clear(&parts);
+                strbuf_release(&gres_sb);
+                free(role);
+                goto out;
+            }
+            if (res->nnodes + hosts.nr > SINFO_MAX_NODES) {
+                exa_err(err, EXA_EPARSE, "more than %d nodes in sinfo output",
+                        SINFO_MAX_NODES);
+                *kind = "too_large";
+                strvec_clear(&hosts);
                 strvec_clear(&parts);
                 strbuf_release(&gres_sb);
                 free(role);

@@ -304,7 +304,7 @@ static int is_job_id(const char *v)
         p++;
         if (*p == '[') {
             while (*p && *p != ']') {
-                if (!isdigit((unsigned char)*p) && !strchr("[,-%", *p))
+                if (!isdigit((unsigned char)*p) && !strchr("[,-%:", *p))
                     return 0;
                 p++;
             }
@@ -715,6 +715,66 @@ static char *time_value(const char *v)
     return xstrdup(v);
 }
 
+#define MAX_ARRAY_IDS 10000
+
+/*
+ * Array task ranges "5-1024", "1,3,5-7", "1-10:2" (Slurm's --array
+ * syntax, sbatch(1)): count the tasks without expanding them, then list
+ * them when there are at most MAX_ARRAY_IDS (a pending array of a million
+ * tasks is one squeue line; listing it would be untrusted input turned
+ * into unbounded memory).
+ */
+static void array_ranges(const char *s, struct slurm_job *j)
+{
+    long long count = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        const char *p = s;
+        size_t k = 0;
+        if (pass == 1) {
+            if (!count || count > MAX_ARRAY_IDS)
+                return;
+            j->array_task_ids = xcalloc((size_t)count, sizeof(long long));
+        }
+        while (*p) {
+            char *end;
+            long long lo, hi, step = 1;
+            lo = strtoll(p, &end, 10);
+            if (end == p || lo < 0)
+                return;
+            hi = lo;
+            p = end;
+            if (*p == '-') {
+                hi = strtoll(p + 1, &end, 10);
+                if (end == p + 1 || hi < lo)
+                    return;
+                p = end;
+                if (*p == ':') {
+                    step = strtoll(p + 1, &end, 10);
+                    if (end == p + 1 || step < 1)
+                        return;
+                    p = end;
+                }
+            }
+            if (*p && *p != ',')
+                return;
+            if (pass == 0) {
+                count += (hi - lo) / step + 1;
+                if (count > (1LL << 40))
+                    return;
+            } else {
+                for (long long v = lo; v <= hi; v += step)
+                    j->array_task_ids[k++] = v;
+            }
+            if (*p == ',')
+                p++;
+        }
+        if (pass == 0)
+            j->array_task_count = count;
+        else
+            j->n_array_task_ids = k;
+    }
+}
+
 /* Fill array / het parts from the id. */
 static void id_parts(struct slurm_job *j)
 {
@@ -731,8 +791,6 @@ static void id_parts(struct slurm_job *j)
         if (*task == '[') {
             /* "[2-4%25]" or "[5-1024]" or "[1,3,5-7]" */
             char *inner = xstrdup(task + 1), *pct, *rb;
-            struct strvec ids = STRVEC_INIT;
-            struct strbuf ex = STRBUF_INIT;
             rb = strchr(inner, ']');
             if (rb)
                 *rb = '\0';
@@ -741,24 +799,7 @@ static void id_parts(struct slurm_job *j)
                 *pct = '\0';
                 j->array_max_running = strtoll(pct + 1, NULL, 10);
             }
-            strbuf_addf(&ex, "x[%s]", inner);
-            {
-                exa_error_t e = EXA_ERROR_INIT;
-                long n = hostlist_expand(ex.buf, &ids, 1000000, &e);
-                if (n > 0) {
-                    j->array_task_count = n;
-                    if (n <= 100000) {
-                        j->array_task_ids =
-                            xcalloc((size_t)n, sizeof(long long));
-                        for (long k = 0; k < n; k++)
-                            j->array_task_ids[k] =
-                                strtoll(ids.v[k] + 1, NULL, 10);
-                        j->n_array_task_ids = (size_t)n;
-                    }
-                }
-            }
-            strvec_clear(&ids);
-            strbuf_release(&ex);
+            array_ranges(inner, j);
             free(inner);
         }
     } else if (plus && isdigit((unsigned char)plus[1])) {
@@ -782,11 +823,15 @@ static int tres_per_gpus(const char *v, long long *gpus)
 
 struct row_ctx {
     int squeue;          /* apply squeue's projected-time rules */
+    size_t host_budget;  /* node names left to expand in this parse */
 };
+
+/* Node names one parse may expand in all; past it, lists stay as printed. */
+#define HOST_BUDGET 2000000
 
 static void build_job(struct slurm_job *j, char **f, size_t nf,
                       const enum role *roles, size_t nroles,
-                      const struct row_ctx *ctx)
+                      struct row_ctx *ctx)
 {
     const char *state = NULL, *state_c = NULL, *start = NULL, *end = NULL;
     const char *tres_alloc = NULL, *tres_job = NULL, *tres_node = NULL;
@@ -862,8 +907,13 @@ static void build_job(struct slurm_job *j, char **f, size_t nf,
             strvec_clear(&j->nodelist);
             if (!none_token(v) && strcmp(v, "None assigned")) {
                 exa_error_t e = EXA_ERROR_INIT;
-                if (hostlist_expand(v, &j->nodelist, 0, &e) < 0)
+                size_t cap = ctx->host_budget < HOSTLIST_MAX_HOSTS
+                                 ? ctx->host_budget : HOSTLIST_MAX_HOSTS;
+                long n = cap ? hostlist_expand(v, &j->nodelist, cap, &e) : -1;
+                if (n < 0)
                     strvec_push(&j->nodelist, v);
+                else
+                    ctx->host_budget -= (size_t)n;
             }
             break;
         case R_REASON:
@@ -1057,7 +1107,7 @@ static int parse_table(const char *buf, size_t len, struct slurm_jobs *jobs,
     enum role roles[128];
     size_t nroles = 0;
     int merge_tail = 0;
-    struct row_ctx ctx = { !is_sacct };
+    struct row_ctx ctx = { !is_sacct, HOST_BUDGET };
 
     memset(&t, 0, sizeof(t));
     cur_names = tbl;
@@ -1218,7 +1268,7 @@ static void scontrol_one(const char *s, size_t len, struct slurm_jobs *jobs)
     const char *jobid = NULL, *ajid = NULL, *atid = NULL, *hjid = NULL,
                *hoff = NULL, *uid = NULL;
     struct slurm_job j;
-    struct row_ctx ctx = { 1 };
+    struct row_ctx ctx = { 1, HOSTLIST_MAX_HOSTS };
     size_t nf = 0;
 
     while (p < end && n < 160) {
