@@ -631,7 +631,7 @@ int sinfo_parse(const char *buf, size_t len, struct sinfo_result *res,
                 free(role);
                 goto out;
             }
-            if (res->nnodes + hosts.nr > SINFO_MAX_NODES) {
+            if (res->nnodes > SINFO_MAX_NODES) {
                 exa_err(err, EXA_EPARSE, "more than %d nodes in sinfo output",
                         SINFO_MAX_NODES);
                 *kind = "too_large";
