@@ -13,7 +13,7 @@
 #include "libutil/error.h"
 
 struct slurm_row {
-    char **f;       /* fields, trimmed, owned */
+    char **f;       /* fields, trimmed; the strings belong to the table */
     size_t nf;
     size_t ntokens; /* blank-separated tokens before any column slicing */
     int sliced;     /* 1 when fields came from header column offsets */
@@ -29,6 +29,7 @@ struct slurm_table {
     char sep;       /* '|', 0x1F, ',' or ' ' */
     int trailing_sep;     /* header ended with sep (sacct -p): dropped */
     int not_all_trailing; /* some row does not end with an empty field */
+    void *arena;          /* storage of every field string (private) */
 };
 
 /*
@@ -62,7 +63,5 @@ void slurm_table_free(struct slurm_table *t);
 /* Index of the first header column named name (case-insensitive), or -1. */
 long slurm_table_col(const struct slurm_table *t, const char *name);
 
-/* Split blank-separated tokens of line (len bytes) into fields (owned). */
-size_t slurm_split_blanks(const char *line, size_t len, char ***out);
 
 #endif
