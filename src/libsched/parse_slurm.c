@@ -218,7 +218,7 @@ static const struct name_role sacct_names[] = {
     { NULL, R_IGNORE },
 };
 
-static const struct name_role *cur_names;
+static _Thread_local const struct name_role *cur_names;
 
 /*
  * Role of header name u (upper case). Fixed-width formats cut long names
