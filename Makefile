@@ -49,6 +49,7 @@ UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILDDIR)/tests/%)
 LIBEXA   := $(BUILDDIR)/libexa.a
 EXA      := $(BUILDDIR)/exa
 
+.SECONDARY:
 .PHONY: all run check check-unit check-integration sanitize fuzz bench \
         fmt install deps test-deps clean
 all: $(EXA)
@@ -81,10 +82,9 @@ run: deps
 	$(EXA) pipeline run --model JPCP --dataset PM100Dataset --dummy \
 	    --dataset-path data/pm100-sample.csv
 
+# The testbed is started once for both passes (scripts/check.sh).
 check: test-deps
-	@$(MAKE) --no-print-directory all $(UNIT_BIN)
-	@$(MAKE) --no-print-directory check-unit check-integration
-	@$(MAKE) --no-print-directory sanitize
+	@scripts/check.sh
 
 check-unit: $(UNIT_BIN)
 	@scripts/run-unit.sh $(BUILDDIR)/tests $(UNIT_BIN)

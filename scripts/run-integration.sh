@@ -1,22 +1,31 @@
 #!/bin/bash
 # run-integration.sh - run tests/integration/*.t under prove against $EXA.
 #
-# Starts the project's Slurm testbed (tests/testbed/up.sh) unless
-# EXA_TESTBED=0 or it is already up (TESTBED_ROOT set), and stops what it
-# started on exit. Tests that need the testbed skip when TESTBED_ROOT is
-# unset.
+# The Slurm testbed (tests/testbed/up.sh) is started unless EXA_TESTBED=0 or
+# TESTBED_ROOT is already set in the environment. A testbed that was
+# already running (its env.sh exists and slurmctld answers) is reused and
+# left running; one this script started is stopped on exit. Tests that
+# need the testbed skip when TESTBED_ROOT is unset.
 set -euo pipefail
 : "${EXA:?EXA must name the exa binary}"
 cd "$(dirname "$0")/.."
 started=
 if [ "${EXA_TESTBED:-1}" != 0 ] && [ -z "${TESTBED_ROOT:-}" ] \
     && [ -x tests/testbed/up.sh ]; then
-    tb_env=$(timeout 300 tests/testbed/up.sh) || {
+    root=${EXA_TESTBED_ROOT:-/tmp/exa-testbed}
+    was_up=
+    if [ -r "$root/env.sh" ] && (
+        . "$root/env.sh" && timeout 10 scontrol ping >/dev/null 2>&1); then
+        was_up=1
+    fi
+    tb_env=$(TESTBED_ROOT=$root timeout 300 tests/testbed/up.sh) || {
         echo "run-integration.sh: testbed failed to start" >&2; exit 1; }
     eval "$tb_env"
-    started=1
+    [ -n "$was_up" ] || started=1
 fi
-cleanup() { [ -n "$started" ] && tests/testbed/down.sh >&2 || true; }
+cleanup() {
+    if [ -n "$started" ]; then tests/testbed/down.sh >&2 || true; fi
+}
 trap cleanup EXIT
 export EXA
 tests=(tests/integration/*.t)

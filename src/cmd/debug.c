@@ -15,6 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cmd/debug_flux.h"
 #include "cmd/debug_kinds.h"
 #include "cmd/debug_slurm.h"
 #include "cmd/groups.h"
@@ -32,6 +33,10 @@ static const struct parse_kind kinds[] = {
     { "sbatch", debug_parse_sbatch, "sbatch job id and cluster" },
     { "hostlist", debug_parse_hostlist, "Slurm hostlist expansion" },
     /* flux kinds and nvidia-smi */
+    { "flux-jobs", debug_parse_flux_jobs, "flux jobs output" },
+    { "flux-eventlog", debug_parse_flux_eventlog, "flux job eventlog" },
+    { "flux-resource", debug_parse_flux_resource, "flux resource list" },
+    { "nvidia-smi", debug_parse_nvidia_smi, "nvidia-smi --query-gpu csv" },
     { NULL, NULL, NULL },
 };
 

@@ -1,14 +1,328 @@
 /*
- * pipeline.c - the `exa pipeline` group and `exa train`.
+ * pipeline.c - the `exa pipeline` group (`pipeline run`) and `exa train`.
+ *
+ * `pipeline run` turns flags and environment into a run request and hands
+ * it to libpipeline (run.h); this file only resolves defaults, prints
+ * progress on a terminal and reports the outcome. `exa train` is the
+ * payload a cluster job runs: train in this process and publish the
+ * artifact directory, with no database.
  */
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
 #include "cmd/groups.h"
+#include "libpipeline/run.h"
+#include "libpipeline/train.h"
+#include "libutil/json.h"
+#include "libutil/strbuf.h"
+#include "libutil/xalloc.h"
+
+/* Progress lines on a terminal: step, elapsed seconds, detail. */
+static void show_step(void *arg, const char *step, double seconds,
+                      const char *detail)
+{
+    struct exa_ctx *ctx = arg;
+    if (!ctx->tty || ctx->quiet)
+        return;
+    printf("  %-9s %7.2fs  %s\n", step, seconds, detail);
+    fflush(stdout);
+}
+
+/*
+ * The scheduler this run would use: EXAMLOPS_HPC_SCHEDULER, else the
+ * legacy EXAMLOPS_SLURM_MODE, else mock. Returns NULL (and an error
+ * printed) for a value that is none of mock, slurm, flux.
+ */
+static const char *scheduler_from_env(struct exa_ctx *ctx, int *rc)
+{
+    static const char *const known[] = { "mock", "slurm", "flux" };
+    const char *var = "EXAMLOPS_HPC_SCHEDULER";
+    const char *v = getenv(var);
+    if (!v || !*v) {
+        var = "EXAMLOPS_SLURM_MODE";
+        v = getenv(var);
+    }
+    if (!v || !*v)
+        return "mock";
+    for (size_t i = 0; i < 3; i++)
+        if (!strcmp(v, known[i]))
+            return known[i];
+    *rc = out_errorf(ctx, EXA_ECONFIG, "set it to mock, slurm or flux",
+                     "%s='%s' is not a known scheduler", var, v);
+    return NULL;
+}
+
+static int parse_threads(struct exa_ctx *ctx, const char *s, int *out)
+{
+    long long v;
+    int rc = cmd_parse_uint(ctx, "--threads", s, &v);
+    if (rc)
+        return rc;
+    if (v < 1 || v > 256)
+        return out_usage(ctx, "option '--threads' expects 1..256, got '%s'",
+                         s);
+    *out = (int)v;
+    return 0;
+}
+
+static int bad_option(struct exa_ctx *ctx, char **argv)
+{
+    if (optopt)
+        return out_usage(ctx, "option '-%c' is unknown or needs a value",
+                         optopt);
+    return out_usage(ctx, "option '%s' is unknown or needs a value",
+                     argv[optind - 1]);
+}
+
+static void print_outcome(struct exa_ctx *ctx,
+                          const struct pipeline_run_result *r)
+{
+    const struct job_rec *j = &r->job;
+    const struct model_version *mv = &r->mv;
+    char mape[32] = "n/a";
+    if (isfinite(mv->mape))
+        snprintf(mape, sizeof(mape), "%.2f%%", mv->mape);
+    printf("Trained %s version %lld on %s: rmse %.2f W per node, mape %s, "
+           "stage %s\n", mv->model, mv->version, mv->dataset, mv->rmse, mape,
+           mv->stage);
+    printf("model:   %s/model.json (encoders.json beside it, sha256 of "
+           "SHA256SUMS %.12s...)\n", mv->artifact_path, mv->artifact_sha256);
+    printf("metrics: %s/metrics.json, and in platform.db "
+           "(exa models show %s --version %lld)\n", mv->artifact_path,
+           mv->model, mv->version);
+    printf("job:     %s on cluster %s (%s) %s in %.2fs, %.2f CPU-s, recorded "
+           "in %s (exa hpc jobs)\n", j->job_id, j->cluster, j->scheduler,
+           j->state, j->run_seconds, j->cpu_seconds, r->db_path);
+}
+
+static json_t *outcome_json(const struct pipeline_run_result *r)
+{
+    const struct model_version *mv = &r->mv;
+    json_t *o = json_object();
+    jx_set(o, "job", job_rec_to_json(&r->job));
+    jx_set(o, "model", jx_str(mv->model));
+    jx_set(o, "version", json_integer(mv->version));
+    jx_set(o, "stage", jx_str(mv->stage));
+    jx_set(o, "metrics", trained_model_metrics_json(&r->tm));
+    jx_set(o, "artifact_path", jx_str(mv->artifact_path));
+    jx_set(o, "artifact_sha256", jx_str(mv->artifact_sha256));
+    jx_set(o, "dataset", jx_str(mv->dataset));
+    jx_set(o, "dataset_path", jx_str(mv->dataset_path));
+    jx_set(o, "records", json_integer((json_int_t)r->tm.records));
+    jx_set(o, "train_rows", json_integer(mv->train_rows));
+    jx_set(o, "val_rows", json_integer(mv->val_rows));
+    jx_set(o, "skipped_rows", json_integer(mv->skipped_rows));
+    jx_set(o, "dummy", json_boolean(r->tm.dummy));
+    jx_set(o, "db_path", jx_str(r->db_path));
+    return o;
+}
+
+static const char *dataset_hint(const exa_error_t *err)
+{
+    if (strstr(err->text, "dataset file"))
+        return "pass --dataset-path FILE or set EXAMLOPS_PM100_PATH "
+               "(doc/pm100.md)";
+    if (strstr(err->text, "unknown model") ||
+        strstr(err->text, "unknown dataset"))
+        return "see 'exa pipeline run --help'";
+    return NULL;
+}
+
+static int cmd_run(struct exa_ctx *ctx, int argc, char **argv)
+{
+    static const struct option opts[] = {
+        { "model", required_argument, NULL, 'm' },
+        { "dataset", required_argument, NULL, 'd' },
+        { "dummy", no_argument, NULL, 'D' },
+        { "dataset-path", required_argument, NULL, 'P' },
+        { "cluster", required_argument, NULL, 'C' },
+        { "gpus", required_argument, NULL, 'g' },
+        { "threads", required_argument, NULL, 'T' },
+        { NULL, 0, NULL, 0 },
+    };
+    struct pipeline_run_request req;
+    struct pipeline_run_result res;
+    exa_error_t err = EXA_ERROR_INIT;
+    const char *cluster = NULL, *sched;
+    char *path = NULL;
+    int c, rc = 0;
+    long long gpus = 0;
+
+    memset(&req, 0, sizeof(req));
+    req.train.model = "JPCP";
+    req.train.dataset = "PM100Dataset";
+    opterr = 0;
+    optind = 0;
+    while ((c = getopt_long(argc, argv, "m:d:C:g:", opts, NULL)) != -1) {
+        switch (c) {
+        case 'm':
+            req.train.model = optarg;
+            break;
+        case 'd':
+            req.train.dataset = optarg;
+            break;
+        case 'D':
+            req.train.dummy = 1;
+            break;
+        case 'P':
+            req.train.dataset_path = optarg;
+            break;
+        case 'C':
+            cluster = optarg;
+            break;
+        case 'g':
+            if ((rc = cmd_parse_uint(ctx, "--gpus", optarg, &gpus)))
+                return rc;
+            break;
+        case 'T':
+            if ((rc = parse_threads(ctx, optarg, &req.train.nthread)))
+                return rc;
+            break;
+        default:
+            return bad_option(ctx, argv);
+        }
+    }
+    if (optind < argc)
+        return out_usage(ctx, "unexpected argument '%s'", argv[optind]);
+    if (!(sched = scheduler_from_env(ctx, &rc)))
+        return rc;
+    if (cluster || strcmp(sched, "mock"))
+        return out_errorf(
+            ctx, EXA_EUSAGE,
+            "unset EXAMLOPS_HPC_SCHEDULER (or set it to mock) and drop "
+            "--cluster to train in this process",
+            "cluster runs (%s%s%s) need --cluster support, which this exa "
+            "does not have yet", cluster ? "--cluster " : "scheduler ",
+            cluster ? cluster : sched, "");
+    if (gpus > 0)
+        return out_errorf(ctx, EXA_EUSAGE, "drop --gpus for a mock run",
+                          "--gpus %lld needs a cluster run; mock runs train "
+                          "on this machine's CPUs", gpus);
+    if (!req.train.dataset_path) {
+        const struct zoo_dataset *d = zoo_dataset_find(req.train.dataset,
+                                                       &err);
+        if (!d)
+            return out_error(ctx, &err, "see 'exa pipeline run --help'");
+        path = zoo_dataset_default_path(d, EXA_DATADIR, EXA_SRCDIR);
+        req.train.dataset_path = path;
+    }
+    req.train.progress = show_step;
+    req.train.progress_arg = ctx;
+    if (ctx->tty && !ctx->quiet)
+        printf("Running %s on %s in this process (scheduler mock, cluster "
+               "local)%s\n", req.train.model, req.train.dataset,
+               req.train.dummy ? ", --dummy" : "");
+
+    if (pipeline_run_mock(&req, &res, &err) < 0) {
+        char hint[256];
+        const char *h = dataset_hint(&err);
+        if (res.job_recorded) {
+            snprintf(hint, sizeof(hint), "job %s on cluster local is "
+                     "recorded as FAILED; see 'exa hpc jobs'",
+                     res.job.job_id);
+            h = hint;
+        }
+        rc = out_error(ctx, &err, h);
+    } else if (ctx->out == OUT_JSON) {
+        out_json(ctx, outcome_json(&res));
+    } else {
+        print_outcome(ctx, &res);
+    }
+    pipeline_run_result_release(&res);
+    free(path);
+    return rc;
+}
 
 int cmd_train(struct exa_ctx *ctx, int argc, char **argv)
 {
-    return out_usage(ctx, "exa train is not built yet");
+    static const struct option opts[] = {
+        { "model", required_argument, NULL, 'm' },
+        { "dataset", required_argument, NULL, 'd' },
+        { "dummy", no_argument, NULL, 'D' },
+        { "dataset-path", required_argument, NULL, 'P' },
+        { "out", required_argument, NULL, 'o' },
+        { "threads", required_argument, NULL, 'T' },
+        { NULL, 0, NULL, 0 },
+    };
+    struct train_request req;
+    struct trained_model tm;
+    exa_error_t err = EXA_ERROR_INIT;
+    const char *out = NULL;
+    char sha[65];
+    int c, rc;
+
+    memset(&req, 0, sizeof(req));
+    opterr = 0;
+    optind = 0;
+    while ((c = getopt_long(argc, argv, "m:d:", opts, NULL)) != -1) {
+        switch (c) {
+        case 'm':
+            req.model = optarg;
+            break;
+        case 'd':
+            req.dataset = optarg;
+            break;
+        case 'D':
+            req.dummy = 1;
+            break;
+        case 'P':
+            req.dataset_path = optarg;
+            break;
+        case 'o':
+            out = optarg;
+            break;
+        case 'T':
+            if ((rc = parse_threads(ctx, optarg, &req.nthread)))
+                return rc;
+            break;
+        default:
+            return bad_option(ctx, argv);
+        }
+    }
+    if (optind < argc)
+        return out_usage(ctx, "unexpected argument '%s'", argv[optind]);
+    if (!req.model || !req.dataset || !req.dataset_path || !out)
+        return out_usage(ctx, "exa train needs --model, --dataset, "
+                              "--dataset-path and --out");
+    req.progress = show_step;
+    req.progress_arg = ctx;
+    if (pipeline_train_to_dir(&req, out, &tm, sha, &err) < 0) {
+        rc = out_error(ctx, &err, dataset_hint(&err));
+    } else {
+        json_t *doc = trained_model_summary_json(&tm);
+        jx_set(doc, "artifact_path", jx_str(out));
+        jx_set(doc, "artifact_sha256", jx_str(sha));
+        out_json(ctx, doc);
+        rc = 0;
+    }
+    trained_model_release(&tm);
+    return rc;
 }
 
 static const struct exa_cmd cmds[] = {
+    { "run", cmd_run,
+      "[--model JPCP] [--dataset PM100Dataset] [--dummy] "
+      "[--dataset-path FILE] [--threads N] [--cluster NAME]",
+      "train a model and register a new version (mock: in this process)",
+      "Loads the dataset, splits it by submit_time (train 2020-05-01 to\n"
+      "2020-09-01, validation to 2020-10-01, UTC), trains the model,\n"
+      "evaluates rmse/mse/mape on validation, writes the artifacts to\n"
+      "${XDG_DATA_HOME:-~/.local/share}/examlops/models/MODEL/VERSION/ and\n"
+      "registers the version and the job in platform.db.\n\n"
+      "  --model M          zoo model (default JPCP)\n"
+      "  --dataset D        dataset (default PM100Dataset)\n"
+      "  --dummy            only the first 50 usable rows of each split\n"
+      "  --dataset-path F   CSV file; default $EXAMLOPS_PM100_PATH, else\n"
+      "                     the bundled data/pm100-sample.csv\n"
+      "  --threads N        training threads (default 2)\n"
+      "  --cluster NAME     run on a cluster (not in this build yet)\n\n"
+      "Exit: 0 ok, 1 training failed or malformed dataset, 2 usage or\n"
+      "unknown name, 3 dataset file, data directory or database.\n"
+      "See doc/pipeline-run.md." },
     { NULL },
 };
 

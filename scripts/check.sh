@@ -1,0 +1,28 @@
+#!/bin/bash
+# check.sh - what `make check` runs after installing test dependencies:
+# build, unit tests, integration tests against the real Slurm testbed, then
+# both suites again built with ASan+UBSan. The testbed is started once
+# (tests/testbed/up.sh) and stopped at the end if this script started it.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+MAKE=${MAKE:-make}
+started=
+if [ "${EXA_TESTBED:-1}" != 0 ] && [ -z "${TESTBED_ROOT:-}" ]; then
+    root=${EXA_TESTBED_ROOT:-/tmp/exa-testbed}
+    was_up=
+    if [ -r "$root/env.sh" ] && (
+        . "$root/env.sh" && timeout 10 scontrol ping >/dev/null 2>&1); then
+        was_up=1
+    fi
+    tb_env=$(TESTBED_ROOT=$root timeout 300 tests/testbed/up.sh) || {
+        echo "check.sh: the Slurm testbed failed to start" >&2; exit 1; }
+    eval "$tb_env"
+    [ -n "$was_up" ] || started=1
+fi
+cleanup() {
+    if [ -n "$started" ]; then tests/testbed/down.sh --purge >&2 || true; fi
+}
+trap cleanup EXIT
+$MAKE --no-print-directory -j2 all
+$MAKE --no-print-directory check-unit check-integration
+$MAKE --no-print-directory sanitize

@@ -1,0 +1,794 @@
+/*
+ * governance.c - the approval state machine, bound to the connection
+ * identity. Every mutating path takes the same order: the registry lock
+ * (when clusters.yaml is written), then BEGIN IMMEDIATE, then a re-read of
+ * the row, so the decision is made on what is committed and no concurrent
+ * connect or approve can slip between the read and the write (the
+ * reference's lost-update and TOCTOU bugs, shared/REFERENCE.md §6.25).
+ */
+#include "libfleet/governance.h"
+
+#include <errno.h>
+#include <openssl/evp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "libstore/audit.h"
+#include "libutil/json.h"
+#include "libutil/strbuf.h"
+#include "libutil/xalloc.h"
+
+#define GOV_SOURCE "exa-hpc"
+
+const char *cluster_state_name(enum cluster_state s)
+{
+    switch (s) {
+    case CLUSTER_PENDING:
+        return "PENDING";
+    case CLUSTER_ACTIVE:
+        return "ACTIVE";
+    case CLUSTER_REJECTED:
+        return "REJECTED";
+    default:
+        return "NONE";
+    }
+}
+
+enum cluster_state cluster_state_parse(const char *s)
+{
+    if (!s)
+        return CLUSTER_NONE;
+    if (!strcmp(s, "PENDING"))
+        return CLUSTER_PENDING;
+    if (!strcmp(s, "ACTIVE"))
+        return CLUSTER_ACTIVE;
+    if (!strcmp(s, "REJECTED"))
+        return CLUSTER_REJECTED;
+    return CLUSTER_NONE;
+}
+
+int gov_transition(const char *name, enum cluster_state from,
+                   enum gov_event ev, enum cluster_state *to,
+                   exa_error_t *err)
+{
+    switch (ev) {
+    case GOV_CONNECT:
+        *to = from == CLUSTER_ACTIVE ? CLUSTER_ACTIVE : CLUSTER_PENDING;
+        return 0;
+    case GOV_IDENTITY_CHANGE:
+        if (from == CLUSTER_NONE)
+            return exa_err(err, EXA_ENOTFOUND, "unknown cluster: '%s'", name);
+        *to = from == CLUSTER_REJECTED ? CLUSTER_REJECTED : CLUSTER_PENDING;
+        return 0;
+    case GOV_APPROVE:
+        if (from == CLUSTER_PENDING) {
+            *to = CLUSTER_ACTIVE;
+            return 0;
+        }
+        if (from == CLUSTER_ACTIVE)
+            return exa_err(err, EXA_EFAIL, "cluster '%s' is already ACTIVE",
+                           name);
+        if (from == CLUSTER_REJECTED)
+            return exa_err(err, EXA_EFAIL,
+                           "cluster '%s' is REJECTED; only a new 'exa hpc "
+                           "connect' returns it to PENDING",
+                           name);
+        return exa_err(err, EXA_ENOTFOUND, "unknown cluster: '%s'", name);
+    case GOV_REJECT:
+        if (from == CLUSTER_PENDING || from == CLUSTER_ACTIVE) {
+            *to = CLUSTER_REJECTED;
+            return 0;
+        }
+        if (from == CLUSTER_REJECTED)
+            return exa_err(err, EXA_EFAIL, "cluster '%s' is already REJECTED",
+                           name);
+        return exa_err(err, EXA_ENOTFOUND, "unknown cluster: '%s'", name);
+    }
+    return exa_err(err, EXA_EFAIL, "unknown governance event");
+}
+
+/* ---- key fingerprints ---- */
+
+char *fleet_pubkey_fingerprint(const char *line, exa_error_t *err)
+{
+    const char *p = line, *b64 = NULL;
+    size_t b64len = 0;
+    unsigned char *blob = NULL, md[EVP_MAX_MD_SIZE];
+    unsigned int mdlen = 0;
+    unsigned char out[64];
+    int n, pad = 0;
+    char *res = NULL;
+
+    /* Find the first field that looks like a key type, take the next. */
+    while (*p) {
+        const char *f;
+        size_t flen;
+        while (*p == ' ' || *p == '\t')
+            p++;
+        f = p;
+        while (*p && *p != ' ' && *p != '\t' && *p != '\n' && *p != '\r')
+            p++;
+        flen = (size_t)(p - f);
+        if (!flen)
+            break;
+        if ((flen > 4 && !strncmp(f, "ssh-", 4)) ||
+            (flen > 6 && !strncmp(f, "ecdsa-", 6)) ||
+            (flen > 3 && !strncmp(f, "sk-", 3))) {
+            while (*p == ' ' || *p == '\t')
+                p++;
+            b64 = p;
+            while (*p && *p != ' ' && *p != '\t' && *p != '\n' && *p != '\r')
+                p++;
+            b64len = (size_t)(p - b64);
+            break;
+        }
+    }
+    if (!b64 || b64len < 4 || b64len % 4) {
+        exa_err(err, EXA_EPARSE, "no OpenSSH public key found");
+        return NULL;
+    }
+    for (size_t i = 0; i < b64len; i++) {
+        char c = b64[i];
+        if (!((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
+              (c >= '0' && c <= '9') || c == '+' || c == '/' || c == '=')) {
+            exa_err(err, EXA_EPARSE, "public key is not valid base64");
+            return NULL;
+        }
+    }
+    if (b64[b64len - 1] == '=')
+        pad++;
+    if (b64[b64len - 2] == '=')
+        pad++;
+    blob = xmalloc(b64len);
+    n = EVP_DecodeBlock(blob, (const unsigned char *)b64, (int)b64len);
+    if (n < 0 || n - pad <= 0) {
+        exa_err(err, EXA_EPARSE, "public key is not valid base64");
+        goto out;
+    }
+    EVP_Digest(blob, (size_t)(n - pad), md, &mdlen, EVP_sha256(), NULL);
+    n = EVP_EncodeBlock(out, md, (int)mdlen);
+    while (n > 0 && out[n - 1] == '=')
+        n--;
+    out[n] = '\0';
+    res = xstrfmt("SHA256:%s", (char *)out);
+out:
+    free(blob);
+    return res;
+}
+
+char *fleet_pubkey_file_fingerprint(const char *path, exa_error_t *err)
+{
+    FILE *fp = fopen(path, "re");
+    char line[16384];
+    if (!fp) {
+        exa_err(err, EXA_ECONFIG, "cannot read public key '%s': %s", path,
+                strerror(errno));
+        return NULL;
+    }
+    while (fgets(line, sizeof(line), fp)) {
+        char *fpr;
+        if (line[0] == '#' || line[0] == '\n')
+            continue;
+        fpr = fleet_pubkey_fingerprint(line, NULL);
+        if (fpr) {
+            fclose(fp);
+            return fpr;
+        }
+    }
+    fclose(fp);
+    exa_err(err, EXA_EPARSE, "no public key in '%s'", path);
+    return NULL;
+}
+
+char *fleet_host_key_fingerprint(const char *text, exa_error_t *err)
+{
+    const char *p = text, *first = NULL, *pick = NULL;
+    char *line, *fpr;
+    const char *eol;
+    while (*p) {
+        const char *e = strchr(p, '\n');
+        size_t len = e ? (size_t)(e - p) : strlen(p);
+        if (len && *p != '#') {
+            if (!first)
+                first = p;
+            if (!pick && memmem(p, len, " ssh-ed25519 ", 13))
+                pick = p;
+        }
+        p += len + (e ? 1 : 0);
+    }
+    if (!pick)
+        pick = first;
+    if (!pick) {
+        exa_err(err, EXA_EPARSE, "no host key found");
+        return NULL;
+    }
+    eol = strchr(pick, '\n');
+    line = eol ? xstrndup(pick, (size_t)(eol - pick)) : xstrdup(pick);
+    fpr = fleet_pubkey_fingerprint(line, err);
+    free(line);
+    return fpr;
+}
+
+/* ---- identity ---- */
+
+static int streq(const char *a, const char *b)
+{
+    if (!a || !*a)
+        return !b || !*b;
+    return b && !strcmp(a, b);
+}
+
+static int port_of(int p)
+{
+    return p > 0 ? p : 22;
+}
+
+/* Add {field: {old, new}} to changes when they differ. */
+static void diff_str(json_t *changes, const char *field, const char *old,
+                     const char *new_)
+{
+    if (streq(old, new_))
+        return;
+    json_t *o = json_object();
+    jx_set(o, "old", jx_str(old));
+    jx_set(o, "new", jx_str(new_));
+    jx_set(changes, field, o);
+}
+
+static void diff_port(json_t *changes, int old, int new_)
+{
+    if (port_of(old) == port_of(new_))
+        return;
+    json_t *o = json_object();
+    jx_set(o, "old", json_integer(port_of(old)));
+    jx_set(o, "new", json_integer(port_of(new_)));
+    jx_set(changes, "ssh_port", o);
+}
+
+static int write_audit(store_t *st, const char *actor, const char *action,
+                       const char *target, json_t *details, exa_error_t *err)
+{
+    int rc = audit_append(st, GOV_SOURCE, actor, action, target, details, err);
+    json_decref(details);
+    return rc;
+}
+
+static char *dn(const char *s)
+{
+    return s && *s ? xstrdup(s) : NULL;
+}
+
+static void set(char **field, const char *v)
+{
+    free(*field);
+    *field = dn(v);
+}
+
+/*
+ * Apply an identity change to row (already read inside the transaction):
+ * new identity values, GOV_IDENTITY_CHANGE, audit. changes is consumed.
+ */
+static int apply_identity_change(store_t *st, struct cluster_row *row,
+                                 json_t *changes, const char *via,
+                                 const char *actor, exa_error_t *err)
+{
+    enum cluster_state from = cluster_state_parse(row->state), to = from;
+    json_t *d;
+    struct strbuf why = STRBUF_INIT;
+    const char *k;
+    json_t *v;
+    if (gov_transition(row->name, from, GOV_IDENTITY_CHANGE, &to, err) < 0) {
+        json_decref(changes);
+        return -1;
+    }
+    strbuf_addf(&why, "connection identity changed (%s):", via);
+    json_object_foreach(changes, k, v) strbuf_addf(&why, " %s", k);
+    set(&row->state, cluster_state_name(to));
+    if (from == CLUSTER_ACTIVE) {
+        set(&row->approved_by, NULL);
+    }
+    set(&row->reason, why.buf);
+    strbuf_release(&why);
+    if (store_cluster_put(st, row, err) < 0) {
+        json_decref(changes);
+        return -1;
+    }
+    d = json_object();
+    jx_set(d, "via", jx_str(via));
+    jx_set(d, "from_state", jx_str(cluster_state_name(from)));
+    jx_set(d, "to_state", jx_str(cluster_state_name(to)));
+    jx_set(d, "changes", changes);
+    return write_audit(st, actor, "cluster_identity_changed", row->name, d,
+                       err);
+}
+
+/* The key fingerprint of def's key ("<key>.pub"), or NULL if unreadable. */
+static char *def_key_fingerprint(const char *key)
+{
+    char *pub, *fpr;
+    if (!key || !*key)
+        return NULL;
+    pub = xstrfmt("%s.pub", key);
+    fpr = fleet_pubkey_file_fingerprint(pub, NULL);
+    free(pub);
+    return fpr;
+}
+
+/* Identity differences between a YAML def and a DB row (new object). */
+static json_t *def_row_changes(const struct cluster_def *d,
+                               const struct cluster_row *r,
+                               const char *key_fpr)
+{
+    json_t *c = json_object();
+    if (d->host)
+        diff_str(c, "host", r->host, d->host);
+    if (d->ssh_port)
+        diff_port(c, r->port, d->ssh_port);
+    if (d->ssh_user)
+        diff_str(c, "ssh_user", r->ssh_user, d->ssh_user);
+    if (d->ssh_key)
+        diff_str(c, "ssh_key", r->ssh_key, d->ssh_key);
+    if (d->transport)
+        diff_str(c, "transport", r->transport, d->transport);
+    if (key_fpr && r->key_fingerprint)
+        diff_str(c, "key_fingerprint", r->key_fingerprint, key_fpr);
+    return c;
+}
+
+static int reconcile_one(store_t *st, const struct cluster_def *d,
+                         const char *actor, int *changed, exa_error_t *err)
+{
+    struct cluster_row row = { 0 };
+    char *fpr = def_key_fingerprint(d->ssh_key);
+    json_t *c = NULL;
+    int found, rc = -1;
+
+    /* Cheap check outside a transaction first: most calls change nothing. */
+    found = store_cluster_get(st, d->name, &row, err);
+    if (found < 0)
+        goto out;
+    if (found) {
+        c = def_row_changes(d, &row, fpr);
+        if (!json_object_size(c)) {
+            rc = 0;
+            goto out;
+        }
+        json_decref(c);
+        c = NULL;
+        cluster_row_release(&row);
+    }
+    if (store_begin(st, err) < 0)
+        goto out;
+    found = store_cluster_get(st, d->name, &row, err);
+    if (found < 0)
+        goto fail;
+    if (!found) {
+        json_t *det = json_object();
+        row.name = xstrdup(d->name);
+        row.scheduler = dn(d->scheduler ? d->scheduler : "unknown");
+        row.transport = dn(d->transport ? d->transport : "ssh");
+        row.host = dn(d->host);
+        row.port = port_of(d->ssh_port);
+        row.ssh_user = dn(d->ssh_user);
+        row.ssh_key = dn(d->ssh_key);
+        row.key_fingerprint = dn(fpr);
+        row.state = xstrdup("PENDING");
+        row.requested_by = xstrdup("clusters.yaml");
+        if (store_cluster_put(st, &row, err) < 0) {
+            json_decref(det);
+            goto fail;
+        }
+        jx_set(det, "host", jx_str(d->host));
+        jx_set(det, "scheduler", jx_str(row.scheduler));
+        jx_set(det, "via", jx_str("clusters.yaml"));
+        if (write_audit(st, actor, "cluster_defined", d->name, det, err) < 0)
+            goto fail;
+    } else {
+        c = def_row_changes(d, &row, fpr);
+        if (json_object_size(c)) {
+            if (d->host)
+                set(&row.host, d->host);
+            if (d->ssh_port)
+                row.port = d->ssh_port;
+            if (d->ssh_user)
+                set(&row.ssh_user, d->ssh_user);
+            if (d->ssh_key) {
+                set(&row.ssh_key, d->ssh_key);
+                set(&row.key_fingerprint, fpr);
+            }
+            if (d->transport)
+                set(&row.transport, d->transport);
+            rc = apply_identity_change(st, &row, c, "clusters.yaml", actor,
+                                       err);
+            c = NULL;
+            if (rc < 0)
+                goto fail;
+        }
+    }
+    if (store_commit(st, err) < 0)
+        goto fail;
+    if (changed)
+        (*changed)++;
+    rc = 0;
+    goto out;
+fail:
+    rc = -1;
+    store_rollback(st);
+out:
+    json_decref(c);
+    cluster_row_release(&row);
+    free(fpr);
+    return rc;
+}
+
+int gov_reconcile(store_t *st, const char *regpath, const char *actor,
+                  int *changed, exa_error_t *err)
+{
+    struct registry reg = REGISTRY_INIT;
+    int fd = registry_lock(regpath, 0, err), rc = 0;
+    if (fd < 0)
+        return -1;
+    if (registry_load(regpath, &reg, err) < 0)
+        rc = -1;
+    for (size_t i = 0; rc == 0 && i < reg.nr; i++)
+        rc = reconcile_one(st, &reg.defs[i], actor, changed, err);
+    registry_unlock(fd);
+    registry_release(&reg);
+    return rc;
+}
+
+/* ---- merged view ---- */
+
+static void merge_def(struct fleet_cluster *fc, const struct cluster_def *y,
+                      const struct cluster_row *r)
+{
+    struct cluster_def *d = &fc->def;
+    if (y)
+        cluster_def_copy(d, y);
+    else
+        d->name = xstrdup(r->name);
+    if (r) {
+        cluster_row_copy(&fc->row, r);
+        if (!d->scheduler)
+            d->scheduler = dn(r->scheduler);
+        if (!d->transport)
+            d->transport = dn(r->transport);
+        if (!d->host)
+            d->host = dn(r->host);
+        if (!d->ssh_user)
+            d->ssh_user = dn(r->ssh_user);
+        if (!d->ssh_key)
+            d->ssh_key = dn(r->ssh_key);
+        if (!d->ssh_port)
+            d->ssh_port = r->port;
+        fc->state = cluster_state_parse(r->state);
+        fc->in_db = 1;
+    } else {
+        fc->state = CLUSTER_PENDING;
+    }
+    if (!d->ssh_port)
+        d->ssh_port = 22;
+    if (!d->scheduler)
+        d->scheduler = xstrdup("unknown");
+    if (!d->transport)
+        d->transport = xstrdup(d->host && strcmp(d->host, "local") &&
+                                       strcmp(d->host, "localhost")
+                                   ? "ssh"
+                                   : "local");
+    fc->in_yaml = y != NULL;
+}
+
+int fleet_load(store_t *st, const char *regpath, struct fleet *out,
+               exa_error_t *err)
+{
+    struct registry reg = REGISTRY_INIT;
+    struct cluster_row *rows = NULL;
+    size_t nrows = 0, i = 0, j = 0, alloc = 0;
+    char *actor = audit_actor();
+    struct fleet f = { NULL, 0 };
+    int rc = -1, fd;
+
+    if (gov_reconcile(st, regpath, actor, NULL, err) < 0)
+        goto out;
+    fd = registry_lock(regpath, 0, err);
+    if (fd < 0)
+        goto out;
+    if (registry_load(regpath, &reg, err) < 0) {
+        registry_unlock(fd);
+        goto out;
+    }
+    registry_unlock(fd);
+    if (store_cluster_list(st, &rows, &nrows, err) < 0)
+        goto out;
+    /* Both lists are sorted by name (strcmp; SQLite's BINARY collation). */
+    while (i < reg.nr || j < nrows) {
+        const struct cluster_def *y = NULL;
+        const struct cluster_row *r = NULL;
+        int c;
+        if (i == reg.nr)
+            c = 1;
+        else if (j == nrows)
+            c = -1;
+        else
+            c = strcmp(reg.defs[i].name, rows[j].name);
+        if (c <= 0)
+            y = &reg.defs[i++];
+        if (c >= 0)
+            r = &rows[j++];
+        ALLOC_GROW(f.v, f.nr + 1, alloc);
+        memset(&f.v[f.nr], 0, sizeof(f.v[f.nr]));
+        merge_def(&f.v[f.nr], y, r);
+        f.nr++;
+    }
+    *out = f;
+    rc = 0;
+out:
+    for (size_t k = 0; k < nrows; k++)
+        cluster_row_release(&rows[k]);
+    free(rows);
+    registry_release(&reg);
+    free(actor);
+    return rc;
+}
+
+void fleet_release(struct fleet *f)
+{
+    for (size_t i = 0; i < f->nr; i++) {
+        cluster_def_release(&f->v[i].def);
+        cluster_row_release(&f->v[i].row);
+    }
+    free(f->v);
+    f->v = NULL;
+    f->nr = 0;
+}
+
+struct fleet_cluster *fleet_find(const struct fleet *f, const char *name)
+{
+    for (size_t i = 0; i < f->nr; i++)
+        if (!strcmp(f->v[i].def.name, name))
+            return &f->v[i];
+    return NULL;
+}
+
+int fleet_require_active(const struct fleet *f, const char *name,
+                         exa_error_t *err)
+{
+    const struct fleet_cluster *c = fleet_find(f, name);
+    if (!c)
+        return exa_err(err, EXA_ENOTFOUND,
+                       "unknown cluster: '%s' (run 'exa hpc connect' first)",
+                       name);
+    if (c->state != CLUSTER_ACTIVE)
+        return exa_err(err, EXA_ENOTAPPROVED,
+                       "cluster '%s' is %s — a sysadmin must approve it ('exa "
+                       "hpc approve %s') before jobs can be scheduled on it",
+                       name, cluster_state_name(c->state), name);
+    return 0;
+}
+
+/* ---- connect ---- */
+
+static int connect_db(store_t *st, const struct gov_connect_req *q,
+                      const char *actor, struct gov_result *res,
+                      exa_error_t *err)
+{
+    struct cluster_row row = { 0 };
+    enum cluster_state from = CLUSTER_NONE, to = CLUSTER_PENDING;
+    int found = store_cluster_get(st, q->name, &row, err), rc = -1;
+    json_t *d;
+    if (found < 0)
+        return -1;
+    res->identity_changed = 0;
+    if (found) {
+        json_t *c = json_object();
+        from = cluster_state_parse(row.state);
+        diff_str(c, "host", row.host, q->host);
+        diff_port(c, row.port, q->ssh_port);
+        diff_str(c, "ssh_user", row.ssh_user, q->ssh_user);
+        diff_str(c, "ssh_key", row.ssh_key, q->ssh_key);
+        diff_str(c, "transport", row.transport, q->transport);
+        diff_str(c, "key_fingerprint", row.key_fingerprint,
+                 q->key_fingerprint);
+        diff_str(c, "host_key_fingerprint", row.host_key_fingerprint,
+                 q->host_key_fingerprint);
+        set(&row.host, q->host);
+        row.port = port_of(q->ssh_port);
+        set(&row.ssh_user, q->ssh_user);
+        set(&row.ssh_key, q->ssh_key);
+        set(&row.transport, q->transport ? q->transport : "ssh");
+        set(&row.key_fingerprint, q->key_fingerprint);
+        set(&row.host_key_fingerprint, q->host_key_fingerprint);
+        if (json_object_size(c)) {
+            res->identity_changed = 1;
+            if (apply_identity_change(st, &row, c, "connect", actor, err) < 0)
+                goto out;
+        } else {
+            json_decref(c);
+        }
+    } else {
+        row.name = xstrdup(q->name);
+        row.host = dn(q->host);
+        row.port = port_of(q->ssh_port);
+        row.ssh_user = dn(q->ssh_user);
+        row.ssh_key = dn(q->ssh_key);
+        row.transport = dn(q->transport ? q->transport : "ssh");
+        row.key_fingerprint = dn(q->key_fingerprint);
+        row.host_key_fingerprint = dn(q->host_key_fingerprint);
+    }
+    /* The identity change (if any) already moved the state. */
+    if (gov_transition(q->name, cluster_state_parse(row.state), GOV_CONNECT,
+                       &to, err) < 0)
+        goto out;
+    if (!found)
+        to = CLUSTER_PENDING;
+    set(&row.state, cluster_state_name(to));
+    set(&row.scheduler, q->scheduler ? q->scheduler : "unknown");
+    if (q->capabilities)
+        set(&row.capabilities, q->capabilities);
+    if (to == CLUSTER_PENDING) {
+        set(&row.requested_by, actor);
+        if (from == CLUSTER_REJECTED)
+            set(&row.approved_by, NULL);
+    }
+    if (store_cluster_put(st, &row, err) < 0)
+        goto out;
+    d = json_object();
+    jx_set(d, "host", jx_str(q->host));
+    jx_set(d, "scheduler", jx_str(row.scheduler));
+    jx_set(d, "fingerprint", jx_str(q->key_fingerprint));
+    jx_set(d, "host_key_fingerprint", jx_str(q->host_key_fingerprint));
+    jx_set(d, "from_state", jx_str(cluster_state_name(from)));
+    jx_set(d, "to_state", jx_str(cluster_state_name(to)));
+    if (write_audit(st, actor, "cluster_connect_requested", q->name, d, err) <
+        0)
+        goto out;
+    res->from = from;
+    res->to = to;
+    rc = 0;
+out:
+    cluster_row_release(&row);
+    return rc;
+}
+
+int gov_connect(store_t *st, const char *regpath,
+                const struct gov_connect_req *q, const char *actor,
+                struct gov_result *res, exa_error_t *err)
+{
+    struct registry reg = REGISTRY_INIT;
+    struct cluster_def def = { 0 }, *old;
+    struct gov_result tmp;
+    int fd, rc = -1;
+
+    if (!q->name || !*q->name)
+        return exa_err(err, EXA_EUSAGE, "a cluster needs a name");
+    if (!res)
+        res = &tmp;
+    fd = registry_lock(regpath, 1, err);
+    if (fd < 0)
+        return -1;
+    if (registry_load(regpath, &reg, err) < 0)
+        goto out;
+    old = registry_find(&reg, q->name);
+    if (old)
+        cluster_def_copy(&def, old);
+    else
+        def.name = xstrdup(q->name);
+    set(&def.scheduler, q->scheduler ? q->scheduler : "unknown");
+    set(&def.transport, q->transport ? q->transport : "ssh");
+    set(&def.host, q->host);
+    set(&def.ssh_user, q->ssh_user);
+    set(&def.ssh_key, q->ssh_key);
+    def.ssh_port = port_of(q->ssh_port);
+    registry_put(&reg, &def);
+    if (store_begin(st, err) < 0)
+        goto out;
+    if (connect_db(st, q, actor, res, err) < 0 ||
+        registry_save(regpath, &reg, err) < 0 || store_commit(st, err) < 0) {
+        store_rollback(st);
+        goto out;
+    }
+    rc = 0;
+out:
+    cluster_def_release(&def);
+    registry_release(&reg);
+    registry_unlock(fd);
+    return rc;
+}
+
+/* ---- approve / reject ---- */
+
+static int same_identity(const struct cluster_row *a,
+                         const struct cluster_row *b)
+{
+    return streq(a->host, b->host) && port_of(a->port) == port_of(b->port) &&
+           streq(a->ssh_user, b->ssh_user) && streq(a->ssh_key, b->ssh_key) &&
+           streq(a->key_fingerprint, b->key_fingerprint) &&
+           streq(a->host_key_fingerprint, b->host_key_fingerprint) &&
+           streq(a->transport, b->transport);
+}
+
+static int decide(store_t *st, const char *regpath, const char *name,
+                  enum gov_event ev, const char *reason,
+                  const struct cluster_row *seen, const char *actor,
+                  struct gov_result *res, exa_error_t *err)
+{
+    struct cluster_row row = { 0 };
+    enum cluster_state from, to = CLUSTER_NONE;
+    int found, rc = -1;
+    json_t *d;
+
+    /* A YAML edit made since the caller looked must be applied first. */
+    if (regpath && gov_reconcile(st, regpath, actor, NULL, err) < 0)
+        return -1;
+    if (store_begin(st, err) < 0)
+        return -1;
+    found = store_cluster_get(st, name, &row, err);
+    if (found < 0)
+        goto out;
+    if (!found) {
+        exa_err(err, EXA_ENOTFOUND, "Unknown cluster: %s", name);
+        goto out;
+    }
+    if (seen && !same_identity(seen, &row)) {
+        exa_err(err, EXA_EFAIL,
+                "cluster '%s' changed its connection identity since it was "
+                "shown; review it again ('exa hpc clusters')",
+                name);
+        goto out;
+    }
+    from = cluster_state_parse(row.state);
+    if (gov_transition(name, from, ev, &to, err) < 0)
+        goto out;
+    set(&row.state, cluster_state_name(to));
+    set(&row.approved_by, actor);
+    if (ev == GOV_REJECT)
+        set(&row.reason, reason);
+    else
+        set(&row.reason, NULL);
+    if (store_cluster_put(st, &row, err) < 0)
+        goto out;
+    d = json_object();
+    if (ev == GOV_APPROVE) {
+        jx_set(d, "host", jx_str(row.host));
+        jx_set(d, "key_fingerprint", jx_str(row.key_fingerprint));
+        jx_set(d, "host_key_fingerprint", jx_str(row.host_key_fingerprint));
+    } else {
+        jx_set(d, "reason", jx_str(reason));
+    }
+    jx_set(d, "from_state", jx_str(cluster_state_name(from)));
+    if (write_audit(st, actor,
+                    ev == GOV_APPROVE ? "cluster_approved"
+                                      : "cluster_rejected",
+                    name, d, err) < 0)
+        goto out;
+    if (store_commit(st, err) < 0)
+        goto out;
+    if (res) {
+        res->from = from;
+        res->to = to;
+        res->identity_changed = 0;
+    }
+    rc = 0;
+out:
+    if (rc < 0)
+        store_rollback(st);
+    cluster_row_release(&row);
+    return rc;
+}
+
+int gov_approve(store_t *st, const char *regpath, const char *name,
+                const struct cluster_row *seen, const char *actor,
+                struct gov_result *res, exa_error_t *err)
+{
+    return decide(st, regpath, name, GOV_APPROVE, NULL, seen, actor, res,
+                  err);
+}
+
+int gov_reject(store_t *st, const char *regpath, const char *name,
+               const char *reason, const struct cluster_row *seen,
+               const char *actor, struct gov_result *res, exa_error_t *err)
+{
+    return decide(st, regpath, name, GOV_REJECT, reason, seen, actor, res,
+                  err);
+}

@@ -1,0 +1,177 @@
+/*
+ * governance.h - who may schedule where: the approval state machine over
+ * the clusters table, bound to the connection identity, merged with the
+ * clusters.yaml definitions (shared/DESIGN.md §1.2, §4).
+ *
+ * States and the only transitions:
+ *
+ *   (none)   --connect-->  PENDING
+ *   PENDING  --connect-->  PENDING      (capabilities refreshed)
+ *   PENDING  --approve-->  ACTIVE
+ *   PENDING  --reject--->  REJECTED
+ *   ACTIVE   --connect-->  ACTIVE       (same identity: a re-probe, never
+ *                                         revokes)
+ *   ACTIVE   --reject--->  REJECTED
+ *   ACTIVE   --identity->  PENDING      (host, port, user, key fingerprint,
+ *   PENDING  --identity->  PENDING       transport or pinned host key
+ *   REJECTED --identity->  REJECTED      changed, by connect or YAML edit)
+ *   REJECTED --connect-->  PENDING      (only a new connect revives it)
+ *
+ * Every transition and every identity change writes one hash-chained
+ * audit event (libstore/audit.h) inside the same SQLite transaction as
+ * the row change, so the log and the state cannot disagree.
+ */
+#ifndef EXA_GOVERNANCE_H
+#define EXA_GOVERNANCE_H
+
+#include <stddef.h>
+
+#include "libfleet/registry.h"
+#include "libstore/clusters.h"
+#include "libstore/store.h"
+
+enum cluster_state {
+    CLUSTER_NONE = -1, /* not registered */
+    CLUSTER_PENDING = 0,
+    CLUSTER_ACTIVE,
+    CLUSTER_REJECTED,
+};
+
+enum gov_event {
+    GOV_CONNECT,
+    GOV_APPROVE,
+    GOV_REJECT,
+    GOV_IDENTITY_CHANGE,
+};
+
+/* "PENDING" / "ACTIVE" / "REJECTED" ("NONE" for CLUSTER_NONE). */
+const char *cluster_state_name(enum cluster_state s);
+/* Parse a state word; unknown text gives CLUSTER_NONE. */
+enum cluster_state cluster_state_parse(const char *s);
+
+/*
+ * The pure transition function. Sets *to and returns 0 when event is
+ * allowed from `from`, else -1 with err (EXA_EFAIL) explaining why, e.g.
+ * "cluster 'x' is REJECTED; only a new 'exa hpc connect' returns it to
+ * PENDING". name is used only in messages.
+ */
+int gov_transition(const char *name, enum cluster_state from,
+                   enum gov_event ev, enum cluster_state *to,
+                   exa_error_t *err);
+
+/* A cluster as the rest of exa sees it: the YAML definition (wins for
+ * definition fields) over the DB copy, and the DB's governance state. */
+struct fleet_cluster {
+    struct cluster_def def;  /* merged definition; def.ssh_port >= 1 */
+    struct cluster_row row;  /* the DB row (row.name NULL when absent) */
+    enum cluster_state state; /* PENDING when only in clusters.yaml */
+    int in_yaml, in_db;
+};
+
+struct fleet {
+    struct fleet_cluster *v; /* sorted by name */
+    size_t nr;
+};
+
+/*
+ * Reconcile clusters.yaml at regpath with the table (see gov_reconcile),
+ * then build the merged view: the sorted union of names. Returns 0 or -1
+ * with err. Release with fleet_release().
+ */
+int fleet_load(store_t *st, const char *regpath, struct fleet *out,
+               exa_error_t *err);
+void fleet_release(struct fleet *f);
+/* Borrowed pointer to the named cluster, or NULL. */
+struct fleet_cluster *fleet_find(const struct fleet *f, const char *name);
+
+/*
+ * Compare every clusters.yaml definition with its row. A YAML cluster
+ * with no row gets a PENDING row (requested_by "clusters.yaml"); a row
+ * whose identity (host, ssh_port, ssh_user, ssh_key path, the key's
+ * fingerprint when "<ssh_key>.pub" is readable, transport) differs from
+ * the YAML takes the YAML identity and follows GOV_IDENTITY_CHANGE, with
+ * an audit event `cluster_identity_changed` listing old and new values.
+ * actor is recorded. *changed (may be NULL) counts rows changed.
+ * 0 or -1 with err.
+ */
+int gov_reconcile(store_t *st, const char *regpath, const char *actor,
+                  int *changed, exa_error_t *err);
+
+struct gov_connect_req {
+    const char *name;
+    const char *scheduler;  /* probed or forced; "unknown" when none */
+    const char *transport;  /* ssh | local */
+    const char *host;
+    const char *ssh_user;   /* may be NULL */
+    int ssh_port;           /* 22 when 0 */
+    const char *ssh_key;    /* path, may be NULL */
+    const char *key_fingerprint;      /* "SHA256:..." or NULL */
+    const char *host_key_fingerprint; /* "SHA256:..." or NULL */
+    const char *capabilities;         /* JSON text or NULL */
+};
+
+struct gov_result {
+    enum cluster_state from, to;
+    int identity_changed; /* 1 when connect changed an existing identity */
+};
+
+/*
+ * Register or re-probe a cluster: under the registry's exclusive lock,
+ * writes its definition into clusters.yaml (other YAML fields of the
+ * cluster kept) and its row (GOV_CONNECT; an existing row whose identity
+ * differs first takes GOV_IDENTITY_CHANGE), with audit events
+ * `cluster_identity_changed` (when so) and `cluster_connect_requested`.
+ * The table commit follows the YAML rename, so a crash between them
+ * leaves a YAML-only cluster, which reconciles as PENDING. 0 or -1.
+ */
+int gov_connect(store_t *st, const char *regpath,
+                const struct gov_connect_req *req, const char *actor,
+                struct gov_result *res, exa_error_t *err);
+
+/*
+ * Approve (GOV_APPROVE, audit `cluster_approved` with the host) or reject
+ * (GOV_REJECT, audit `cluster_rejected` with the reason). seen, when not
+ * NULL, is the row the caller showed the operator: if the identity in
+ * the table differs now, nothing changes and err says so (EXA_EFAIL).
+ * approved_by is the actor for both (the reference's semantics); reject
+ * stores reason. Unknown name: EXA_ENOTFOUND. 0 or -1.
+ */
+int gov_approve(store_t *st, const char *regpath, const char *name,
+                const struct cluster_row *seen, const char *actor,
+                struct gov_result *res, exa_error_t *err);
+int gov_reject(store_t *st, const char *regpath, const char *name,
+               const char *reason, const struct cluster_row *seen,
+               const char *actor, struct gov_result *res, exa_error_t *err);
+
+/*
+ * Require name to be ACTIVE in the merged view. 0, or -1 with err:
+ * EXA_ENOTFOUND "unknown cluster: 'X' (run 'exa hpc connect' first)" or
+ * EXA_ENOTAPPROVED "cluster 'X' is PENDING — a sysadmin must approve it
+ * ('exa hpc approve X') before jobs can be scheduled on it".
+ */
+int fleet_require_active(const struct fleet *f, const char *name,
+                         exa_error_t *err);
+
+/*
+ * OpenSSH's key fingerprint ("SHA256:" + unpadded base64 of the SHA-256
+ * of the decoded key blob, as `ssh-keygen -lf` prints it) of one public
+ * key line "TYPE BASE64 [comment]" (also a known_hosts line "HOST TYPE
+ * BASE64"). Returns malloc'ed text or NULL with err (EXA_EPARSE).
+ */
+char *fleet_pubkey_fingerprint(const char *line, exa_error_t *err);
+
+/*
+ * Fingerprint of the first key in a file of public key lines (a .pub
+ * file, or ssh-keyscan output / known_hosts; '#' lines skipped). NULL
+ * with err (EXA_ECONFIG unreadable, EXA_EPARSE no key).
+ */
+char *fleet_pubkey_file_fingerprint(const char *path, exa_error_t *err);
+
+/*
+ * The fingerprint of the host key exa pins from ssh-keyscan output or a
+ * known_hosts file's text: the ssh-ed25519 key when offered (OpenSSH's
+ * preferred type), else the first key line. NULL with err (EXA_EPARSE).
+ */
+char *fleet_host_key_fingerprint(const char *text, exa_error_t *err);
+
+#endif

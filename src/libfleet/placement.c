@@ -1,0 +1,375 @@
+/*
+ * placement.c - capacity per node, fit per node, scorers and the
+ * explanation (see placement.h). Pure: snapshots and a clock in, a ranked
+ * list and text out, so it is tested on synthetic snapshots and timed by
+ * bench/place.sh without a database.
+ */
+#include "libfleet/placement.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "libutil/json.h"
+#include "libutil/strbuf.h"
+#include "libutil/xalloc.h"
+
+/* ---- scorers ---- */
+
+/* Most idle GPUs first, then most idle nodes: lexicographic for clusters
+ * of fewer than 1000 nodes. */
+static double headroom(const struct place_capacity *c,
+                       const struct place_ask *a)
+{
+    return 1000.0 * (c->idle_gpus - a->gpus) + (c->idle_nodes - a->nodes);
+}
+
+static double score_least_loaded(const struct place_candidate *c,
+                                 const struct place_cluster *cl,
+                                 const struct place_ask *a, int *avail)
+{
+    *avail = 1;
+    return headroom(&c->cap, a);
+}
+
+static double score_carbon(const struct place_candidate *c,
+                           const struct place_cluster *cl,
+                           const struct place_ask *a, int *avail)
+{
+    *avail = cl->has_carbon_intensity;
+    return cl->has_carbon_intensity ? -cl->carbon_intensity : 0;
+}
+
+static double score_cost(const struct place_candidate *c,
+                         const struct place_cluster *cl,
+                         const struct place_ask *a, int *avail)
+{
+    *avail = cl->has_cost_per_gpu_hour;
+    return cl->has_cost_per_gpu_hour ? -cl->cost_per_gpu_hour : 0;
+}
+
+static const struct place_scorer least_loaded = { "least-loaded", "headroom",
+                                                  score_least_loaded };
+static const struct place_scorer carbon_aware = { "carbon-aware", "carbon",
+                                                  score_carbon };
+static const struct place_scorer cost_aware = { "cost-aware", "cost",
+                                                score_cost };
+static const struct place_scorer *const scorers[] = {
+    &least_loaded, &carbon_aware, &cost_aware, NULL
+};
+
+const struct place_scorer *const *place_scorers(void)
+{
+    return scorers;
+}
+
+const struct place_scorer *place_scorer_find(const char *name)
+{
+    if (!name || !*name)
+        return &least_loaded;
+    for (size_t i = 0; scorers[i]; i++)
+        if (!strcmp(scorers[i]->name, name))
+            return scorers[i];
+    return NULL;
+}
+
+/* ---- capacity ---- */
+
+time_t place_parse_utc(const char *s)
+{
+    struct tm tm;
+    const char *p;
+    if (!s)
+        return -1;
+    memset(&tm, 0, sizeof(tm));
+    p = strptime(s, "%Y-%m-%dT%H:%M:%S", &tm);
+    if (!p)
+        p = strptime(s, "%Y-%m-%d %H:%M:%S", &tm);
+    if (!p || (*p && strcmp(p, "Z") && strcmp(p, "+00:00")))
+        return -1;
+    return timegm(&tm);
+}
+
+static int node_usable(const struct node_row *r)
+{
+    return r->state &&
+           (!strcmp(r->state, "idle") || !strcmp(r->state, "mixed"));
+}
+
+static int node_free_gpus(const struct node_row *r)
+{
+    int g = r->gpus > 0 ? r->gpus : 0;
+    if (!node_usable(r))
+        return 0;
+    if (r->gpus_used >= 0)
+        return g > r->gpus_used ? g - r->gpus_used : 0;
+    return !strcmp(r->state, "idle") ? g : 0;
+}
+
+void place_capacity_of(const struct node_row *nodes, size_t n,
+                       const struct place_ask *ask, time_t now,
+                       struct place_capacity *out)
+{
+    int nn = ask->nodes > 0 ? ask->nodes : 1;
+    time_t oldest = 0, last_t = -1;
+    const char *last_s = NULL;
+    int known = 1;
+    memset(out, 0, sizeof(*out));
+    out->per_node_gpus = ask->gpus > 0 ? (ask->gpus + nn - 1) / nn : 0;
+    out->per_node_cpus = ask->cpus > 0 ? (ask->cpus + nn - 1) / nn : 0;
+    for (size_t i = 0; i < n; i++) {
+        const struct node_row *r = &nodes[i];
+        int fg = node_free_gpus(r);
+        time_t t;
+        /* A snapshot's rows share one timestamp: parse it once. */
+        if (last_s && r->captured_at && (last_s == r->captured_at ||
+                                         !strcmp(last_s, r->captured_at))) {
+            t = last_t;
+        } else {
+            t = place_parse_utc(r->captured_at);
+            last_s = r->captured_at;
+            last_t = t;
+        }
+        out->total_nodes++;
+        out->total_gpus += r->gpus > 0 ? r->gpus : 0;
+        if (t < 0)
+            known = 0;
+        else if (!oldest || t < oldest)
+            oldest = t;
+        if (!node_usable(r))
+            continue;
+        out->usable_nodes++;
+        out->idle_gpus += fg;
+        if (!strcmp(r->state, "idle") && r->gpus_used <= 0)
+            out->idle_nodes++;
+        if (fg >= out->per_node_gpus &&
+            (r->cpus < 0 || r->cpus >= out->per_node_cpus))
+            out->fit_nodes++;
+    }
+    out->age_s = (known && oldest) ? difftime(now, oldest) : -1;
+}
+
+/* ---- choosing ---- */
+
+
+static int cmp_cand(const void *pa, const void *pb)
+{
+    const struct place_candidate *a = pa, *b = pb;
+    if (a->fits != b->fits)
+        return b->fits - a->fits;
+    if (a->fits) {
+        if (a->objective_available != b->objective_available)
+            return b->objective_available - a->objective_available;
+        if (a->score != b->score)
+            return a->score > b->score ? -1 : 1;
+    }
+    if (a->headroom != b->headroom)
+        return a->headroom > b->headroom ? -1 : 1;
+    return strcmp(a->name, b->name);
+}
+
+static void explain_why(struct place_candidate *c, const struct place_ask *a,
+                        int max_age_s)
+{
+    struct strbuf sb = STRBUF_INIT;
+    const struct place_capacity *k = &c->cap;
+    int nn = a->nodes > 0 ? a->nodes : 1;
+    if (!k->total_nodes) {
+        strbuf_addstr(&sb, "no inventory snapshot (run 'exa hpc nodes "
+                           "--save --cluster ");
+        strbuf_addf(&sb, "%s')", c->name);
+    } else if (c->fits) {
+        strbuf_addf(&sb, "fits: %d node(s) with >= %d free GPU(s)",
+                    k->fit_nodes, k->per_node_gpus);
+        if (k->per_node_cpus)
+            strbuf_addf(&sb, " and >= %d CPU(s)", k->per_node_cpus);
+        strbuf_addf(&sb, ", need %d", nn);
+    } else {
+        strbuf_addf(&sb, "does not fit: %d usable node(s) with >= %d free "
+                         "GPU(s)",
+                    k->fit_nodes, k->per_node_gpus);
+        if (k->per_node_cpus)
+            strbuf_addf(&sb, " and >= %d CPU(s)", k->per_node_cpus);
+        strbuf_addf(&sb, ", need %d", nn);
+        if (k->total_nodes > k->usable_nodes)
+            strbuf_addf(&sb, " (%d of %d node(s) down, drained, allocated "
+                             "or unknown)",
+                        k->total_nodes - k->usable_nodes, k->total_nodes);
+    }
+    if (c->stale)
+        strbuf_addf(&sb, "; snapshot %.0f s old (limit %d s)", k->age_s,
+                    max_age_s);
+    else if (k->total_nodes && k->age_s < 0)
+        strbuf_addstr(&sb, "; snapshot age unknown");
+    c->why = strbuf_detach(&sb, NULL);
+}
+
+int place_choose(const struct place_cluster *cl, size_t n,
+                 const struct place_ask *ask,
+                 const struct place_scorer *scorer, int max_age_s,
+                 time_t now, struct place_result *res, exa_error_t *err)
+{
+    struct strbuf sb = STRBUF_INIT;
+    double best = NAN;
+    if (ask->gpus < 0 || ask->cpus < 0 || ask->nodes < 1)
+        return exa_err(err, EXA_EUSAGE,
+                       "placement needs gpus >= 0, cpus >= 0, nodes >= 1");
+    if (!scorer)
+        scorer = &least_loaded;
+    memset(res, 0, sizeof(*res));
+    res->ask = *ask;
+    res->scorer = scorer;
+    res->max_age_s = max_age_s;
+    res->chosen = -1;
+    res->cands = xcalloc(n ? n : 1, sizeof(*res->cands));
+    res->n = n;
+    for (size_t i = 0; i < n; i++) {
+        struct place_candidate *c = &res->cands[i];
+        int avail = 0;
+        c->name = xstrdup(cl[i].name);
+        c->scheduler = xstrdup(cl[i].scheduler ? cl[i].scheduler : "unknown");
+        place_capacity_of(cl[i].nodes, cl[i].nnodes, ask, now, &c->cap);
+        c->fits = c->cap.fit_nodes >= ask->nodes;
+        c->headroom = headroom(&c->cap, ask);
+        c->stale = max_age_s > 0 && c->cap.age_s > max_age_s;
+        c->score = NAN;
+        c->margin_to_best = NAN;
+        if (c->fits) {
+            c->score = scorer->score(c, &cl[i], ask, &avail);
+            c->objective_available = avail;
+            if (!avail)
+                res->objective_unavailable++;
+        }
+        explain_why(c, ask, max_age_s);
+    }
+    qsort(res->cands, n, sizeof(*res->cands), cmp_cand);
+    if (n && res->cands[0].fits) {
+        res->chosen = 0;
+        best = res->cands[0].score;
+    }
+    for (size_t i = 0; i < n; i++)
+        if (res->cands[i].fits && res->cands[i].objective_available ==
+                                      res->cands[0].objective_available)
+            res->cands[i].margin_to_best = best - res->cands[i].score;
+    if (res->chosen >= 0) {
+        const struct place_candidate *c = &res->cands[0];
+        strbuf_addf(&sb,
+                    "chose %s@%s \u2014 %d/%d idle GPUs, %d/%d idle nodes",
+                    c->scheduler, c->name, c->cap.idle_gpus,
+                    c->cap.total_gpus, c->cap.idle_nodes, c->cap.total_nodes);
+        if (!c->objective_available)
+            strbuf_addf(&sb, " [objectives unavailable: %s not declared for "
+                             "'%s']",
+                        scorer->objective, c->name);
+        if (c->stale)
+            strbuf_addf(&sb, " [stale snapshot: %.0f s old, limit %d s]",
+                        c->cap.age_s, max_age_s);
+    } else if (!n) {
+        strbuf_addstr(&sb, "no ACTIVE clusters registered \u2014 'exa hpc "
+                           "connect' then 'exa hpc approve'");
+    } else {
+        strbuf_addf(&sb,
+                    "no ACTIVE cluster can satisfy the ask (gpus=%d, "
+                    "nodes=%d)",
+                    ask->gpus, ask->nodes);
+    }
+    res->reason = strbuf_detach(&sb, NULL);
+    return 0;
+}
+
+void place_result_release(struct place_result *res)
+{
+    for (size_t i = 0; i < res->n; i++) {
+        free(res->cands[i].name);
+        free(res->cands[i].scheduler);
+        free(res->cands[i].why);
+    }
+    free(res->cands);
+    free(res->reason);
+    memset(res, 0, sizeof(*res));
+}
+
+static json_t *cand_json(const struct place_candidate *c, int rank)
+{
+    json_t *o = json_object();
+    if (rank > 0)
+        jx_set(o, "rank", json_integer(rank));
+    jx_set(o, rank > 0 ? "cluster" : "name", jx_str(c->name));
+    jx_set(o, "scheduler", jx_str(c->scheduler));
+    jx_set(o, "fits", json_boolean(c->fits));
+    jx_set(o, "score", jx_real(c->score));
+    if (rank > 0)
+        jx_set(o, "margin_to_best", jx_real(c->margin_to_best));
+    jx_set(o, "idle_gpus", json_integer(c->cap.idle_gpus));
+    jx_set(o, "total_gpus", json_integer(c->cap.total_gpus));
+    jx_set(o, "idle_nodes", json_integer(c->cap.idle_nodes));
+    jx_set(o, "total_nodes", json_integer(c->cap.total_nodes));
+    jx_set(o, "fit_nodes", json_integer(c->cap.fit_nodes));
+    jx_set(o, "snapshot_age_s", c->cap.age_s < 0 ? NULL
+                                                 : jx_real(c->cap.age_s));
+    jx_set(o, "stale", json_boolean(c->stale));
+    jx_set(o, "objective_available", json_boolean(c->objective_available));
+    jx_set(o, "why", jx_str(c->why));
+    return o;
+}
+
+json_t *place_result_json(const struct place_result *res, int explain)
+{
+    json_t *doc = json_object(), *cands = json_array(), *un = json_array();
+    json_t *objectives = json_object(), *ask = json_object();
+    const struct place_candidate *ch =
+        res->chosen >= 0 ? &res->cands[res->chosen] : NULL;
+    for (size_t i = 0; i < res->n; i++) {
+        json_array_append_new(cands, cand_json(&res->cands[i], 0));
+        if (res->cands[i].fits && !res->cands[i].objective_available) {
+            json_t *u = json_object();
+            jx_set(u, "cluster", jx_str(res->cands[i].name));
+            jx_set(u, "objective", jx_str(res->scorer->objective));
+            json_array_append_new(un, u);
+        }
+    }
+    jx_set(objectives, "provider", jx_str(res->scorer->name));
+    jx_set(objectives, "objective", jx_str(res->scorer->objective));
+    jx_set(ask, "gpus", json_integer(res->ask.gpus));
+    jx_set(ask, "cpus", json_integer(res->ask.cpus));
+    jx_set(ask, "nodes", json_integer(res->ask.nodes));
+    jx_set(doc, "cluster", jx_str(ch ? ch->name : NULL));
+    jx_set(doc, "scheduler", jx_str(ch ? ch->scheduler : NULL));
+    jx_set(doc, "reason", jx_str(res->reason));
+    jx_set(doc, "candidates", cands);
+    jx_set(doc, "objectives_unavailable", json_copy(un));
+    jx_set(doc, "objectives", json_copy(objectives));
+    if (explain) {
+        json_t *ex = json_object(), *ec = json_array();
+        for (size_t i = 0; i < res->n; i++)
+            json_array_append_new(ec, cand_json(&res->cands[i], (int)i + 1));
+        jx_set(ex, "provider", jx_str(res->scorer->name));
+        jx_set(ex, "ask", json_copy(ask));
+        jx_set(ex, "chosen", jx_str(ch ? ch->name : NULL));
+        jx_set(ex, "objectives", json_copy(objectives));
+        jx_set(ex, "objectives_unavailable", json_copy(un));
+        jx_set(ex, "max_snapshot_age_s", json_integer(res->max_age_s));
+        jx_set(ex, "candidates", ec);
+        jx_set(doc, "explain", ex);
+    }
+    json_decref(un);
+    json_decref(objectives);
+    json_decref(ask);
+    return doc;
+}
+
+int place_max_age_from_env(void)
+{
+    const char *e = getenv("EXAMLOPS_HPC_SNAPSHOT_MAX_AGE_S");
+    char *end;
+    long v;
+    if (!e || !*e)
+        return PLACE_DEFAULT_MAX_AGE_S;
+    errno = 0;
+    v = strtol(e, &end, 10);
+    if (errno || *end || v < 0 || v > 100000000)
+        return PLACE_DEFAULT_MAX_AGE_S;
+    return (int)v;
+}

@@ -1,0 +1,136 @@
+/*
+ * placement.h - choose the ACTIVE cluster a job should run on, and say
+ * why (shared/REFERENCE.md §4.8, with the fixes of §6.5, §6.11).
+ *
+ * Capacity comes from the latest inventory snapshot (libstore/nodes.h),
+ * judged per node:
+ *   - only `idle` and `mixed` nodes offer anything (`down`, `drain`,
+ *     `allocated`, `unknown` offer nothing; a not-responding `idle*` is
+ *     already `down` after normalization, shared/cases/FORMAT.md);
+ *   - a node's free GPUs are gpus - gpus_used (GresUsed); a `mixed` node
+ *     whose use is unknown offers none; an `idle` node offers all;
+ *   - an ask of G GPUs on N nodes fits when at least N usable nodes each
+ *     have ceil(G/N) free GPUs (and ceil(C/N) CPUs when their count is
+ *     known), so 8 one-GPU nodes do not fit an 8-GPU single-node job.
+ * Scorers are a small vtable; the ranking is: fitting before not fitting,
+ * scorer objective available before unavailable, score descending, then
+ * the least-loaded score, then name. JSON never carries NaN or Infinity
+ * (a non-fitting candidate's score is null).
+ */
+#ifndef EXA_PLACEMENT_H
+#define EXA_PLACEMENT_H
+
+#include <jansson.h>
+#include <stddef.h>
+#include <time.h>
+
+#include "libstore/nodes.h"
+#include "libutil/error.h"
+
+#define PLACE_DEFAULT_MAX_AGE_S 300
+
+struct place_ask {
+    int gpus;  /* job total */
+    int cpus;  /* job total */
+    int nodes; /* >= 1 */
+};
+
+/* One ACTIVE cluster with its snapshot (all borrowed). */
+struct place_cluster {
+    const char *name;
+    const char *scheduler;
+    const struct node_row *nodes;
+    size_t nnodes;
+    int has_carbon_intensity; /* declared in clusters.yaml */
+    double carbon_intensity;  /* gCO2e/kWh */
+    int has_cost_per_gpu_hour;
+    double cost_per_gpu_hour; /* USD */
+};
+
+/* Capacity of one snapshot, per the node rules above. */
+struct place_capacity {
+    int total_nodes, idle_nodes, usable_nodes;
+    int total_gpus, idle_gpus; /* idle_gpus: free GPUs on usable nodes */
+    int fit_nodes;             /* usable nodes that fit the per-node ask */
+    int per_node_gpus;         /* ceil(G/N) */
+    int per_node_cpus;         /* ceil(C/N) */
+    double age_s;              /* now - oldest captured_at; -1 unknown */
+};
+
+struct place_candidate {
+    char *name;
+    char *scheduler;
+    struct place_capacity cap;
+    int fits;
+    int objective_available; /* the scorer's input was declared */
+    double score;            /* NAN when it does not fit */
+    double headroom;         /* least-loaded score, the tie-break */
+    double margin_to_best;   /* best score - score; NAN when no score */
+    int stale;               /* snapshot older than max_age_s */
+    char *why;               /* one line: why it fits / does not */
+};
+
+/* A scorer: name and the score of a fitting candidate. */
+struct place_scorer {
+    const char *name;      /* "least-loaded", "carbon-aware", ... */
+    const char *objective; /* "headroom", "carbon", "cost" */
+    /* Higher is better; set *available = 0 when the input is missing. */
+    double (*score)(const struct place_candidate *c,
+                    const struct place_cluster *cl,
+                    const struct place_ask *ask, int *available);
+};
+
+/* The scorer named name (NULL or "" gives least-loaded), or NULL. */
+const struct place_scorer *place_scorer_find(const char *name);
+/* NULL-terminated list of all scorers (for help and errors). */
+const struct place_scorer *const *place_scorers(void);
+
+/*
+ * Capacity of one snapshot for ask at time now (captured_at parsed as
+ * ISO-8601 UTC). Pure.
+ */
+void place_capacity_of(const struct node_row *nodes, size_t n,
+                       const struct place_ask *ask, time_t now,
+                       struct place_capacity *out);
+
+struct place_result {
+    struct place_candidate *cands; /* ranked, best first */
+    size_t n;
+    int chosen;   /* index into cands, -1 when nothing fits */
+    char *reason; /* "chose slurm@testa — 3/4 idle GPUs, 1/1 idle nodes" */
+    const struct place_scorer *scorer;
+    struct place_ask ask;
+    int max_age_s;
+    int objective_unavailable; /* count of fitting candidates without it */
+};
+
+/*
+ * Rank clusters[0..n) (ACTIVE ones only; the caller filters) for ask with
+ * scorer (NULL: least-loaded). max_age_s <= 0 disables the age check;
+ * stale snapshots are flagged in the candidate's why and the reason, and
+ * still scored. Returns 0, or -1 with err (EXA_EUSAGE) for a bad ask.
+ * Release res with place_result_release().
+ */
+int place_choose(const struct place_cluster *clusters, size_t n,
+                 const struct place_ask *ask,
+                 const struct place_scorer *scorer, int max_age_s,
+                 time_t now, struct place_result *res, exa_error_t *err);
+void place_result_release(struct place_result *res);
+
+/*
+ * The JSON document of `exa hpc place --json`: {"cluster" (or null),
+ * "reason", "candidates": [...], "objectives_unavailable": [...],
+ * "objectives": {...}} plus "explain" when explain. New reference.
+ */
+json_t *place_result_json(const struct place_result *res, int explain);
+
+/*
+ * The snapshot age limit: $EXAMLOPS_HPC_SNAPSHOT_MAX_AGE_S when a
+ * non-negative integer, else 300.
+ */
+int place_max_age_from_env(void);
+
+/* Parse "YYYY-MM-DDTHH:MM:SSZ" (or with a space, no Z) as UTC; -1 bad. */
+time_t place_parse_utc(const char *s);
+
+#endif

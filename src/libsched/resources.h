@@ -1,0 +1,68 @@
+/*
+ * resources.h - the scheduler-neutral resource ask and its translation to
+ * Slurm sbatch flags and Flux submission flags.
+ *
+ * Keys follow shared/DESIGN.md §3: partition qos account constraint time
+ * nodes ntasks cpus_per_task mem gpus (the job TOTAL on every backend)
+ * job_name array. Fixes over the reference (shared/REFERENCE.md §6 items
+ * 6 and 7): a bare-number time is minutes on both backends (Slurm's rule,
+ * sbatch(1) --time), and Flux gets it as a Flux Standard Duration in
+ * seconds; Flux -g is GPUs per slot, computed as ceil(gpus / ntasks).
+ */
+#ifndef EXA_RESOURCES_H
+#define EXA_RESOURCES_H
+
+#include "libutil/error.h"
+#include "libutil/strvec.h"
+
+struct sched_resources {
+    char *partition, *qos, *account, *constraint;
+    char *time;      /* sbatch --time syntax: M, M:S, H:M:S, D-H[:M[:S]] */
+    char *mem;       /* sbatch --mem syntax: 16G, 500M */
+    char *job_name;  /* user part of the name; the run id is appended */
+    char *array;     /* sbatch --array syntax: 0-9%2, 1,3,5 */
+    long nodes, ntasks, cpus_per_task, gpus; /* 0: not asked */
+    int hold;        /* submit held (sbatch --hold, flux --urgency=0) */
+};
+#define SCHED_RESOURCES_INIT { 0 }
+
+void sched_resources_release(struct sched_resources *r);
+
+/*
+ * Set a key by its neutral name ("partition", "cpus_per_task", ...) from
+ * text. Integers must be positive decimals. Values with control characters
+ * (newline, tab...) are refused. Returns 0, or -1 with err (EXA_EUSAGE).
+ */
+int sched_resources_set(struct sched_resources *r, const char *key,
+                        const char *value, exa_error_t *err);
+
+/*
+ * Fill keys still unset from the environment: EXAMLOPS_HPC_<KEY> then the
+ * legacy EXAMLOPS_SLURM_<KEY> (KEY: PARTITION QOS ACCOUNT CONSTRAINT TIME
+ * NODES NTASKS CPUS MEM GPUS). -1 with err on a bad value.
+ */
+int sched_resources_from_env(struct sched_resources *r, exa_error_t *err);
+
+/*
+ * Parse an sbatch --time value into seconds: "90" (minutes), "90:30"
+ * (M:S), "1:30:00", "2-0", "2-12:00", "2-12:00:00". UNLIMITED/INFINITE
+ * give 0 with *unlimited = 1. -1 with err (EXA_EUSAGE) otherwise.
+ */
+int sched_time_seconds(const char *s, long long *out, int *unlimited,
+                       exa_error_t *err);
+
+/* Append the sbatch flags (`--partition=...` in the reference's order). */
+int sched_resources_slurm_argv(const struct sched_resources *r,
+                               struct strvec *argv, exa_error_t *err);
+
+/*
+ * Append the flux batch/submit flags: --queue (qos, else partition is
+ * dropped), --bank only when accounting is 1, --requires, -N -n -c,
+ * -g ceil(gpus/ntasks), -t <seconds>s, --urgency=0 for hold. Dropped keys
+ * (mem, partition, array throttle) add a line to warnings.
+ */
+int sched_resources_flux_argv(const struct sched_resources *r, int accounting,
+                              struct strvec *argv, struct strvec *warnings,
+                              exa_error_t *err);
+
+#endif

@@ -1,0 +1,186 @@
+/*
+ * sched.h - the scheduler adapter: one vtable over Slurm, Flux and mock.
+ *
+ * An adapter talks to its scheduler only through a struct transport, so the
+ * same code serves a local Slurm, a cluster over ssh and the fake transport
+ * of the tests. It submits (idempotently: the job name carries the run id
+ * and a lost reply is followed by a lookup, never by a blind resubmit),
+ * reports status for many ids in one batched query per poll, cancels and
+ * fetches logs. States follow shared/cases/FORMAT.md "Job states".
+ */
+#ifndef EXA_SCHED_H
+#define EXA_SCHED_H
+
+#include <stddef.h>
+
+#include "libsched/resources.h"
+#include "libtransport/transport.h"
+#include "libutil/error.h"
+#include "libutil/strbuf.h"
+#include "libutil/strvec.h"
+
+enum sched_state {
+    SCHED_PENDING = 0,
+    SCHED_RUNNING,
+    SCHED_SUSPENDED,
+    SCHED_COMPLETED,
+    SCHED_FAILED,
+    SCHED_CANCELLED,
+    SCHED_TIMEOUT,
+    SCHED_UNKNOWN,
+};
+
+/* "PENDING", ... "UNKNOWN". */
+const char *sched_state_name(enum sched_state s);
+/* State for a name as printed by sched_state_name (case-sensitive), or
+ * SCHED_UNKNOWN. */
+enum sched_state sched_state_parse(const char *name);
+/* 1 for COMPLETED FAILED CANCELLED TIMEOUT. */
+int sched_state_terminal(enum sched_state s);
+
+/*
+ * Slurm job state token (long or compact, `CANCELLED by 0`, truncated
+ * `COMPLETIN`, `OUT_OF_ME+`) to the normalized state, per FORMAT.md.
+ */
+enum sched_state sched_slurm_state(const char *raw);
+/* Flux state (`RUN`, `INACTIVE`, `R`, `CD`...) plus result (`COMPLETED`,
+ * `FAILED`, `CANCELED`, `TIMEOUT`; may be NULL or empty). */
+enum sched_state sched_flux_state(const char *state, const char *result);
+
+/* The status of one job as the scheduler reported it. Strings are empty
+ * when unknown; numbers are -1 when unknown. */
+struct sched_job {
+    char id[128];           /* as tracked ("123", "123_4", "ƒ2TR77Ao1") */
+    enum sched_state state; /* SCHED_UNKNOWN when the scheduler has no record */
+    char raw_state[64];     /* the scheduler's own word ("CANCELLED by 0") */
+    char reason[128];       /* pending reason / exception note */
+    int exit_code;          /* -1 unknown */
+    int signal;             /* terminating signal, 0 none, -1 unknown */
+    char submit[40];        /* ISO-8601 as printed, or epoch seconds (Flux) */
+    char start[40];
+    char end[40];
+    long long elapsed_s;    /* -1 unknown */
+    int gpus;               /* allocated GPUs, -1 unknown */
+    int cpus;               /* allocated CPUs, -1 unknown */
+    int nodes;              /* allocated nodes, -1 unknown */
+};
+/* Reset j to "nothing known" for id. */
+void sched_job_init(struct sched_job *j, const char *id);
+
+struct sched_submit_req {
+    const char *script_path;  /* local run.sh to stage (see runscript.h) */
+    const char *remote_dir;   /* directory on the cluster: run.sh and logs */
+    const char *run_id;       /* [A-Za-z0-9_-]+, goes into the job name */
+    const struct sched_resources *res; /* may be NULL */
+};
+
+struct sched_submit_result {
+    char job_id[128];   /* first (or only) id */
+    char cluster[64];   /* `N;cluster` from sbatch --parsable, else "" */
+    int reused;         /* 1 when a lost reply was recovered by name lookup */
+    int attempts;       /* submit commands issued (1 normally) */
+    struct strvec ids;  /* every id (Flux --cc arrays give several) */
+    struct strvec warnings;
+};
+void sched_submit_result_release(struct sched_submit_result *r);
+
+struct sched;
+
+struct sched_ops {
+    const char *name; /* "slurm", "flux", "mock" */
+    int (*submit)(struct sched *s, const struct sched_submit_req *req,
+                  struct sched_submit_result *out, exa_error_t *err);
+    /* out[i] describes ids[i]; an id the scheduler does not know is
+     * SCHED_UNKNOWN. -1 only when nothing could be asked (transport). */
+    int (*status_batch)(struct sched *s, const char *const *ids, size_t n,
+                        struct sched_job *out, exa_error_t *err);
+    int (*cancel)(struct sched *s, const char *id, exa_error_t *err);
+    /* Append the job's stdout log to out. remote_dir may be NULL. */
+    int (*logs)(struct sched *s, const char *id, const char *remote_dir,
+                struct strbuf *out, exa_error_t *err);
+    /* Free adapter-private state. */
+    void (*destroy)(struct sched *s);
+};
+
+struct sched {
+    const struct sched_ops *ops;
+    struct transport *t;     /* borrowed; outlives s */
+    long long sacct_since;   /* epoch seconds for sacct -S; 0: now-7days */
+    int submit_attempts;     /* max submit tries after lost replies (3) */
+    int flux_accounting;     /* -1 unknown (probed once), 0 no, 1 yes */
+    int slurm_accounting;    /* -1 unknown, 0 sacct unusable, 1 works */
+    char *mock_dir;          /* mock: where job records live */
+    size_t sacct_chunk_bytes;/* max bytes of ids per sacct/squeue (96 KiB) */
+    void *priv;
+};
+
+/*
+ * New adapter of kind "slurm", "flux" or "mock" over transport t
+ * (borrowed). NULL with err (EXA_EUSAGE) for another name.
+ */
+struct sched *sched_new(const char *kind, struct transport *t, exa_error_t *err);
+/*
+ * The kind the environment asks for: EXAMLOPS_HPC_SCHEDULER, else the
+ * legacy EXAMLOPS_SLURM_MODE (`real`/`slurm` -> slurm, `mock` -> mock),
+ * else "mock". Borrowed static string or environment value.
+ */
+const char *sched_kind_from_env(void);
+void sched_free(struct sched *s);
+
+int sched_submit(struct sched *s, const struct sched_submit_req *req,
+                 struct sched_submit_result *out, exa_error_t *err);
+int sched_status_batch(struct sched *s, const char *const *ids, size_t n,
+                       struct sched_job *out, exa_error_t *err);
+int sched_cancel(struct sched *s, const char *id, exa_error_t *err);
+int sched_logs(struct sched *s, const char *id, const char *remote_dir,
+               struct strbuf *out, exa_error_t *err);
+const char *sched_name(const struct sched *s);
+
+/*
+ * Job directory for a run on the cluster: EXAMLOPS_HPC_REMOTE_WORKDIR,
+ * else EXAMLOPS_HPC_WORKDIR, else `$HOME/.local/share/examlops/jobs` of
+ * the target (asked over the transport for ssh), then "/<run_id>".
+ * malloc'ed, or NULL with err.
+ */
+char *sched_remote_jobdir(struct sched *s, const char *run_id, exa_error_t *err);
+
+/* A fresh run id: 12 lower-case hex digits from /dev/urandom. */
+void sched_new_run_id(char out[13]);
+
+/* Job name carrying the run id: "exa-<run_id>", or "<job_name>.exa-<run_id>". */
+char *sched_job_name(const char *job_name, const char *run_id);
+
+/* Exposed for tests: split ids into chunks whose comma-joined length stays
+ * under max_bytes; pushes one joined string per chunk onto out. */
+void sched_chunk_ids(const char *const *ids, size_t n, size_t max_bytes,
+                     struct strvec *out);
+
+/* Fetch the bytes of a file on the cluster into out (via transport_get and
+ * a private temp file). -1 with err; EXA_ENOTFOUND when it is absent. */
+int sched_fetch_file(struct sched *s, const char *remote, struct strbuf *out,
+                     exa_error_t *err);
+
+/*
+ * Index of tracked ids for matching scheduler rows in O(1): a hash of
+ * ids[i] (or of key(ids[i]) when key is given) to i, with a chain for ids
+ * tracked twice. For adapters.
+ */
+struct sched_idmap {
+    size_t cap;        /* slots, a power of two */
+    long *slot;        /* index into ids, -1 empty */
+    long *next;        /* next index with the same key, -1 end */
+    const char *const *ids;
+    const char *(*key)(const char *);
+};
+void sched_idmap_build(struct sched_idmap *m, const char *const *ids, size_t n,
+                       const char *(*key)(const char *));
+/* First index whose key equals s[0..len), or -1; follow m->next[i]. */
+long sched_idmap_find(const struct sched_idmap *m, const char *s, size_t len);
+void sched_idmap_free(struct sched_idmap *m);
+
+/* Internal constructors (one per adapter file). */
+void sched_slurm_init(struct sched *s);
+void sched_flux_init(struct sched *s);
+void sched_mock_init(struct sched *s);
+
+#endif

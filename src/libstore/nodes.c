@@ -1,0 +1,157 @@
+/*
+ * nodes.c - inventory snapshots (see nodes.h). A snapshot is a DELETE of
+ * the cluster's rows and one INSERT per node inside one transaction.
+ */
+#include "libstore/nodes.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "libutil/xalloc.h"
+
+void node_row_release(struct node_row *r)
+{
+    if (!r)
+        return;
+    free(r->cluster);
+    free(r->node);
+    free(r->scheduler);
+    free(r->gpu_model);
+    free(r->state);
+    free(r->raw_state);
+    free(r->flags);
+    free(r->partitions);
+    free(r->captured_at);
+    memset(r, 0, sizeof(*r));
+}
+
+void node_rows_free(struct node_row *rows, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        node_row_release(&rows[i]);
+    free(rows);
+}
+
+static void bind_int_or_null(sqlite3_stmt *s, int i, long long v)
+{
+    if (v < 0)
+        sqlite3_bind_null(s, i);
+    else
+        sqlite3_bind_int64(s, i, v);
+}
+
+int store_nodes_replace(store_t *st, const char *cluster,
+                        const char *scheduler, const struct node_row *rows,
+                        size_t n, exa_error_t *err)
+{
+    int own = sqlite3_get_autocommit(st->db);
+    sqlite3_stmt *s = NULL;
+    char now[32];
+    if (own && store_begin(st, err) < 0)
+        return -1;
+    store_now(now, sizeof(now));
+    s = store_prepare(st, "DELETE FROM nodes WHERE cluster = ?", err);
+    if (!s)
+        goto fail;
+    store_bind_text(s, 1, cluster);
+    if (sqlite3_step(s) != SQLITE_DONE) {
+        store_err(st, err, "replacing node snapshot");
+        goto fail;
+    }
+    sqlite3_finalize(s);
+    s = store_prepare(st,
+                      "INSERT OR REPLACE INTO nodes (cluster, node, "
+                      "scheduler, cpus, mem_mb, gpus, gpus_used, gpu_model, "
+                      "state, raw_state, flags, partitions, captured_at) "
+                      "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                      err);
+    if (!s)
+        goto fail;
+    for (size_t i = 0; i < n; i++) {
+        const struct node_row *r = &rows[i];
+        sqlite3_reset(s);
+        store_bind_text(s, 1, cluster);
+        store_bind_text(s, 2, r->node);
+        store_bind_text(s, 3, r->scheduler ? r->scheduler : scheduler);
+        bind_int_or_null(s, 4, r->cpus);
+        bind_int_or_null(s, 5, r->mem_mb);
+        sqlite3_bind_int(s, 6, r->gpus > 0 ? r->gpus : 0);
+        bind_int_or_null(s, 7, r->gpus_used);
+        store_bind_text(s, 8, r->gpu_model);
+        store_bind_text(s, 9, r->state);
+        store_bind_text(s, 10, r->raw_state);
+        store_bind_text(s, 11, r->flags);
+        store_bind_text(s, 12, r->partitions);
+        store_bind_text(s, 13, r->captured_at ? r->captured_at : now);
+        if (sqlite3_step(s) != SQLITE_DONE) {
+            store_err(st, err, "writing node snapshot");
+            goto fail;
+        }
+    }
+    sqlite3_finalize(s);
+    s = NULL;
+    if (own && store_commit(st, err) < 0)
+        goto fail;
+    return 0;
+fail:
+    sqlite3_finalize(s);
+    if (own)
+        store_rollback(st);
+    return -1;
+}
+
+static char *col(sqlite3_stmt *s, int i)
+{
+    const unsigned char *t = sqlite3_column_text(s, i);
+    return t ? xstrdup((const char *)t) : NULL;
+}
+
+static long long icol(sqlite3_stmt *s, int i)
+{
+    return sqlite3_column_type(s, i) == SQLITE_NULL
+               ? -1
+               : sqlite3_column_int64(s, i);
+}
+
+int store_nodes_list(store_t *st, const char *cluster, struct node_row **rows,
+                     size_t *n, exa_error_t *err)
+{
+    sqlite3_stmt *s = store_prepare(
+        st,
+        "SELECT cluster, node, scheduler, cpus, mem_mb, gpus, gpus_used, "
+        "gpu_model, state, raw_state, flags, partitions, captured_at "
+        "FROM nodes WHERE ?1 IS NULL OR cluster = ?1 ORDER BY cluster, node",
+        err);
+    struct node_row *v = NULL;
+    size_t nr = 0, alloc = 0;
+    int rc;
+    if (!s)
+        return -1;
+    store_bind_text(s, 1, cluster);
+    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+        struct node_row *r;
+        ALLOC_GROW(v, nr + 1, alloc);
+        r = &v[nr++];
+        r->cluster = col(s, 0);
+        r->node = col(s, 1);
+        r->scheduler = col(s, 2);
+        r->cpus = (int)icol(s, 3);
+        r->mem_mb = icol(s, 4);
+        r->gpus = (int)icol(s, 5);
+        r->gpus_used = (int)icol(s, 6);
+        r->gpu_model = col(s, 7);
+        r->state = col(s, 8);
+        r->raw_state = col(s, 9);
+        r->flags = col(s, 10);
+        r->partitions = col(s, 11);
+        r->captured_at = col(s, 12);
+    }
+    sqlite3_finalize(s);
+    if (rc != SQLITE_DONE) {
+        node_rows_free(v, nr);
+        return store_err(st, err, "listing nodes");
+    }
+    *rows = v;
+    *n = nr;
+    return 0;
+}

@@ -1,0 +1,53 @@
+/*
+ * nodes.h - typed access to the `nodes` table: the latest inventory
+ * snapshot of each cluster, one row per (cluster, node).
+ *
+ * A snapshot replaces all of a cluster's rows in one transaction, so a
+ * reader sees the old or the new inventory, never a mix. Placement reads
+ * these rows; captured_at lets it refuse or flag stale data.
+ */
+#ifndef EXA_STORE_NODES_H
+#define EXA_STORE_NODES_H
+
+#include <stddef.h>
+
+#include "libstore/store.h"
+
+/* One node. Strings owned or NULL; integers -1 when unknown (NULL). */
+struct node_row {
+    char *cluster;
+    char *node;
+    char *scheduler;
+    int cpus;
+    long long mem_mb;
+    int gpus;      /* total GPUs (0 when none) */
+    int gpus_used; /* from GresUsed; -1 unknown */
+    char *gpu_model;
+    char *state;      /* idle|allocated|mixed|down|drain|unknown */
+    char *raw_state;  /* scheduler's token, e.g. "idle*" */
+    char *flags;      /* comma-separated flag words, or NULL */
+    char *partitions; /* comma-separated, or NULL */
+    char *captured_at; /* ISO-8601 UTC */
+};
+
+void node_row_release(struct node_row *row);
+/* Release n rows and free the array. */
+void node_rows_free(struct node_row *rows, size_t n);
+
+/*
+ * Replace cluster's snapshot with rows[0..n) (their cluster field is
+ * ignored; captured_at NULL means now). Runs its own transaction unless
+ * one is open. 0 or -1 with err.
+ */
+int store_nodes_replace(store_t *st, const char *cluster,
+                        const char *scheduler, const struct node_row *rows,
+                        size_t n, exa_error_t *err);
+
+/*
+ * The snapshot of cluster (all clusters when NULL), ordered by cluster then
+ * node. *rows is caller-freed with node_rows_free. 0 or -1.
+ */
+int store_nodes_list(store_t *st, const char *cluster, struct node_row **rows,
+                     size_t *n, exa_error_t *err);
+
+#endif

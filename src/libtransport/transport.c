@@ -1,0 +1,321 @@
+/*
+ * transport.c - the vtable dispatch, the `local` transport and selection
+ * from the environment.
+ *
+ * local runs argv with subprocess_run() (execvp, no shell) and copies files
+ * for put/get, creating parent directories, so mock and single-host setups
+ * use the same code path as ssh with no remote in between.
+ */
+#include "libtransport/transport.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "libutil/subprocess.h"
+#include "libutil/xalloc.h"
+
+void transport_result_release(struct transport_result *res)
+{
+    strbuf_release(&res->out);
+    strbuf_release(&res->err);
+    res->rc = -1;
+    res->signal = 0;
+}
+
+int transport_run(struct transport *t, const char *const *argv,
+                  const char *stdin_data, size_t stdin_len, double timeout_s,
+                  struct transport_result *res, exa_error_t *err)
+{
+    if (timeout_s <= 0)
+        timeout_s = t->timeout_s;
+    strbuf_reset(&res->out);
+    strbuf_reset(&res->err);
+    res->rc = -1;
+    res->signal = 0;
+    return t->ops->run(t, argv, stdin_data, stdin_len, timeout_s, res, err);
+}
+
+/* First non-empty line of s, trimmed, at most 200 bytes. */
+static void first_line(const struct strbuf *s, char *dst, size_t n)
+{
+    const char *p = s->buf, *e;
+    size_t len;
+
+    while (*p == '\n' || *p == ' ' || *p == '\r' || *p == '\t')
+        p++;
+    e = strchr(p, '\n');
+    len = e ? (size_t)(e - p) : strlen(p);
+    while (len && (p[len - 1] == '\r' || p[len - 1] == ' '))
+        len--;
+    if (len >= n)
+        len = n - 1;
+    memcpy(dst, p, len);
+    dst[len] = '\0';
+}
+
+int transport_run_ok(struct transport *t, const char *const *argv,
+                     const char *stdin_data, size_t stdin_len,
+                     struct transport_result *res, exa_error_t *err)
+{
+    char line[201];
+
+    if (transport_run(t, argv, stdin_data, stdin_len, 0, res, err) < 0)
+        return -1;
+    if (res->rc == 0)
+        return 0;
+    first_line(res->err.len ? &res->err : &res->out, line, sizeof(line));
+    if (res->rc < 0)
+        return exa_err(err, EXA_ESCHED, "'%s' on '%s' killed by signal %d%s%s",
+                       argv[0], t->host, res->signal, *line ? ": " : "", line);
+    return exa_err(err, EXA_ESCHED, "'%s' on '%s' exited %d%s%s", argv[0],
+                   t->host, res->rc, *line ? ": " : "", line);
+}
+
+int transport_put(struct transport *t, const char *local_path,
+                  const char *remote_path, exa_error_t *err)
+{
+    return t->ops->put(t, local_path, remote_path, err);
+}
+
+int transport_get(struct transport *t, const char *remote_path,
+                  const char *local_path, exa_error_t *err)
+{
+    return t->ops->get(t, remote_path, local_path, err);
+}
+
+void transport_close(struct transport *t)
+{
+    if (!t)
+        return;
+    if (t->ops->close)
+        t->ops->close(t);
+    free(t->desc);
+    free(t->host);
+    free(t);
+}
+
+const char *transport_describe(const struct transport *t)
+{
+    return t->desc;
+}
+
+/* ---- local ---- */
+
+static int local_run(struct transport *t, const char *const *argv,
+                     const char *stdin_data, size_t stdin_len, double timeout_s,
+                     struct transport_result *res, exa_error_t *err)
+{
+    struct subprocess_opts o = { 0 };
+    struct subprocess_result sr = SUBPROCESS_RESULT_INIT;
+    int rc;
+
+    o.stdin_data = stdin_data ? stdin_data : (stdin_len ? "" : NULL);
+    o.stdin_len = stdin_len;
+    o.timeout_s = timeout_s;
+    o.max_output = TRANSPORT_MAX_OUTPUT;
+    rc = subprocess_run(argv, &o, &sr, err);
+    strbuf_addbuf(&res->out, &sr.out);
+    strbuf_addbuf(&res->err, &sr.err);
+    res->rc = sr.exit_code;
+    res->signal = sr.signal;
+    if (rc < 0 && sr.timed_out)
+        exa_err(err, EXA_ETIMEOUT, "'%s' on '%s' timed out after %g s",
+                argv[0], t->host, timeout_s);
+    subprocess_result_release(&sr);
+    return rc;
+}
+
+/* mkdir -p of the parent directory of path. */
+static int mkdir_parents(const char *path, exa_error_t *err)
+{
+    char *dir = xstrdup(path), *p;
+
+    for (p = dir + 1; *p; p++) {
+        if (*p != '/')
+            continue;
+        *p = '\0';
+        if (mkdir(dir, 0777) < 0 && errno != EEXIST) {
+            int e = errno;
+            exa_err(err, EXA_ECONFIG, "cannot create '%s': %s", dir,
+                    strerror(e));
+            free(dir);
+            return -1;
+        }
+        *p = '/';
+    }
+    free(dir);
+    return 0;
+}
+
+/* Copy src to dst through a temp file and rename (nothing half-written). */
+static int copy_file(const char *src, const char *dst, exa_error_t *err)
+{
+    char buf[65536];
+    char *tmp;
+    int in, out;
+    ssize_t r;
+    struct stat st;
+    char rs[PATH_MAX], rd[PATH_MAX];
+
+    if (realpath(src, rs) && realpath(dst, rd) && !strcmp(rs, rd))
+        return 0; /* same file: nothing to do */
+    in = open(src, O_RDONLY | O_CLOEXEC);
+    if (in < 0) {
+        int e = errno;
+        return exa_err(err, e == ENOENT ? EXA_ENOTFOUND : EXA_ECONFIG,
+                       "cannot read '%s': %s", src, strerror(e));
+    }
+    if (mkdir_parents(dst, err) < 0) {
+        close(in);
+        return -1;
+    }
+    if (fstat(in, &st) < 0)
+        st.st_mode = 0644;
+    tmp = xstrfmt("%s.tmp.%ld", dst, (long)getpid());
+    out = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
+               st.st_mode & 0777);
+    if (out < 0) {
+        int e = errno;
+        close(in);
+        free(tmp);
+        return exa_err(err, EXA_ECONFIG, "cannot write '%s': %s", dst,
+                       strerror(e));
+    }
+    while ((r = read(in, buf, sizeof(buf))) > 0) {
+        ssize_t off = 0;
+        while (off < r) {
+            ssize_t w = write(out, buf + off, (size_t)(r - off));
+            if (w < 0) {
+                if (errno == EINTR)
+                    continue;
+                r = -1;
+                break;
+            }
+            off += w;
+        }
+        if (r < 0)
+            break;
+    }
+    close(in);
+    if (r < 0 || fsync(out) < 0 || close(out) < 0 || rename(tmp, dst) < 0) {
+        int e = errno;
+        unlink(tmp);
+        free(tmp);
+        return exa_err(err, EXA_ECONFIG, "cannot write '%s': %s", dst,
+                       strerror(e));
+    }
+    free(tmp);
+    return 0;
+}
+
+static int local_put(struct transport *t, const char *local_path,
+                     const char *remote_path, exa_error_t *err)
+{
+    return copy_file(local_path, remote_path, err);
+}
+
+static int local_get(struct transport *t, const char *remote_path,
+                     const char *local_path, exa_error_t *err)
+{
+    return copy_file(remote_path, local_path, err);
+}
+
+static const struct transport_ops local_ops = {
+    "local", local_run, local_put, local_get, NULL,
+};
+
+struct transport *transport_local_new(void)
+{
+    struct transport *t = xcalloc(1, sizeof(*t));
+
+    t->ops = &local_ops;
+    t->desc = xstrdup("local");
+    t->host = xstrdup("localhost");
+    t->timeout_s = TRANSPORT_DEFAULT_TIMEOUT_S;
+    return t;
+}
+
+/* ---- environment ---- */
+
+int transport_env_seconds(const char *name, double def, double *out,
+                          exa_error_t *err)
+{
+    const char *v = getenv(name);
+    char *end;
+    double d;
+
+    *out = def;
+    if (!v || !*v)
+        return 0;
+    errno = 0;
+    d = strtod(v, &end);
+    if (errno || end == v || *end || !(d > 0))
+        return exa_err(err, EXA_ECONFIG,
+                       "%s must be a positive number of seconds, not '%s'",
+                       name, v);
+    *out = d;
+    return 0;
+}
+
+struct transport *transport_from_env(exa_error_t *err)
+{
+    const char *kind = getenv("EXAMLOPS_HPC_TRANSPORT");
+    const char *host = getenv("EXAMLOPS_HPC_SSH_HOST");
+    struct transport *t;
+    double cap;
+
+    if (transport_env_seconds("EXAMLOPS_SLURM_CMD_TIMEOUT",
+                              TRANSPORT_DEFAULT_TIMEOUT_S, &cap, err) < 0)
+        return NULL;
+    if (!kind || !*kind)
+        kind = host && *host ? "ssh" : "local";
+    if (!strcmp(kind, "local")) {
+        t = transport_local_new();
+    } else if (!strcmp(kind, "ssh")) {
+        struct ssh_config c = { 0 };
+        const char *port = getenv("EXAMLOPS_HPC_SSH_PORT");
+
+        c.host = host && *host ? host : NULL;
+        c.user = getenv("EXAMLOPS_HPC_SSH_USER");
+        c.key = getenv("EXAMLOPS_HPC_SSH_KEY");
+        c.known_hosts = getenv("EXAMLOPS_HPC_SSH_KNOWN_HOSTS");
+        if (c.user && !*c.user)
+            c.user = NULL;
+        if (c.key && !*c.key)
+            c.key = NULL;
+        if (c.known_hosts && !*c.known_hosts)
+            c.known_hosts = NULL;
+        if (port && *port) {
+            char *end;
+            long p = strtol(port, &end, 10);
+            if (*end || p < 1 || p > 65535) {
+                exa_err(err, EXA_ECONFIG,
+                        "EXAMLOPS_HPC_SSH_PORT must be a port number, not '%s'",
+                        port);
+                return NULL;
+            }
+            c.port = (int)p;
+        }
+        if (!c.host) {
+            exa_err(err, EXA_ECONFIG,
+                    "EXAMLOPS_HPC_TRANSPORT is 'ssh' but EXAMLOPS_HPC_SSH_HOST "
+                    "is not set");
+            return NULL;
+        }
+        t = transport_ssh_new(&c, err);
+        if (!t)
+            return NULL;
+    } else {
+        exa_err(err, EXA_ECONFIG,
+                "unknown EXAMLOPS_HPC_TRANSPORT '%s' (expected local or ssh)",
+                kind);
+        return NULL;
+    }
+    t->timeout_s = cap;
+    return t;
+}

@@ -1,0 +1,179 @@
+/*
+ * transport.h - how exa runs a command on a cluster: the `struct transport`
+ * vtable and its three implementations.
+ *
+ *   local  fork/execvp on this machine (never a shell); put/get copy files
+ *   ssh    the system OpenSSH client with BatchMode, StrictHostKeyChecking=yes
+ *          against a known_hosts file exa names, and one ControlMaster
+ *          connection reused by every command (ControlPersist=60); the remote
+ *          command is the argv shell-quoted by shquote_argv(); put/get stream
+ *          bytes through `cat` over the same connection
+ *   fake   tests and benches: argv glob -> fixture output, a call log, and
+ *          fault injection (fail the Nth call, drop the Nth reply, delays)
+ *
+ * A transport never interprets command output; a non-zero exit status is a
+ * result, not a transport error. Transport errors (EXA_ETRANSPORT: cannot
+ * start, connection refused, host key; EXA_ETIMEOUT: the per-command cap)
+ * are the only -1 returns of transport_run().
+ */
+#ifndef EXA_TRANSPORT_H
+#define EXA_TRANSPORT_H
+
+#include <stddef.h>
+
+#include "libutil/error.h"
+#include "libutil/strbuf.h"
+#include "libutil/strvec.h"
+
+/* Default per-command cap in seconds (EXAMLOPS_SLURM_CMD_TIMEOUT). */
+#define TRANSPORT_DEFAULT_TIMEOUT_S 30.0
+/* Per-stream output cap of one command (bytes). */
+#define TRANSPORT_MAX_OUTPUT ((size_t)256 << 20)
+
+struct transport_result {
+    int rc;            /* exit status 0..255, or -1 when killed by a signal */
+    int signal;        /* terminating signal, else 0 */
+    struct strbuf out; /* stdout bytes */
+    struct strbuf err; /* stderr bytes */
+};
+#define TRANSPORT_RESULT_INIT { -1, 0, STRBUF_INIT, STRBUF_INIT }
+void transport_result_release(struct transport_result *res);
+
+struct transport;
+
+struct transport_ops {
+    const char *kind; /* "local", "ssh", "fake" */
+    int (*run)(struct transport *t, const char *const *argv,
+               const char *stdin_data, size_t stdin_len, double timeout_s,
+               struct transport_result *res, exa_error_t *err);
+    int (*put)(struct transport *t, const char *local_path,
+               const char *remote_path, exa_error_t *err);
+    int (*get)(struct transport *t, const char *remote_path,
+               const char *local_path, exa_error_t *err);
+    void (*close)(struct transport *t);
+};
+
+struct transport {
+    const struct transport_ops *ops;
+    char *desc;        /* "local", "ssh alice@login1:22": for messages */
+    char *host;        /* host name used in messages ("localhost" for local) */
+    double timeout_s;  /* default per-command cap */
+    void *priv;
+};
+
+/*
+ * Run argv (NULL-terminated) on the target with stdin bytes (may be NULL),
+ * killing it after timeout_s seconds (<= 0: t->timeout_s). Returns 0 when
+ * the command ran (res->rc holds its status, 0 or not), -1 on a transport
+ * failure or timeout with err filled (the message names the host).
+ * res must be TRANSPORT_RESULT_INIT; the caller releases it.
+ */
+int transport_run(struct transport *t, const char *const *argv,
+                  const char *stdin_data, size_t stdin_len, double timeout_s,
+                  struct transport_result *res, exa_error_t *err);
+
+/*
+ * Like transport_run, and also fails (EXA_ESCHED) when the command exits
+ * non-zero: "'sbatch' on 'login1' exited 1: <first stderr line>".
+ */
+int transport_run_ok(struct transport *t, const char *const *argv,
+                     const char *stdin_data, size_t stdin_len,
+                     struct transport_result *res, exa_error_t *err);
+
+/* Copy local_path to remote_path (parents created). 0 or -1 with err. */
+int transport_put(struct transport *t, const char *local_path,
+                  const char *remote_path, exa_error_t *err);
+/* Copy remote_path to local_path. 0 or -1 with err (ENOTFOUND if absent). */
+int transport_get(struct transport *t, const char *remote_path,
+                  const char *local_path, exa_error_t *err);
+/* Close connections and free t. NULL is accepted. */
+void transport_close(struct transport *t);
+/* Human description ("ssh alice@login1:2222"); borrowed. */
+const char *transport_describe(const struct transport *t);
+
+/* ---- local ---- */
+struct transport *transport_local_new(void);
+
+/* ---- ssh ---- */
+struct ssh_config {
+    const char *host;        /* required */
+    const char *user;        /* NULL: ssh's default */
+    const char *key;         /* identity file path, or NULL */
+    int port;                /* 0: 22 */
+    const char *known_hosts; /* NULL: ${XDG_CONFIG_HOME:-~/.config}/examlops/known_hosts */
+    const char *control_dir; /* NULL: /tmp/exa-<uid> (short: sun_path is 108 bytes) */
+    const char *ssh_program; /* NULL: "ssh" (tests may point at a wrapper) */
+};
+/* New ssh transport; NULL with err when host is missing or the control
+ * directory cannot be made private. Nothing connects until the first run. */
+struct transport *transport_ssh_new(const struct ssh_config *cfg,
+                                    exa_error_t *err);
+/*
+ * The ssh argv prefix used for every command (exposed for tests and the
+ * bench): ssh -o BatchMode=yes ... [-p PORT] [-i KEY] [-l USER] HOST.
+ */
+void transport_ssh_base_argv(struct transport *t, struct strvec *argv);
+/* Default known_hosts path (malloc'ed). */
+char *transport_ssh_default_known_hosts(void);
+
+/* ---- fake ---- */
+struct transport_fake_call; /* opaque */
+/*
+ * A dynamic reply: fill res from argv/stdin and return 0, or return -1 with
+ * err for a transport failure. Used when fixtures depend on the ids asked.
+ */
+typedef int (*fake_handler_f)(void *arg, const char *const *argv,
+                              const char *stdin_data, size_t stdin_len,
+                              struct transport_result *res, exa_error_t *err);
+
+struct transport *transport_fake_new(void);
+/*
+ * Add a rule: the first rule whose fnmatch(3) glob matches the argv joined
+ * by single spaces answers with out/err/rc after delay_s seconds (a delay
+ * beyond the timeout reports a timeout after sleeping the timeout).
+ * times > 0 limits how many calls the rule answers (then it is skipped);
+ * 0 means unlimited. Strings are copied. Unmatched commands exit 127 with
+ * "fake: no rule for '<cmd>'" on stderr.
+ */
+void transport_fake_add(struct transport *t, const char *glob, const char *out,
+                        const char *err_text, int rc, double delay_s, int times);
+/* Like transport_fake_add with stdout read from a fixture file. Returns -1
+ * when the file cannot be read. */
+int transport_fake_add_file(struct transport *t, const char *glob,
+                            const char *out_path, int rc, int times);
+/* A rule answered by handler(arg, ...). */
+void transport_fake_add_handler(struct transport *t, const char *glob,
+                                fake_handler_f handler, void *arg, int times);
+/* Call n (1-based, counted over run/put/get) fails with EXA_ETRANSPORT
+ * without running; 0 disables. */
+void transport_fake_fail_nth(struct transport *t, int n);
+/* Call n runs (the rule answers and counts) but its reply is lost: the
+ * caller gets EXA_ETRANSPORT "connection to 'fake' lost". */
+void transport_fake_drop_nth(struct transport *t, int n);
+/* Number of calls so far, and how many matched glob (joined argv). */
+size_t transport_fake_ncalls(struct transport *t);
+size_t transport_fake_count(struct transport *t, const char *glob);
+/* Joined argv of call i (0-based), or NULL; borrowed. */
+const char *transport_fake_call(struct transport *t, size_t i);
+/* Bytes the fake holds for a remote path after put (NULL if none);
+ * borrowed. get of a path answers from here, else from a rule "get PATH". */
+const struct strbuf *transport_fake_file(struct transport *t, const char *path);
+void transport_fake_set_file(struct transport *t, const char *path,
+                             const char *data, size_t len);
+
+/* ---- selection from the environment ---- */
+/*
+ * Build the transport the environment asks for: EXAMLOPS_HPC_TRANSPORT
+ * (local | ssh; default ssh when EXAMLOPS_HPC_SSH_HOST is set, else local),
+ * EXAMLOPS_HPC_SSH_{HOST,USER,KEY,PORT}, EXAMLOPS_HPC_SSH_KNOWN_HOSTS and
+ * the cap EXAMLOPS_SLURM_CMD_TIMEOUT (seconds, default 30). NULL with err
+ * (EXA_ECONFIG) on a bad value.
+ */
+struct transport *transport_from_env(exa_error_t *err);
+
+/* Parse a positive number of seconds from env var name, else def; -1 with
+ * err (EXA_ECONFIG) when set but not a positive number. */
+int transport_env_seconds(const char *name, double def, double *out,
+                          exa_error_t *err);
+
+#endif

@@ -1,0 +1,401 @@
+/*
+ * subprocess.c - fork/execvp with captured output, a time cap and a size cap.
+ *
+ * One poll() loop feeds stdin and drains stdout and stderr, so a child that
+ * writes a lot while we are still writing its input never deadlocks. The
+ * child leads its own process group; on expiry the whole group gets SIGTERM
+ * and, after SUBPROCESS_KILL_GRACE_S, SIGKILL, so an ssh or a shell with
+ * grandchildren cannot outlive the cap. execvp errors come back through a
+ * close-on-exec pipe so "not found" is an error, not exit status 127.
+ * SIGPIPE is ignored in the parent while stdin is written (a child that
+ * exits early must not kill exa) and restored to default in the child.
+ */
+#include "libutil/subprocess.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "libutil/xalloc.h"
+
+extern char **environ;
+
+double subprocess_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+void subprocess_result_release(struct subprocess_result *res)
+{
+    strbuf_release(&res->out);
+    strbuf_release(&res->err);
+    res->exit_code = -1;
+    res->signal = 0;
+    res->timed_out = 0;
+    res->truncated = 0;
+    res->elapsed_s = 0.0;
+}
+
+/* New environment: environ with each "K=V" of add replacing or appended. */
+static char **build_env(const char *const *add)
+{
+    size_t n = 0, nadd = 0, i, j;
+    char **env;
+
+    while (environ && environ[n])
+        n++;
+    while (add && add[nadd])
+        nadd++;
+    env = xcalloc(n + nadd + 1, sizeof(*env));
+    for (i = 0; i < n; i++)
+        env[i] = environ[i];
+    for (j = 0; j < nadd; j++) {
+        const char *eq = strchr(add[j], '=');
+        size_t klen = eq ? (size_t)(eq - add[j]) : strlen(add[j]);
+        size_t k;
+        for (k = 0; k < n; k++) {
+            if (!strncmp(env[k], add[j], klen) && env[k][klen] == '=')
+                break;
+        }
+        env[k] = (char *)add[j];
+        if (k == n)
+            n++;
+    }
+    env[n] = NULL;
+    return env;
+}
+
+static void set_nonblock(int fd)
+{
+    int fl = fcntl(fd, F_GETFL);
+    if (fl >= 0)
+        fcntl(fd, F_SETFL, fl | O_NONBLOCK);
+}
+
+static void close_fd(int *fd)
+{
+    if (*fd >= 0) {
+        close(*fd);
+        *fd = -1;
+    }
+}
+
+/* Read what fd holds now (non-blocking) into sb, up to cap. */
+static void drain(int fd, struct strbuf *sb, size_t cap, int *over,
+                  const char **over_stream, const char *name)
+{
+    char buf[16384];
+    ssize_t r;
+
+    if (fd < 0)
+        return;
+    while ((r = read(fd, buf, sizeof(buf))) > 0) {
+        size_t room = sb->len < cap ? cap - sb->len : 0;
+        strbuf_add(sb, buf, (size_t)r < room ? (size_t)r : room);
+        if ((size_t)r > room) {
+            *over = 1;
+            if (!*over_stream)
+                *over_stream = name;
+            return;
+        }
+    }
+}
+
+/* Child side after fork: never returns. */
+static _Noreturn void child_exec(const char *const *argv, char **env,
+                                 const char *cwd, int in_fd, int out_fd,
+                                 int err_fd, int report_fd)
+{
+    int e;
+    sigset_t none;
+
+    setpgid(0, 0);
+    signal(SIGPIPE, SIG_DFL);
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+    if (dup2(in_fd, 0) < 0 || dup2(out_fd, 1) < 0 || dup2(err_fd, 2) < 0)
+        goto fail;
+    if (in_fd > 2)
+        close(in_fd);
+    if (out_fd > 2)
+        close(out_fd);
+    if (err_fd > 2)
+        close(err_fd);
+    if (cwd && chdir(cwd) < 0)
+        goto fail;
+    if (env)
+        environ = env;
+    execvp(argv[0], (char *const *)argv);
+fail:
+    e = errno;
+    if (write(report_fd, &e, sizeof(e)) < 0) {
+        /* nothing more can be reported */
+    }
+    _exit(127);
+}
+
+int subprocess_run(const char *const *argv, const struct subprocess_opts *opts,
+                   struct subprocess_result *res, exa_error_t *err)
+{
+    static const struct subprocess_opts none = { 0 };
+    int in_p[2] = { -1, -1 }, out_p[2] = { -1, -1 }, err_p[2] = { -1, -1 };
+    int rep_p[2] = { -1, -1 };
+    int pidfd = -1;
+    int devnull = -1, child_errno = 0, status = 0, reaped = 0;
+    size_t cap, written = 0;
+    char **env = NULL;
+    double start, deadline = 0, kill_at = 0;
+    int term_sent = 0, kill_sent = 0, over = 0;
+    const char *over_stream = NULL;
+    struct sigaction ign, old_pipe;
+    pid_t pid;
+    ssize_t r;
+
+    if (!opts)
+        opts = &none;
+    if (!argv || !argv[0])
+        return exa_err(err, EXA_EUSAGE, "empty command");
+    cap = opts->max_output ? opts->max_output : SUBPROCESS_DEFAULT_MAX_OUTPUT;
+    strbuf_reset(&res->out);
+    strbuf_reset(&res->err);
+    res->exit_code = -1;
+    res->signal = 0;
+    res->timed_out = 0;
+    res->truncated = 0;
+    res->elapsed_s = 0;
+
+    if (pipe2(out_p, O_CLOEXEC) < 0 || pipe2(err_p, O_CLOEXEC) < 0 ||
+        pipe2(rep_p, O_CLOEXEC) < 0)
+        goto sys_fail;
+    if (opts->stdin_data) {
+        if (pipe2(in_p, O_CLOEXEC) < 0)
+            goto sys_fail;
+    } else {
+        devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
+        if (devnull < 0)
+            goto sys_fail;
+    }
+    if (opts->env)
+        env = build_env(opts->env);
+
+    memset(&ign, 0, sizeof(ign));
+    ign.sa_handler = SIG_IGN;
+    sigaction(SIGPIPE, &ign, &old_pipe);
+
+    start = subprocess_now();
+    pid = fork();
+    if (pid < 0) {
+        sigaction(SIGPIPE, &old_pipe, NULL);
+        goto sys_fail;
+    }
+    if (pid == 0)
+        child_exec(argv, env, opts->cwd,
+                   opts->stdin_data ? in_p[0] : devnull, out_p[1], err_p[1],
+                   rep_p[1]);
+    setpgid(pid, pid); /* also done in the child; whichever runs first */
+    free(env);
+    env = NULL;
+    close_fd(&out_p[1]);
+    close_fd(&err_p[1]);
+    close_fd(&rep_p[1]);
+    close_fd(&in_p[0]);
+    close_fd(&devnull);
+
+    /* The report pipe closes on exec (nothing read) or carries errno. */
+    for (;;) {
+        r = read(rep_p[0], &child_errno, sizeof(child_errno));
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r != (ssize_t)sizeof(child_errno))
+            child_errno = 0;
+        break;
+    }
+    close_fd(&rep_p[0]);
+    if (child_errno) {
+        close_fd(&in_p[1]);
+        close_fd(&out_p[0]);
+        close_fd(&err_p[0]);
+        while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+            ;
+        sigaction(SIGPIPE, &old_pipe, NULL);
+        return exa_err(err, EXA_ETRANSPORT, "cannot run '%s': %s", argv[0],
+                       strerror(child_errno));
+    }
+
+    if (in_p[1] >= 0) {
+        set_nonblock(in_p[1]);
+        if (opts->stdin_len == 0)
+            close_fd(&in_p[1]);
+    }
+    set_nonblock(out_p[0]);
+    set_nonblock(err_p[0]);
+#ifdef SYS_pidfd_open
+    pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+#endif
+    if (opts->timeout_s > 0)
+        deadline = start + opts->timeout_s;
+
+    while (!reaped) {
+        struct pollfd pfd[3];
+        int nfd = 0, wait_ms = -1;
+        double now = subprocess_now();
+
+        /* Escalate: deadline -> SIGTERM, grace -> SIGKILL. */
+        if (!term_sent && deadline > 0 && now >= deadline) {
+            res->timed_out = 1;
+            kill(-pid, SIGTERM);
+            term_sent = 1;
+            kill_at = now + SUBPROCESS_KILL_GRACE_S;
+        }
+        if (over && !term_sent) {
+            kill(-pid, SIGTERM);
+            term_sent = 1;
+            kill_at = now + SUBPROCESS_KILL_GRACE_S;
+        }
+        if (term_sent && !kill_sent && now >= kill_at) {
+            kill(-pid, SIGKILL);
+            kill_sent = 1;
+        }
+        if (term_sent && !kill_sent)
+            wait_ms = (int)((kill_at - now) * 1000) + 1;
+        else if (!term_sent && deadline > 0)
+            wait_ms = (int)((deadline - now) * 1000) + 1;
+
+        if (in_p[1] >= 0) {
+            pfd[nfd].fd = in_p[1];
+            pfd[nfd++].events = POLLOUT;
+        }
+        if (out_p[0] >= 0) {
+            pfd[nfd].fd = out_p[0];
+            pfd[nfd++].events = POLLIN;
+        }
+        if (err_p[0] >= 0) {
+            pfd[nfd].fd = err_p[0];
+            pfd[nfd++].events = POLLIN;
+        }
+        /*
+         * A daemon the child left behind (ssh's ControlPersist master) may
+         * hold our pipes open forever: once the child itself has exited,
+         * take what is buffered and stop. pidfd tells us without polling;
+         * without it, look every 50 ms.
+         */
+        if (nfd > 0) {
+            pid_t w = waitpid(pid, &status, WNOHANG);
+            if (w == pid) {
+                reaped = 1;
+                drain(out_p[0], &res->out, cap, &over, &over_stream, "stdout");
+                drain(err_p[0], &res->err, cap, &over, &over_stream, "stderr");
+                break;
+            }
+            if (pidfd >= 0) {
+                pfd[nfd].fd = pidfd;
+                pfd[nfd++].events = POLLIN;
+            } else if (wait_ms < 0 || wait_ms > 50) {
+                wait_ms = 50;
+            }
+        }
+        if (nfd == 0) {
+            /* Pipes closed: wait for the exit, still honouring the caps. */
+            pid_t w = waitpid(pid, &status, WNOHANG);
+            if (w == pid) {
+                reaped = 1;
+                break;
+            }
+            if (w < 0 && errno != EINTR) {
+                reaped = 1;
+                status = 0;
+                break;
+            }
+            {
+                struct timespec ts = { 0, 20 * 1000 * 1000 };
+                nanosleep(&ts, NULL);
+            }
+            continue;
+        }
+        if (poll(pfd, (nfds_t)nfd, wait_ms) < 0) {
+            if (errno == EINTR)
+                continue;
+            break;
+        }
+        for (int i = 0; i < nfd; i++) {
+            if (!pfd[i].revents || pfd[i].fd == pidfd)
+                continue;
+            if (pfd[i].fd == in_p[1]) {
+                r = write(in_p[1], opts->stdin_data + written,
+                          opts->stdin_len - written);
+                if (r > 0)
+                    written += (size_t)r;
+                if ((r < 0 && errno != EAGAIN && errno != EINTR) ||
+                    written == opts->stdin_len ||
+                    (pfd[i].revents & (POLLERR | POLLHUP)))
+                    close_fd(&in_p[1]);
+            } else {
+                int *fdp = pfd[i].fd == out_p[0] ? &out_p[0] : &err_p[0];
+                struct strbuf *sb = fdp == &out_p[0] ? &res->out : &res->err;
+                char buf[16384];
+                r = read(*fdp, buf, sizeof(buf));
+                if (r > 0) {
+                    size_t room = sb->len < cap ? cap - sb->len : 0;
+                    strbuf_add(sb, buf, (size_t)r < room ? (size_t)r : room);
+                    if ((size_t)r > room) {
+                        over = 1;
+                        if (!over_stream)
+                            over_stream = fdp == &out_p[0] ? "stdout" : "stderr";
+                        close_fd(fdp);
+                    }
+                } else if (r == 0 || (errno != EAGAIN && errno != EINTR)) {
+                    close_fd(fdp);
+                }
+            }
+        }
+    }
+    close_fd(&in_p[1]);
+    close_fd(&out_p[0]);
+    close_fd(&err_p[0]);
+    close_fd(&pidfd);
+    sigaction(SIGPIPE, &old_pipe, NULL);
+    res->elapsed_s = subprocess_now() - start;
+
+    if (WIFEXITED(status)) {
+        res->exit_code = WEXITSTATUS(status);
+    } else if (WIFSIGNALED(status)) {
+        res->signal = WTERMSIG(status);
+    }
+    if (res->timed_out)
+        return exa_err(err, EXA_ETIMEOUT, "'%s' timed out after %g s",
+                       argv[0], opts->timeout_s);
+    if (over) {
+        res->truncated = 1;
+        return exa_err(err, EXA_ETRANSPORT,
+                       "'%s' wrote more than %zu bytes on %s", argv[0], cap,
+                       over_stream);
+    }
+    return 0;
+
+sys_fail:
+    {
+        int e = errno;
+        close_fd(&in_p[0]);
+        close_fd(&in_p[1]);
+        close_fd(&out_p[0]);
+        close_fd(&out_p[1]);
+        close_fd(&err_p[0]);
+        close_fd(&err_p[1]);
+        close_fd(&rep_p[0]);
+        close_fd(&rep_p[1]);
+        close_fd(&devnull);
+        free(env);
+        return exa_err(err, EXA_ETRANSPORT, "cannot run '%s': %s", argv[0],
+                       strerror(e));
+    }
+}

@@ -1,0 +1,55 @@
+#!/bin/bash
+# Governance through the CLI: YAML-defined clusters start PENDING, place
+# refuses them, approve needs --yes (JSON alone does not approve), place
+# prefers more idle GPUs and follows occupancy, reject blocks, a host edit
+# in clusters.yaml returns an ACTIVE cluster to PENDING, audit verifies.
+. "$(dirname "$0")/lib-fleet.sh"
+cat > "$EXAMLOPS_HPC_REGISTRY" <<'Y'
+clusters:
+  testa: {scheduler: slurm, host: login1, ssh_port: 2222}
+  testb: {scheduler: slurm, host: login2, ssh_port: 2223}
+Y
+out=$("$EXA" --json hpc clusters)
+is "$(echo "$out" | jget '[c["state"] for c in d]')" "['PENDING', 'PENDING']" "YAML-only clusters are PENDING"
+"$EXA" hpc capacity >/dev/null 2>&1 # reconcile creates rows
+seed_nodes testa "a1 idle 4 0" "a2 down 4 0"
+seed_nodes testb "b1 mixed 4 2" "b2 drain 4 0"
+out=$("$EXA" --json hpc place --gpus 1)
+is "$(echo "$out" | jget 'd["cluster"]')" "None" "place refuses while PENDING"
+is "$(echo "$out" | jget 'd["reason"]')" "no ACTIVE clusters registered — 'exa hpc connect' then 'exa hpc approve'" "reason names the empty fleet"
+out=$("$EXA" --json hpc approve testa </dev/null); rc=$?
+is "$rc" 1 "--json alone does not approve"
+is "$(echo "$out" | jget 'd["exit_code"]')" 1 "the refusal is a JSON error document"
+is "$("$EXA" --json hpc clusters | jget '[c["state"] for c in d if c["name"]=="testa"][0]')" PENDING "still PENDING"
+"$EXA" -y hpc approve testa >/dev/null; ok $? "approve --yes"
+out=$("$EXA" --json hpc approve testa -y); rc=$?
+is "$rc" 1 "approving an ACTIVE cluster is refused"
+"$EXA" --yes hpc approve testb >/dev/null
+out=$("$EXA" --json hpc place --gpus 1)
+is "$(echo "$out" | jget 'd["cluster"]')" testa "prefers the cluster with more idle GPUs (4 vs 2)"
+is "$(echo "$out" | jget 'd["reason"]')" "chose slurm@testa — 4/8 idle GPUs, 1/2 idle nodes" "the reason counts only usable nodes"
+seed_nodes testa "a1 mixed 4 3" "a2 down 4 0"
+is "$("$EXA" --json hpc place --gpus 1 | jget 'd["cluster"]')" testb "changes its choice when GPUs are occupied"
+out=$("$EXA" --json hpc place --gpus 3 --explain)
+is "$(echo "$out" | jget 'd["cluster"]')" None "3 GPUs on one node fit nowhere"
+echo "$out" | grep -q Infinity; is $? 1 "no -Infinity in the JSON"
+is "$(echo "$out" | jget '[c["score"] for c in d["explain"]["candidates"]]')" "[None, None]" "non-fitting scores are null"
+"$EXA" hpc place --gpus 1 --explain | grep -q '^  #1 testb: score'; ok $? "--explain ranks candidates"
+"$EXA" -y hpc reject testb --reason "maintenance" >/dev/null; ok $? "reject"
+is "$("$EXA" --json hpc place --gpus 1 | jget 'd["cluster"]')" testa "reject blocks placement on it"
+"$EXA" -y hpc approve testb >/dev/null 2>&1; is $? 1 "a REJECTED cluster cannot be approved"
+sed -i 's/host: login1/host: evil.example/' "$EXAMLOPS_HPC_REGISTRY"
+is "$("$EXA" --json hpc clusters | jget '[c["state"] for c in d if c["name"]=="testa"][0]')" PENDING "a host edit in clusters.yaml returns ACTIVE to PENDING"
+is "$("$EXA" --json hpc place --gpus 1 | jget 'd["cluster"]')" None "and placement stops using it"
+n_changed=$(sqlite3 "$EXAMLOPS_DB" "select count(*) from audit_events where action='cluster_identity_changed' and target='testa' and details like '%evil.example%'")
+is "$n_changed" 1 "the identity change is audited"
+actor=$(sqlite3 "$EXAMLOPS_DB" "select actor from audit_events where action='cluster_approved' limit 1")
+is "$actor" "$(id -un)" "the approver is the OS user"
+EXAMLOPS_ACTOR=someone-else "$EXA" -y hpc approve testa >/dev/null
+actor=$(sqlite3 "$EXAMLOPS_DB" "select actor from audit_events where action='cluster_approved' order by id desc limit 1")
+is "$actor" "$(id -un) (as someone-else)" "EXAMLOPS_ACTOR is recorded beside the OS user"
+out=$("$EXA" --json hpc audit verify)
+is "$(echo "$out" | jget 'd["ok"]')" True "the audit chain verifies"
+out=$("$EXA" --json hpc capacity)
+is "$(echo "$out" | jget '[(c["name"], c["idle_gpus"], c["total_gpus"], c["utilization_pct"]) for c in d]')" "[('testa', 1, 8, 87.5)]" "capacity covers ACTIVE clusters only"
+tap_done

@@ -1,0 +1,83 @@
+#!/bin/bash
+# The fleet on the real Slurm testbed (two clusters, each behind its own
+# sshd "login node" on 127.0.0.1): detect over SSH, connect (host key
+# pinned), place refuses PENDING clusters and follows idle GPUs after
+# approval, reject blocks, a host edit in clusters.yaml returns a cluster
+# to PENDING, preflight passes and fails with exit 1 for a missing
+# partition, an invalid account, too many GPUs per node and a drained
+# node, and a node taken down leaves placement capacity.
+if [ -z "${TESTBED_ROOT:-}" ]; then echo "1..0 # SKIP TESTBED_ROOT unset (no Slurm testbed)"; exit 0; fi
+. "$(dirname "$0")/lib-fleet.sh"
+KEY=$TESTBED_SSH_KEY
+PA=$TESTBED_SSH_PORT_TESTA PB=$TESTBED_SSH_PORT_TESTB H=$TESTBED_SSH_HOST U=$TESTBED_SSH_USER
+NA=$TESTBED_NODE_TESTA
+export EXAMLOPS_HPC_REMOTE_EXA=$EXA
+sa() { SLURM_CONF=$TESTBED_SLURM_CONF_TESTA "$@"; }
+resume_a() { sa scontrol update nodename="$NA" state=resume >/dev/null 2>&1 || true; }
+trap 'resume_a; sa scancel -u root >/dev/null 2>&1; rm -rf "$T"' EXIT
+
+out=$("$EXA" --json hpc detect "$H" -u "$U" -k "$KEY" -p "$PA"); rc=$?
+is "$rc" 0 "detect testa over ssh"
+is "$(echo "$out" | jget 'd["capabilities"]["scheduler"], d["capabilities"]["total_gpus"], d["capabilities"]["accounting"]')" "slurm 4 True" "testa: slurm, 4 GPUs, accounting"
+out=$("$EXA" --json hpc detect "$H" -u "$U" -k "$KEY" -p "$PB")
+is "$(echo "$out" | jget 'd["capabilities"]["scheduler"], d["capabilities"]["total_gpus"]')" "slurm 2" "testb: slurm, 2 GPUs"
+"$EXA" hpc detect "$H" -u "$U" -k "$KEY" -p "$PA" | grep -q "export EXAMLOPS_HPC_SCHEDULER=slurm"
+ok $? "detect prints the suggested config without --verbose"
+out=$("$EXA" --json hpc detect "$H" -u "$U" -k /nonexistent/key -p "$PA" 2>&1); rc=$?
+is "$rc" 4 "a failed ssh is a transport error (exit 4), not 'no scheduler'"
+echo "$out" | grep -q "no known scheduler"; is $? 1 "and is not reported as 'no scheduler detected'"
+
+want_fpr=$(ssh-keyscan -p "$PA" "$H" 2>/dev/null | ssh-keygen -lf - | awk '/ED25519/ {print $2}')
+out=$("$EXA" --json hpc connect "$H" --name testa -u "$U" -k "$KEY" -p "$PA"); rc=$?
+is "$rc" 0 "connect testa"
+is "$(echo "$out" | jget 'd["state"]')" PENDING "registered PENDING"
+is "$(echo "$out" | jget 'd["host_key_fingerprint"]')" "$want_fpr" "the pinned host key fingerprint is ssh-keygen's"
+is "$(echo "$out" | jget 'd["key_fingerprint"]')" "$(ssh-keygen -lf "$KEY.pub" | awk '{print $2}')" "the client key fingerprint is OpenSSH's"
+test -s "$XDG_CONFIG_HOME/examlops/known_hosts.d/testa"; ok $? "host key pinned in known_hosts.d/testa"
+"$EXA" --json hpc connect "$H" --name testb -u "$U" -k "$KEY" -p "$PB" >/dev/null; ok $? "connect testb"
+is "$("$EXA" --json hpc place --gpus 1 | jget 'd["cluster"]')" None "place refuses while PENDING"
+"$EXA" -y hpc approve testa >/dev/null && "$EXA" -y hpc approve testb >/dev/null; ok $? "approve both"
+out=$("$EXA" --json hpc place --gpus 1)
+is "$(echo "$out" | jget 'd["cluster"]')" testa "prefers the cluster with more idle GPUs"
+is "$(echo "$out" | jget 'd["reason"]')" "chose slurm@testa — 4/4 idle GPUs, 1/1 idle nodes" "explains the choice"
+
+jid=$(sa sbatch --parsable --account="$TESTBED_ACCOUNT" --gpus=4 -c 1 --wrap 'sleep 120')
+for i in $(seq 1 30); do [ "$(sa squeue -h -j "$jid" -o %T)" = RUNNING ] && break; sleep 1; done
+"$EXA" hpc nodes --save --cluster testa >/dev/null; ok $? "nodes --save from the cluster's own host"
+is "$("$EXA" --json hpc place --gpus 1 | jget 'd["cluster"]')" testb "changes its choice when a job occupies testa's GPUs"
+sa scancel "$jid"
+for i in $(seq 1 30); do [ -z "$(sa squeue -h -j "$jid" -o %T 2>/dev/null)" ] && break; sleep 1; done
+"$EXA" hpc nodes --save --cluster testa >/dev/null
+"$EXA" hpc nodes --save --cluster testa --host "$H" -p "$PB" >/dev/null 2>&1
+is $? 1 "nodes --save refuses another cluster's host"
+"$EXA" hpc nodes --save --cluster nosuch >/dev/null 2>&1; is $? 1 "nodes --save refuses an unregistered cluster"
+
+"$EXA" -y hpc reject testa -r "test" >/dev/null; ok $? "reject testa"
+is "$("$EXA" --json hpc place --gpus 1 | jget 'd["cluster"]')" testb "reject blocks it"
+"$EXA" -y hpc connect "$H" --name testa -u "$U" -k "$KEY" -p "$PA" >/dev/null
+"$EXA" -y hpc approve testa >/dev/null; ok $? "a new connect and approval bring it back"
+
+pf() { "$EXA" hpc preflight testa "$@" >"$T/pf.out" 2>&1; }
+pf --gpus 1 --nodes 1 --partition "$TESTBED_PARTITION" --account "$TESTBED_ACCOUNT"
+is $? 0 "preflight passes"
+grep -q "✓ remote_exa" "$T/pf.out"; ok $? "it checked the remote exa"
+pf --gpus 1 --partition nope; is $? 1 "preflight fails for a missing partition"
+grep -q "✗ partition: 'nope' does not exist" "$T/pf.out"; ok $? "and says which check"
+pf --gpus 1 --account nobank; is $? 1 "preflight fails for an invalid account"
+pf --gpus 8 --nodes 1; is $? 1 "preflight fails for too many GPUs per node"
+grep -q "✗ gpus_per_node" "$T/pf.out"; ok $? "the per-node check is the one failing"
+sa scontrol update nodename="$NA" state=drain reason=exa-test
+pf --gpus 1; is $? 1 "preflight fails for a drained node"
+resume_a
+sleep 1
+sa scontrol update nodename="$NA" state=down reason=exa-test
+"$EXA" hpc nodes --save --cluster testa >/dev/null
+out=$("$EXA" --json hpc capacity)
+is "$(echo "$out" | jget '[c["idle_gpus"] for c in d if c["name"]=="testa"][0]')" 0 "a down node leaves placement capacity"
+is "$("$EXA" --json hpc place --gpus 1 | jget 'd["cluster"]')" testb "placement avoids it"
+resume_a
+
+sed -i "s/host: $H/host: localhost/" "$EXAMLOPS_HPC_REGISTRY"
+is "$("$EXA" --json hpc clusters | jget '[c["state"] for c in d if c["name"]=="testb"][0]')" PENDING "editing the host in clusters.yaml returns testb to PENDING"
+is "$("$EXA" --json hpc audit verify | jget 'd["ok"]')" True "the audit chain verifies"
+tap_done

@@ -1,0 +1,518 @@
+/*
+ * test_fleet.c - clusters.yaml round trips (all three shapes), OpenSSH key
+ * fingerprints, the approval state machine (every allowed and forbidden
+ * transition), governance over a real platform.db with its audit chain,
+ * and the identity binding (a YAML edit or a new host key sends an ACTIVE
+ * cluster back to PENDING).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "libfleet/governance.h"
+#include "libfleet/registry.h"
+#include "libstore/audit.h"
+#include "libstore/clusters.h"
+#include "libutil/strbuf.h"
+#include "libutil/xalloc.h"
+
+struct env {
+    char *dir, *db, *reg;
+    store_t *st;
+};
+
+static int setup(void **state)
+{
+    char tmpl[] = "/tmp/exa-test-fleet-XXXXXX";
+    struct env *e = xcalloc(1, sizeof(*e));
+    exa_error_t err = EXA_ERROR_INIT;
+    e->dir = xstrdup(mkdtemp(tmpl));
+    e->db = xstrfmt("%s/platform.db", e->dir);
+    e->reg = xstrfmt("%s/cfg/clusters.yaml", e->dir);
+    e->st = store_open(e->db, &err);
+    assert_non_null(e->st);
+    *state = e;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    struct env *e = *state;
+    char *cmd = xstrfmt("rm -rf '%s'", e->dir);
+    store_close(e->st);
+    assert_int_equal(system(cmd), 0);
+    free(cmd);
+    free(e->dir);
+    free(e->db);
+    free(e->reg);
+    free(e);
+    return 0;
+}
+
+static void write_text(const char *path, const char *text)
+{
+    FILE *fp = fopen(path, "w");
+    assert_non_null(fp);
+    fputs(text, fp);
+    fclose(fp);
+}
+
+/* ---- registry ---- */
+
+static void check_testa(const struct registry *reg)
+{
+    const struct cluster_def *d = registry_find(reg, "testa");
+    assert_non_null(d);
+    assert_string_equal(d->scheduler, "slurm");
+    assert_string_equal(d->host, "login1");
+    assert_string_equal(d->ssh_user, "alice");
+    assert_int_equal(d->ssh_port, 2222);
+    assert_string_equal(d->ssh_key, "/keys/id ed25519");
+    assert_int_equal(d->has_carbon_intensity, 1);
+    assert_true(d->carbon_intensity == 120.5);
+    assert_int_equal(d->has_cost_per_gpu_hour, 0);
+    assert_int_equal(cluster_def_node_exporter_port(d), 9100);
+    assert_int_equal(cluster_def_dcgm_exporter_port(d), 9401);
+}
+
+static void test_registry_shapes(void **state)
+{
+    static const char *const shapes[] = {
+        "clusters:\n  testa:\n    scheduler: slurm\n    host: login1\n"
+        "    ssh_user: alice\n    ssh_port: 2222\n"
+        "    ssh_key: /keys/id ed25519\n    carbon_intensity: 120.5\n"
+        "    dcgm_exporter_port: 9401\n  testb: {scheduler: flux}\n",
+        "- name: testb\n  scheduler: flux\n- name: testa\n  scheduler: slurm\n"
+        "  host: login1\n  ssh_user: alice\n  ssh_port: '2222'\n"
+        "  ssh_key: \"/keys/id ed25519\"\n  carbon_intensity: 120.5\n"
+        "  dcgm_exporter_port: 9401\n",
+        "testa:\n  scheduler: slurm\n  host: login1\n  ssh_user: alice\n"
+        "  ssh_port: 2222\n  ssh_key: /keys/id ed25519\n"
+        "  carbon_intensity: 120.5\n  dcgm_exporter_port: 9401\n"
+        "  unknown_key: [1, 2]\ntestb:\n  scheduler: flux\n",
+    };
+    for (size_t i = 0; i < 3; i++) {
+        struct registry reg = REGISTRY_INIT;
+        exa_error_t err = EXA_ERROR_INIT;
+        assert_int_equal(registry_parse(shapes[i], strlen(shapes[i]), "t",
+                                        &reg, &err),
+                         0);
+        assert_int_equal(reg.nr, 2);
+        /* sorted by name whatever the input order */
+        assert_string_equal(reg.defs[0].name, "testa");
+        assert_string_equal(reg.defs[1].name, "testb");
+        check_testa(&reg);
+        registry_release(&reg);
+    }
+}
+
+static void test_registry_round_trip(void **state)
+{
+    struct env *e = *state;
+    struct registry reg = REGISTRY_INIT, back = REGISTRY_INIT;
+    struct cluster_def d = { 0 };
+    exa_error_t err = EXA_ERROR_INIT;
+    struct stat sb;
+    d.name = (char *)"weird: name";
+    d.scheduler = (char *)"slurm";
+    d.host = (char *)"yes"; /* would read back as a boolean unquoted */
+    d.ssh_user = (char *)"#bob";
+    d.ssh_key = (char *)"/k/a b:c";
+    d.ssh_port = 22;
+    d.tenant = (char *)"0123";
+    d.has_cost_per_gpu_hour = 1;
+    d.cost_per_gpu_hour = 2.1;
+    registry_put(&reg, &d);
+    d.name = (char *)"testa";
+    d.host = (char *)"login1";
+    d.has_cost_per_gpu_hour = 0;
+    d.ssh_user = NULL;
+    d.tenant = NULL;
+    registry_put(&reg, &d);
+    assert_int_equal(registry_save(e->reg, &reg, &err), 0);
+    assert_int_equal(stat(e->reg, &sb), 0);
+    assert_int_equal(sb.st_mode & 0777, 0600);
+    assert_int_equal(registry_load(e->reg, &back, &err), 0);
+    assert_int_equal(back.nr, 2);
+    {
+        const struct cluster_def *w = registry_find(&back, "weird: name");
+        assert_non_null(w);
+        assert_string_equal(w->host, "yes");
+        assert_string_equal(w->ssh_user, "#bob");
+        assert_string_equal(w->ssh_key, "/k/a b:c");
+        assert_string_equal(w->tenant, "0123");
+        assert_true(w->cost_per_gpu_hour == 2.1);
+        assert_null(registry_find(&back, "testa")->ssh_user);
+    }
+    /* no temp file left behind */
+    {
+        char *tmp = xstrfmt("%s.tmp.%ld", e->reg, (long)getpid());
+        assert_int_not_equal(access(tmp, F_OK), 0);
+        free(tmp);
+    }
+    registry_release(&reg);
+    registry_release(&back);
+}
+
+static void test_registry_errors(void **state)
+{
+    static const char *const bad[] = {
+        "clusters:\n  a:\n    ssh_port: 70000\n",
+        "clusters:\n  a:\n    ssh_port: twenty\n",
+        "clusters:\n  a:\n    host: [x]\n",
+        "clusters:\n  a: {}\n  a: {}\n",
+        "- scheduler: slurm\n",
+        "clusters: [\n",
+        "clusters:\n  a:\n    carbon_intensity: -3\n",
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        struct registry reg = REGISTRY_INIT;
+        exa_error_t err = EXA_ERROR_INIT;
+        assert_int_equal(
+            registry_parse(bad[i], strlen(bad[i]), "f.yaml", &reg, &err), -1);
+        assert_int_equal(err.code, EXA_ECONFIG);
+        assert_non_null(strstr(err.text, "clusters.yaml 'f.yaml': line "));
+        assert_int_equal(reg.nr, 0);
+    }
+    {
+        struct registry reg = REGISTRY_INIT;
+        assert_int_equal(registry_parse("", 0, "e", &reg, NULL), 0);
+        assert_int_equal(reg.nr, 0);
+        assert_int_equal(registry_load("/nonexistent/x.yaml", &reg, NULL), 0);
+        assert_int_equal(reg.nr, 0);
+    }
+}
+
+/* ---- fingerprints (expected values from `ssh-keygen -lf`) ---- */
+
+static void test_fingerprints(void **state)
+{
+    struct env *e = *state;
+    exa_error_t err = EXA_ERROR_INIT;
+    char *f = fleet_pubkey_fingerprint(
+        "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIB+3fhnQf0eWc883MdMb0NG7iLdubz"
+        "SoWNj5SsGYOTZX test@exa\n",
+        &err);
+    assert_string_equal(f, "SHA256:GrZPTzVzm9iHPYaIE5tKEUtviHg/PpsoHUclpAzzkPI");
+    free(f);
+    /* base64 with "==" padding, as a known_hosts line */
+    f = fleet_pubkey_fingerprint(
+        "[login1]:2222 ssh-rsa AAAAB3NzaC1yc2EAAAADAQABAAAAgQDJua5NS+Y5FXvAj"
+        "C14tpvvl27k97udaypPSa31JMCg71+TpKlt37J7mZ3u+8MOhs65TIOzbJUD3lTX6UX5"
+        "/wmkMEvy189lOdtW7ofb6RogvhmZhTuCwQzq3N3EH1QToz6iRaOu7+l31BlqFSl0fII"
+        "VTgkNfvodjusLeAFolzl7Gw==",
+        &err);
+    assert_string_equal(f, "SHA256:E3EdYOsk0iBPoDnOb9QuFAfO+9d7pqnn6DmxQsjPU8U");
+    free(f);
+    assert_null(fleet_pubkey_fingerprint("not a key", &err));
+    assert_int_equal(err.code, EXA_EPARSE);
+    assert_null(fleet_pubkey_fingerprint("ssh-ed25519 !!!!", &err));
+    /* ssh-keyscan output: the ed25519 key is pinned, not the first one */
+    f = fleet_host_key_fingerprint(
+        "# login1:22 SSH-2.0-OpenSSH_9.2\n"
+        "login1 ssh-rsa AAAAB3NzaC1yc2EAAAADAQABAAAAgQDJua5NS+Y5FXvAjC14tpvv"
+        "l27k97udaypPSa31JMCg71+TpKlt37J7mZ3u+8MOhs65TIOzbJUD3lTX6UX5/wmkMEv"
+        "y189lOdtW7ofb6RogvhmZhTuCwQzq3N3EH1QToz6iRaOu7+l31BlqFSl0fIIVTgkNfv"
+        "odjusLeAFolzl7Gw==\n"
+        "login1 ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIB+3fhnQf0eWc883MdMb0NG7"
+        "iLdubzSoWNj5SsGYOTZX\n",
+        &err);
+    assert_string_equal(f, "SHA256:GrZPTzVzm9iHPYaIE5tKEUtviHg/PpsoHUclpAzzkPI");
+    free(f);
+    assert_null(fleet_host_key_fingerprint("# only a comment\n", &err));
+    {
+        char *p = xstrfmt("%s/k.pub", e->dir);
+        write_text(p, "# comment\nssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIB+3fh"
+                      "nQf0eWc883MdMb0NG7iLdubzSoWNj5SsGYOTZX c\n");
+        f = fleet_pubkey_file_fingerprint(p, &err);
+        assert_string_equal(
+            f, "SHA256:GrZPTzVzm9iHPYaIE5tKEUtviHg/PpsoHUclpAzzkPI");
+        free(f);
+        free(p);
+    }
+}
+
+/* ---- the pure state machine ---- */
+
+static void test_transitions(void **state)
+{
+    static const struct {
+        enum cluster_state from;
+        enum gov_event ev;
+        int ok;
+        enum cluster_state to;
+    } t[] = {
+        { CLUSTER_NONE, GOV_CONNECT, 1, CLUSTER_PENDING },
+        { CLUSTER_PENDING, GOV_CONNECT, 1, CLUSTER_PENDING },
+        { CLUSTER_ACTIVE, GOV_CONNECT, 1, CLUSTER_ACTIVE },
+        { CLUSTER_REJECTED, GOV_CONNECT, 1, CLUSTER_PENDING },
+        { CLUSTER_PENDING, GOV_APPROVE, 1, CLUSTER_ACTIVE },
+        { CLUSTER_ACTIVE, GOV_APPROVE, 0, 0 },
+        { CLUSTER_REJECTED, GOV_APPROVE, 0, 0 },
+        { CLUSTER_NONE, GOV_APPROVE, 0, 0 },
+        { CLUSTER_PENDING, GOV_REJECT, 1, CLUSTER_REJECTED },
+        { CLUSTER_ACTIVE, GOV_REJECT, 1, CLUSTER_REJECTED },
+        { CLUSTER_REJECTED, GOV_REJECT, 0, 0 },
+        { CLUSTER_NONE, GOV_REJECT, 0, 0 },
+        { CLUSTER_ACTIVE, GOV_IDENTITY_CHANGE, 1, CLUSTER_PENDING },
+        { CLUSTER_PENDING, GOV_IDENTITY_CHANGE, 1, CLUSTER_PENDING },
+        { CLUSTER_REJECTED, GOV_IDENTITY_CHANGE, 1, CLUSTER_REJECTED },
+        { CLUSTER_NONE, GOV_IDENTITY_CHANGE, 0, 0 },
+    };
+    for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+        enum cluster_state to = (enum cluster_state)99;
+        exa_error_t err = EXA_ERROR_INIT;
+        int rc = gov_transition("c", t[i].from, t[i].ev, &to, &err);
+        if (t[i].ok) {
+            assert_int_equal(rc, 0);
+            assert_int_equal(to, t[i].to);
+        } else {
+            assert_int_equal(rc, -1);
+            assert_int_equal(to, 99);
+            assert_true(err.text[0]);
+        }
+    }
+    {
+        exa_error_t err = EXA_ERROR_INIT;
+        enum cluster_state to;
+        gov_transition("x", CLUSTER_REJECTED, GOV_APPROVE, &to, &err);
+        assert_string_equal(err.text,
+                            "cluster 'x' is REJECTED; only a new 'exa hpc "
+                            "connect' returns it to PENDING");
+    }
+    assert_int_equal(cluster_state_parse("ACTIVE"), CLUSTER_ACTIVE);
+    assert_int_equal(cluster_state_parse("active"), CLUSTER_NONE);
+}
+
+/* ---- governance over a database ---- */
+
+static long long count(store_t *st, const char *sql)
+{
+    sqlite3_stmt *s = store_prepare(st, sql, NULL);
+    long long v;
+    assert_non_null(s);
+    assert_int_equal(sqlite3_step(s), SQLITE_ROW);
+    v = sqlite3_column_int64(s, 0);
+    sqlite3_finalize(s);
+    return v;
+}
+
+static const char *state_of(store_t *st, const char *name, char *buf)
+{
+    struct cluster_row r = { 0 };
+    assert_int_equal(store_cluster_get(st, name, &r, NULL), 1);
+    xsnprintf(buf, 16, "%s", r.state);
+    cluster_row_release(&r);
+    return buf;
+}
+
+static struct gov_connect_req req_for(const char *name, const char *host,
+                                      const char *hostkey)
+{
+    struct gov_connect_req q = { 0 };
+    q.name = name;
+    q.scheduler = "slurm";
+    q.transport = "ssh";
+    q.host = host;
+    q.ssh_user = "alice";
+    q.ssh_port = 2222;
+    q.key_fingerprint = "SHA256:client";
+    q.host_key_fingerprint = hostkey;
+    q.capabilities = "{\"total_gpus\":4}";
+    return q;
+}
+
+static void test_governance_flow(void **state)
+{
+    struct env *e = *state;
+    exa_error_t err = EXA_ERROR_INIT;
+    struct gov_connect_req q = req_for("testa", "login1", "SHA256:hk1");
+    struct gov_result res;
+    struct fleet f = { NULL, 0 };
+    char b[16];
+    long long n;
+
+    assert_int_equal(gov_connect(e->st, e->reg, &q, "root", &res, &err), 0);
+    assert_int_equal(res.from, CLUSTER_NONE);
+    assert_int_equal(res.to, CLUSTER_PENDING);
+    assert_string_equal(state_of(e->st, "testa", b), "PENDING");
+    /* placement's gate refuses PENDING */
+    assert_int_equal(fleet_load(e->st, e->reg, &f, &err), 0);
+    assert_int_equal(fleet_require_active(&f, "testa", &err), -1);
+    assert_int_equal(err.code, EXA_ENOTAPPROVED);
+    fleet_release(&f);
+
+    assert_int_equal(gov_approve(e->st, e->reg, "testa", NULL, "ops",
+                                 &res, &err),
+                     0);
+    assert_string_equal(state_of(e->st, "testa", b), "ACTIVE");
+    /* approving twice is refused and changes nothing */
+    assert_int_equal(
+        gov_approve(e->st, e->reg, "testa", NULL, "ops", &res, &err), -1);
+    assert_string_equal(err.text, "cluster 'testa' is already ACTIVE");
+
+    /* a re-probe with the same identity never revokes */
+    q.capabilities = "{\"total_gpus\":8}";
+    assert_int_equal(gov_connect(e->st, e->reg, &q, "root", &res, &err), 0);
+    assert_int_equal(res.to, CLUSTER_ACTIVE);
+    assert_int_equal(res.identity_changed, 0);
+    assert_int_equal(count(e->st, "SELECT count(*) FROM clusters WHERE "
+                                  "capabilities LIKE '%8%'"),
+                     1);
+
+    /* a new host key sends it back to PENDING, audited */
+    q.host_key_fingerprint = "SHA256:hk2";
+    assert_int_equal(gov_connect(e->st, e->reg, &q, "root", &res, &err), 0);
+    assert_int_equal(res.identity_changed, 1);
+    assert_int_equal(res.to, CLUSTER_PENDING);
+    assert_int_equal(count(e->st, "SELECT count(*) FROM audit_events WHERE "
+                                  "action='cluster_identity_changed' AND "
+                                  "details LIKE '%host_key_fingerprint%'"),
+                     1);
+
+    /* reject, then approve is refused; only connect revives */
+    assert_int_equal(gov_reject(e->st, e->reg, "testa", "maintenance", NULL,
+                                "ops", &res, &err),
+                     0);
+    assert_string_equal(state_of(e->st, "testa", b), "REJECTED");
+    assert_int_equal(
+        gov_approve(e->st, e->reg, "testa", NULL, "ops", &res, &err), -1);
+    assert_string_equal(state_of(e->st, "testa", b), "REJECTED");
+    assert_int_equal(gov_connect(e->st, e->reg, &q, "root", &res, &err), 0);
+    assert_int_equal(res.from, CLUSTER_REJECTED);
+    assert_int_equal(res.to, CLUSTER_PENDING);
+
+    /* every step left one or two events; the chain verifies */
+    assert_int_equal(audit_verify(e->st, &n, NULL, &err), 0);
+    assert_int_equal(n, count(e->st, "SELECT count(*) FROM audit_events"));
+    assert_int_equal(count(e->st, "SELECT count(*) FROM audit_events WHERE "
+                                  "action='cluster_connect_requested'"),
+                     4);
+    assert_int_equal(count(e->st, "SELECT count(*) FROM audit_events WHERE "
+                                  "action='cluster_approved' AND "
+                                  "actor='ops'"),
+                     1);
+    assert_int_equal(count(e->st, "SELECT count(*) FROM audit_events WHERE "
+                                  "action='cluster_rejected' AND details "
+                                  "LIKE '%maintenance%'"),
+                     1);
+    /* the definition reached clusters.yaml */
+    {
+        struct registry reg = REGISTRY_INIT;
+        assert_int_equal(registry_load(e->reg, &reg, &err), 0);
+        assert_int_equal(reg.nr, 1);
+        assert_string_equal(reg.defs[0].host, "login1");
+        assert_int_equal(reg.defs[0].ssh_port, 2222);
+        registry_release(&reg);
+    }
+}
+
+static void test_yaml_edit_returns_to_pending(void **state)
+{
+    struct env *e = *state;
+    exa_error_t err = EXA_ERROR_INIT;
+    struct gov_connect_req q = req_for("testa", "login1", "SHA256:hk1");
+    struct registry reg = REGISTRY_INIT;
+    struct fleet f = { NULL, 0 };
+    struct cluster_row seen = { 0 };
+    char b[16];
+
+    assert_int_equal(gov_connect(e->st, e->reg, &q, "root", NULL, &err), 0);
+    assert_int_equal(store_cluster_get(e->st, "testa", &seen, &err), 1);
+    assert_int_equal(gov_approve(e->st, e->reg, "testa", &seen, "ops", NULL,
+                                 &err),
+                     0);
+    /* carbon_intensity is not identity: editing it keeps ACTIVE */
+    assert_int_equal(registry_load(e->reg, &reg, &err), 0);
+    reg.defs[0].has_carbon_intensity = 1;
+    reg.defs[0].carbon_intensity = 50;
+    assert_int_equal(registry_save(e->reg, &reg, &err), 0);
+    assert_int_equal(fleet_load(e->st, e->reg, &f, &err), 0);
+    assert_int_equal(fleet_find(&f, "testa")->state, CLUSTER_ACTIVE);
+    assert_true(fleet_find(&f, "testa")->def.carbon_intensity == 50);
+    fleet_release(&f);
+    /* the host is identity */
+    free(reg.defs[0].host);
+    reg.defs[0].host = xstrdup("evil.example");
+    assert_int_equal(registry_save(e->reg, &reg, &err), 0);
+    registry_release(&reg);
+    assert_int_equal(fleet_load(e->st, e->reg, &f, &err), 0);
+    assert_int_equal(fleet_find(&f, "testa")->state, CLUSTER_PENDING);
+    assert_string_equal(fleet_find(&f, "testa")->def.host, "evil.example");
+    assert_null(fleet_find(&f, "testa")->row.approved_by);
+    fleet_release(&f);
+    assert_string_equal(state_of(e->st, "testa", b), "PENDING");
+    assert_int_equal(count(e->st, "SELECT count(*) FROM audit_events WHERE "
+                                  "action='cluster_identity_changed' AND "
+                                  "details LIKE '%evil.example%' AND "
+                                  "details LIKE '%clusters.yaml%'"),
+                     1);
+    /* approving with the identity shown before the edit is refused */
+    assert_int_equal(gov_approve(e->st, e->reg, "testa", &seen, "ops", NULL,
+                                 &err),
+                     -1);
+    assert_non_null(strstr(err.text, "changed its connection identity"));
+    assert_string_equal(state_of(e->st, "testa", b), "PENDING");
+    cluster_row_release(&seen);
+    /* a YAML-only cluster shows as PENDING and gets a row */
+    assert_int_equal(registry_load(e->reg, &reg, &err), 0);
+    {
+        struct cluster_def d = { 0 };
+        d.name = (char *)"yamlonly";
+        d.host = (char *)"h2";
+        registry_put(&reg, &d);
+    }
+    assert_int_equal(registry_save(e->reg, &reg, &err), 0);
+    registry_release(&reg);
+    assert_int_equal(fleet_load(e->st, e->reg, &f, &err), 0);
+    assert_int_equal(f.nr, 2);
+    assert_int_equal(fleet_find(&f, "yamlonly")->state, CLUSTER_PENDING);
+    assert_string_equal(fleet_find(&f, "yamlonly")->row.requested_by,
+                        "clusters.yaml");
+    fleet_release(&f);
+    assert_int_equal(audit_verify(e->st, NULL, NULL, &err), 0);
+}
+
+static void test_unknown_cluster(void **state)
+{
+    struct env *e = *state;
+    exa_error_t err = EXA_ERROR_INIT;
+    struct fleet f = { NULL, 0 };
+    assert_int_equal(
+        gov_approve(e->st, e->reg, "nope", NULL, "ops", NULL, &err), -1);
+    assert_int_equal(err.code, EXA_ENOTFOUND);
+    assert_string_equal(err.text, "Unknown cluster: nope");
+    assert_int_equal(fleet_load(e->st, e->reg, &f, &err), 0);
+    assert_int_equal(fleet_require_active(&f, "nope", &err), -1);
+    assert_string_equal(err.text,
+                        "unknown cluster: 'nope' (run 'exa hpc connect' "
+                        "first)");
+    fleet_release(&f);
+    assert_int_equal(count(e->st, "SELECT count(*) FROM audit_events"), 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_registry_shapes),
+        cmocka_unit_test_setup_teardown(test_registry_round_trip, setup,
+                                        teardown),
+        cmocka_unit_test(test_registry_errors),
+        cmocka_unit_test_setup_teardown(test_fingerprints, setup, teardown),
+        cmocka_unit_test(test_transitions),
+        cmocka_unit_test_setup_teardown(test_governance_flow, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_yaml_edit_returns_to_pending,
+                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(test_unknown_cluster, setup,
+                                        teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,120 @@
+/*
+ * test_strbuf.c - strbuf, strvec and the JSON helpers of libutil.
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "libutil/error.h"
+#include "libutil/json.h"
+#include "libutil/strbuf.h"
+#include "libutil/strvec.h"
+
+static void test_strbuf_basic(void **state)
+{
+    struct strbuf sb = STRBUF_INIT;
+    assert_int_equal(sb.len, 0);
+    assert_string_equal(sb.buf, "");
+    strbuf_addstr(&sb, "  node");
+    strbuf_addf(&sb, "[%03d-%d]  ", 1, 4);
+    assert_string_equal(sb.buf, "  node[001-4]  ");
+    strbuf_trim(&sb);
+    assert_string_equal(sb.buf, "node[001-4]");
+    assert_int_equal(sb.len, 11);
+    strbuf_add(&sb, "\0x", 2);
+    assert_int_equal(sb.len, 13);
+    assert_int_equal(sb.buf[11], '\0');
+    char *s = strbuf_detach(&sb, NULL);
+    assert_string_equal(sb.buf, "");
+    assert_string_equal(s, "node[001-4]");
+    free(s);
+    strbuf_release(&sb);
+}
+
+static void test_strbuf_grow_large(void **state)
+{
+    struct strbuf sb = STRBUF_INIT;
+    for (int i = 0; i < 100000; i++)
+        strbuf_addch(&sb, 'a' + i % 26);
+    assert_int_equal(sb.len, 100000);
+    assert_int_equal(sb.buf[99999], 'a' + 99999 % 26);
+    assert_int_equal(sb.buf[100000], '\0');
+    strbuf_release(&sb);
+}
+
+static void test_prefix_helpers(void **state)
+{
+    const char *rest;
+    assert_true(starts_with("gres/gpu:a100=1", "gres/gpu"));
+    assert_false(starts_with("gres", "gres/gpu"));
+    assert_true(ends_with("job.batch", ".batch"));
+    assert_true(skip_prefix("--output=json", "--output=", &rest));
+    assert_string_equal(rest, "json");
+    assert_false(skip_prefix("-o", "--output=", &rest));
+}
+
+static void test_strvec(void **state)
+{
+    struct strvec sv = STRVEC_INIT;
+    assert_null(sv.v[0]);
+    strvec_pushl(&sv, "sbatch", "--parsable", NULL);
+    strvec_pushf(&sv, "--gpus=%d", 2);
+    assert_int_equal(sv.nr, 3);
+    assert_string_equal(sv.v[2], "--gpus=2");
+    assert_null(sv.v[3]);
+    strvec_pop(&sv);
+    assert_int_equal(sv.nr, 2);
+    strvec_split(&sv, "a,,b", ',');
+    assert_int_equal(sv.nr, 5);
+    assert_string_equal(sv.v[3], "");
+    assert_string_equal(sv.v[4], "b");
+    strvec_clear(&sv);
+    assert_int_equal(sv.nr, 0);
+}
+
+static void test_json_never_nan(void **state)
+{
+    json_t *o = json_object();
+    jx_set(o, "nan", jx_real(NAN));
+    jx_set(o, "inf", jx_real(-INFINITY));
+    jx_set(o, "x", jx_real(1.5));
+    jx_set(o, "bad", jx_str("ok\xff\xfe"));
+    char *s = json_dumps(o, JSON_SORT_KEYS | JSON_COMPACT);
+    assert_string_equal(s, "{\"bad\":\"ok\xef\xbf\xbd\xef\xbf\xbd\","
+                           "\"inf\":null,\"nan\":null,\"x\":1.5}");
+    free(s);
+    assert_int_equal(jx_get_int(o, "x", 7), 7);
+    assert_true(jx_get_num(o, "x", 0) == 1.5);
+    assert_null(jx_get_str(o, "x", NULL));
+    json_decref(o);
+}
+
+static void test_error(void **state)
+{
+    exa_error_t err = EXA_ERROR_INIT;
+    assert_int_equal(exa_err(&err, EXA_ETRANSPORT, "ssh to '%s' failed",
+                             "login1"), -1);
+    assert_string_equal(err.text, "ssh to 'login1' failed");
+    exa_err_prefix(&err, "detect");
+    assert_string_equal(err.text, "detect: ssh to 'login1' failed");
+    assert_int_equal(exa_errc_exit(err.code), 4);
+    assert_int_equal(exa_errc_exit(EXA_ENOTAPPROVED), 6);
+    assert_int_equal(exa_errc_exit(EXA_EUSAGE), 2);
+    assert_int_equal(exa_err(NULL, EXA_EFAIL, "x"), -1);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_strbuf_basic),
+        cmocka_unit_test(test_strbuf_grow_large),
+        cmocka_unit_test(test_prefix_helpers),
+        cmocka_unit_test(test_strvec),
+        cmocka_unit_test(test_json_never_nan),
+        cmocka_unit_test(test_error),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
