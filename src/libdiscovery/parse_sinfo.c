@@ -474,6 +474,11 @@ int sinfo_parse(const char *buf, size_t len, struct sinfo_result *res,
     *kind = "parse_error";
     if (slurm_table_split(buf, len, known_hdr, &t, err) < 0)
         return -1;
+    if (t.error_line && !t.nrows && !t.hdr) {
+        exa_err(err, EXA_ESCHED, "%s", t.error_line);
+        *kind = "slurm_error";
+        goto out;
+    }
     if (!t.hdr && (nh = layout_roles(&t, &hroles)) > 0) {
         int has_name = 0;
         for (size_t i = 0; i < nh; i++)

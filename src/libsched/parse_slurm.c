@@ -1113,6 +1113,11 @@ static int parse_table(const char *buf, size_t len, struct slurm_jobs *jobs,
     cur_names = tbl;
     if (slurm_table_split(buf, len, known_cur, &t, err) < 0)
         return -1;
+    if (t.error_line && !t.nrows && !t.hdr) {
+        exa_err(err, EXA_ESCHED, "%s", t.error_line);
+        slurm_table_free(&t);
+        return -2;
+    }
     if (t.hdr) {
         nroles = t.nhdr < 128 ? t.nhdr : 128;
         for (size_t i = 0; i < nroles; i++) {
@@ -1218,17 +1223,25 @@ static int looks_scontrol(const char *buf, size_t len)
 int squeue_parse(const char *buf, size_t len, struct slurm_jobs *jobs,
                  const char **kind, exa_error_t *err)
 {
+    int rc;
     *kind = "parse_error";
     if (looks_scontrol(buf, len))
         return scontrol_jobs_parse(buf, len, jobs, kind, err);
-    return parse_table(buf, len, jobs, squeue_names, squeue_layouts, 0, err);
+    rc = parse_table(buf, len, jobs, squeue_names, squeue_layouts, 0, err);
+    if (rc == -2)
+        *kind = "slurm_error";
+    return rc < 0 ? -1 : 0;
 }
 
 int sacct_parse(const char *buf, size_t len, struct slurm_jobs *jobs,
                 const char **kind, exa_error_t *err)
 {
+    int rc;
     *kind = "parse_error";
-    return parse_table(buf, len, jobs, sacct_names, sacct_layouts, 1, err);
+    rc = parse_table(buf, len, jobs, sacct_names, sacct_layouts, 1, err);
+    if (rc == -2)
+        *kind = "slurm_error";
+    return rc < 0 ? -1 : 0;
 }
 
 /* ---------------------------------------------------------- scontrol */

@@ -102,8 +102,10 @@ struct slurm_jobs {
  * without header, other well-known headerless formats, or
  * `scontrol show job -o` lines. Records whose field count differs from
  * the header are not reported as jobs but listed in jobs->errors.
- * Returns 0, or -1 with err and *kind ("parse_error") when nothing in
- * the input is squeue output. jobs must be freed either way.
+ * Lines of a Slurm client's error text ("slurm_load_jobs error: Invalid
+ * job id specified") are never rows. Returns 0, or -1 with err and *kind:
+ * "slurm_error" (EXA_ESCHED) when the input holds only such text,
+ * "parse_error" otherwise. jobs must be freed either way.
  */
 int squeue_parse(const char *buf, size_t len, struct slurm_jobs *jobs,
                  const char **kind, exa_error_t *err);

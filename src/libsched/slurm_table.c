@@ -16,6 +16,7 @@
 #include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "libutil/strbuf.h"
 #include "libutil/xalloc.h"
@@ -239,6 +240,29 @@ static const char *head4(const char *p, size_t n)
     return b;
 }
 
+int slurm_error_line(const char *p, size_t l)
+{
+    static const char *const tools[] = { "sinfo: ", "squeue: ", "sacct: ",
+                                         "scontrol: ", "sbatch: ", "srun: ",
+                                         "sacctmgr: ", NULL };
+    static const char needle[] = "Unable to contact slurm controller";
+    while (l && (*p == ' ' || *p == '\t')) {
+        p++;
+        l--;
+    }
+    if (l >= 11 && !strncmp(p, "slurm_load_", 11))
+        return 1;
+    if (l >= 7 && !strncasecmp(p, "error: ", 7))
+        return 1;
+    for (size_t i = 0; tools[i]; i++) {
+        size_t n = strlen(tools[i]);
+        if (l >= n + 5 && !strncmp(p, tools[i], n) &&
+            !strncasecmp(p + n, "error", 5))
+            return 1;
+    }
+    return memmem(p, l, needle, sizeof(needle) - 1) != NULL;
+}
+
 int slurm_table_split(const char *buf, size_t len, slurm_hdr_known_f known,
                       struct slurm_table *t, exa_error_t *err)
 {
@@ -299,6 +323,13 @@ int slurm_table_split(const char *buf, size_t len, slurm_hdr_known_f known,
         /* -l prints the time first: "Mon Nov 30 02:03:30 2026" */
         if (first && l >= 4 && p[3] == ' ' &&
             strstr("Mon Tue Wed Thu Fri Sat Sun ", head4(p, 4))) {
+            p = e + 1;
+            continue;
+        }
+        /* a Slurm client's error text is never a row */
+        if (slurm_error_line(p, l)) {
+            if (!t->error_line)
+                t->error_line = trim_dup(t, p, l);
             p = e + 1;
             continue;
         }

@@ -30,7 +30,16 @@ struct slurm_table {
     int trailing_sep;     /* header ended with sep (sacct -p): dropped */
     int not_all_trailing; /* some row does not end with an empty field */
     void *arena;          /* storage of every field string (private) */
+    char *error_line;     /* first Slurm client error line skipped, or NULL */
 };
+
+/*
+ * Is the line (l bytes at p) a Slurm client's error text rather than
+ * data: "slurm_load_partitions: Unable to contact slurm controller
+ * (connect failure)", "sacct: error: ...", "error: ..."? Such lines are
+ * skipped by slurm_table_split and the first is kept in error_line.
+ */
+int slurm_error_line(const char *p, size_t l);
 
 /*
  * Drop the last field of every row (all of them end with an empty one):
