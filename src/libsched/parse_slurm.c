@@ -276,8 +276,8 @@ static int is_int(const char *s)
 
 static int none_token(const char *v)
 {
-    return !*v || !strcmp(v, "Unknown") || !strcmp(v, "None") ||
-           !strcmp(v, "N/A") || !strcmp(v, "(null)") || !strcmp(v, "NONE");
+    return !*v || !strcasecmp(v, "Unknown") || !strcasecmp(v, "None") ||
+           !strcasecmp(v, "N/A") || !strcmp(v, "(null)");
 }
 
 static int is_iso(const char *v)
