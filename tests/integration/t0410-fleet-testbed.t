@@ -14,6 +14,8 @@ NA=$TESTBED_NODE_TESTA
 export EXAMLOPS_HPC_REMOTE_EXA=$EXA
 sa() { SLURM_CONF=$TESTBED_SLURM_CONF_TESTA "$@"; }
 resume_a() { sa scontrol update nodename="$NA" state=resume >/dev/null 2>&1 || true; }
+# wait_state WORD: until sinfo shows testa's node in a state matching WORD
+wait_state() { for i in $(seq 1 20); do sa sinfo -h -N -n "$NA" -o %T | grep -q "$1" && return 0; sleep 0.5; done; return 1; }
 trap 'resume_a; sa scancel -u root >/dev/null 2>&1; rm -rf "$T"' EXIT
 
 out=$("$EXA" --json hpc detect "$H" -u "$U" -k "$KEY" -p "$PA"); rc=$?
@@ -67,10 +69,12 @@ pf --gpus 1 --account nobank; is $? 1 "preflight fails for an invalid account"
 pf --gpus 8 --nodes 1; is $? 1 "preflight fails for too many GPUs per node"
 grep -q "✗ gpus_per_node" "$T/pf.out"; ok $? "the per-node check is the one failing"
 sa scontrol update nodename="$NA" state=drain reason=exa-test
+wait_state drain
 pf --gpus 1; is $? 1 "preflight fails for a drained node"
 resume_a
-sleep 1
+wait_state idle
 sa scontrol update nodename="$NA" state=down reason=exa-test
+wait_state down; ok $? "testa's node is down"
 "$EXA" hpc nodes --save --cluster testa >/dev/null
 out=$("$EXA" --json hpc capacity)
 is "$(echo "$out" | jget '[c["idle_gpus"] for c in d if c["name"]=="testa"][0]')" 0 "a down node leaves placement capacity"
