@@ -18,6 +18,8 @@ resume_a() { sa scontrol update nodename="$NA" state=resume >/dev/null 2>&1 || t
 wait_state() { for i in $(seq 1 20); do sa sinfo -h -N -n "$NA" -o %T | grep -q "$1" && return 0; sleep 0.5; done; return 1; }
 trap 'resume_a; sa scancel -u root >/dev/null 2>&1; rm -rf "$T"' EXIT
 
+# start from an idle testa (a previous run may have left it drained)
+sa scancel -u root >/dev/null 2>&1; resume_a; wait_state idle
 out=$("$EXA" --json hpc detect "$H" -u "$U" -k "$KEY" -p "$PA"); rc=$?
 is "$rc" 0 "detect testa over ssh"
 is "$(echo "$out" | jget 'd["capabilities"]["scheduler"], d["capabilities"]["total_gpus"], d["capabilities"]["accounting"]')" "slurm 4 True" "testa: slurm, 4 GPUs, accounting"
@@ -73,9 +75,16 @@ wait_state drain
 pf --gpus 1; is $? 1 "preflight fails for a drained node"
 resume_a
 wait_state idle
-sa scontrol update nodename="$NA" state=down reason=exa-test
-wait_state down; ok $? "testa's node is down"
-"$EXA" hpc nodes --save --cluster testa >/dev/null
+# ReturnToService may bring a DOWN node back when slurmd re-registers, so
+# take the snapshot while sinfo still says down (retry a few times).
+saved=
+for i in 1 2 3 4 5; do
+    sa scontrol update nodename="$NA" state=down reason=exa-test
+    wait_state down || continue
+    st=$("$EXA" --json hpc nodes --save --cluster testa | jget 'd["nodes"][0]["state"]')
+    [ "$st" = down ] && { saved=1; break; }
+done
+is "$saved" 1 "snapshot taken with testa's node down"
 out=$("$EXA" --json hpc capacity)
 is "$(echo "$out" | jget '[c["idle_gpus"] for c in d if c["name"]=="testa"][0]')" 0 "a down node leaves placement capacity"
 is "$("$EXA" --json hpc place --gpus 1 | jget 'd["cluster"]')" testb "placement avoids it"
