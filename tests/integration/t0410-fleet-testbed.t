@@ -47,6 +47,8 @@ is "$(echo "$out" | jget 'd["reason"]')" "chose slurm@testa — 4/4 idle GPUs, 1
 
 jid=$(sa sbatch --parsable --account="$TESTBED_ACCOUNT" --gpus=4 -c 1 --wrap 'sleep 120')
 for i in $(seq 1 30); do [ "$(sa squeue -h -j "$jid" -o %T)" = RUNNING ] && break; sleep 1; done
+sleep 2
+is "$(EXAMLOPS_HPC_SNAPSHOT_MAX_AGE_S=1 "$EXA" --json hpc place --gpus 1 | jget 'd["cluster"]')" testb "a stale snapshot is refreshed through the cluster's transport"
 "$EXA" hpc nodes --save --cluster testa >/dev/null; ok $? "nodes --save from the cluster's own host"
 is "$("$EXA" --json hpc place --gpus 1 | jget 'd["cluster"]')" testb "changes its choice when a job occupies testa's GPUs"
 sa scancel "$jid"
