@@ -9,7 +9,7 @@ for bin in "$@"; do
     mkdir -p "$work"
     [ -d "fuzz/corpus/${name#fuzz_}" ] && cp -r "fuzz/corpus/${name#fuzz_}/." "$work/" || true
     echo "fuzz: $name for ${secs}s"
-    "$bin" -max_total_time="$secs" -max_len=65536 -print_final_stats=1 "$work" \
+    "$bin" -artifact_prefix=build/fuzz/ -max_total_time="$secs" -max_len=65536 -print_final_stats=1 "$work" \
         2>build/fuzz/$name.log || { tail -40 build/fuzz/$name.log; exit 1; }
     grep -E 'stat::number_of_executed_units' build/fuzz/$name.log || true
 done

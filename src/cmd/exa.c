@@ -27,6 +27,12 @@ static const struct exa_group *const groups[] = {
 static const struct exa_cmd top_cmds[] = {
     { "train", cmd_train, TRAIN_USAGE,
       "train a model in this process (the payload of cluster runs)", NULL },
+    { "serve", cmd_serve, SERVE_USAGE,
+      "serve Prometheus /metrics and /healthz over HTTP",
+      "Collects every EXAMLOPS_EXPORTER_INTERVAL_S (default 30) seconds: one\n"
+      "sinfo and one squeue per ACTIVE cluster, cached for all scrapes.\n"
+      "--listen defaults to 127.0.0.1:9477 (EXAMLOPS_SERVE_LISTEN); --once\n"
+      "collects once and prints the exposition instead of serving." },
     { NULL },
 };
 

@@ -18,4 +18,8 @@ extern const struct exa_group group_debug;
     "--model M --dataset D --dataset-path FILE --out DIR [--dummy]"
 int cmd_train(struct exa_ctx *ctx, int argc, char **argv);
 
+/* `exa serve`, HTTP: /metrics and /healthz (serve.c). */
+#define SERVE_USAGE "[--listen HOST:PORT] [--interval SECONDS] [--once]"
+int cmd_serve(struct exa_ctx *ctx, int argc, char **argv);
+
 #endif

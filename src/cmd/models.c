@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "cmd/groups.h"
+#include "cmd/models_cost.h"
 #include "libstore/models.h"
 #include "libutil/json.h"
 #include "libutil/xalloc.h"
@@ -216,6 +217,10 @@ static const struct exa_cmd cmds[] = {
       "that version in full (metrics, dataset, rows, artifact directory\n"
       "and its SHA-256, the job/cluster/scheduler that trained it).\n"
       "Exit 1 when the model or version is not registered." },
+    { "cost", cmd_models_cost, MODELS_COST_USAGE, MODELS_COST_SUMMARY,
+      MODELS_COST_HELP },
+    { "cost-list", cmd_models_cost_list, MODELS_COST_LIST_USAGE,
+      MODELS_COST_LIST_SUMMARY, NULL },
     { NULL },
 };
 

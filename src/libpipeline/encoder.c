@@ -21,7 +21,8 @@ void cat_encoder_fit(struct cat_encoder *e, const char *column,
 {
     char **sorted = xcalloc(n ? n : 1, sizeof(*sorted));
     size_t k = 0;
-    memcpy(sorted, values, n * sizeof(*sorted));
+    if (n)
+        memcpy(sorted, values, n * sizeof(*sorted));
     qsort(sorted, n, sizeof(*sorted), cmp_str);
     e->column = xstrdup(column);
     e->classes = xcalloc(n ? n : 1, sizeof(*e->classes));

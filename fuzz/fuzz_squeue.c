@@ -1,0 +1,35 @@
+/*
+ * fuzz_squeue.c - libFuzzer target: arbitrary bytes through the squeue parser
+ * and its JSON conversion. Any crash, leak or sanitizer report is a bug;
+ * a parse error is a normal outcome.
+ */
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "libdiscovery/parse_sinfo.h"
+#include "libsched/parse_slurm.h"
+#include "libutil/xalloc.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    char *buf = xmalloc(size + 1);
+    const char *kind = NULL;
+    exa_error_t err = EXA_ERROR_INIT;
+    json_t *doc = NULL;
+    memcpy(buf, data, size);
+    buf[size] = '\0';
+    {
+        struct slurm_jobs jobs;
+        memset(&jobs, 0, sizeof(jobs));
+        if (squeue_parse(buf, size, &jobs, &kind, &err) == 0)
+            doc = slurm_jobs_to_json(&jobs, 1);
+        slurm_jobs_free(&jobs);
+    }
+    json_decref(doc);
+    free(buf);
+    return 0;
+}

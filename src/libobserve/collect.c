@@ -1,0 +1,358 @@
+/*
+ * collect.c - sources for real clusters: which commands the exporter
+ * runs, and how their output becomes an obs_snapshot.
+ *
+ * Two commands per cluster and interval, chosen to carry everything the
+ * metrics need in one call each: `sinfo -N -O` with GresUsed (GPUs in use
+ * per node) and `squeue -a -r -O` with tres-alloc (GPUs actually
+ * allocated; %b is N/A for jobs submitted with --gpus), account, user and
+ * the expanded node list. Fields are '|'-suffixed so blanks in values do
+ * not shift columns; the parsers find the columns by their header names.
+ * Job names are left out: they are free text chosen by users, the one
+ * field that could carry the separator, and job_id already identifies
+ * the job. The parsing adapters are pure (bytes in, records out) so the
+ * exporter is tested on captured outputs without any cluster.
+ */
+#include "libobserve/collect.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "libdiscovery/parse_flux_resource.h"
+#include "libdiscovery/parse_sinfo.h"
+#include "libsched/parse_flux.h"
+#include "libsched/parse_slurm.h"
+#include "libtransport/transport.h"
+#include "libutil/json.h"
+#include "libutil/strbuf.h"
+#include "libutil/xalloc.h"
+
+const char *const obs_slurm_nodes_argv[] = {
+    "sinfo", "-N",
+    "-O", "NodeList:|,CPUs:|,Memory:|,Gres:|,GresUsed:|,StateLong:|,"
+          "Partition:",
+    NULL,
+};
+
+const char *const obs_slurm_jobs_argv[] = {
+    "squeue", "-a", "-r",
+    "-O", "JobID:|,Partition:|,UserName:|,Account:|,State:|,NumCPUs:|,"
+          "tres-alloc:|,NodeList:|,Reason:",
+    NULL,
+};
+
+const char *const obs_flux_nodes_argv[] = { "flux", "resource", "list", NULL };
+
+const char *const obs_flux_jobs_argv[] = {
+    "flux", "jobs", "-A", "-o",
+    "{id.f58} {username} {queue} {status_abbrev} {ncores} {ngpus} {nodelist}",
+    NULL,
+};
+
+static char *dup_or_null(const char *s)
+{
+    return s && *s ? xstrdup(s) : NULL;
+}
+
+/*
+ * The commands above print a header first; output without it is an error
+ * message or something else entirely (the parsers are lenient by design
+ * and would read it as a record of unknowns).
+ */
+static int expect_header(const char *buf, size_t len, const char *hdr,
+                         const char *tool, exa_error_t *err)
+{
+    size_t skip = 0, n = strlen(hdr);
+    while (skip < len && (buf[skip] == '\n' || buf[skip] == '\r'))
+        skip++;
+    if (len - skip >= n && !memcmp(buf + skip, hdr, n))
+        return 0;
+    {
+        size_t e = skip;
+        while (e < len && e - skip < 120 && buf[e] != '\n')
+            e++;
+        return exa_err(err, EXA_EPARSE, "%s printed no '%s' header: '%.*s'",
+                       tool, hdr, (int)(e - skip), buf + skip);
+    }
+}
+
+int obs_parse_slurm_nodes(const char *buf, size_t len, struct obs_snapshot *s,
+                          exa_error_t *err)
+{
+    struct sinfo_result res;
+    const char *kind = NULL;
+    memset(&res, 0, sizeof(res));
+    if (expect_header(buf, len, "NODELIST|", "sinfo", err) < 0)
+        return -1;
+    if (sinfo_parse(buf, len, &res, &kind, err) < 0) {
+        sinfo_result_free(&res);
+        return -1;
+    }
+    if (res.is_groups) {
+        sinfo_result_free(&res);
+        return exa_err(err, EXA_EPARSE,
+                       "sinfo printed node counts, not node names");
+    }
+    for (size_t i = 0; i < res.nnodes; i++) {
+        const struct sinfo_node *in = &res.nodes[i];
+        struct obs_node *n = obs_snapshot_add_node(s);
+        n->name = xstrdup(in->name ? in->name : "");
+        n->state = xstrdup(in->state ? in->state : "unknown");
+        n->raw_state = dup_or_null(in->raw_state);
+        for (size_t p = 0; p < in->partitions.nr; p++)
+            strvec_push(&n->partitions, in->partitions.v[p]);
+        n->cpus = in->has_cpus ? in->cpus : -1;
+        n->mem_mb = in->has_mem ? in->mem_mb : -1;
+        n->gpus = in->has_gres ? in->gpus : -1;
+        n->gpus_used = in->has_gres_used ? in->gpus_used : -1;
+        n->gpu_model = dup_or_null(in->gpu_type);
+    }
+    sinfo_result_free(&res);
+    return 0;
+}
+
+int obs_parse_slurm_jobs(const char *buf, size_t len, struct obs_snapshot *s,
+                         exa_error_t *err)
+{
+    struct slurm_jobs jobs;
+    const char *kind = NULL;
+    memset(&jobs, 0, sizeof(jobs));
+    /* an empty queue prints only the header (or nothing) */
+    if (len == 0 || strspn(buf, " \t\r\n") == len)
+        return 0;
+    if (expect_header(buf, len, "JOBID|", "squeue", err) < 0)
+        return -1;
+    if (squeue_parse(buf, len, &jobs, &kind, err) < 0) {
+        slurm_jobs_free(&jobs);
+        return -1;
+    }
+    for (size_t i = 0; i < jobs.njobs; i++) {
+        const struct slurm_job *in = &jobs.jobs[i];
+        struct obs_job *j;
+        if (!in->id || !*in->id)
+            continue;
+        j = obs_snapshot_add_job(s);
+        j->id = xstrdup(in->id ? in->id : "");
+        j->state = xstrdup(in->state ? in->state : "UNKNOWN");
+        j->user = dup_or_null(in->user);
+        j->account = dup_or_null(in->account);
+        j->partition = dup_or_null(in->partition);
+        j->reason = dup_or_null(in->reason);
+        if (j->reason && !strcmp(j->reason, "None")) {
+            free(j->reason);
+            j->reason = NULL;
+        }
+        j->cpus = (in->have & SJ_NCPUS) ? in->ncpus : -1;
+        j->gpus = in->has_gpus ? in->gpus : -1;
+        for (size_t k = 0; k < in->nodelist.nr; k++)
+            strvec_push(&j->nodes, in->nodelist.v[k]);
+    }
+    slurm_jobs_free(&jobs);
+    return 0;
+}
+
+static long long jint(const json_t *o, const char *key)
+{
+    const json_t *v = json_object_get(o, key);
+    return json_is_integer(v) ? (long long)json_integer_value(v) : -1;
+}
+
+int obs_parse_flux_nodes(const char *buf, size_t len, struct obs_snapshot *s,
+                         exa_error_t *err)
+{
+    const char *kind = NULL;
+    json_t *doc = flux_resource_parse(buf, len, &kind, err), *nodes, *n;
+    size_t i;
+    if (!doc)
+        return -1;
+    nodes = json_object_get(doc, "nodes");
+    json_array_foreach(nodes, i, n) {
+        struct obs_node *o = obs_snapshot_add_node(s);
+        const json_t *parts = json_object_get(n, "partitions"), *p;
+        size_t k;
+        o->name = xstrdup(jx_get_str(n, "name", ""));
+        o->state = xstrdup(jx_get_str(n, "state", "unknown"));
+        o->raw_state = dup_or_null(jx_get_str(n, "raw_state", NULL));
+        json_array_foreach(parts, k, p)
+            if (json_is_string(p))
+                strvec_push(&o->partitions, json_string_value(p));
+        o->cpus = jint(n, "cpus");
+        o->gpus = jint(n, "gpus");
+    }
+    json_decref(doc);
+    return 0;
+}
+
+int obs_parse_flux_jobs(const char *buf, size_t len, struct obs_snapshot *s,
+                        exa_error_t *err)
+{
+    const char *kind = NULL;
+    json_t *doc, *jobs, *j;
+    size_t i;
+    if (len == 0 || strspn(buf, " \t\r\n") == len)
+        return 0;
+    if (!(doc = flux_jobs_parse(buf, len, &kind, err)))
+        return -1;
+    jobs = json_object_get(doc, "jobs");
+    json_array_foreach(jobs, i, j) {
+        struct obs_job *o = obs_snapshot_add_job(s);
+        const json_t *nl = json_object_get(j, "nodelist"), *h;
+        size_t k;
+        o->id = xstrdup(jx_get_str(j, "id", ""));
+        o->state = xstrdup(jx_get_str(j, "state", "UNKNOWN"));
+        o->user = dup_or_null(jx_get_str(j, "user", NULL));
+        o->partition = dup_or_null(jx_get_str(j, "queue", NULL));
+        o->cpus = jint(j, "ncores");
+        o->gpus = jint(j, "gpus");
+        json_array_foreach(nl, k, h)
+            if (json_is_string(h))
+                strvec_push(&o->nodes, json_string_value(h));
+    }
+    json_decref(doc);
+    return 0;
+}
+
+/* ---- sources ---- */
+
+struct src_data {
+    obs_run_f run;
+    void *ctx;
+    void (*destroy)(void *ctx);
+    const char *const *nodes_argv, *const *jobs_argv;
+    int (*parse_nodes)(const char *, size_t, struct obs_snapshot *,
+                       exa_error_t *);
+    int (*parse_jobs)(const char *, size_t, struct obs_snapshot *,
+                      exa_error_t *);
+};
+
+static int run_and_parse(struct obs_source *src, const char *const *argv,
+                         int (*parse)(const char *, size_t,
+                                      struct obs_snapshot *, exa_error_t *),
+                         struct obs_snapshot *s, exa_error_t *err)
+{
+    struct src_data *d = src->data;
+    struct strbuf out = STRBUF_INIT;
+    int rc = d->run(d->ctx, argv, &out, err);
+    if (rc == 0 && (rc = parse(out.buf, out.len, s, err)) < 0)
+        exa_err_prefix(err, "%s on '%s'", argv[0], src->cluster);
+    strbuf_release(&out);
+    return rc;
+}
+
+static int src_nodes(struct obs_source *src, struct obs_snapshot *s,
+                     exa_error_t *err)
+{
+    struct src_data *d = src->data;
+    return run_and_parse(src, d->nodes_argv, d->parse_nodes, s, err);
+}
+
+static int src_jobs(struct obs_source *src, struct obs_snapshot *s,
+                    exa_error_t *err)
+{
+    struct src_data *d = src->data;
+    return run_and_parse(src, d->jobs_argv, d->parse_jobs, s, err);
+}
+
+static void src_destroy(struct obs_source *src)
+{
+    struct src_data *d = src->data;
+    if (d && d->destroy)
+        d->destroy(d->ctx);
+    free(d);
+}
+
+struct obs_source *obs_source_new(const char *cluster, const char *scheduler,
+                                  obs_run_f run, void *ctx,
+                                  void (*destroy)(void *ctx),
+                                  exa_error_t *err)
+{
+    struct obs_source *src;
+    struct src_data *d;
+    int flux;
+    if (!scheduler || (strcmp(scheduler, "slurm") && strcmp(scheduler, "flux"))) {
+        exa_err(err, EXA_ECONFIG, "no collector for scheduler '%s' of '%s'",
+                scheduler ? scheduler : "unknown", cluster);
+        return NULL;
+    }
+    flux = !strcmp(scheduler, "flux");
+    d = xcalloc(1, sizeof(*d));
+    d->run = run;
+    d->ctx = ctx;
+    d->destroy = destroy;
+    d->nodes_argv = flux ? obs_flux_nodes_argv : obs_slurm_nodes_argv;
+    d->jobs_argv = flux ? obs_flux_jobs_argv : obs_slurm_jobs_argv;
+    d->parse_nodes = flux ? obs_parse_flux_nodes : obs_parse_slurm_nodes;
+    d->parse_jobs = flux ? obs_parse_flux_jobs : obs_parse_slurm_jobs;
+    src = xcalloc(1, sizeof(*src));
+    src->cluster = xstrdup(cluster);
+    src->prefix = xstrdup(scheduler);
+    src->node_cmd = flux ? "flux-resource" : "sinfo";
+    src->job_cmd = flux ? "flux-jobs" : "squeue";
+    src->nodes = src_nodes;
+    src->jobs = src_jobs;
+    src->destroy = src_destroy;
+    src->data = d;
+    return src;
+}
+
+static int transport_runner(void *ctx, const char *const *argv,
+                            struct strbuf *out, exa_error_t *err)
+{
+    struct transport *t = ctx;
+    struct transport_result res = TRANSPORT_RESULT_INIT;
+    int rc = transport_run_ok(t, argv, NULL, 0, &res, err);
+    if (rc == 0)
+        strbuf_addbuf(out, &res.out);
+    transport_result_release(&res);
+    return rc;
+}
+
+static void transport_destroy(void *ctx)
+{
+    transport_close(ctx);
+}
+
+struct obs_source *obs_collect_factory(const struct fv_cluster *c, void *ctx,
+                                       exa_error_t *err)
+{
+    const char *kind = c->transport ? c->transport : "ssh";
+    struct transport *t;
+    struct obs_source *src;
+    double cap;
+    (void)ctx;
+    if (!c->scheduler ||
+        (strcmp(c->scheduler, "slurm") && strcmp(c->scheduler, "flux"))) {
+        exa_err(err, EXA_ECONFIG, "no collector for scheduler '%s' of '%s'",
+                c->scheduler ? c->scheduler : "unknown", c->name);
+        return NULL;
+    }
+    if (transport_env_seconds("EXAMLOPS_SLURM_CMD_TIMEOUT",
+                              TRANSPORT_DEFAULT_TIMEOUT_S, &cap, err) < 0)
+        return NULL;
+    if (!strcmp(kind, "local")) {
+        t = transport_local_new();
+    } else if (!strcmp(kind, "ssh")) {
+        /* the identity the sysadmin approved (the table's row) */
+        struct ssh_config cfg;
+        memset(&cfg, 0, sizeof(cfg));
+        cfg.host = c->host;
+        cfg.user = c->ssh_user;
+        cfg.key = c->ssh_key;
+        cfg.port = c->ssh_port > 0 ? c->ssh_port : 22;
+        cfg.known_hosts = getenv("EXAMLOPS_HPC_SSH_KNOWN_HOSTS");
+        if (cfg.known_hosts && !*cfg.known_hosts)
+            cfg.known_hosts = NULL;
+        if (!(t = transport_ssh_new(&cfg, err)))
+            return NULL;
+    } else {
+        exa_err(err, EXA_ECONFIG, "unknown transport '%s' of '%s'", kind,
+                c->name);
+        return NULL;
+    }
+    t->timeout_s = cap;
+    src = obs_source_new(c->name, c->scheduler, transport_runner, t,
+                         transport_destroy, err);
+    if (!src)
+        transport_close(t);
+    return src;
+}

@@ -1,0 +1,62 @@
+/*
+ * collect.h - the exporter's sources for real clusters: one node command
+ * and one job command per collection, run over the cluster's transport
+ * and read by exa's own parsers (libdiscovery/parse_sinfo.h,
+ * libsched/parse_slurm.h, libdiscovery/parse_flux_resource.h,
+ * libsched/parse_flux.h) into an obs_snapshot.
+ */
+#ifndef EXA_COLLECT_H
+#define EXA_COLLECT_H
+
+#include <stddef.h>
+
+#include "libobserve/exporter.h"
+
+/* The commands, as argv (NULL-terminated, static). */
+extern const char *const obs_slurm_nodes_argv[]; /* sinfo -N -O ... */
+extern const char *const obs_slurm_jobs_argv[];  /* squeue -a -r -O ... */
+extern const char *const obs_flux_nodes_argv[];  /* flux resource list */
+extern const char *const obs_flux_jobs_argv[];   /* flux jobs -A -o ... */
+
+/*
+ * Parse the output of the matching command into s (appending nodes or
+ * jobs). Pure functions: bytes in, records out. Return 0, or -1 with err
+ * (EXA_EPARSE) when the output is not what the command prints.
+ */
+int obs_parse_slurm_nodes(const char *buf, size_t len, struct obs_snapshot *s,
+                          exa_error_t *err);
+int obs_parse_slurm_jobs(const char *buf, size_t len, struct obs_snapshot *s,
+                         exa_error_t *err);
+int obs_parse_flux_nodes(const char *buf, size_t len, struct obs_snapshot *s,
+                         exa_error_t *err);
+int obs_parse_flux_jobs(const char *buf, size_t len, struct obs_snapshot *s,
+                        exa_error_t *err);
+
+/*
+ * Runs argv on a cluster and puts its stdout in out. Returns 0 when the
+ * command ran and exited 0, else -1 with err (transport failure, timeout,
+ * or non-zero exit with the first stderr line).
+ */
+typedef int (*obs_run_f)(void *ctx, const char *const *argv,
+                         struct strbuf *out, exa_error_t *err);
+
+/*
+ * A source for scheduler "slurm" or "flux" running its commands through
+ * run(ctx, ...); destroy(ctx) (may be NULL) is called when the source is
+ * freed. Returns NULL with err (EXA_ECONFIG) for another scheduler.
+ */
+struct obs_source *obs_source_new(const char *cluster, const char *scheduler,
+                                  obs_run_f run, void *ctx,
+                                  void (*destroy)(void *ctx),
+                                  exa_error_t *err);
+
+/*
+ * obs_source_factory_f for `exa serve`: a source for an ACTIVE Slurm or
+ * Flux cluster over its transport (ctx unused). Returns NULL with err for
+ * a scheduler without a collector (mock, unknown) or a transport that
+ * cannot be made.
+ */
+struct obs_source *obs_collect_factory(const struct fv_cluster *c, void *ctx,
+                                       exa_error_t *err);
+
+#endif

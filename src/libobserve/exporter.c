@@ -1,0 +1,482 @@
+/*
+ * exporter.c - background collection, the rendered cache, and scrapes.
+ *
+ * The expensive part of an exporter is not writing text but asking the
+ * scheduler: the exporters that run squeue on every scrape put N scrapers'
+ * worth of load on slurmctld. Here one thread owns every scheduler call:
+ * per interval and per ACTIVE cluster one node command and one job
+ * command, then a single render of the whole exposition into a buffer.
+ * Scrapes copy that buffer under a mutex and append the few values that
+ * depend on the scrape's own time (cache age), so a scrape costs a memcpy
+ * whatever the fleet size. The store connection lives in the collector
+ * thread only (SQLite handles are not shared across threads here).
+ */
+#include "libobserve/exporter.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "libobserve/promtext.h"
+#include "libstore/store.h"
+#include "libutil/log.h"
+#include "libutil/strbuf.h"
+#include "libutil/xalloc.h"
+
+struct cmd_stat {
+    char *cluster, *command;
+    double last_s;
+    unsigned long runs, errors;
+};
+
+struct src_slot {
+    struct obs_source *src;
+    char *cluster;
+    double last_ok; /* monotonic seconds of the last full success; <0 never */
+    int seen;       /* still ACTIVE in the latest refresh */
+};
+
+struct obs_exporter {
+    char *db_path;
+    double interval_s;
+    obs_source_factory_f factory;
+    void *factory_ctx;
+
+    /* collector-thread state */
+    store_t *st;
+    struct src_slot *slots;
+    size_t nslots, slots_alloc;
+    struct cmd_stat *stats;
+    size_t nstats, stats_alloc;
+
+    /* shared with scrapers, under mu */
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    char *body;
+    size_t body_len;
+    double body_at; /* monotonic time of the last render; <0 none */
+    struct strbuf ages; /* rendered cluster ages: "cluster\tlast_ok\n" */
+    unsigned long generation, scrapes;
+    int stop, running;
+    pthread_t thread;
+};
+
+static double now_mono(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+void obs_source_free(struct obs_source *src)
+{
+    if (!src)
+        return;
+    if (src->destroy)
+        src->destroy(src);
+    free(src->cluster);
+    free(src->prefix);
+    free(src);
+}
+
+struct obs_exporter *obs_exporter_new(const char *db_path, double interval_s,
+                                      obs_source_factory_f factory,
+                                      void *factory_ctx)
+{
+    struct obs_exporter *ex = xcalloc(1, sizeof(*ex));
+    ex->db_path = db_path ? xstrdup(db_path) : NULL;
+    ex->interval_s = interval_s > 0 ? interval_s : OBS_DEFAULT_INTERVAL_S;
+    ex->factory = factory;
+    ex->factory_ctx = factory_ctx;
+    ex->body_at = -1;
+    strbuf_init(&ex->ages, 0);
+    pthread_mutex_init(&ex->mu, NULL);
+    pthread_cond_init(&ex->cv, NULL);
+    return ex;
+}
+
+void obs_exporter_free(struct obs_exporter *ex)
+{
+    if (!ex)
+        return;
+    obs_exporter_stop(ex);
+    for (size_t i = 0; i < ex->nslots; i++) {
+        obs_source_free(ex->slots[i].src);
+        free(ex->slots[i].cluster);
+    }
+    free(ex->slots);
+    for (size_t i = 0; i < ex->nstats; i++) {
+        free(ex->stats[i].cluster);
+        free(ex->stats[i].command);
+    }
+    free(ex->stats);
+    if (ex->st)
+        store_close(ex->st);
+    free(ex->body);
+    strbuf_release(&ex->ages);
+    pthread_mutex_destroy(&ex->mu);
+    pthread_cond_destroy(&ex->cv);
+    free(ex->db_path);
+    free(ex);
+}
+
+static struct cmd_stat *stat_for(struct obs_exporter *ex, const char *cluster,
+                                 const char *command)
+{
+    struct cmd_stat *s;
+    for (size_t i = 0; i < ex->nstats; i++)
+        if (!strcmp(ex->stats[i].cluster, cluster) &&
+            !strcmp(ex->stats[i].command, command))
+            return &ex->stats[i];
+    ALLOC_GROW(ex->stats, ex->nstats + 1, ex->stats_alloc);
+    s = &ex->stats[ex->nstats++];
+    memset(s, 0, sizeof(*s));
+    s->cluster = xstrdup(cluster);
+    s->command = xstrdup(command);
+    return s;
+}
+
+/* Make the slots match the ACTIVE clusters of the store. */
+static int refresh_sources(struct obs_exporter *ex, exa_error_t *err)
+{
+    struct fv_fleet fleet;
+    if (fv_fleet_load(ex->st, NULL, 0, NULL, &fleet, err) < 0)
+        return -1;
+    for (size_t i = 0; i < ex->nslots; i++)
+        ex->slots[i].seen = 0;
+    for (size_t i = 0; i < fleet.nr; i++) {
+        const struct fv_cluster *c = &fleet.clusters[i];
+        struct src_slot *slot = NULL;
+        for (size_t k = 0; k < ex->nslots; k++)
+            if (!strcmp(ex->slots[k].cluster, c->name))
+                slot = &ex->slots[k];
+        if (!slot) {
+            ALLOC_GROW(ex->slots, ex->nslots + 1, ex->slots_alloc);
+            slot = &ex->slots[ex->nslots++];
+            memset(slot, 0, sizeof(*slot));
+            slot->cluster = xstrdup(c->name);
+            slot->last_ok = -1;
+        }
+        slot->seen = 1;
+        if (!slot->src && ex->factory) {
+            exa_error_t e = EXA_ERROR_INIT;
+            struct cmd_stat *cs = stat_for(ex, c->name, "connect");
+            cs->runs++;
+            slot->src = ex->factory(c, ex->factory_ctx, &e);
+            if (!slot->src) {
+                cs->errors++;
+                log_msg(LOG_WARN, "exporter: cluster '%s': %s", c->name,
+                        e.text);
+            }
+        }
+    }
+    /* drop clusters that are no longer ACTIVE */
+    for (size_t i = 0; i < ex->nslots;) {
+        if (ex->slots[i].seen) {
+            i++;
+            continue;
+        }
+        obs_source_free(ex->slots[i].src);
+        free(ex->slots[i].cluster);
+        ex->slots[i] = ex->slots[--ex->nslots];
+    }
+    fv_fleet_release(&fleet);
+    return 0;
+}
+
+typedef int (*run_f)(struct obs_source *, struct obs_snapshot *,
+                     exa_error_t *);
+
+static int timed(struct obs_exporter *ex, struct obs_source *src, run_f fn,
+                 const char *command, struct obs_snapshot *snap)
+{
+    exa_error_t e = EXA_ERROR_INIT;
+    struct cmd_stat *cs = stat_for(ex, src->cluster, command);
+    double t0 = now_mono();
+    int rc = fn(src, snap, &e);
+    cs->last_s = now_mono() - t0;
+    cs->runs++;
+    if (rc < 0) {
+        cs->errors++;
+        log_msg(LOG_WARN, "exporter: %s on '%s': %s", command, src->cluster,
+                e.text);
+    }
+    return rc;
+}
+
+static void add_or_bug(struct prom_family *f, const char *const *l, double v)
+{
+    if (prom_add(f, l, v, NULL) < 0)
+        BUG("bad exporter label");
+}
+
+static struct prom_family *family(struct prom_set *set, const char *name,
+                                  enum prom_type t, const char *help)
+{
+    struct prom_family *f = prom_family(set, name, t, help, NULL);
+    if (!f)
+        BUG("bad exporter metric '%s'", name);
+    return f;
+}
+
+static const char *col(sqlite3_stmt *s, int i)
+{
+    const unsigned char *t = sqlite3_column_text(s, i);
+    return t && *t ? (const char *)t : "unknown";
+}
+
+/* exa's own families, from platform.db. */
+static int store_metrics(struct obs_exporter *ex, struct prom_set *set,
+                         exa_error_t *err)
+{
+    static const char *const cstates[] = { "PENDING", "ACTIVE", "REJECTED",
+                                           NULL };
+    struct prom_family *fc, *fj, *fg, *fe, *fco;
+    sqlite3_stmt *s;
+    int has_account = 0;
+
+    fc = family(set, "exa_clusters", PROM_GAUGE,
+                "Registered clusters by governance state");
+    for (size_t i = 0; cstates[i]; i++)
+        add_or_bug(fc, (const char *[]){ "state", cstates[i], NULL }, 0);
+    if (!(s = store_prepare(ex->st,
+                            "SELECT state, COUNT(*) FROM clusters GROUP BY state",
+                            err)))
+        return -1;
+    while (sqlite3_step(s) == SQLITE_ROW)
+        add_or_bug(fc, (const char *[]){ "state", col(s, 0), NULL },
+                   sqlite3_column_double(s, 1));
+    sqlite3_finalize(s);
+
+    fj = family(set, "exa_jobs", PROM_GAUGE,
+                "Jobs exa tracks, by cluster and normalized state");
+    if (!(s = store_prepare(ex->st,
+                            "SELECT cluster, state, COUNT(*) FROM jobs"
+                            " GROUP BY cluster, state",
+                            err)))
+        return -1;
+    while (sqlite3_step(s) == SQLITE_ROW)
+        add_or_bug(fj,
+                   (const char *[]){ "cluster", col(s, 0), "state", col(s, 1),
+                                     NULL },
+                   sqlite3_column_double(s, 2));
+    sqlite3_finalize(s);
+
+    fg = family(set, "exa_gpu_seconds_total", PROM_COUNTER,
+                "GPU-seconds recorded for exa's jobs (from accounting)");
+    if ((s = store_prepare(ex->st,
+                           "SELECT 1 FROM pragma_table_info('jobs')"
+                           " WHERE name = 'account'",
+                           NULL))) {
+        has_account = sqlite3_step(s) == SQLITE_ROW;
+        sqlite3_finalize(s);
+    }
+    if (!(s = store_prepare(ex->st,
+                            has_account
+                                ? "SELECT cluster, model, account,"
+                                  " SUM(gpu_hours) * 3600 FROM jobs"
+                                  " WHERE gpu_hours IS NOT NULL"
+                                  " GROUP BY cluster, model, account"
+                                : "SELECT cluster, model, NULL,"
+                                  " SUM(gpu_hours) * 3600 FROM jobs"
+                                  " WHERE gpu_hours IS NOT NULL"
+                                  " GROUP BY cluster, model",
+                            err)))
+        return -1;
+    while (sqlite3_step(s) == SQLITE_ROW)
+        add_or_bug(fg,
+                   (const char *[]){ "cluster", col(s, 0), "account",
+                                     col(s, 2), "model", col(s, 1), NULL },
+                   sqlite3_column_double(s, 3));
+    sqlite3_finalize(s);
+
+    fe = family(set, "exa_energy_joules_total", PROM_COUNTER,
+                "Energy recorded for exa's runs (carbon records), in joules");
+    fco = family(set, "exa_co2e_grams_total", PROM_COUNTER,
+                 "CO2-equivalent recorded for exa's runs, in grams");
+    if (!(s = store_prepare(ex->st,
+                            "SELECT model, provider, SUM(COALESCE(kwh, 0))"
+                            " * 3600000, SUM(COALESCE(co2e_g, 0))"
+                            " FROM carbon_records GROUP BY model, provider",
+                            err)))
+        return -1;
+    while (sqlite3_step(s) == SQLITE_ROW) {
+        const char *l[] = { "model", col(s, 0), "provider", col(s, 1), NULL };
+        add_or_bug(fe, l, sqlite3_column_double(s, 2));
+        add_or_bug(fco, l, sqlite3_column_double(s, 3));
+    }
+    sqlite3_finalize(s);
+    return 0;
+}
+
+int obs_exporter_collect(struct obs_exporter *ex, exa_error_t *err)
+{
+    struct prom_set *set;
+    struct prom_family *fd, *fr, *fe;
+    struct strbuf out = STRBUF_INIT, ages = STRBUF_INIT;
+
+    if (!ex->st && !(ex->st = store_open(ex->db_path, err)))
+        return -1;
+    if (refresh_sources(ex, err) < 0)
+        return -1;
+    set = prom_set_new();
+    for (size_t i = 0; i < ex->nslots; i++) {
+        struct src_slot *slot = &ex->slots[i];
+        struct obs_snapshot snap = { 0 };
+        if (!slot->src)
+            continue;
+        snap.have_nodes = timed(ex, slot->src, slot->src->nodes,
+                                slot->src->node_cmd, &snap) == 0;
+        snap.have_jobs = timed(ex, slot->src, slot->src->jobs,
+                               slot->src->job_cmd, &snap) == 0;
+        if (snap.have_nodes && snap.have_jobs)
+            slot->last_ok = now_mono();
+        obs_render_sched(set, slot->src->prefix, slot->cluster, &snap);
+        obs_snapshot_free(&snap);
+    }
+    if (store_metrics(ex, set, err) < 0) {
+        prom_set_free(set);
+        return -1;
+    }
+    fd = family(set, "exa_exporter_command_duration_seconds", PROM_GAUGE,
+                "Wall time of the last run of a scheduler command");
+    fr = family(set, "exa_exporter_command_runs_total", PROM_COUNTER,
+                "Scheduler commands run by the collector");
+    fe = family(set, "exa_exporter_command_errors_total", PROM_COUNTER,
+                "Scheduler commands that failed (transport, exit, parse)");
+    for (size_t i = 0; i < ex->nstats; i++) {
+        const struct cmd_stat *c = &ex->stats[i];
+        const char *l[] = { "cluster", c->cluster, "command", c->command,
+                            NULL };
+        if (strcmp(c->command, "connect"))
+            add_or_bug(fd, l, c->last_s);
+        add_or_bug(fr, l, (double)c->runs);
+        add_or_bug(fe, l, (double)c->errors);
+    }
+    prom_render(set, &out);
+    prom_set_free(set);
+    for (size_t i = 0; i < ex->nslots; i++)
+        if (ex->slots[i].last_ok >= 0)
+            strbuf_addf(&ages, "%s\t%.6f\n", ex->slots[i].cluster,
+                        ex->slots[i].last_ok);
+
+    pthread_mutex_lock(&ex->mu);
+    free(ex->body);
+    ex->body = strbuf_detach(&out, &ex->body_len);
+    ex->body_at = now_mono();
+    strbuf_release(&ex->ages);
+    ex->ages = ages;
+    ex->generation++;
+    pthread_cond_broadcast(&ex->cv);
+    pthread_mutex_unlock(&ex->mu);
+    return 0;
+}
+
+char *obs_exporter_scrape(struct obs_exporter *ex, size_t *len)
+{
+    struct strbuf sb = STRBUF_INIT;
+    double now = now_mono();
+    pthread_mutex_lock(&ex->mu);
+    ex->scrapes++;
+    strbuf_grow(&sb, ex->body_len + 1024);
+    if (ex->body)
+        strbuf_add(&sb, ex->body, ex->body_len);
+    strbuf_addstr(&sb, "# HELP exa_exporter_cache_age_seconds Seconds since "
+                       "the cached exposition was rendered\n"
+                       "# TYPE exa_exporter_cache_age_seconds gauge\n");
+    if (ex->body_at >= 0) {
+        strbuf_addstr(&sb, "exa_exporter_cache_age_seconds ");
+        prom_format_value(&sb, now - ex->body_at);
+        strbuf_addch(&sb, '\n');
+    }
+    strbuf_addstr(&sb, "# HELP exa_exporter_cluster_data_age_seconds Seconds "
+                       "since both scheduler commands of the cluster last "
+                       "succeeded\n"
+                       "# TYPE exa_exporter_cluster_data_age_seconds gauge\n");
+    for (const char *p = ex->ages.buf; *p;) {
+        const char *tab = strchr(p, '\t'), *nl = strchr(p, '\n');
+        char *name;
+        if (!tab || !nl)
+            break;
+        name = xstrndup(p, (size_t)(tab - p));
+        strbuf_addstr(&sb, "exa_exporter_cluster_data_age_seconds{cluster=\"");
+        prom_escape_label(&sb, name);
+        strbuf_addstr(&sb, "\"} ");
+        prom_format_value(&sb, now - strtod(tab + 1, NULL));
+        strbuf_addch(&sb, '\n');
+        free(name);
+        p = nl + 1;
+    }
+    strbuf_addf(&sb, "# HELP exa_exporter_scrapes_total Scrapes served\n"
+                     "# TYPE exa_exporter_scrapes_total counter\n"
+                     "exa_exporter_scrapes_total %lu\n",
+                ex->scrapes);
+    pthread_mutex_unlock(&ex->mu);
+    return strbuf_detach(&sb, len);
+}
+
+unsigned long obs_exporter_generation(struct obs_exporter *ex)
+{
+    unsigned long g;
+    pthread_mutex_lock(&ex->mu);
+    g = ex->generation;
+    pthread_mutex_unlock(&ex->mu);
+    return g;
+}
+
+static void *collector_main(void *arg)
+{
+    struct obs_exporter *ex = arg;
+    for (;;) {
+        exa_error_t err = EXA_ERROR_INIT;
+        struct timespec until;
+        double next = now_mono() + ex->interval_s;
+        if (obs_exporter_collect(ex, &err) < 0)
+            log_msg(LOG_WARN, "exporter: collection failed: %s", err.text);
+        pthread_mutex_lock(&ex->mu);
+        clock_gettime(CLOCK_REALTIME, &until);
+        {
+            double wait = next - now_mono();
+            if (wait < 0)
+                wait = 0;
+            until.tv_sec += (time_t)wait;
+            until.tv_nsec += (long)((wait - (double)(time_t)wait) * 1e9);
+            if (until.tv_nsec >= 1000000000L) {
+                until.tv_sec++;
+                until.tv_nsec -= 1000000000L;
+            }
+        }
+        while (!ex->stop &&
+               pthread_cond_timedwait(&ex->cv, &ex->mu, &until) == 0)
+            ;
+        if (ex->stop) {
+            pthread_mutex_unlock(&ex->mu);
+            return NULL;
+        }
+        pthread_mutex_unlock(&ex->mu);
+    }
+}
+
+int obs_exporter_start(struct obs_exporter *ex, exa_error_t *err)
+{
+    if (ex->running)
+        return 0;
+    ex->stop = 0;
+    if (pthread_create(&ex->thread, NULL, collector_main, ex) != 0)
+        return exa_err(err, EXA_EFAIL, "cannot start the collector thread");
+    ex->running = 1;
+    return 0;
+}
+
+void obs_exporter_stop(struct obs_exporter *ex)
+{
+    if (!ex->running)
+        return;
+    pthread_mutex_lock(&ex->mu);
+    ex->stop = 1;
+    pthread_cond_broadcast(&ex->cv);
+    pthread_mutex_unlock(&ex->mu);
+    pthread_join(ex->thread, NULL);
+    ex->running = 0;
+}

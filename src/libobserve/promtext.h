@@ -1,0 +1,76 @@
+/*
+ * promtext.h - a Prometheus text exposition writer (format 0.0.4).
+ *
+ * Format: https://prometheus.io/docs/instrumenting/exposition_formats/
+ * ("Text-based format"). A set collects families (name, type, help) and
+ * their samples (label pairs, value); prom_render() writes each family
+ * once with its # HELP and # TYPE lines, families sorted by name and the
+ * samples of a family sorted by their rendered label set, so the same
+ * content always renders to the same bytes. A sample added twice with the
+ * same labels is one series whose value is the sum (counting by account or
+ * partition is then one call per job).
+ *
+ * Escaping: HELP text escapes `\` and newline; label values escape `\`,
+ * `"` and newline; bytes that are not valid UTF-8 in a label value are
+ * replaced by U+FFFD, since Prometheus rejects the whole scrape otherwise.
+ * Values: integers with |v| < 2^53 print exactly ("42", "-3"); other
+ * finite values print the shortest form that reads back equal (%.15g, else
+ * %.17g); infinities print "+Inf"/"-Inf" and NaN "NaN", which the format
+ * allows for any sample value.
+ */
+#ifndef EXA_PROMTEXT_H
+#define EXA_PROMTEXT_H
+
+#include <stddef.h>
+
+#include "libutil/error.h"
+#include "libutil/strbuf.h"
+
+enum prom_type { PROM_GAUGE = 0, PROM_COUNTER, PROM_UNTYPED };
+
+struct prom_set;
+struct prom_family;
+
+/* A new empty set; free with prom_set_free(). */
+struct prom_set *prom_set_new(void);
+/* Free the set, its families and samples. NULL is accepted. */
+void prom_set_free(struct prom_set *set);
+
+/*
+ * Declare (or find) the family `name`. name must match
+ * [a-zA-Z_:][a-zA-Z0-9_:]*; help is any text (may be NULL: no HELP line).
+ * Declaring an existing name again returns the same family when the type
+ * matches. Returns the family (owned by set) or NULL with err (EXA_EFAIL)
+ * for an invalid name or a type conflict.
+ */
+struct prom_family *prom_family(struct prom_set *set, const char *name,
+                                enum prom_type type, const char *help,
+                                exa_error_t *err);
+
+/*
+ * Add a sample to fam. labels is a NULL-terminated list of alternating
+ * names and values ("cluster", "a", "node", "n1", NULL), or NULL for no
+ * labels; a pair whose value is NULL is left out. Label names must match
+ * [a-zA-Z_][a-zA-Z0-9_]* and not start with "__". The series with these
+ * labels (in this order) gets value added to it (created at 0). Returns 0,
+ * or -1 with err (EXA_EFAIL) for an invalid label name; nothing is added.
+ */
+int prom_add(struct prom_family *fam, const char *const *labels,
+             double value, exa_error_t *err);
+
+/* Number of distinct series in the set (after merging duplicates). */
+size_t prom_set_series(struct prom_set *set);
+
+/* Append the exposition of the whole set to out. */
+void prom_render(struct prom_set *set, struct strbuf *out);
+
+/* Append v formatted as a sample value (rules above) to out. */
+void prom_format_value(struct strbuf *out, double v);
+
+/* Append s escaped as a label value (without quotes) to out. */
+void prom_escape_label(struct strbuf *out, const char *s);
+
+/* Content-Type of the exposition, for HTTP responses. */
+#define PROM_CONTENT_TYPE "text/plain; version=0.0.4; charset=utf-8"
+
+#endif

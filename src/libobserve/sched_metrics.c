@@ -1,0 +1,444 @@
+/*
+ * sched_metrics.c - one cluster's nodes and jobs as Prometheus families.
+ *
+ * Aggregates (per partition, per account, per user, per state) are built
+ * by adding 1 (or a job's CPUs/GPUs) to the series of its labels and
+ * letting the writer sum equal series, so every count is derived from the
+ * same two snapshots in one pass and cannot disagree with another. Totals
+ * that dashboards alert on (slurm_jobs_*, slurm_nodes_total, cluster CPU
+ * and GPU counts) are always present, at 0 when nothing matches; per-label
+ * series exist only for labels seen.
+ *
+ * CPU and GPU states follow sinfo's A/I/O/T split: allocated (running
+ * jobs' CPUs; GPUs from the nodes' GresUsed when known, else the jobs'),
+ * other (on nodes that are down, drained or unknown), idle (the rest).
+ */
+#include "libobserve/sched_metrics.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "libutil/strbuf.h"
+#include "libutil/xalloc.h"
+
+struct obs_node *obs_snapshot_add_node(struct obs_snapshot *s)
+{
+    struct obs_node *n;
+    ALLOC_GROW(s->nodes, s->nnodes + 1, s->nodes_alloc);
+    n = &s->nodes[s->nnodes++];
+    memset(n, 0, sizeof(*n));
+    strvec_init(&n->partitions);
+    n->cpus = n->mem_mb = n->gpus = n->gpus_used = -1;
+    return n;
+}
+
+struct obs_job *obs_snapshot_add_job(struct obs_snapshot *s)
+{
+    struct obs_job *j;
+    ALLOC_GROW(s->jobs, s->njobs + 1, s->jobs_alloc);
+    j = &s->jobs[s->njobs++];
+    memset(j, 0, sizeof(*j));
+    strvec_init(&j->nodes);
+    j->cpus = j->gpus = -1;
+    return j;
+}
+
+void obs_snapshot_free(struct obs_snapshot *s)
+{
+    for (size_t i = 0; i < s->nnodes; i++) {
+        struct obs_node *n = &s->nodes[i];
+        free(n->name);
+        free(n->state);
+        free(n->raw_state);
+        free(n->gpu_model);
+        strvec_clear(&n->partitions);
+    }
+    for (size_t i = 0; i < s->njobs; i++) {
+        struct obs_job *j = &s->jobs[i];
+        free(j->id);
+        free(j->name);
+        free(j->user);
+        free(j->account);
+        free(j->partition);
+        free(j->state);
+        free(j->reason);
+        strvec_clear(&j->nodes);
+    }
+    free(s->nodes);
+    free(s->jobs);
+    memset(s, 0, sizeof(*s));
+}
+
+/*
+ * A family named prefix_suffix. Established names ending in _total
+ * (slurm_cpus_total, slurm_node_cpu_total) are gauges, which promtool's
+ * lint forbids under that suffix; they are declared untyped, which keeps
+ * the names dashboards use and the exposition lint-clean.
+ */
+static struct prom_family *fam(struct prom_set *set, const char *prefix,
+                               const char *suffix, const char *help)
+{
+    char name[128];
+    struct prom_family *f;
+    xsnprintf(name, sizeof(name), "%s_%s", prefix, suffix);
+    f = prom_family(set, name,
+                    ends_with(name, "_total") ? PROM_UNTYPED : PROM_GAUGE,
+                    help, NULL);
+    if (!f)
+        BUG("bad metric name '%s'", name);
+    return f;
+}
+
+static void add(struct prom_family *f, const char *const *labels, double v)
+{
+    if (prom_add(f, labels, v, NULL) < 0)
+        BUG("bad label on a scheduler metric");
+}
+
+static const char *or_unknown(const char *s)
+{
+    return s && *s ? s : "unknown";
+}
+
+static int node_up(const struct obs_node *n)
+{
+    return n->state && strcmp(n->state, "down") && strcmp(n->state, "unknown");
+}
+
+static int node_unavailable(const struct obs_node *n)
+{
+    return !node_up(n) || !strcmp(n->state, "drain");
+}
+
+/* The sinfo state category of a node, as in slurm_nodes_<category>. */
+static const char *node_category(const struct obs_node *n)
+{
+    static const struct {
+        const char *word, *cat;
+    } raw[] = {
+        { "comp", "comp" },     { "completing", "comp" },
+        { "maint", "maint" },   { "resv", "resv" },
+        { "reserved", "resv" }, { "plnd", "planned" },
+        { "planned", "planned" }, { "fail", "fail" },
+        { "failing", "fail" },  { "drng", "drain" },
+        { "draining", "drain" }, { "drained", "drain" },
+        { "inval", "inval" },   { "err", "err" },
+    };
+    const char *st = n->state ? n->state : "unknown";
+    if (!strcmp(st, "down"))
+        return "down";
+    if (n->raw_state) {
+        char word[32];
+        size_t k = 0;
+        for (const char *p = n->raw_state; *p && k + 1 < sizeof(word); p++) {
+            char c = *p;
+            if (c >= 'A' && c <= 'Z')
+                c = (char)(c - 'A' + 'a');
+            if (c < 'a' || c > 'z')
+                break;
+            word[k++] = c;
+        }
+        word[k] = '\0';
+        for (size_t i = 0; i < sizeof(raw) / sizeof(raw[0]); i++)
+            if (!strcmp(word, raw[i].word))
+                return raw[i].cat;
+    }
+    if (!strcmp(st, "allocated"))
+        return "alloc";
+    if (!strcmp(st, "mixed"))
+        return "mix";
+    if (!strcmp(st, "idle"))
+        return "idle";
+    if (!strcmp(st, "drain"))
+        return "drain";
+    return "other";
+}
+
+static const char *const node_cats[] = { "alloc", "comp",  "down",  "drain",
+                                         "err",   "fail",  "idle",  "inval",
+                                         "maint", "mix",   "planned", "resv",
+                                         "other", NULL };
+
+static void render_nodes(struct prom_set *set, const char *px,
+                         const char *cl, const struct obs_snapshot *s,
+                         double jobs_cpus, double jobs_gpus)
+{
+    struct prom_family *cat[16];
+    struct prom_family *total, *ncpu, *nmem, *ngt, *ngu, *nst;
+    struct prom_family *pct, *pgt, *pga, *pgi, *pci;
+    double cpus_total = 0, cpus_other = 0, gpus_total = 0, gpus_other = 0;
+    double gpus_used = 0;
+    int gpus_used_known = 0;
+    struct strbuf parts = STRBUF_INIT;
+
+    for (size_t i = 0; node_cats[i]; i++) {
+        char suffix[32], help[96];
+        xsnprintf(suffix, sizeof(suffix), "nodes_%s", node_cats[i]);
+        xsnprintf(help, sizeof(help), "Nodes in state %s, per partition",
+                  node_cats[i]);
+        cat[i] = fam(set, px, suffix, help);
+    }
+    total = fam(set, px, "nodes_total", "Nodes in the cluster");
+    ncpu = fam(set, px, "node_cpu_total", "CPUs of the node");
+    nmem = fam(set, px, "node_mem_total",
+               "Configured memory of the node in bytes");
+    ngt = fam(set, px, "node_gres_total", "GPUs (gres/gpu) of the node");
+    ngu = fam(set, px, "node_gres_used", "GPUs (gres/gpu) in use on the node");
+    nst = fam(set, px, "node_status",
+              "1 when the node answers (not down or unknown), else 0");
+    pct = fam(set, px, "partition_cpus_total", "CPUs of the partition");
+    pci = fam(set, px, "partition_cpus_other",
+              "CPUs of the partition on down, drained or unknown nodes");
+    pgt = fam(set, px, "partition_gpus_total", "GPUs of the partition");
+    pga = fam(set, px, "partition_gpus_allocated",
+              "GPUs in use in the partition (from the nodes' GresUsed)");
+    pgi = fam(set, px, "partition_gpus_idle",
+              "GPUs free in the partition on available nodes");
+
+    add(total, (const char *[]){ "cluster", cl, NULL }, (double)s->nnodes);
+    for (size_t i = 0; i < s->nnodes; i++) {
+        const struct obs_node *n = &s->nodes[i];
+        const char *c = node_category(n);
+        const char *st = n->state ? n->state : "unknown";
+        double cpus = n->cpus > 0 ? (double)n->cpus : 0;
+        double gpus = n->gpus > 0 ? (double)n->gpus : 0;
+        double used = n->gpus_used > 0 ? (double)n->gpus_used : 0;
+        int unavailable = node_unavailable(n);
+        size_t ci = 0;
+
+        while (node_cats[ci] && strcmp(node_cats[ci], c))
+            ci++;
+        strbuf_reset(&parts);
+        for (size_t p = 0; p < n->partitions.nr; p++)
+            strbuf_addf(&parts, "%s%s", p ? "," : "", n->partitions.v[p]);
+
+        const char *nl[] = { "cluster", cl, "node", n->name, "status", st,
+                             "partition", parts.buf, NULL };
+        if (n->cpus >= 0)
+            add(ncpu, nl, cpus);
+        if (n->mem_mb >= 0)
+            add(nmem, nl, (double)n->mem_mb * 1048576.0);
+        if (n->gpus >= 0)
+            add(ngt, nl, gpus);
+        if (n->gpus_used >= 0) {
+            add(ngu, nl, used);
+            gpus_used_known = 1;
+        }
+        add(nst, nl, node_up(n) ? 1 : 0);
+
+        cpus_total += cpus;
+        gpus_total += gpus;
+        gpus_used += used;
+        if (unavailable) {
+            cpus_other += cpus;
+            gpus_other += gpus;
+        }
+        for (size_t p = 0; p < n->partitions.nr; p++) {
+            const char *pl[] = { "cluster", cl, "partition",
+                                 n->partitions.v[p], NULL };
+            add(cat[ci], pl, 1);
+            add(pct, pl, cpus);
+            add(pci, pl, unavailable ? cpus : 0);
+            add(pgt, pl, gpus);
+            add(pga, pl, used);
+            add(pgi, pl, unavailable ? 0 : (gpus > used ? gpus - used : 0));
+        }
+        if (n->partitions.nr == 0)
+            add(cat[ci], (const char *[]){ "cluster", cl, NULL }, 1);
+    }
+    strbuf_release(&parts);
+
+    {
+        const char *l[] = { "cluster", cl, NULL };
+        double calloc_ = jobs_cpus < 0 ? 0 : jobs_cpus;
+        double galloc = gpus_used_known ? gpus_used
+                                        : (jobs_gpus < 0 ? 0 : jobs_gpus);
+        double cidle = cpus_total - calloc_ - cpus_other;
+        double gidle = gpus_total - galloc - gpus_other;
+        add(fam(set, px, "cpus_total", "CPUs in the cluster"), l, cpus_total);
+        add(fam(set, px, "cpus_other",
+                "CPUs on down, drained or unknown nodes"), l, cpus_other);
+        if (jobs_cpus >= 0) {
+            add(fam(set, px, "cpus_alloc", "CPUs allocated to running jobs"),
+                l, calloc_);
+            add(fam(set, px, "cpus_idle", "CPUs free on available nodes"), l,
+                cidle > 0 ? cidle : 0);
+        }
+        add(fam(set, px, "gpus_total", "GPUs in the cluster"), l, gpus_total);
+        add(fam(set, px, "gpus_other",
+                "GPUs on down, drained or unknown nodes"), l, gpus_other);
+        if (gpus_used_known || jobs_gpus >= 0) {
+            add(fam(set, px, "gpus_alloc", "GPUs allocated to jobs"), l,
+                galloc);
+            add(fam(set, px, "gpus_idle", "GPUs free on available nodes"), l,
+                gidle > 0 ? gidle : 0);
+        }
+    }
+}
+
+static const char *const job_states[] = { "PENDING", "RUNNING", "SUSPENDED",
+                                          "COMPLETED", "FAILED", "CANCELLED",
+                                          "TIMEOUT", "UNKNOWN", NULL };
+
+static void lower(char *dst, size_t n, const char *s)
+{
+    size_t i = 0;
+    for (; s[i] && i + 1 < n; i++)
+        dst[i] = (s[i] >= 'A' && s[i] <= 'Z') ? (char)(s[i] - 'A' + 'a')
+                                              : s[i];
+    dst[i] = '\0';
+}
+
+/* Render job families; *cpus / *gpus get the running jobs' totals (-1
+ * when no job reported a count). */
+static void render_jobs(struct prom_set *set, const char *px, const char *cl,
+                        const struct obs_snapshot *s, double *cpus_out,
+                        double *gpus_out)
+{
+    struct prom_family *totals[8], *queue[8], *cores[8];
+    struct prom_family *info, *nodejob, *jgpus, *jcpus;
+    struct prom_family *acc_pend, *acc_run, *acc_susp, *acc_cpu, *acc_gpu;
+    struct prom_family *usr_pend, *usr_run, *usr_susp, *usr_cpu, *usr_gpu;
+    struct prom_family *part_pend, *part_run, *part_cpu, *part_gpu;
+    struct strvec parts = STRVEC_INIT;
+    double run_cpus = 0, run_gpus = 0;
+    int cpus_known = 0, gpus_known = 0;
+
+    for (size_t i = 0; job_states[i]; i++) {
+        char st[16], suffix[48], help[96];
+        lower(st, sizeof(st), job_states[i]);
+        xsnprintf(suffix, sizeof(suffix), "jobs_%s", st);
+        xsnprintf(help, sizeof(help), "Jobs in state %s", job_states[i]);
+        totals[i] = fam(set, px, suffix, help);
+        add(totals[i], (const char *[]){ "cluster", cl, NULL }, 0);
+        xsnprintf(suffix, sizeof(suffix), "queue_%s", st);
+        xsnprintf(help, sizeof(help), "Jobs in state %s per user and partition",
+                  job_states[i]);
+        queue[i] = fam(set, px, suffix, help);
+        xsnprintf(suffix, sizeof(suffix), "cores_%s", st);
+        xsnprintf(help, sizeof(help),
+                  "CPUs of jobs in state %s per user and partition",
+                  job_states[i]);
+        cores[i] = fam(set, px, suffix, help);
+    }
+    info = fam(set, px, "job_info",
+               "1 per job in the queue; joins job_id to user and account");
+    nodejob = fam(set, px, "node_job", "1 per (running job, node) pair");
+    jgpus = fam(set, px, "job_gpus", "GPUs allocated to or requested by the job");
+    jcpus = fam(set, px, "job_cpus", "CPUs allocated to or requested by the job");
+    acc_pend = fam(set, px, "account_jobs_pending", "Pending jobs per account");
+    acc_run = fam(set, px, "account_jobs_running", "Running jobs per account");
+    acc_susp = fam(set, px, "account_jobs_suspended",
+                   "Suspended jobs per account");
+    acc_cpu = fam(set, px, "account_cpus_running",
+                  "CPUs of running jobs per account");
+    acc_gpu = fam(set, px, "account_gpus_running",
+                  "GPUs of running jobs per account");
+    usr_pend = fam(set, px, "user_jobs_pending", "Pending jobs per user");
+    usr_run = fam(set, px, "user_jobs_running", "Running jobs per user");
+    usr_susp = fam(set, px, "user_jobs_suspended", "Suspended jobs per user");
+    usr_cpu = fam(set, px, "user_cpus_running", "CPUs of running jobs per user");
+    usr_gpu = fam(set, px, "user_gpus_running", "GPUs of running jobs per user");
+    part_pend = fam(set, px, "partition_jobs_pending",
+                    "Pending jobs per partition (a job queued in several "
+                    "partitions counts in each)");
+    part_run = fam(set, px, "partition_jobs_running",
+                   "Running jobs per partition");
+    part_cpu = fam(set, px, "partition_cpus_allocated",
+                   "CPUs of running jobs per partition");
+    part_gpu = fam(set, px, "partition_gpus_running",
+                   "GPUs of running jobs per partition");
+
+    for (size_t i = 0; i < s->njobs; i++) {
+        const struct obs_job *j = &s->jobs[i];
+        const char *state = j->state ? j->state : "UNKNOWN";
+        const char *user = or_unknown(j->user), *acct = or_unknown(j->account);
+        size_t si = 0;
+        int running = !strcmp(state, "RUNNING");
+        int pending = !strcmp(state, "PENDING");
+        int suspended = !strcmp(state, "SUSPENDED");
+        double cpus = j->cpus > 0 ? (double)j->cpus : 0;
+        double gpus = j->gpus > 0 ? (double)j->gpus : 0;
+
+        while (job_states[si] && strcmp(job_states[si], state))
+            si++;
+        if (!job_states[si])
+            si = 7; /* UNKNOWN */
+        add(totals[si], (const char *[]){ "cluster", cl, NULL }, 1);
+
+        strvec_clear(&parts);
+        strvec_split(&parts, or_unknown(j->partition), ',');
+        for (size_t p = 0; p < parts.nr; p++) {
+            const char *pl[] = { "cluster", cl, "user", user, "partition",
+                                 parts.v[p], "reason",
+                                 pending ? or_unknown(j->reason) : NULL,
+                                 NULL };
+            const char *ppl[] = { "cluster", cl, "partition", parts.v[p],
+                                  NULL };
+            add(queue[si], pl, 1);
+            add(cores[si], pl, cpus);
+            if (pending)
+                add(part_pend, ppl, 1);
+            if (running) {
+                add(part_run, ppl, 1);
+                add(part_cpu, ppl, cpus);
+                add(part_gpu, ppl, gpus);
+            }
+        }
+
+        add(info,
+            (const char *[]){ "cluster", cl, "job_id", j->id, "name", j->name,
+                              "user", user, "account", acct, "partition",
+                              or_unknown(j->partition), "state", state, NULL },
+            1);
+        if (j->gpus >= 0)
+            add(jgpus, (const char *[]){ "cluster", cl, "job_id", j->id, NULL },
+                gpus);
+        if (j->cpus >= 0)
+            add(jcpus, (const char *[]){ "cluster", cl, "job_id", j->id, NULL },
+                cpus);
+
+        {
+            const char *al[] = { "cluster", cl, "account", acct, NULL };
+            const char *ul[] = { "cluster", cl, "user", user, NULL };
+            if (pending) {
+                add(acc_pend, al, 1);
+                add(usr_pend, ul, 1);
+            } else if (suspended) {
+                add(acc_susp, al, 1);
+                add(usr_susp, ul, 1);
+            } else if (running) {
+                add(acc_run, al, 1);
+                add(usr_run, ul, 1);
+                add(acc_cpu, al, cpus);
+                add(usr_cpu, ul, cpus);
+                add(acc_gpu, al, gpus);
+                add(usr_gpu, ul, gpus);
+            }
+        }
+        if (running) {
+            run_cpus += cpus;
+            run_gpus += gpus;
+            cpus_known |= j->cpus >= 0;
+            gpus_known |= j->gpus >= 0;
+            for (size_t k = 0; k < j->nodes.nr; k++)
+                add(nodejob,
+                    (const char *[]){ "cluster", cl, "job_id", j->id, "node",
+                                      j->nodes.v[k], NULL },
+                    1);
+        }
+    }
+    strvec_clear(&parts);
+    *cpus_out = cpus_known ? run_cpus : -1;
+    *gpus_out = gpus_known ? run_gpus : -1;
+}
+
+void obs_render_sched(struct prom_set *set, const char *prefix,
+                      const char *cluster, const struct obs_snapshot *s)
+{
+    double jobs_cpus = -1, jobs_gpus = -1;
+    if (s->have_jobs)
+        render_jobs(set, prefix, cluster, s, &jobs_cpus, &jobs_gpus);
+    if (s->have_nodes)
+        render_nodes(set, prefix, cluster, s, jobs_cpus, jobs_gpus);
+}

@@ -1,0 +1,315 @@
+/*
+ * test_exporter.c - scheduler families from a known snapshot (exact
+ * series and values a wrong aggregation would get wrong), and the
+ * exporter's cache: scrapes never run scheduler commands, collections run
+ * each command once per cluster, failures are counted and leave their
+ * series out.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "libobserve/exporter.h"
+#include "libobserve/promtext.h"
+#include "libobserve/sched_metrics.h"
+#include "libstore/store.h"
+#include "libutil/strbuf.h"
+#include "libutil/xalloc.h"
+
+static void node(struct obs_snapshot *s, const char *name, const char *state,
+                 const char *raw, const char *parts, long long cpus,
+                 long long gpus, long long used)
+{
+    struct obs_node *n = obs_snapshot_add_node(s);
+    n->name = xstrdup(name);
+    n->state = xstrdup(state);
+    n->raw_state = raw ? xstrdup(raw) : NULL;
+    strvec_split(&n->partitions, parts, ',');
+    n->cpus = cpus;
+    n->mem_mb = 1024;
+    n->gpus = gpus;
+    n->gpus_used = used;
+}
+
+static void job(struct obs_snapshot *s, const char *id, const char *state,
+                const char *user, const char *account, const char *part,
+                long long cpus, long long gpus, const char *nodes)
+{
+    struct obs_job *j = obs_snapshot_add_job(s);
+    j->id = xstrdup(id);
+    j->state = xstrdup(state);
+    j->user = xstrdup(user);
+    j->account = xstrdup(account);
+    j->partition = xstrdup(part);
+    j->cpus = cpus;
+    j->gpus = gpus;
+    if (!strcmp(state, "PENDING"))
+        j->reason = xstrdup("Resources");
+    if (nodes)
+        strvec_split(&j->nodes, nodes, ',');
+}
+
+static void fill(struct obs_snapshot *s)
+{
+    s->have_nodes = s->have_jobs = 1;
+    node(s, "gpu01", "allocated", "alloc", "gpu", 64, 8, 8);
+    node(s, "gpu02", "mixed", "mix", "gpu,debug", 64, 4, 2);
+    node(s, "gpu03", "down", "down*", "gpu", 64, 4, 0);
+    node(s, "cpu01", "idle", "idle", "cpu", 32, 0, 0);
+    node(s, "cpu02", "drain", "drained", "cpu", 32, 0, 0);
+    job(s, "184729", "RUNNING", "alice", "physics", "gpu", 64, 8, "gpu01");
+    job(s, "184730", "RUNNING", "bob", "bio", "gpu", 16, 2, "gpu02");
+    job(s, "184731", "PENDING", "alice", "physics", "gpu,debug", 8, 4, NULL);
+    job(s, "184732", "RUNNING", "alice", "physics", "cpu", 4, 0, "cpu01");
+}
+
+/* The value of the exact series line `series` in text, or NAN-ish -1e300. */
+static double value_of(const char *text, const char *series)
+{
+    size_t n = strlen(series);
+    for (const char *p = text; p && *p;) {
+        const char *nl = strchr(p, '\n');
+        if (!strncmp(p, series, n) && p[n] == ' ')
+            return strtod(p + n + 1, NULL);
+        p = nl ? nl + 1 : NULL;
+    }
+    return -1e300;
+}
+
+static void test_slurm_families(void **state)
+{
+    struct obs_snapshot s = { 0 };
+    struct prom_set *set = prom_set_new();
+    struct strbuf out = STRBUF_INIT;
+    (void)state;
+    fill(&s);
+    obs_render_sched(set, "slurm", "c1", &s);
+    prom_render(set, &out);
+#define V(series) value_of(out.buf, series)
+    assert_true(V("slurm_nodes_total{cluster=\"c1\"}") == 5);
+    assert_true(V("slurm_nodes_alloc{cluster=\"c1\",partition=\"gpu\"}") == 1);
+    assert_true(V("slurm_nodes_mix{cluster=\"c1\",partition=\"debug\"}") == 1);
+    assert_true(V("slurm_nodes_down{cluster=\"c1\",partition=\"gpu\"}") == 1);
+    assert_true(V("slurm_nodes_drain{cluster=\"c1\",partition=\"cpu\"}") == 1);
+    /* CPUs: alloc = running jobs 64+16+4; other = down gpu03 + drained cpu02 */
+    assert_true(V("slurm_cpus_total{cluster=\"c1\"}") == 256);
+    assert_true(V("slurm_cpus_alloc{cluster=\"c1\"}") == 84);
+    assert_true(V("slurm_cpus_other{cluster=\"c1\"}") == 96);
+    assert_true(V("slurm_cpus_idle{cluster=\"c1\"}") == 76);
+    /* GPUs from GresUsed: 8 + 2; gpu03's 4 are other */
+    assert_true(V("slurm_gpus_total{cluster=\"c1\"}") == 16);
+    assert_true(V("slurm_gpus_alloc{cluster=\"c1\"}") == 10);
+    assert_true(V("slurm_gpus_other{cluster=\"c1\"}") == 4);
+    assert_true(V("slurm_gpus_idle{cluster=\"c1\"}") == 2);
+    assert_true(V("slurm_node_status{cluster=\"c1\",node=\"gpu03\","
+                  "status=\"down\",partition=\"gpu\"}") == 0);
+    assert_true(V("slurm_node_status{cluster=\"c1\",node=\"cpu02\","
+                  "status=\"drain\",partition=\"cpu\"}") == 1);
+    assert_true(V("slurm_node_gres_used{cluster=\"c1\",node=\"gpu02\","
+                  "status=\"mixed\",partition=\"gpu,debug\"}") == 2);
+    assert_true(V("slurm_node_mem_total{cluster=\"c1\",node=\"cpu01\","
+                  "status=\"idle\",partition=\"cpu\"}") == 1073741824.0);
+    assert_true(V("slurm_partition_gpus_idle{cluster=\"c1\",partition=\"gpu\"}")
+                == 2);
+    /* jobs */
+    assert_true(V("slurm_jobs_running{cluster=\"c1\"}") == 3);
+    assert_true(V("slurm_jobs_pending{cluster=\"c1\"}") == 1);
+    assert_true(V("slurm_jobs_failed{cluster=\"c1\"}") == 0);
+    assert_true(V("slurm_account_jobs_running{cluster=\"c1\",account=\"physics\"}")
+                == 2);
+    assert_true(V("slurm_account_gpus_running{cluster=\"c1\",account=\"physics\"}")
+                == 8);
+    assert_true(V("slurm_account_cpus_running{cluster=\"c1\",account=\"bio\"}")
+                == 16);
+    assert_true(V("slurm_user_jobs_pending{cluster=\"c1\",user=\"alice\"}") == 1);
+    /* a pending job in two partitions counts in each */
+    assert_true(V("slurm_partition_jobs_pending{cluster=\"c1\",partition=\"gpu\"}")
+                == 1);
+    assert_true(V("slurm_partition_jobs_pending{cluster=\"c1\",partition=\"debug\"}")
+                == 1);
+    assert_true(V("slurm_queue_pending{cluster=\"c1\",user=\"alice\","
+                  "partition=\"debug\",reason=\"Resources\"}") == 1);
+    assert_true(V("slurm_queue_running{cluster=\"c1\",user=\"alice\","
+                  "partition=\"gpu\"}") == 1);
+    assert_true(V("slurm_cores_running{cluster=\"c1\",user=\"alice\","
+                  "partition=\"gpu\"}") == 64);
+    assert_true(V("slurm_job_info{cluster=\"c1\",job_id=\"184729\","
+                  "user=\"alice\",account=\"physics\",partition=\"gpu\","
+                  "state=\"RUNNING\"}") == 1);
+    assert_true(V("slurm_node_job{cluster=\"c1\",job_id=\"184730\","
+                  "node=\"gpu02\"}") == 1);
+    assert_true(V("slurm_job_gpus{cluster=\"c1\",job_id=\"184731\"}") == 4);
+    /* a pending job is on no node */
+    assert_null(strstr(out.buf, "slurm_node_job{cluster=\"c1\",job_id=\"184731\""));
+    /* _total gauges are untyped (promtool lint), others gauges */
+    assert_non_null(strstr(out.buf, "# TYPE slurm_cpus_total untyped\n"));
+    assert_non_null(strstr(out.buf, "# TYPE slurm_cpus_alloc gauge\n"));
+#undef V
+    strbuf_release(&out);
+    prom_set_free(set);
+    obs_snapshot_free(&s);
+}
+
+static void test_flux_prefix_and_missing_parts(void **state)
+{
+    struct obs_snapshot s = { 0 };
+    struct prom_set *set = prom_set_new();
+    struct strbuf out = STRBUF_INIT;
+    (void)state;
+    fill(&s);
+    s.have_jobs = 0; /* the job command failed */
+    obs_render_sched(set, "flux", "f1", &s);
+    prom_render(set, &out);
+    assert_non_null(strstr(out.buf, "flux_nodes_total{cluster=\"f1\"} 5\n"));
+    assert_null(strstr(out.buf, "slurm_"));
+    assert_null(strstr(out.buf, "flux_job_info"));
+    assert_null(strstr(out.buf, "flux_jobs_running"));
+    /* without jobs, allocated CPUs are unknown: no alloc/idle series */
+    assert_null(strstr(out.buf, "flux_cpus_alloc"));
+    assert_non_null(strstr(out.buf, "flux_gpus_alloc{cluster=\"f1\"} 10\n"));
+    strbuf_release(&out);
+    prom_set_free(set);
+    obs_snapshot_free(&s);
+}
+
+/* ---- exporter with a counting source ---- */
+
+struct fake {
+    int node_calls, job_calls;
+    int fail_jobs;
+};
+
+static int fake_nodes(struct obs_source *src, struct obs_snapshot *s,
+                      exa_error_t *err)
+{
+    struct fake *f = src->data;
+    (void)err;
+    f->node_calls++;
+    node(s, "n1", "idle", NULL, "p", 8, 2, 0);
+    return 0;
+}
+
+static int fake_jobs(struct obs_source *src, struct obs_snapshot *s,
+                     exa_error_t *err)
+{
+    struct fake *f = src->data;
+    f->job_calls++;
+    if (f->fail_jobs)
+        return exa_err(err, EXA_ETRANSPORT, "squeue on 'c1' timed out");
+    job(s, "7", "RUNNING", "u", "a", "p", 1, 1, "n1");
+    return 0;
+}
+
+static struct fake the_fake;
+
+static struct obs_source *fake_factory(const struct fv_cluster *c, void *ctx,
+                                       exa_error_t *err)
+{
+    struct obs_source *src = xcalloc(1, sizeof(*src));
+    (void)ctx, (void)err;
+    src->cluster = xstrdup(c->name);
+    src->prefix = xstrdup("slurm");
+    src->node_cmd = "sinfo";
+    src->job_cmd = "squeue";
+    src->nodes = fake_nodes;
+    src->jobs = fake_jobs;
+    src->data = &the_fake;
+    return src;
+}
+
+static void test_cache_and_self_metrics(void **state)
+{
+    char tmpl[] = "/tmp/exa-exporter-XXXXXX";
+    char *dir = mkdtemp(tmpl), *db, *body;
+    exa_error_t err = EXA_ERROR_INIT;
+    struct obs_exporter *ex;
+    store_t *st;
+    size_t len;
+    (void)state;
+    assert_non_null(dir);
+    db = xstrfmt("%s/p.db", dir);
+    st = store_open(db, &err);
+    assert_non_null(st);
+    assert_int_equal(store_exec(st,
+                                "INSERT INTO clusters(name, scheduler, state,"
+                                " created_at, updated_at) VALUES"
+                                " ('c1','slurm','ACTIVE','x','x'),"
+                                " ('c2','slurm','PENDING','x','x')",
+                                &err),
+                     0);
+    store_close(st);
+
+    memset(&the_fake, 0, sizeof(the_fake));
+    ex = obs_exporter_new(db, 30, fake_factory, NULL);
+    assert_int_equal(obs_exporter_collect(ex, &err), 0);
+    for (int i = 0; i < 50; i++) {
+        body = obs_exporter_scrape(ex, &len);
+        free(body);
+    }
+    /* 50 scrapes, one collection: each command ran once, for c1 only */
+    assert_int_equal(the_fake.node_calls, 1);
+    assert_int_equal(the_fake.job_calls, 1);
+    body = obs_exporter_scrape(ex, &len);
+    assert_int_equal(strlen(body), len);
+    assert_non_null(strstr(body, "slurm_job_info{cluster=\"c1\",job_id=\"7\","
+                                 "user=\"u\",account=\"a\",partition=\"p\","
+                                 "state=\"RUNNING\"} 1\n"));
+    assert_null(strstr(body, "cluster=\"c2\""));
+    assert_non_null(strstr(body, "exa_clusters{state=\"PENDING\"} 1\n"));
+    assert_non_null(strstr(body, "exa_exporter_command_runs_total"
+                                 "{cluster=\"c1\",command=\"squeue\"} 1\n"));
+    assert_non_null(strstr(body, "exa_exporter_command_errors_total"
+                                 "{cluster=\"c1\",command=\"squeue\"} 0\n"));
+    assert_non_null(strstr(body, "exa_exporter_scrapes_total 51\n"));
+    assert_non_null(strstr(body, "exa_exporter_cluster_data_age_seconds"
+                                 "{cluster=\"c1\"} "));
+    free(body);
+
+    the_fake.fail_jobs = 1;
+    assert_int_equal(obs_exporter_collect(ex, &err), 0);
+    body = obs_exporter_scrape(ex, &len);
+    assert_non_null(strstr(body, "exa_exporter_command_errors_total"
+                                 "{cluster=\"c1\",command=\"squeue\"} 1\n"));
+    assert_non_null(strstr(body, "exa_exporter_command_runs_total"
+                                 "{cluster=\"c1\",command=\"squeue\"} 2\n"));
+    assert_null(strstr(body, "slurm_job_info")); /* left out, not stale */
+    assert_non_null(strstr(body, "slurm_nodes_total{cluster=\"c1\"} 1\n"));
+    assert_int_equal(obs_exporter_generation(ex), 2);
+    free(body);
+
+    /* the background thread collects at once on start */
+    the_fake.fail_jobs = 0;
+    assert_int_equal(obs_exporter_start(ex, &err), 0);
+    for (int i = 0; i < 200 && obs_exporter_generation(ex) < 3; i++)
+        usleep(10000);
+    assert_true(obs_exporter_generation(ex) >= 3);
+    obs_exporter_stop(ex);
+    assert_int_equal(the_fake.job_calls, 3);
+    obs_exporter_free(ex);
+
+    unlink(db);
+    body = xstrfmt("%s-wal", db);
+    unlink(body);
+    free(body);
+    body = xstrfmt("%s-shm", db);
+    unlink(body);
+    free(body);
+    free(db);
+    rmdir(dir);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_slurm_families),
+        cmocka_unit_test(test_flux_prefix_and_missing_parts),
+        cmocka_unit_test(test_cache_and_self_metrics),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,167 @@
+/*
+ * test_promtext.c - the Prometheus text writer renders exact bytes: HELP
+ * and TYPE once per family, sorted families and series, escaping, value
+ * formatting, duplicate series summed, invalid names refused.
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "libobserve/promtext.h"
+
+static char *render(struct prom_set *set)
+{
+    struct strbuf sb = STRBUF_INIT;
+    prom_render(set, &sb);
+    return strbuf_detach(&sb, NULL);
+}
+
+static void test_families_sorted_once(void **state)
+{
+    struct prom_set *set = prom_set_new();
+    struct prom_family *b, *a, *b2;
+    char *s;
+    (void)state;
+    b = prom_family(set, "slurm_nodes_idle", PROM_GAUGE, "Idle nodes", NULL);
+    a = prom_family(set, "exa_jobs", PROM_GAUGE, "Tracked jobs by state",
+                    NULL);
+    assert_non_null(b);
+    assert_non_null(a);
+    assert_int_equal(prom_add(b, (const char *[]){ "cluster", "zeta", NULL },
+                              3, NULL), 0);
+    assert_int_equal(prom_add(b, (const char *[]){ "cluster", "alpha", NULL },
+                              1, NULL), 0);
+    b2 = prom_family(set, "slurm_nodes_idle", PROM_GAUGE, "ignored", NULL);
+    assert_ptr_equal(b, b2);
+    assert_int_equal(prom_add(a, (const char *[]){ "state", "RUNNING", NULL },
+                              2, NULL), 0);
+    s = render(set);
+    assert_string_equal(s, "# HELP exa_jobs Tracked jobs by state\n"
+                           "# TYPE exa_jobs gauge\n"
+                           "exa_jobs{state=\"RUNNING\"} 2\n"
+                           "# HELP slurm_nodes_idle Idle nodes\n"
+                           "# TYPE slurm_nodes_idle gauge\n"
+                           "slurm_nodes_idle{cluster=\"alpha\"} 1\n"
+                           "slurm_nodes_idle{cluster=\"zeta\"} 3\n");
+    free(s);
+    prom_set_free(set);
+}
+
+static void test_escaping(void **state)
+{
+    struct prom_set *set = prom_set_new();
+    struct prom_family *f;
+    char *s;
+    (void)state;
+    f = prom_family(set, "x_total", PROM_COUNTER, "a\\b\nc \"q\"", NULL);
+    assert_int_equal(prom_add(f,
+                              (const char *[]){ "v", "a\\b\"c\nd", "skip",
+                                                NULL, "bad", "x\xff" "y",
+                                                NULL },
+                              1, NULL),
+                     0);
+    s = render(set);
+    assert_string_equal(s, "# HELP x_total a\\\\b\\nc \"q\"\n"
+                           "# TYPE x_total counter\n"
+                           "x_total{v=\"a\\\\b\\\"c\\nd\","
+                           "bad=\"x\xEF\xBF\xBDy\"} 1\n");
+    free(s);
+    prom_set_free(set);
+}
+
+static void test_values(void **state)
+{
+    struct {
+        double v;
+        const char *want;
+    } cases[] = {
+        { 0, "0" },
+        { -0.0, "0" },
+        { 42, "42" },
+        { -3, "-3" },
+        { 1e15, "1000000000000000" },
+        { 9007199254740991.0, "9007199254740991" },
+        { 9007199254740992.0, "9007199254740992" },
+        { 0.1, "0.1" },
+        { 1.0 / 3.0, "0.33333333333333331" },
+        { 2.5e-7, "2.5e-07" },
+        { INFINITY, "+Inf" },
+        { -INFINITY, "-Inf" },
+        { NAN, "NaN" },
+    };
+    (void)state;
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        struct strbuf sb = STRBUF_INIT;
+        prom_format_value(&sb, cases[i].v);
+        assert_string_equal(sb.buf, cases[i].want);
+        strbuf_release(&sb);
+    }
+}
+
+static void test_duplicates_summed(void **state)
+{
+    struct prom_set *set = prom_set_new();
+    struct prom_family *f;
+    char *s;
+    (void)state;
+    f = prom_family(set, "slurm_account_jobs_running", PROM_GAUGE, NULL,
+                    NULL);
+    for (int i = 0; i < 5; i++)
+        prom_add(f, (const char *[]){ "account", i % 2 ? "b" : "a", NULL },
+                 1, NULL);
+    prom_add(f, NULL, 0.5, NULL);
+    assert_int_equal(prom_set_series(set), 3);
+    s = render(set);
+    assert_string_equal(s, "# TYPE slurm_account_jobs_running gauge\n"
+                           "slurm_account_jobs_running 0.5\n"
+                           "slurm_account_jobs_running{account=\"a\"} 3\n"
+                           "slurm_account_jobs_running{account=\"b\"} 2\n");
+    free(s);
+    prom_set_free(set);
+}
+
+static void test_invalid_names(void **state)
+{
+    struct prom_set *set = prom_set_new();
+    struct prom_family *f;
+    exa_error_t err = EXA_ERROR_INIT;
+    char *s;
+    (void)state;
+    assert_null(prom_family(set, "9bad", PROM_GAUGE, NULL, &err));
+    assert_string_equal(err.text, "invalid metric name '9bad'");
+    assert_null(prom_family(set, "a-b", PROM_GAUGE, NULL, NULL));
+    f = prom_family(set, "ok:rule", PROM_GAUGE, NULL, NULL);
+    assert_non_null(f);
+    assert_null(prom_family(set, "ok:rule", PROM_COUNTER, NULL, &err));
+    assert_string_equal(err.text,
+                        "metric 'ok:rule' declared as gauge and counter");
+    assert_int_equal(prom_add(f, (const char *[]){ "__name__", "x", NULL },
+                              1, &err),
+                     -1);
+    assert_int_equal(prom_add(f, (const char *[]){ "a:b", "x", NULL }, 1,
+                              &err),
+                     -1);
+    assert_string_equal(err.text,
+                        "invalid label name 'a:b' on metric 'ok:rule'");
+    s = render(set);
+    assert_string_equal(s, "# TYPE ok:rule gauge\n");
+    free(s);
+    prom_set_free(set);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_families_sorted_once),
+        cmocka_unit_test(test_escaping),
+        cmocka_unit_test(test_values),
+        cmocka_unit_test(test_duplicates_summed),
+        cmocka_unit_test(test_invalid_names),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
