@@ -328,9 +328,10 @@ static int load_candidates(store_t *st, const struct fleet *f,
         p->carbon_intensity = c->def.carbon_intensity;
         p->has_cost_per_gpu_hour = c->def.has_cost_per_gpu_hour;
         p->cost_per_gpu_hour = c->def.cost_per_gpu_hour;
-        /* rows are sorted by cluster: find this cluster's run */
-        for (j = 0; j < *nnodes && strcmp((*nodes)[j].cluster, p->name); j++)
-            ;
+        /* Rows and clusters are both sorted by name (SQLite's BINARY
+         * collation is strcmp order): one merge pass over the rows. */
+        while (j < *nnodes && strcmp((*nodes)[j].cluster, p->name) < 0)
+            j++;
         p->nodes = *nodes + j;
         while (j < *nnodes && !strcmp((*nodes)[j].cluster, p->name)) {
             p->nnodes++;
