@@ -70,10 +70,12 @@ def main():
     if len(sys.argv) > 4 and sys.argv[4] == "--churn":
         rate, seconds = float(sys.argv[5]), float(sys.argv[6])
         tick, changes, next_id = 0.2, 0, 1000000 + njobs
-        end = time.monotonic() + seconds
+        start = time.monotonic()
+        end = start + seconds
         while time.monotonic() < end:
             t0 = time.monotonic()
-            for _ in range(int(rate * tick)):
+            due = int(rate * min(t0 + tick, end) - rate * start) - changes
+            for _ in range(max(due, 0)):
                 k = rnd.randrange(len(jobs))
                 j = jobs[k]
                 if j[1] == "PENDING":
