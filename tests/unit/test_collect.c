@@ -152,12 +152,50 @@ static void test_source(void **state)
     obs_snapshot_free(&s);
 }
 
+static void test_flux(void **state)
+{
+    /* flux resource list (shared/cases/flux-resource, docs example) and
+     * flux jobs with exa's -o format */
+    const char *res = "     STATE NNODES   NCORES    NGPUS NODELIST\n"
+                      "      free      1        4        2 fluke7\n"
+                      " allocated      1        2        4 fluke108\n"
+                      "      down      0        0        0\n";
+    const char *jobs = "       JOBID USER     QUEUE    ST NCORES NGPUS NODELIST\n"
+                       "   f2TR77Ao1 alice    batch     R      2     4 fluke108\n"
+                       "   f3ABCdefg bob      debug     S      1     0 \n";
+    struct obs_snapshot s = { 0 };
+    struct prom_set *set = prom_set_new();
+    struct strbuf out = STRBUF_INIT;
+    exa_error_t err = EXA_ERROR_INIT;
+    (void)state;
+    assert_int_equal(obs_parse_flux_nodes(res, strlen(res), &s, &err), 0);
+    assert_int_equal(obs_parse_flux_jobs(jobs, strlen(jobs), &s, &err), 0);
+    assert_int_equal(s.nnodes, 2);
+    assert_int_equal(s.njobs, 2);
+    s.have_nodes = s.have_jobs = 1;
+    obs_render_sched(set, "flux", "f1", &s);
+    prom_render(set, &out);
+    assert_true(has_line(out.buf, "flux_job_info{cluster=\"f1\",job_id=\"f2TR77Ao1\","
+                                  "user=\"alice\",account=\"unknown\","
+                                  "partition=\"batch\",state=\"RUNNING\"} 1"));
+    assert_true(has_line(out.buf, "flux_node_job{cluster=\"f1\",job_id=\"f2TR77Ao1\","
+                                  "node=\"fluke108\"} 1"));
+    assert_true(has_line(out.buf, "flux_gpus_total{cluster=\"f1\"} 6"));
+    assert_true(has_line(out.buf, "flux_gpus_alloc{cluster=\"f1\"} 4"));
+    assert_true(has_line(out.buf, "flux_jobs_pending{cluster=\"f1\"} 1"));
+    assert_null(strstr(out.buf, "slurm_"));
+    strbuf_release(&out);
+    prom_set_free(set);
+    obs_snapshot_free(&s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_slurm_captures),
         cmocka_unit_test(test_empty_and_garbage),
         cmocka_unit_test(test_source),
+        cmocka_unit_test(test_flux),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
