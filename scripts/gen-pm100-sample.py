@@ -5,7 +5,7 @@ table in the schema of PM100 (CINECA Marconi100, May-Oct 2020; Zenodo record
 
 None of these rows is real. They are drawn from a fixed seed so the file is
 reproducible byte for byte, with distributions shaped like PM100's:
-  * user_id: ~30 integer user ids with a skewed (Zipf-like) job count;
+  * user_id: 20 integer user ids with a skewed (Zipf-like) job count;
   * num_nodes_req: 1..16, mostly 1; num_nodes_alloc equals the request;
   * submit_time: 2020-05-01 .. 2020-09-30 UTC, rows sorted by it, so the
     train split [2020-05-01, 2020-09-01) and validation [2020-09-01,
@@ -42,13 +42,13 @@ SEPT = dt.datetime(2020, 9, 1, tzinfo=dt.timezone.utc)
 
 # Users: id -> (mean watts per node, popularity weight).
 users = {}
-for i in range(30):
+for i in range(20):
     uid = 1000 + rng.randrange(0, 9000)
     while uid in users:
         uid = 1000 + rng.randrange(0, 9000)
     base = rng.choice([rng.uniform(300, 600), rng.uniform(700, 1100),
                        rng.uniform(1200, 1700)])
-    users[uid] = (base, 1.0 / (i + 1) ** 0.9)
+    users[uid] = (base, 1.0 / (i + 1))
 uids = list(users)
 late_users = uids[-2:]          # only submit in September
 early_users = uids[:-2]

@@ -430,8 +430,8 @@ static int carbon_report_cmd(struct exa_ctx *ctx, int argc, char **argv)
         json_t *doc = json_object();
         jx_set(doc, "model", jx_str(model));
         jx_set(doc, "n", json_integer(t.n));
-        jx_set(doc, "total_kwh", jx_real(cost_round(t.kwh, 6)));
-        jx_set(doc, "operational_co2e_g", jx_real(cost_round(t.co2e_g, 3)));
+        jx_set(doc, "total_kwh", jx_real(t.kwh));
+        jx_set(doc, "operational_co2e_g", jx_real(t.co2e_g));
         /* carbon scope: only operational emissions are modelled */
         jx_set(doc, "scope", jx_str("operational"));
         jx_set(doc, "embodied_co2e_g", NULL);

@@ -12,6 +12,18 @@
 
 static const struct exa_cmd cmds[] = {
     /* discovery and registry (hpc_fleet.c) */
+    { "detect", cmd_hpc_detect, "[HOST] [--user/-u U] [--key/-k K] "
+      "[--port/-p 22] [--scheduler/-s S]", "probe a host (read-only) and "
+      "suggest a config", NULL },
+    { "nodes", cmd_hpc_nodes, "[--host/-H H] [--user/-u U] [--key/-k K] "
+      "[--port/-p 22] [--scheduler/-s S] [--cluster/-c C] [--save]",
+      "list nodes; --save stores a registered cluster's snapshot", NULL },
+    { "gpus", cmd_hpc_gpus, "[--cluster/-c C | --host/-H H] [--user/-u U] "
+      "[--key/-k K] [--port/-p 22] [--scheduler/-s S]", "list GPU devices",
+      NULL },
+    { "connect", cmd_hpc_connect, "HOST [--name/-n N] [--user/-u U] "
+      "[--key/-k K] [--port/-p 22] [--scheduler/-s S]", "probe a cluster, "
+      "pin its host key and register it PENDING", NULL },
     { "clusters", cmd_hpc_clusters, "", "list registered clusters and their "
       "approval state", NULL },
     { "approve", cmd_hpc_approve, "NAME", "approve a PENDING cluster for "
@@ -27,6 +39,11 @@ static const struct exa_cmd cmds[] = {
       "carbon_intensity), cost-aware (lowest declared cost_per_gpu_hour).\n"
       "Snapshots older than EXAMLOPS_HPC_SNAPSHOT_MAX_AGE_S (300) are "
       "flagged." },
+    { "preflight", cmd_hpc_preflight, "NAME [--gpus/-g G] [--nodes/-N N] "
+      "[--partition P] [--account A] [--qos Q]", "check that a job can run "
+      "on an ACTIVE cluster (exit 1 on any failure)", NULL },
+    { "queue", cmd_hpc_queue, "[--cluster/-c NAME]", "the scheduler queue "
+      "of an ACTIVE cluster", NULL },
     { "capacity", cmd_hpc_capacity, "", "idle/total GPUs, utilization, "
       "GPU-hours and cost per ACTIVE cluster", NULL },
     /* jobs (hpc_jobs.c) */

@@ -24,8 +24,12 @@
 static const struct { const char *field, *key; } field_keys[] = {
     { "index", "index" },
     { "uuid", "uuid" },
+    { "gpu_uuid", "uuid" },
     { "name", "name" },
     { "gpu_name", "name" },
+    { "clocks.gr", "clock_gfx_mhz" },
+    { "clocks.mem", "clock_mem_mhz" },
+    { "clocks.max.sm", "clock_max_sm_mhz" },
     { "memory.total", "mem_total_mb" },
     { "memory.used", "mem_used_mb" },
     { "memory.free", "mem_free_mb" },
@@ -34,7 +38,6 @@ static const struct { const char *field, *key; } field_keys[] = {
     { "power.draw", "power_w" },
     { "power.limit", "power_limit_w" },
     { "power.default_limit", "power_default_limit_w" },
-    { "clocks.max.sm", "clock_max_sm_mhz" },
     { "clocks.current.graphics", "clock_gfx_mhz" },
     { "clocks.current.memory", "clock_mem_mhz" },
     { "fan.speed", "fan_pct" },
@@ -156,8 +159,8 @@ static json_t *value_json(const char *field, const char *v)
 
     if (n == 0 || (v[0] == '[' && v[n - 1] == ']') || !strcmp(v, "N/A"))
         return json_null();
-    if (is_text_field(field))
-        return jx_str(v);
+    if (is_text_field(field) || strchr(v, 'x') || strchr(v, 'X'))
+        return jx_str(v);   /* "0x2330" is an id, not a hex float */
     s = xstrdup(v);
     for (size_t u = 0; units[u]; u++)
         if (ends_with(s, units[u])) {
@@ -219,7 +222,8 @@ json_t *nvsmi_parse(const char *buf, size_t len, const char *const *fields,
         else if (strstr(line, "is not a valid field to query"))
             r = fail(err, errkind, "invalid_field", line);
         else if (strstr(line, "NVIDIA-SMI has failed")
-                 || strstr(line, "couldn't communicate with the NVIDIA"))
+                 || strstr(line, "couldn't communicate with the NVIDIA")
+                 || strstr(line, "Failed to initialize NVML"))
             r = fail(err, errkind, "nvidia_smi_failed", line);
         else
             hit = 0;

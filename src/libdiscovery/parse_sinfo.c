@@ -186,6 +186,105 @@ static struct sinfo_node *node_get(struct sinfo_result *res, const char *name)
     return &res->nodes[res->nnodes - 1];
 }
 
+/* Headerless layouts sinfo prints by default (-h, -N -h, -s -h, -l -h,
+ * -N -l -h) and exa's own -o, checked value by value before guessing. */
+static const char *const sinfo_layouts[] = {
+    "NODELIST|CPUS|MEMORY|GRES|STATE|PARTITION",
+    "PARTITION AVAIL TIMELIMIT NODES STATE NODELIST",
+    "NODELIST NODES PARTITION STATE",
+    "PARTITION AVAIL TIMELIMIT NODES(A/I/O/T) NODELIST",
+    "PARTITION AVAIL TIMELIMIT JOB_SIZE ROOT OVERSUBSCRIBE GROUPS NODES "
+    "STATE NODELIST",
+    "NODELIST NODES PARTITION STATE CPUS S:C:T MEMORY TMP_DISK WEIGHT "
+    "AVAIL_FEATURES REASON",
+    NULL,
+};
+
+static int is_int(const char *s);
+static int cpustate_total(const char *s, long long *tot);
+static int gres_like(const char *s);
+
+/* Does value v fit the column named name (upper case)? */
+static int layout_value_ok(const char *name, const char *v)
+{
+    long long x;
+    if (!strcmp(name, "AVAIL"))
+        return !strcmp(v, "up") || !strcmp(v, "down") ||
+               !strcmp(v, "drain") || !strcmp(v, "inact");
+    if (!strcmp(name, "TIMELIMIT")) {
+        if (!strcmp(v, "infinite") || !strcmp(v, "n/a"))
+            return 1;
+        for (const char *p = v; *p; p++)
+            if (!isdigit((unsigned char)*p) && *p != ':' && *p != '-')
+                return 0;
+        return *v != '\0';
+    }
+    if (!strcmp(name, "NODES") || !strcmp(name, "CPUS") ||
+        !strcmp(name, "MEMORY") || !strcmp(name, "TMP_DISK") ||
+        !strcmp(name, "WEIGHT"))
+        return is_int(v);
+    if (!strcmp(name, "NODES(A/I/O/T)"))
+        return cpustate_total(v, &x);
+    if (!strcmp(name, "STATE"))
+        return slurm_node_state_known(v);
+    if (!strcmp(name, "GRES"))
+        return gres_like(v) || !strcmp(v, "N/A");
+    if (!strcmp(name, "S:C:T")) {
+        int colons = 0;
+        for (const char *p = v; *p; p++)
+            if (*p == ':')
+                colons++;
+            else if (!isdigit((unsigned char)*p) && *p != '*')
+                return 0;
+        return colons == 2;
+    }
+    if (!strcmp(name, "NODELIST"))
+        return *v && !strchr(v, ':') && !strchr(v, '(');
+    if (!strcmp(name, "PARTITION"))
+        return *v && !strchr(v, ':') && !isdigit((unsigned char)*v);
+    return 1;
+}
+
+/*
+ * Roles for a headerless table from the first layout every row (up to
+ * 200) fits; the last column may absorb extra blank-separated tokens when
+ * it is REASON. Returns the number of roles (0: none fits); *names gets
+ * the layout's column names (owned by the caller's strvec).
+ */
+static size_t layout_roles(const struct slurm_table *t, enum col **roles)
+{
+    size_t check = t->nrows < 200 ? t->nrows : 200;
+    if (!t->nrows)
+        return 0;
+    for (size_t li = 0; sinfo_layouts[li]; li++) {
+        struct strvec names = STRVEC_INIT;
+        char sep = strchr(sinfo_layouts[li], '|') ? '|' : ' ';
+        int ok = sep == t->sep;
+        size_t n;
+        strvec_split(&names, sinfo_layouts[li], sep);
+        n = names.nr;
+        for (size_t r = 0; r < check && ok; r++) {
+            const struct slurm_row *row = &t->rows[r];
+            int tail = !strcmp(names.v[n - 1], "REASON");
+            if (row->nf != n && !(tail && row->nf > n))
+                ok = 0;
+            for (size_t k = 0; k < n && ok; k++)
+                if (!layout_value_ok(names.v[k], row->f[k]))
+                    ok = 0;
+        }
+        if (ok) {
+            *roles = xcalloc(n, sizeof(**roles));
+            for (size_t k = 0; k < n; k++)
+                if (!hdr_lookup(names.v[k], &(*roles)[k]))
+                    (*roles)[k] = C_IGNORE;
+            strvec_clear(&names);
+            return n;
+        }
+        strvec_clear(&names);
+    }
+    return 0;
+}
+
 /* Roles of one row's fields: from the header, or guessed from values. */
 static void guess_roles(char **f, size_t nf, enum col *role, int *groups)
 {
@@ -210,8 +309,8 @@ static void guess_roles(char **f, size_t nf, enum col *role, int *groups)
             role[i] = C_STATE;
         else if (is_int(f[i]))
             role[i] = C_INT;
-        else if (!strcmp(f[i], "N/A"))
-            role[i] = C_IGNORE;
+        else if (!strcmp(f[i], "N/A") || !isalpha((unsigned char)f[i][0]))
+            role[i] = C_IGNORE; /* loads, sizes, times: not a partition */
         else
             role[i] = C_PART;
     }
@@ -239,14 +338,25 @@ int sinfo_parse(const char *buf, size_t len, struct sinfo_result *res,
 {
     struct slurm_table t;
     enum col *hroles = NULL;
+    size_t nh = 0;
     int rc = -1;
 
     memset(&t, 0, sizeof(t));
     *kind = "parse_error";
     if (slurm_table_split(buf, len, known_hdr, &t, err) < 0)
         return -1;
+    if (!t.hdr && (nh = layout_roles(&t, &hroles)) > 0) {
+        int has_name = 0;
+        for (size_t i = 0; i < nh; i++)
+            if (hroles[i] == C_NAME)
+                has_name = 1;
+        for (size_t i = 0; i < nh; i++)
+            if (hroles[i] == C_COUNT && !has_name)
+                res->is_groups = 1;
+    }
     if (t.hdr) {
         int has_name = 0;
+        nh = t.nhdr;
         hroles = xcalloc(t.nhdr, sizeof(*hroles));
         for (size_t i = 0; i < t.nhdr; i++) {
             char u[64];
@@ -276,7 +386,7 @@ int sinfo_parse(const char *buf, size_t len, struct sinfo_result *res,
         int nints = 0;
 
         if (hroles) {
-            for (size_t i = 0; i < row->nf && i < t.nhdr; i++)
+            for (size_t i = 0; i < row->nf && i < nh; i++)
                 role[i] = hroles[i];
         } else {
             guess_roles(row->f, row->nf, role, &groups);
@@ -371,7 +481,9 @@ int sinfo_parse(const char *buf, size_t len, struct sinfo_result *res,
                 free(role);
                 goto out;
             }
-            if (hostlist_expand(name, &hosts, 0, err) < 0) {
+            if (!strpbrk(name, "[],")) {
+                strvec_push(&hosts, name); /* -N rows: one plain name */
+            } else if (hostlist_expand(name, &hosts, 0, err) < 0) {
                 *kind = "invalid_hostlist";
                 strvec_clear(&parts);
                 strbuf_release(&gres_sb);

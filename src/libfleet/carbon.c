@@ -14,7 +14,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "libfleet/cost.h"
 #include "libutil/json.h"
 #include "libutil/strbuf.h"
 
@@ -241,8 +240,10 @@ int carbon_estimate(const struct carbon_provider *prov,
     r.gpu_hours = gpu_h;
     r.cpu_hours = cpu_h;
     kwh = prov->energy_kwh(p, gpu_h, cpu_h);
-    r.kwh = cost_round(kwh, 6);
-    r.co2e_g = cost_round(kwh * p->grid_intensity, 3);
+    /* Not rounded: a short job's few Wh must not round to 0; output
+     * prints 15 significant digits, which hides binary noise. */
+    r.kwh = kwh;
+    r.co2e_g = kwh * p->grid_intensity;
     r.grid_intensity = p->grid_intensity;
     r.pue = p->pue;
     prov->power(p, &r.gpu_power_w, &r.cpu_power_w);

@@ -100,8 +100,8 @@ const struct carbon_provider *carbon_provider_resolve(const char *flag,
 struct carbon_result {
     const struct carbon_provider *provider;
     double gpu_hours, cpu_hours;
-    double kwh;    /* rounded to 6 decimals */
-    double co2e_g; /* kWh (unrounded) x grid, rounded to 3 decimals */
+    double kwh;    /* energy, unrounded */
+    double co2e_g; /* kwh x grid intensity, unrounded */
     double grid_intensity, pue;
     double gpu_power_w, cpu_power_w; /* NAN: not an input of the formula */
     struct carbon_params params;     /* the inputs, method resolved */

@@ -14,7 +14,8 @@
  * features per split 1.0. scikit-learn's regressor considers every
  * feature at each split (max_features=1.0); with JPCP's two features a
  * per-node sample of 0.8 rounds down to one feature per split, which on
- * the sample data more than doubled the validation rmse (196 W vs 87 W).
+ * the sample data more than doubled the validation rmse (196 W vs 87 W
+ * on an earlier draft of the sample).
  */
 #ifndef EXA_FOREST_H
 #define EXA_FOREST_H

@@ -15,8 +15,8 @@
  * (RFC 21), R (RFC 20), POSIX wait statuses (waitpid(2)). The normalized
  * shapes are those of shared/cases/FORMAT.md.
  *
- * The small FSD and hostlist readers below are local until the shared
- * src/libutil/duration.h and src/libhostlist/ land on main.
+ * Hostlists and FSD are read by the shared src/libhostlist and
+ * src/libutil/duration.c, so Slurm and Flux agree on both.
  */
 #include "libsched/parse_flux.h"
 
@@ -28,6 +28,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "libhostlist/hostlist.h"
+#include "libutil/duration.h"
 #include "libutil/json.h"
 #include "libutil/strbuf.h"
 #include "libutil/xalloc.h"
@@ -37,6 +39,48 @@
 static const char f58_alphabet[] =
     "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz";
 
+/* id.hex "0x1c0f2c000000" (after the 0x) or id.dothex
+ * "0000.1c0f.2c00.0000" (dots skipped). */
+static int parse_hex_id(const char *s, uint64_t *id, int dotted)
+{
+    uint64_t v = 0;
+    int digits = 0;
+    for (; *s; s++) {
+        int d;
+        if (dotted && *s == '.')
+            continue;
+        if (!isxdigit((unsigned char)*s) || ++digits > 16)
+            return -1;
+        d = isdigit((unsigned char)*s) ? *s - '0'
+                                       : tolower((unsigned char)*s) - 'a' + 10;
+        v = (v << 4) | (uint64_t)d;
+    }
+    if (!digits)
+        return -1;
+    *id = v;
+    return 0;
+}
+
+/* F58 digits with no prefix (`{id.f58plain}`). */
+static int parse_f58_plain(const char *s, uint64_t *id)
+{
+    uint64_t v = 0;
+    if (!*s)
+        return -1;
+    for (; *s; s++) {
+        const char *q = strchr(f58_alphabet, *s);
+        uint64_t d;
+        if (!q)
+            return -1;
+        d = (uint64_t)(q - f58_alphabet);
+        if (v > (UINT64_MAX - d) / 58)
+            return -1;
+        v = v * 58 + d;
+    }
+    *id = v;
+    return 0;
+}
+
 int flux_jobid_parse(const char *s, uint64_t *id)
 {
     const unsigned char *p = (const unsigned char *)s;
@@ -44,6 +88,10 @@ int flux_jobid_parse(const char *s, uint64_t *id)
 
     if (!s || !*s)
         return -1;
+    if (p[0] == '0' && (p[1] == 'x' || p[1] == 'X'))
+        return parse_hex_id(s + 2, id, 0);
+    if (strlen(s) == 19 && s[4] == '.' && s[9] == '.' && s[14] == '.')
+        return parse_hex_id(s, id, 1);
     if (isdigit(*p)) {
         for (; *p; p++) {
             if (!isdigit(*p))
@@ -159,32 +207,17 @@ void flux_waitstatus_decode(long long status, int *exit_code, int *signal)
 
 int flux_fsd_parse(const char *s, double *secs)
 {
-    char *end;
-    double v, mult = 1;
-
-    if (!s || !(isdigit((unsigned char)*s) || *s == '.'))
+    double v;
+    /* "-" (no value) and "inf" (no limit) are not elapsed times */
+    if (!s || fsd_parse(s, &v) < 0 || !isfinite(v) || v < 0)
         return -1;
-    errno = 0;
-    v = strtod(s, &end);
-    if (errno || end == s || !isfinite(v))
-        return -1;
-    switch (*end) {
-    case '\0': break;
-    case 's': mult = 1; end++; break;
-    case 'm': mult = 60; end++; break;
-    case 'h': mult = 3600; end++; break;
-    case 'd': mult = 86400; end++; break;
-    default: return -1;
-    }
-    if (*end)
-        return -1;
-    *secs = v * mult;
+    *secs = v;
     return 0;
 }
 
 /* ---- idsets and hostlists --------------------------------------------- */
 
-#define HOSTLIST_MAX 1000000
+#define IDSET_MAX 1000000
 
 static int parse_range(const char *s, size_t n, long long *lo, long long *hi,
                        int *width)
@@ -237,8 +270,8 @@ int flux_idset_expand(const char *s, long long **ids, size_t *n)
         while (j < len && s[j] != ',')
             j++;
         if (parse_range(s + i, j - i, &lo, &hi, &w) < 0
-            || hi - lo > HOSTLIST_MAX
-            || *n + (size_t)(hi - lo) > HOSTLIST_MAX) {
+            || hi - lo > IDSET_MAX
+            || *n + (size_t)(hi - lo) > IDSET_MAX) {
             *ids = v;   /* caller frees what was grown */
             return -1;
         }
@@ -252,86 +285,9 @@ int flux_idset_expand(const char *s, long long **ids, size_t *n)
     return 0;
 }
 
-/* Expand one expression without top-level commas; recursion handles
- * later bracket groups (earlier group outermost, as Slurm does). */
-static int hostlist_expand_one(const char *s, size_t n, const char *prefix,
-                               struct strvec *out)
-{
-    const char *lb = memchr(s, '[', n), *rb;
-    struct strbuf pre = STRBUF_INIT;
-    size_t i;
-
-    if (!lb) {
-        if (memchr(s, ']', n))
-            return -1;
-        if (out->nr >= HOSTLIST_MAX)
-            return -1;
-        strvec_pushf(out, "%s%.*s", prefix, (int)n, s);
-        return 0;
-    }
-    rb = memchr(lb, ']', n - (size_t)(lb - s));
-    if (!rb || memchr(s, ']', (size_t)(lb - s))
-        || memchr(lb + 1, '[', (size_t)(rb - lb - 1)))
-        return -1;
-    i = 0;
-    while (lb + 1 + i < rb) {
-        const char *r = lb + 1 + i;
-        size_t j = 0;
-        long long lo, hi;
-        int w;
-        while (r + j < rb && r[j] != ',')
-            j++;
-        if (parse_range(r, j, &lo, &hi, &w) < 0 || hi - lo > HOSTLIST_MAX) {
-            strbuf_release(&pre);
-            return -1;
-        }
-        for (long long x = lo; x <= hi; x++) {
-            strbuf_reset(&pre);
-            strbuf_addf(&pre, "%s%.*s%0*lld", prefix, (int)(lb - s), s, w,
-                        x);
-            if (hostlist_expand_one(rb + 1, n - (size_t)(rb + 1 - s),
-                                    pre.buf, out) < 0) {
-                strbuf_release(&pre);
-                return -1;
-            }
-        }
-        i += j + 1;
-    }
-    strbuf_release(&pre);
-    return 0;
-}
-
 int flux_hostlist_expand(const char *s, struct strvec *out)
 {
-    struct strvec tmp = STRVEC_INIT;
-    size_t i = 0, len = strlen(s);
-    int depth = 0;
-
-    while (i < len) {
-        size_t j = i;
-        depth = 0;
-        while (j < len && (s[j] != ',' || depth)) {
-            if (s[j] == '[')
-                depth++;
-            else if (s[j] == ']')
-                depth--;
-            if (depth < 0 || depth > 1)
-                goto fail;
-            j++;
-        }
-        if (depth)
-            goto fail;
-        if (j > i && hostlist_expand_one(s + i, j - i, "", &tmp) < 0)
-            goto fail;
-        i = j + 1;
-    }
-    for (size_t k = 0; k < tmp.nr; k++)
-        strvec_push(out, tmp.v[k]);
-    strvec_clear(&tmp);
-    return 0;
-fail:
-    strvec_clear(&tmp);
-    return -1;
+    return hostlist_expand(s, out, 0, NULL) < 0 ? -1 : 0;
 }
 
 /* ---- table cutting ---------------------------------------------------- */
@@ -677,7 +633,8 @@ static json_t *exception_json(const char *type, long long sev,
 
 /* Build one job record from a table row. */
 static json_t *job_from_row(const struct flux_table_hdr *h, char **cells,
-                            const char *instance, int has_sections)
+                            const char *instance, int has_sections,
+                            int allow_plain)
 {
     json_t *job = json_object();
     const char *v, *raw = NULL, *norm = NULL;
@@ -690,9 +647,11 @@ static json_t *job_from_row(const struct flux_table_hdr *h, char **cells,
     v = col_value(h, cells, "JOBID");
     if (v && *v) {
         jx_set(job, "id", jx_str(v));
-        jx_set(job, "id_decimal", flux_jobid_parse(v, &id) == 0
-                                      ? json_integer((json_int_t)id)
-                                      : json_null());
+        jx_set(job, "id_decimal",
+               flux_jobid_parse(v, &id) == 0
+                       || (allow_plain && parse_f58_plain(v, &id) == 0)
+                   ? json_integer((json_int_t)id)
+                   : json_null());
     } else {
         jx_set(job, "id", json_null());
     }
@@ -945,6 +904,100 @@ static void add_json_jobs(json_t *jobs, const json_t *doc)
     }
 }
 
+/* Whether any row under hdr (lines from index i to the next header) has
+ * an id with a prefix or in decimal: then prefix-less text in the JOBID
+ * column is junk (a stray message), not an `{id.f58plain}` id. */
+static int table_has_prefixed_ids(const struct flux_table_hdr *hdr,
+                                  const struct line *lines, size_t n,
+                                  size_t i)
+{
+    int found = 0;
+    for (; i < n && !found; i++) {
+        char **cells;
+        const char *idv;
+        uint64_t id;
+        if (is_blank(lines[i].s, lines[i].len))
+            continue;
+        if (is_header_line(lines[i].s, lines[i].len))
+            break;
+        cells = xcalloc(hdr->ncols ? hdr->ncols : 1, sizeof(char *));
+        flux_table_row(hdr, lines[i].s, lines[i].len, cells);
+        idv = col_value(hdr, cells, "JOBID");
+        if (!idv || flux_jobid_parse(idv, &id) == 0)
+            found = 1;
+        for (size_t c = 0; c < hdr->ncols; c++)
+            free(cells[c]);
+        free(cells);
+    }
+    return found;
+}
+
+static int is_status_abbrev(const char *s)
+{
+    static const char *const ab[] = { "D", "P", "S", "R", "C", "CD", "F",
+                                      "CA", "TO", "I", NULL };
+    for (size_t i = 0; ab[i]; i++)
+        if (!strcmp(s, ab[i]))
+            return 1;
+    return 0;
+}
+
+/*
+ * A row of `flux jobs --no-header` in the default format
+ * "JOBID [QUEUE] USER NAME ST NTASKS NNODES TIME INFO": found by its ST
+ * token (status abbreviation) in position 3 or 4 after a job id.
+ */
+static json_t *default_format_row(const char *s, size_t l,
+                                  const struct tok *t, size_t nt,
+                                  const char *instance, int has_sections)
+{
+    static const char *const cols4[] = { "JOBID", "USER", "NAME", "ST",
+                                         "NTASKS", "NNODES", "TIME",
+                                         "INFO" };
+    static const char *const cols5[] = { "JOBID", "QUEUE", "USER", "NAME",
+                                         "ST", "NTASKS", "NNODES", "TIME",
+                                         "INFO" };
+    struct flux_table_hdr h = { 0 };
+    const char *const *cols;
+    char **cells, *first, *st;
+    size_t k = 0, nc;
+    uint64_t id;
+    json_t *job = NULL;
+
+    if (nt < 7)
+        return NULL;
+    first = xstrndup(s + t[0].b0, t[0].b1 - t[0].b0);
+    if (flux_jobid_parse(first, &id) < 0) {
+        free(first);
+        return NULL;
+    }
+    free(first);
+    for (size_t c = 3; c <= 4 && !k; c++) {
+        st = xstrndup(s + t[c].b0, t[c].b1 - t[c].b0);
+        if (is_status_abbrev(st) && nt >= c + 4)
+            k = c;
+        free(st);
+    }
+    if (!k)
+        return NULL;
+    cols = k == 3 ? cols4 : cols5;
+    nc = k == 3 ? 8 : 9;
+    h.ncols = nc;
+    h.names = (char **)cols;
+    cells = xcalloc(nc, sizeof(char *));
+    for (size_t c = 0; c < nc - 1; c++)
+        cells[c] = xstrndup(s + t[c].b0, t[c].b1 - t[c].b0);
+    if (nt > nc - 1)
+        cells[nc - 1] = xstrndup(s + t[nc - 1].b0, t[nt - 1].b1
+                                                       - t[nc - 1].b0);
+    (void)l;
+    job = job_from_row(&h, cells, instance, has_sections, 0);
+    for (size_t c = 0; c < nc; c++)
+        free(cells[c]);
+    free(cells);
+    return job;
+}
+
 static json_t *flux_jobs_json(const char *buf, size_t len, exa_error_t *err)
 {
     json_error_t jerr;
@@ -1001,7 +1054,7 @@ static json_t *flux_jobs_parse_clean(const char *buf, size_t len,
     struct line *lines;
     size_t n, i = 0;
     struct flux_table_hdr hdr = { 0 };
-    int have_hdr = 0, has_sections = 0, unknown = 0;
+    int have_hdr = 0, has_sections = 0, unknown = 0, allow_plain = 0;
     uint64_t unknown_id = 0;
     char *instance = NULL;
     json_t *jobs, *stats, *res;
@@ -1045,6 +1098,7 @@ static json_t *flux_jobs_parse_clean(const char *buf, size_t len,
                 flux_table_hdr_release(&hdr);
             flux_table_hdr_init(&hdr, s, l);
             have_hdr = 1;
+            allow_plain = !table_has_prefixed_ids(&hdr, lines, n, i + 1);
             continue;
         }
         if (have_hdr) {
@@ -1052,9 +1106,11 @@ static json_t *flux_jobs_parse_clean(const char *buf, size_t len,
             const char *idv;
             flux_table_row(&hdr, s, l, cells);
             idv = col_value(&hdr, cells, "JOBID");
-            if (!idv || flux_jobid_parse(idv, &id) == 0)
+            if (!idv || flux_jobid_parse(idv, &id) == 0
+                || (allow_plain && parse_f58_plain(idv, &id) == 0))
                 json_array_append_new(
-                    jobs, job_from_row(&hdr, cells, instance, has_sections));
+                    jobs, job_from_row(&hdr, cells, instance, has_sections,
+                                       allow_plain));
             else if (unknown_job_line(s, l, &unknown_id))
                 unknown = 1;
             for (size_t c = 0; c < hdr.ncols; c++)
@@ -1068,10 +1124,14 @@ static json_t *flux_jobs_parse_clean(const char *buf, size_t len,
             size_t nt = tokenize(s, l, &t);
             char *tokv = nt == 1 ? xstrndup(s + t[0].b0, t[0].b1 - t[0].b0)
                                  : NULL;
+            json_t *job;
             if (tokv && flux_jobid_parse(tokv, &id) == 0) {
-                json_t *job = json_object();
+                job = json_object();
                 jx_set(job, "id", jx_str(tokv));
                 jx_set(job, "id_decimal", json_integer((json_int_t)id));
+                json_array_append_new(jobs, job);
+            } else if ((job = default_format_row(s, l, t, nt, instance,
+                                                 has_sections))) {
                 json_array_append_new(jobs, job);
             } else if (unknown_job_line(s, l, &unknown_id)) {
                 unknown = 1;
@@ -1291,6 +1351,28 @@ static json_t *flux_eventlog_parse_clean(const char *buf, size_t len,
     size_t n = split_lines(buf, len, &lines);
     json_t *events = json_array(), *res;
     size_t bad = 0, badline = 0;
+    int offsets = 0;
+
+    /* `-T offset` prints seconds since the first event ("0.000000
+     * submit"): no epoch before 1973 is real, so such stamps are offsets */
+    for (size_t li = 0; li < n; li++) {
+        const char *s = lines[li].s;
+        size_t l = lines[li].len, i = 0, e;
+        char *v;
+        double t;
+        while (i < l && isspace((unsigned char)s[i]))
+            i++;
+        if (i == l)
+            continue;
+        if (s[i] == '{' || s[i] == '[')
+            break;
+        for (e = i; e < l && !isspace((unsigned char)s[e]); e++)
+            ;
+        v = xstrndup(s + i, e - i);
+        offsets = parse_dbl(v, &t) == 0 && t >= 0 && t < 1e8;
+        free(v);
+        break;
+    }
 
     for (size_t li = 0; li < n; li++) {
         const char *s = lines[li].s;
@@ -1344,8 +1426,14 @@ static json_t *flux_eventlog_parse_clean(const char *buf, size_t len,
             while (i < l && !isspace((unsigned char)s[i]))
                 i++;
             v = xstrndup(s + t0, i - t0);
-            if (parse_dbl(v, &t) == 0)
+            if (parse_dbl(v, &t) == 0) {
                 have_t = 1;
+                if (offsets) {
+                    human = 1;
+                    have_off = 1;
+                    off = t;
+                }
+            }
             else if (parse_iso(s + t0, i - t0, &t) == 0)
                 have_t = 1;
             free(v);

@@ -59,8 +59,8 @@ void flux_waitstatus_decode(long long status, int *exit_code, int *signal);
 /*
  * Parse a Flux Standard Duration (RFC 23): a non-negative number with an
  * optional unit s, m, h or d ("0.057s", "1.765m", "1d", "45").
- * Returns 0 and *secs, or -1 when s is not an FSD (e.g. "-").
- * Local to this parser until src/libutil/duration.h lands on main.
+ * Returns 0 and *secs, or -1 when s is not a finite FSD ("-", "inf").
+ * Wraps fsd_parse() of libutil/duration.h.
  */
 int flux_fsd_parse(const char *s, double *secs);
 
@@ -69,7 +69,7 @@ int flux_fsd_parse(const char *s, double *secs);
  * ("fluke[1-3,5]", "quartz[4-5],login1", "fluke[108,108]") appending each
  * host to out in order (duplicates kept). Returns 0, or -1 on a
  * malformed expression (nothing is appended then).
- * Local to this parser until src/libhostlist lands on main.
+ * Wraps hostlist_expand() of libhostlist/hostlist.h (Slurm semantics).
  */
 int flux_hostlist_expand(const char *s, struct strvec *out);
 

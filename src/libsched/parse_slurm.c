@@ -162,6 +162,14 @@ static const struct name_role squeue_names[] = {
     { "JOBID_RAW", R_ID_RAW },      { "USERNAME", R_USER },
     { "ACCRUE_TIME", R_IGNORE },    { "ELIGIBLE_TIME", R_IGNORE },
     { "PENDING_TIME", R_IGNORE },   { "NUM_TASKS", R_IGNORE },
+    { "GRES", R_TRES_PER_NODE },    { "HET_JOB_ID", R_IGNORE },
+    { "HET_JOB_OFFSET", R_IGNORE }, { "HET_JOB_ID_SET", R_IGNORE },
+    { "EXIT_CODE", R_IGNORE },      { "LAST_SCHED_EVAL", R_IGNORE },
+    { "STEPID", R_IGNORE },         { "MCS_LABEL", R_IGNORE },
+    { "PREEMPT_TIME", R_IGNORE },   { "SUSPEND_TIME", R_IGNORE },
+    { "DEADLINE", R_IGNORE },       { "STDOUT", R_IGNORE },
+    { "STDERR", R_IGNORE },         { "TRES_PER_SOCKET", R_IGNORE },
+    { "MIN_MEMORY_PER_CPU", R_IGNORE },
     { NULL, R_IGNORE },
 };
 
@@ -198,6 +206,15 @@ static const struct name_role sacct_names[] = {
     { "CPUTIMERAW", R_IGNORE },     { "CONSUMEDENERGY", R_IGNORE },
     { "ELAPSEDRAW", R_ELAPSED_RAW }, { "RESERVED", R_IGNORE },
     { "PLANNED", R_IGNORE },        { "WCKEY", R_IGNORE },
+    { "ALLOCGRES", R_TRES_PER_JOB }, { "REASON", R_REASON },
+    { "JOBIDRAW", R_ID_RAW },       { "NODELIST", R_NODELIST },
+    { "TRESUSAGEINTOT", R_IGNORE }, { "TRESUSAGEOUTTOT", R_IGNORE },
+    { "PLANNEDCPU", R_IGNORE },     { "PLANNEDCPURAW", R_IGNORE },
+    { "ELIGIBLE", R_IGNORE },       { "ASSOCID", R_IGNORE },
+    { "BLOCKID", R_IGNORE },        { "MAXRSSTASK", R_IGNORE },
+    { "MAXVMSIZENODE", R_IGNORE },  { "AVEVMSIZE", R_IGNORE },
+    { "NTASKS", R_IGNORE },         { "LAYOUT", R_IGNORE },
+    { "SUBMITLINE", R_IGNORE },     { "CONTAINER", R_IGNORE },
     { NULL, R_IGNORE },
 };
 

@@ -192,6 +192,27 @@ int store_job_update(store_t *st, const char *cluster, const char *job_id,
     return 0;
 }
 
+int store_job_upsert(store_t *st, const struct job_rec *j, long long *id_out,
+                     exa_error_t *err)
+{
+    exa_error_t e = EXA_ERROR_INIT;
+    struct job_rec got;
+    if (store_job_insert(st, j, id_out, &e) == 0)
+        return 0;
+    if (e.code != EXA_EFAIL) {
+        if (err)
+            *err = e;
+        return -1;
+    }
+    if (store_job_update(st, j->cluster, j->job_id, j, err) < 0 ||
+        store_job_get(st, j->cluster, j->job_id, &got, err) < 0)
+        return -1;
+    if (id_out)
+        *id_out = got.id;
+    job_rec_release(&got);
+    return 0;
+}
+
 /* SELECT list: id then every column, matching read_row(). */
 static void select_list(struct strbuf *sql)
 {

@@ -78,6 +78,15 @@ int store_job_update(store_t *st, const char *cluster, const char *job_id,
                      const struct job_rec *changes, exa_error_t *err);
 
 /*
+ * Insert j, or when (cluster, job_id) is already recorded update it with
+ * j's non-absent fields (as store_job_update; a retried submission that
+ * finds its job again). *id_out (may be NULL) gets the row's id either
+ * way. Returns 0 or -1 with err as for insert/update.
+ */
+int store_job_upsert(store_t *st, const struct job_rec *j, long long *id_out,
+                     exa_error_t *err);
+
+/*
  * Read the job (cluster, job_id) into *out (initialised here; release
  * with job_rec_release). Returns 0, or -1 with err: EXA_ENOTFOUND,
  * EXA_ECONFIG.

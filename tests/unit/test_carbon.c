@@ -78,7 +78,7 @@ static void test_codecarbon_like(void **state)
     assert_int_equal(
         carbon_estimate(prov("codecarbon-like"), &p, 2, 0, &r, NULL), 0);
     assert_float_equal(r.kwh, 1.036608, EPS);
-    assert_float_equal(r.co2e_g, 310.982, EPS); /* 310.9824 at 3 places */
+    assert_float_equal(r.co2e_g, 310.9824, EPS);
     /* no CPU-hours term: CPU time is refused, not dropped */
     assert_int_equal(
         carbon_estimate(prov("codecarbon-like"), &p, 2, 3, &r, &err), -1);

@@ -127,6 +127,33 @@ static void test_partial_update(void **state)
     assert_int_equal(err.code, EXA_ENOTFOUND);
 }
 
+static void test_upsert(void **state)
+{
+    struct fixture *f = *state;
+    struct job_rec j, got;
+    exa_error_t err = EXA_ERROR_INIT;
+    long long id1 = 0, id2 = 0;
+
+    insert(f->st, "alpha", "9", "JPCP", &id1);
+    job_rec_init(&j);
+    j.cluster = (char *)"alpha";
+    j.scheduler = (char *)"slurm";
+    j.job_id = (char *)"9";
+    j.state = (char *)"RUNNING";
+    j.gpus = 4;
+    assert_int_equal(store_job_upsert(f->st, &j, &id2, &err), 0);
+    assert_int_equal(id2, id1); /* the same row, updated */
+    assert_int_equal(store_job_get(f->st, "alpha", "9", &got, &err), 0);
+    assert_string_equal(got.state, "RUNNING");
+    assert_int_equal(got.gpus, 4);
+    assert_int_equal(got.nodes, 2);         /* kept */
+    assert_string_equal(got.model, "JPCP"); /* kept */
+    job_rec_release(&got);
+    j.job_id = (char *)"10";
+    assert_int_equal(store_job_upsert(f->st, &j, &id2, &err), 0);
+    assert_true(id2 > id1); /* a new row */
+}
+
 static void test_list_order_filter_limit(void **state)
 {
     struct fixture *f = *state;
@@ -273,6 +300,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_cluster_scoped_ids, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_partial_update, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_upsert, setup, teardown),
         cmocka_unit_test_setup_teardown(test_list_order_filter_limit, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_model_versions, setup, teardown),

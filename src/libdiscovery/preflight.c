@@ -1,0 +1,410 @@
+/*
+ * preflight.c - the checks of preflight.h. Each check appends one line to
+ * the report; none aborts the run except where a later check cannot mean
+ * anything (no transport: nothing else can be asked). The node checks use
+ * the probe's inventory, counting nodes that can take work (idle, mixed
+ * or allocated: a queued job waits for them) and never down, drained or
+ * unknown ones, so a drained node fails a job that needs it.
+ */
+#include "libdiscovery/preflight.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "libdiscovery/probe.h"
+#include "libutil/json.h"
+#include "libutil/strbuf.h"
+#include "libutil/xalloc.h"
+
+static void add(struct preflight_report *rep, const char *check, int ok,
+                const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+static void add(struct preflight_report *rep, const char *check, int ok,
+                const char *fmt, ...)
+{
+    struct strbuf sb = STRBUF_INIT;
+    va_list ap;
+    struct preflight_check *c;
+    va_start(ap, fmt);
+    strbuf_vaddf(&sb, fmt, ap);
+    va_end(ap);
+    ALLOC_GROW(rep->checks, rep->n + 1, rep->alloc);
+    c = &rep->checks[rep->n++];
+    c->check = xstrdup(check);
+    c->ok = ok;
+    c->detail = strbuf_detach(&sb, NULL);
+    if (!ok)
+        rep->ok = 0;
+}
+
+void preflight_report_release(struct preflight_report *rep)
+{
+    for (size_t i = 0; i < rep->n; i++) {
+        free(rep->checks[i].check);
+        free(rep->checks[i].detail);
+    }
+    free(rep->checks);
+    memset(rep, 0, sizeof(*rep));
+}
+
+json_t *preflight_report_json(const char *cluster,
+                              const struct preflight_report *rep)
+{
+    json_t *d = json_object(), *a = json_array();
+    for (size_t i = 0; i < rep->n; i++) {
+        json_t *o = json_object();
+        jx_set(o, "check", jx_str(rep->checks[i].check));
+        jx_set(o, "ok", json_boolean(rep->checks[i].ok));
+        jx_set(o, "detail", jx_str(rep->checks[i].detail));
+        json_array_append_new(a, o);
+    }
+    jx_set(d, "cluster", jx_str(cluster));
+    jx_set(d, "ok", json_boolean(rep->ok));
+    jx_set(d, "checks", a);
+    return d;
+}
+
+static int node_can_take_work(const struct node_info *n)
+{
+    return n->state && (!strcmp(n->state, "idle") ||
+                        !strcmp(n->state, "mixed") ||
+                        !strcmp(n->state, "allocated"));
+}
+
+static int in_partition(const struct node_info *n, const char *part)
+{
+    if (!part)
+        return 1;
+    for (size_t i = 0; i < n->partitions.nr; i++)
+        if (!strcmp(n->partitions.v[i], part))
+            return 1;
+    return 0;
+}
+
+/* First line of a result's stderr (else stdout), for details. */
+static void first_line(const struct transport_result *r, char *buf, size_t n)
+{
+    const struct strbuf *s = r->err.len ? &r->err : &r->out;
+    size_t k = 0;
+    while (k < s->len && k + 1 < n && s->buf[k] != '\n') {
+        buf[k] = s->buf[k];
+        k++;
+    }
+    buf[k] = '\0';
+}
+
+/* The remote user: ask->user, else `id -un` through t. */
+static char *remote_user(struct transport *t, const char *user)
+{
+    const char *argv[] = { "id", "-un", NULL };
+    struct transport_result r = TRANSPORT_RESULT_INIT;
+    char *u = NULL;
+    if (user && *user)
+        return xstrdup(user);
+    if (probe_run(t, argv, &r, NULL) == 1 && r.rc == 0) {
+        strbuf_trim(&r.out);
+        if (r.out.len)
+            u = xstrdup(r.out.buf);
+    }
+    transport_result_release(&r);
+    return u;
+}
+
+/*
+ * Slurm associations of user: lines "account|qos1,qos2". Checks account
+ * (any row) and qos (in the account's row, or any row when no account).
+ */
+static void check_slurm_assoc(struct transport *t,
+                              const struct preflight_ask *ask,
+                              struct preflight_report *rep)
+{
+    char *user = remote_user(t, ask->user), *ufilter;
+    struct transport_result r = TRANSPORT_RESULT_INIT;
+    exa_error_t err = EXA_ERROR_INIT;
+    int acct_ok = 0, qos_ok = 0, ran;
+    char line[256];
+    if (!user) {
+        if (ask->account)
+            add(rep, "account", 0, "cannot tell the remote user");
+        if (ask->qos)
+            add(rep, "qos", 0, "cannot tell the remote user");
+        return;
+    }
+    ufilter = xstrfmt("user=%s", user);
+    {
+        const char *argv[] = { "sacctmgr", "-n", "-P", "show", "assoc",
+                               ufilter, "format=account,qos", NULL };
+        ran = probe_run(t, argv, &r, &err);
+    }
+    if (ran <= 0 || r.rc != 0) {
+        if (ran == 1)
+            first_line(&r, line, sizeof(line));
+        else
+            xsnprintf(line, sizeof(line), "%s",
+                      ran < 0 ? err.text : "sacctmgr not found");
+        if (ask->account)
+            add(rep, "account", 0, "cannot list associations of '%s': %s",
+                user, line);
+        if (ask->qos)
+            add(rep, "qos", 0, "cannot list associations of '%s': %s", user,
+                line);
+        goto out;
+    }
+    {
+        const char *p = r.out.buf;
+        while (*p) {
+            const char *e = strchr(p, '\n');
+            size_t len = e ? (size_t)(e - p) : strlen(p);
+            char *row = xstrndup(p, len), *bar = strchr(row, '|');
+            const char *acct = row, *qos = bar ? bar + 1 : "";
+            int this_acct;
+            if (bar)
+                *bar = '\0';
+            this_acct = ask->account && !strcmp(acct, ask->account);
+            if (this_acct)
+                acct_ok = 1;
+            if (ask->qos && (!ask->account || this_acct)) {
+                struct strvec q = STRVEC_INIT;
+                strvec_split(&q, qos, ',');
+                for (size_t i = 0; i < q.nr; i++)
+                    if (!strcmp(q.v[i], ask->qos))
+                        qos_ok = 1;
+                strvec_clear(&q);
+            }
+            free(row);
+            p += len + (e ? 1 : 0);
+        }
+    }
+    if (ask->account)
+        add(rep, "account", acct_ok,
+            acct_ok ? "account '%s' is associated with user '%s'"
+                    : "account '%s' is not associated with user '%s'",
+            ask->account, user);
+    if (ask->qos)
+        add(rep, "qos", qos_ok,
+            qos_ok ? "QOS '%s' is allowed for user '%s'"
+                   : "QOS '%s' is not allowed for user '%s'",
+            ask->qos, user);
+out:
+    transport_result_release(&r);
+    free(ufilter);
+    free(user);
+}
+
+/* Flux banks: `flux account view-user USER` names the user's banks. */
+static void check_flux_bank(struct transport *t,
+                            const struct preflight_ask *ask,
+                            const struct inventory *inv,
+                            struct preflight_report *rep)
+{
+    char *user;
+    struct transport_result r = TRANSPORT_RESULT_INIT;
+    int ran;
+    if (!ask->account)
+        return;
+    if (!inv->caps.accounting) {
+        add(rep, "account", 0,
+            "bank '%s' asked but flux-accounting is not installed",
+            ask->account);
+        return;
+    }
+    user = remote_user(t, ask->user);
+    {
+        const char *argv[] = { "flux", "account", "view-user",
+                               user ? user : "", NULL };
+        ran = probe_run(t, argv, &r, NULL);
+    }
+    add(rep, "account",
+        ran == 1 && r.rc == 0 && strstr(r.out.buf, ask->account) != NULL,
+        "bank '%s' for user '%s'", ask->account, user ? user : "?");
+    transport_result_release(&r);
+    free(user);
+}
+
+static void check_nodes(const struct inventory *inv,
+                        const struct preflight_ask *ask,
+                        struct preflight_report *rep)
+{
+    int nn = ask->nodes > 0 ? ask->nodes : 1;
+    long long per = ask->gpus > 0 ? (ask->gpus + nn - 1) / nn : 0;
+    long long usable = 0, gpus = 0, fit = 0, maxg = 0, unusable = 0;
+    const char *part = ask->partition;
+    for (size_t i = 0; i < inv->nnodes; i++) {
+        const struct node_info *n = &inv->nodes[i];
+        long long g = n->gpus > 0 ? n->gpus : 0;
+        if (!in_partition(n, part))
+            continue;
+        if (!node_can_take_work(n)) {
+            unusable++;
+            continue;
+        }
+        usable++;
+        gpus += g;
+        if (g > maxg)
+            maxg = g;
+        if (g >= per)
+            fit++;
+    }
+    if (ask->gpus > 0) {
+        add(rep, "gpus", gpus >= ask->gpus,
+            "asked %d, %s has %lld on usable nodes", ask->gpus,
+            part ? part : "cluster", gpus);
+        add(rep, "gpus_per_node", fit >= nn,
+            "asked %lld per node on %d node(s); %lld usable node(s) have "
+            "that many (largest: %lld)",
+            per, nn, fit, maxg);
+    }
+    if (unusable)
+        add(rep, "nodes", usable >= nn,
+            "asked %d, %lld usable (%lld down, drained or unknown)", nn,
+            usable, unusable);
+    else
+        add(rep, "nodes", usable >= nn, "asked %d, %lld usable", nn, usable);
+}
+
+static void check_workdir(struct transport *t, const char *dir,
+                          struct preflight_report *rep)
+{
+    char *probe = xstrfmt("%s/.exa-preflight", dir);
+    const char *mk[] = { "mkdir", "-p", dir, NULL };
+    const char *touch[] = { "touch", probe, NULL };
+    const char *rm[] = { "rm", "-f", probe, NULL };
+    struct transport_result r = TRANSPORT_RESULT_INIT;
+    exa_error_t err = EXA_ERROR_INIT;
+    char line[200] = "";
+    int ok = transport_run(t, mk, NULL, 0, 0, &r, &err) == 0 && r.rc == 0;
+    if (ok) {
+        transport_result_release(&r);
+        r = (struct transport_result)TRANSPORT_RESULT_INIT;
+        ok = transport_run(t, touch, NULL, 0, 0, &r, &err) == 0 && r.rc == 0;
+    }
+    if (!ok)
+        first_line(&r, line, sizeof(line));
+    transport_result_release(&r);
+    r = (struct transport_result)TRANSPORT_RESULT_INIT;
+    if (ok)
+        transport_run(t, rm, NULL, 0, 0, &r, NULL);
+    transport_result_release(&r);
+    if (ok)
+        add(rep, "workdir", 1, "'%s' is writable", dir);
+    else
+        add(rep, "workdir", 0, "'%s' is not writable: %s", dir,
+            err.text[0] ? err.text : line);
+    free(probe);
+}
+
+static void check_remote_exa(struct transport *t, const char *exa,
+                             struct preflight_report *rep)
+{
+    const char *argv[] = { exa, "--version", NULL };
+    struct transport_result r = TRANSPORT_RESULT_INIT;
+    exa_error_t err = EXA_ERROR_INIT;
+    int ran = probe_run(t, argv, &r, &err);
+    char line[200] = "";
+    if (ran == 1 && r.rc == 0) {
+        strbuf_trim(&r.out);
+        add(rep, "remote_exa", 1, "'%s --version': %s", exa, r.out.buf);
+    } else {
+        if (ran == 1)
+            first_line(&r, line, sizeof(line));
+        add(rep, "remote_exa", 0, "'%s --version' %s%s%s", exa,
+            ran == 0 ? "not found" : ran < 0 ? "failed: " : "failed",
+            ran < 0 ? err.text : *line ? ": " : "", ran < 0 ? "" : line);
+    }
+    transport_result_release(&r);
+}
+
+void preflight_run(struct transport *t, const struct preflight_target *tg,
+                   const struct preflight_ask *ask,
+                   struct preflight_report *rep)
+{
+    const char *hn[] = { "hostname", NULL };
+    struct transport_result r = TRANSPORT_RESULT_INIT;
+    struct inventory inv;
+    exa_error_t err = EXA_ERROR_INIT;
+    const struct probe *p;
+    char *version = NULL;
+    int a;
+
+    memset(rep, 0, sizeof(*rep));
+    memset(&inv, 0, sizeof(inv));
+    rep->ok = 1;
+    if (tg->ssh) {
+        if (!tg->pinned_fingerprint)
+            add(rep, "host_key", 0,
+                "no pinned host key in '%s' (run 'exa hpc connect')",
+                tg->known_hosts ? tg->known_hosts : "?");
+        else if (!tg->host_key_fingerprint ||
+                 strcmp(tg->pinned_fingerprint, tg->host_key_fingerprint))
+            add(rep, "host_key", 0,
+                "pinned key %s differs from the approved %s",
+                tg->pinned_fingerprint,
+                tg->host_key_fingerprint ? tg->host_key_fingerprint : "-");
+        else
+            add(rep, "host_key", 1, "%s (pinned in %s)",
+                tg->pinned_fingerprint, tg->known_hosts);
+    }
+    if (transport_run(t, hn, NULL, 0, 0, &r, &err) < 0 || r.rc != 0) {
+        char line[200] = "";
+        first_line(&r, line, sizeof(line));
+        add(rep, "transport", 0, "%s", err.text[0] ? err.text : line);
+        goto out;
+    }
+    strbuf_trim(&r.out);
+    add(rep, "transport", 1, "host reachable (%s)", r.out.buf);
+    p = probe_find(tg->scheduler);
+    if (!p) {
+        add(rep, "scheduler", 0, "no probe for scheduler '%s'",
+            tg->scheduler ? tg->scheduler : "unknown");
+        goto out;
+    }
+    a = p->available(t, &version, &err);
+    if (a != 1) {
+        add(rep, "scheduler", 0, "%s", a < 0 ? err.text : "does not answer");
+        goto out;
+    }
+    add(rep, "scheduler", 1, "%s responds to queries%s%s%s", p->scheduler,
+        version ? " (" : "", version ? version : "", version ? ")" : "");
+    free(version);
+    version = NULL;
+    if (probe_inventory(t, p->name, &inv, &err) < 0) {
+        add(rep, "inventory", 0, "%s", err.text);
+        goto out;
+    }
+    if (ask->partition) {
+        const struct partition_info *found = NULL;
+        for (size_t i = 0; i < inv.caps.npartitions; i++)
+            if (!strcmp(inv.caps.partitions[i].name, ask->partition))
+                found = &inv.caps.partitions[i];
+        if (!found && !inv.caps.npartitions) {
+            /* no partition table (flux queues): look at the nodes */
+            int any = 0;
+            for (size_t i = 0; i < inv.nnodes && !any; i++)
+                any = in_partition(&inv.nodes[i], ask->partition);
+            add(rep, "partition", any,
+                any ? "'%s' exists" : "'%s' does not exist",
+                ask->partition);
+        } else if (!found) {
+            add(rep, "partition", 0, "'%s' does not exist", ask->partition);
+        } else {
+            int up = !found->state || !strcmp(found->state, "UP");
+            add(rep, "partition", up, "'%s' exists (state %s)",
+                ask->partition, found->state ? found->state : "?");
+        }
+    }
+    if (!strcmp(p->scheduler, "slurm") && (ask->account || ask->qos))
+        check_slurm_assoc(t, ask, rep);
+    else if (!strcmp(p->scheduler, "flux"))
+        check_flux_bank(t, ask, &inv, rep);
+    check_nodes(&inv, ask, rep);
+    if (tg->workdir)
+        check_workdir(t, tg->workdir, rep);
+    if (tg->remote_exa)
+        check_remote_exa(t, tg->remote_exa, rep);
+out:
+    free(version);
+    inventory_release(&inv);
+    transport_result_release(&r);
+}

@@ -1,0 +1,209 @@
+/*
+ * test_probe.c - the probes through a fake transport: Slurm detection with
+ * version, accounting, partitions and a GresUsed-aware node list; an
+ * unmanaged nvidia-smi host keeping its inventory (the reference lost it);
+ * transport failures reported as such, never as "no scheduler detected";
+ * and the scontrol partition reader on the real 22.05 capture.
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "libdiscovery/probe.h"
+#include "libutil/strbuf.h"
+#include "libutil/xalloc.h"
+
+#define FIX "tests/fixtures/slurm/"
+
+static const char *sinfo_out =
+    "NODELIST|CPUS|MEMORY|GRES|GRES_USED|STATE|PARTITION\n"
+    "testa-n1|4|8000|gpu:a100:4|gpu:a100:1(IDX:0)|mixed|debug*\n"
+    "testa-n2|4|8000|gpu:a100:4|gpu:a100:0(IDX:N/A)|idle|debug*\n"
+    "testa-n2|4|8000|gpu:a100:4|gpu:a100:0(IDX:N/A)|idle|long\n"
+    "testa-n3|8|16000|gpu:a100:2,gpu:v100:2|gpu:a100:0,gpu:v100:0|idle*|"
+    "long\n";
+
+static const char *partitions_out =
+    "PartitionName=debug AllowGroups=ALL Default=YES MaxNodes=UNLIMITED "
+    "MaxTime=UNLIMITED State=UP TotalCPUs=4 TotalNodes=1 \n"
+    "PartitionName=long Default=NO MaxNodes=2 MaxTime=1-00:00:00 "
+    "State=DOWN TotalCPUs=12 TotalNodes=2\n";
+
+static struct transport *slurm_fake(void)
+{
+    struct transport *t = transport_fake_new();
+    transport_fake_add(t, "flux version", "", "flux: command not found", 127,
+                       0, 0);
+    transport_fake_add(t, "sinfo --version", "slurm 22.05.8\n", "", 0, 0, 0);
+    transport_fake_add(t, "sacctmgr -n -P list cluster",
+                       "testa|127.0.0.1|6817|9728\n", "", 0, 0, 0);
+    transport_fake_add(t, "scontrol show partition -o", partitions_out, "",
+                       0, 0, 0);
+    transport_fake_add(t, "sinfo -N --Format=*", sinfo_out, "", 0, 0, 0);
+    transport_fake_add(t, "nvidia-smi*", "", "not found", 127, 0, 0);
+    return t;
+}
+
+static void test_slurm_inventory(void **state)
+{
+    struct transport *t = slurm_fake();
+    struct inventory inv;
+    exa_error_t err = EXA_ERROR_INIT;
+    memset(&inv, 0, sizeof(inv));
+    assert_int_equal(probe_inventory(t, NULL, &inv, &err), 0);
+    assert_string_equal(inv.caps.scheduler, "slurm");
+    assert_string_equal(inv.caps.version, "slurm 22.05.8");
+    assert_int_equal(inv.caps.available, 1);
+    assert_int_equal(inv.caps.accounting, 1);
+    assert_int_equal(inv.caps.npartitions, 2);
+    assert_string_equal(inv.caps.partitions[0].name, "debug");
+    assert_int_equal(inv.caps.partitions[0].is_default, 1);
+    assert_int_equal(inv.caps.partitions[0].max_nodes, -1);
+    assert_string_equal(inv.caps.partitions[1].max_time, "1-00:00:00");
+    assert_int_equal(inv.caps.partitions[1].max_nodes, 2);
+    assert_string_equal(inv.caps.partitions[1].state, "DOWN");
+    /* one record per node, all its partitions, GresUsed kept */
+    assert_int_equal(inv.nnodes, 3);
+    assert_string_equal(inv.nodes[0].state, "mixed");
+    assert_int_equal(inv.nodes[0].gpus, 4);
+    assert_int_equal(inv.nodes[0].gpus_used, 1);
+    assert_int_equal(inv.nodes[1].partitions.nr, 2);
+    assert_string_equal(inv.nodes[1].partitions.v[1], "long");
+    /* not responding is down; mixed GPU types are all kept */
+    assert_string_equal(inv.nodes[2].state, "down");
+    assert_string_equal(inv.nodes[2].gpu_model, "a100,v100");
+    assert_int_equal(inv.nodes[2].gpus, 4);
+    assert_int_equal(inv.caps.total_nodes, 3);
+    assert_int_equal(inv.caps.total_cpus, 16);
+    assert_int_equal(inv.caps.total_gpus, 12);
+    assert_int_equal(inv.ngpus, 12);
+    assert_string_equal(inv.gpus[0].node, "testa-n1");
+    assert_string_equal(inv.gpus[0].name, "a100");
+    /* detection stopped at the first probe that answered */
+    assert_int_equal(transport_fake_count(t, "nvidia-smi*"), 0);
+    inventory_release(&inv);
+    transport_close(t);
+}
+
+static void test_no_accounting(void **state)
+{
+    struct transport *t = transport_fake_new();
+    struct inventory inv;
+    exa_error_t err = EXA_ERROR_INIT;
+    memset(&inv, 0, sizeof(inv));
+    transport_fake_add(t, "sinfo --version", "slurm 22.05.8\n", "", 0, 0, 0);
+    transport_fake_add(t, "sacctmgr *", "",
+                       "sacctmgr: error: Problem talking to the database", 1,
+                       0, 0);
+    transport_fake_add(t, "scontrol show partition -o", partitions_out, "",
+                       0, 0, 0);
+    transport_fake_add(t, "sinfo -N --Format=*", sinfo_out, "", 0, 0, 0);
+    assert_int_equal(probe_inventory(t, "slurm", &inv, &err), 0);
+    assert_int_equal(inv.caps.accounting, 0);
+    assert_true(inv.caps.notes.nr >= 1);
+    assert_non_null(strstr(inv.caps.notes.v[0], "accounting"));
+    inventory_release(&inv);
+    transport_close(t);
+}
+
+static void test_unmanaged_keeps_inventory(void **state)
+{
+    struct transport *t = transport_fake_new();
+    struct inventory inv;
+    exa_error_t err = EXA_ERROR_INIT;
+    memset(&inv, 0, sizeof(inv));
+    transport_fake_add(t, "flux *", "", "", 127, 0, 0);
+    transport_fake_add(t, "sinfo *", "", "", 127, 0, 0);
+    transport_fake_add(t, "nvidia-smi -L",
+                       "GPU 0: NVIDIA H200 (UUID: GPU-5d5e)\n", "", 0, 0, 0);
+    transport_fake_add(t, "nvidia-smi --query-gpu=*",
+                       "0, GPU-5d5e, NVIDIA H200, 143771, 0, 0, 75.20\n", "",
+                       0, 0, 0);
+    transport_fake_add(t, "hostname", "gpubox\n", "", 0, 0, 0);
+    assert_int_equal(probe_inventory(t, NULL, &inv, &err), 0);
+    assert_string_equal(inv.caps.scheduler, "unmanaged");
+    assert_int_equal(inv.caps.available, 1);
+    assert_int_equal(inv.nnodes, 1);
+    assert_string_equal(inv.nodes[0].name, "gpubox");
+    assert_int_equal(inv.nodes[0].gpus, 1);
+    assert_int_equal(inv.nodes[0].gpus_used, 0);
+    assert_string_equal(inv.nodes[0].state, "idle");
+    assert_string_equal(inv.nodes[0].gpu_model, "NVIDIA H200");
+    assert_int_equal(inv.ngpus, 1);
+    assert_string_equal(inv.gpus[0].name, "NVIDIA H200");
+    assert_int_equal(inv.gpus[0].mem_total_mb, 143771);
+    assert_string_equal(inv.gpus[0].uuid, "GPU-5d5e");
+    assert_true(fabs(inv.gpus[0].power_w - 75.2) < 1e-9);
+    assert_int_equal(inv.caps.total_gpus, 1);
+    inventory_release(&inv);
+    /* the scheduler name finds the probe too */
+    assert_ptr_equal(probe_find("unmanaged"), probe_find("nvidia-smi"));
+    assert_null(probe_find("pbs"));
+    transport_close(t);
+}
+
+static void test_transport_failure_is_not_absence(void **state)
+{
+    struct transport *t = slurm_fake();
+    struct inventory inv;
+    exa_error_t err = EXA_ERROR_INIT;
+    memset(&inv, 0, sizeof(inv));
+    transport_fake_fail_nth(t, 1);
+    assert_int_equal(probe_inventory(t, NULL, &inv, &err), -1);
+    assert_int_equal(err.code, EXA_ETRANSPORT);
+    assert_null(strstr(err.text, "no known scheduler"));
+    transport_close(t);
+    /* nothing installed: a real "no scheduler" */
+    t = transport_fake_new();
+    memset(&inv, 0, sizeof(inv));
+    assert_int_equal(probe_inventory(t, NULL, &inv, &err), 0);
+    assert_string_equal(inv.caps.scheduler, "unknown");
+    assert_int_equal(inv.caps.available, 0);
+    assert_string_equal(inv.caps.notes.v[0], "no known scheduler detected");
+    inventory_release(&inv);
+    assert_int_equal(probe_inventory(t, "pbs", &inv, &err), -1);
+    assert_string_equal(err.text, "unknown scheduler probe: 'pbs'");
+    transport_close(t);
+}
+
+static void test_partitions_capture(void **state)
+{
+    FILE *fp = fopen(FIX "scontrol-partition-o.out", "r");
+    struct strbuf sb = STRBUF_INIT;
+    struct partition_info *p = NULL;
+    size_t n = 0;
+    char buf[4096];
+    size_t k;
+    if (!fp)
+        skip();
+    while ((k = fread(buf, 1, sizeof(buf), fp)) > 0)
+        strbuf_add(&sb, buf, k);
+    fclose(fp);
+    assert_int_equal(parse_scontrol_partitions(sb.buf, sb.len, &p, &n, NULL),
+                     0);
+    assert_int_equal(n, 1);
+    assert_string_equal(p[0].name, "debug");
+    assert_string_equal(p[0].state, "UP");
+    assert_int_equal(p[0].total_nodes, 1);
+    assert_int_equal(p[0].total_cpus, 4);
+    assert_int_equal(p[0].is_default, 1);
+    partition_infos_free(p, n);
+    strbuf_release(&sb);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_slurm_inventory),
+        cmocka_unit_test(test_no_accounting),
+        cmocka_unit_test(test_unmanaged_keeps_inventory),
+        cmocka_unit_test(test_transport_failure_is_not_absence),
+        cmocka_unit_test(test_partitions_capture),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
