@@ -295,6 +295,20 @@ struct obs_source *obs_source_new(const char *cluster, const char *scheduler,
     return src;
 }
 
+/*
+ * The known_hosts file `exa hpc connect` pins a cluster's host key in:
+ * ${XDG_CONFIG_HOME:-$HOME/.config}/examlops/known_hosts.d/NAME (the same
+ * rule as src/cmd/hpc_fleet.c). Caller frees.
+ */
+static char *cluster_known_hosts(const char *name)
+{
+    const char *x = getenv("XDG_CONFIG_HOME"), *h = getenv("HOME");
+    if (x && *x)
+        return xstrfmt("%s/examlops/known_hosts.d/%s", x, name);
+    return xstrfmt("%s/.config/examlops/known_hosts.d/%s", h && *h ? h : ".",
+                   name);
+}
+
 static int transport_runner(void *ctx, const char *const *argv,
                             struct strbuf *out, exa_error_t *err)
 {
@@ -329,20 +343,23 @@ struct obs_source *obs_collect_factory(const struct fv_cluster *c, void *ctx,
     if (transport_env_seconds("EXAMLOPS_SLURM_CMD_TIMEOUT",
                               TRANSPORT_DEFAULT_TIMEOUT_S, &cap, err) < 0)
         return NULL;
-    if (!strcmp(kind, "local")) {
+    if (!strcmp(kind, "local") || !c->host || !*c->host ||
+        !strcmp(c->host, "local") || !strcmp(c->host, "localhost")) {
         t = transport_local_new();
     } else if (!strcmp(kind, "ssh")) {
-        /* the identity the sysadmin approved (the table's row) */
+        /* the identity the sysadmin approved (the table's row), and the
+         * host key `exa hpc connect` pinned for this cluster */
         struct ssh_config cfg;
+        char *kh = cluster_known_hosts(c->name);
         memset(&cfg, 0, sizeof(cfg));
         cfg.host = c->host;
         cfg.user = c->ssh_user;
         cfg.key = c->ssh_key;
         cfg.port = c->ssh_port > 0 ? c->ssh_port : 22;
-        cfg.known_hosts = getenv("EXAMLOPS_HPC_SSH_KNOWN_HOSTS");
-        if (cfg.known_hosts && !*cfg.known_hosts)
-            cfg.known_hosts = NULL;
-        if (!(t = transport_ssh_new(&cfg, err)))
+        cfg.known_hosts = kh;
+        t = transport_ssh_new(&cfg, err);
+        free(kh);
+        if (!t)
             return NULL;
     } else {
         exa_err(err, EXA_ECONFIG, "unknown transport '%s' of '%s'", kind,

@@ -1,7 +1,9 @@
 #!/bin/bash
-# t0503-testbed-prometheus.t - on the Slurm testbed, a real Prometheus on
-# loopback (our own, on a free port, next to the testbed's) reads the
-# file_sd file `exa hpc prometheus-sd` wrote and scrapes `exa serve`; its
+# t0503-testbed-prometheus.t - on the Slurm testbed, cluster testa is
+# registered the product's way (exa hpc connect over ssh, approve, nodes
+# --save); a real Prometheus on loopback (our own, on a free port, next to
+# the testbed's) reads the file_sd file `exa hpc prometheus-sd` wrote and
+# scrapes `exa serve`, which collects over ssh with the pinned key; its
 # API shows the node_exporter/dcgm targets of cluster testa with exa's
 # labels, and the slurm_job_info series of a running testbed job with the
 # right account, joined to its node and GPUs; the attribution rules load.
@@ -20,10 +22,14 @@ node=${!node_var}
 account=${TESTBED_ACCOUNT:-research}
 part=${TESTBED_PARTITION:-debug}
 
-init_db
-sql "INSERT INTO clusters(name,scheduler,transport,state,created_at,updated_at)
-     VALUES('$cluster','slurm','local','ACTIVE','2026-01-01T00:00:00Z','2026-01-01T00:00:00Z')"
-add_node "$cluster" "$node" 4 idle
+port_var=TESTBED_SSH_PORT_${cluster^^}
+"$EXA" -q hpc connect "$TESTBED_SSH_HOST" --name "$cluster" --user "$TESTBED_SSH_USER" \
+    --key "$TESTBED_SSH_KEY" --port "${!port_var}" --scheduler slurm >/dev/null
+is "exa hpc connect over ssh" "$?" 0
+"$EXA" -q -y hpc approve "$cluster" >/dev/null
+is "exa hpc approve" "$?" 0
+"$EXA" -q hpc nodes --cluster "$cluster" --save >/dev/null
+is "exa hpc nodes --save stores the snapshot" "$?" 0
 
 jid=$(sbatch --parsable -A "$account" -p "$part" --gpus=1 -J exa-t0503 \
       -o /dev/null --wrap 'sleep 300')
