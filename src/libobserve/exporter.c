@@ -14,6 +14,7 @@
 #include "libobserve/exporter.h"
 
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -28,7 +29,23 @@ struct cmd_stat {
     char *cluster, *command;
     double last_s;
     unsigned long runs, errors;
+    char last_err[256]; /* warned once per distinct error, "" after success */
 };
+
+/* Log a failure once until it changes or the command succeeds again. */
+static void note_result(struct cmd_stat *cs, int failed, const char *what,
+                        const char *cluster, const char *text)
+{
+    if (!failed) {
+        cs->last_err[0] = '\0';
+        return;
+    }
+    cs->errors++;
+    if (strcmp(cs->last_err, text)) {
+        log_msg(LOG_WARN, "exporter: %s on '%s': %s", what, cluster, text);
+        snprintf(cs->last_err, sizeof(cs->last_err), "%s", text);
+    }
+}
 
 struct src_slot {
     struct obs_source *src;
@@ -164,11 +181,7 @@ static int refresh_sources(struct obs_exporter *ex, exa_error_t *err)
             struct cmd_stat *cs = stat_for(ex, c->name, "connect");
             cs->runs++;
             slot->src = ex->factory(c, ex->factory_ctx, &e);
-            if (!slot->src) {
-                cs->errors++;
-                log_msg(LOG_WARN, "exporter: cluster '%s': %s", c->name,
-                        e.text);
-            }
+            note_result(cs, !slot->src, "connect", c->name, e.text);
         }
     }
     /* drop clusters that are no longer ACTIVE */
@@ -197,11 +210,7 @@ static int timed(struct obs_exporter *ex, struct obs_source *src, run_f fn,
     int rc = fn(src, snap, &e);
     cs->last_s = now_mono() - t0;
     cs->runs++;
-    if (rc < 0) {
-        cs->errors++;
-        log_msg(LOG_WARN, "exporter: %s on '%s': %s", command, src->cluster,
-                e.text);
-    }
+    note_result(cs, rc < 0, command, src->cluster, e.text);
     return rc;
 }
 
