@@ -289,8 +289,41 @@ static void lower(char *dst, size_t n, const char *s)
     dst[i] = '\0';
 }
 
-/* Render job families; *cpus / *gpus get the running jobs' totals (-1
- * when no job reported a count). */
+/* A set of strings (borrowed), for job ids seen. */
+struct idset {
+    const char **slot;
+    size_t n;
+};
+
+static size_t idhash(const char *s)
+{
+    size_t h = 5381;
+    while (*s)
+        h = h * 33 + (unsigned char)*s++;
+    return h;
+}
+
+/* Add id; returns 1 when it was new, 0 when already present. */
+static int idset_add(struct idset *set, const char *id)
+{
+    size_t i = idhash(id) & (set->n - 1);
+    while (set->slot[i]) {
+        if (!strcmp(set->slot[i], id))
+            return 0;
+        i = (i + 1) & (set->n - 1);
+    }
+    set->slot[i] = id;
+    return 1;
+}
+
+/*
+ * Render job families; *cpus / *gpus get the running jobs' totals (-1
+ * when no job reported a count). Job ids are Slurm's raw ids (squeue -O
+ * JobID: SLURM_JOB_ID, the id the Prolog writes for dcgm-exporter), so the
+ * pending tasks of an array that Slurm has not split yet share their
+ * array's id: they count in every aggregate, but the per-job families
+ * (job_info, job_gpus, job_cpus) hold that id once, at value 1.
+ */
 static void render_jobs(struct prom_set *set, const char *px, const char *cl,
                         const struct obs_snapshot *s, double *cpus_out,
                         double *gpus_out)
@@ -303,6 +336,12 @@ static void render_jobs(struct prom_set *set, const char *px, const char *cl,
     struct strvec parts = STRVEC_INIT;
     double run_cpus = 0, run_gpus = 0;
     int cpus_known = 0, gpus_known = 0;
+    struct idset seen;
+
+    seen.n = 16;
+    while (seen.n < s->njobs * 2 + 2)
+        seen.n *= 2;
+    seen.slot = xcalloc(seen.n, sizeof(*seen.slot));
 
     for (size_t i = 0; job_states[i]; i++) {
         char st[16], suffix[48], help[96];
@@ -386,17 +425,22 @@ static void render_jobs(struct prom_set *set, const char *px, const char *cl,
             }
         }
 
-        add(info,
-            (const char *[]){ "cluster", cl, "job_id", j->id, "name", j->name,
-                              "user", user, "account", acct, "partition",
-                              or_unknown(j->partition), "state", state, NULL },
-            1);
-        if (j->gpus >= 0)
-            add(jgpus, (const char *[]){ "cluster", cl, "job_id", j->id, NULL },
-                gpus);
-        if (j->cpus >= 0)
-            add(jcpus, (const char *[]){ "cluster", cl, "job_id", j->id, NULL },
-                cpus);
+        if (j->id && *j->id && idset_add(&seen, j->id)) {
+            add(info,
+                (const char *[]){ "cluster", cl, "job_id", j->id, "name",
+                                  j->name, "user", user, "account", acct,
+                                  "partition", or_unknown(j->partition),
+                                  "state", state, NULL },
+                1);
+            if (j->gpus >= 0)
+                add(jgpus,
+                    (const char *[]){ "cluster", cl, "job_id", j->id, NULL },
+                    gpus);
+            if (j->cpus >= 0)
+                add(jcpus,
+                    (const char *[]){ "cluster", cl, "job_id", j->id, NULL },
+                    cpus);
+        }
 
         {
             const char *al[] = { "cluster", cl, "account", acct, NULL };
@@ -429,6 +473,7 @@ static void render_jobs(struct prom_set *set, const char *px, const char *cl,
         }
     }
     strvec_clear(&parts);
+    free(seen.slot);
     *cpus_out = cpus_known ? run_cpus : -1;
     *gpus_out = gpus_known ? run_gpus : -1;
 }

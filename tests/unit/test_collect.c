@@ -89,6 +89,41 @@ static void test_slurm_captures(void **state)
     obs_snapshot_free(&s);
 }
 
+/* Pending array tasks Slurm has not split yet share the array's raw id:
+ * counted per task, but one job_info series per id, at 1. */
+static void test_slurm_array_capture(void **state)
+{
+    struct obs_snapshot s = { 0 };
+    struct prom_set *set = prom_set_new();
+    struct strbuf out = STRBUF_INIT;
+    exa_error_t err = EXA_ERROR_INIT;
+    size_t len;
+    char *buf;
+    (void)state;
+    buf = slurp("tests/fixtures/observe/squeue-testa-array.txt", &len);
+    assert_int_equal(obs_parse_slurm_jobs(buf, len, &s, &err), 0);
+    free(buf);
+    assert_int_equal(s.njobs, 13);
+    s.have_jobs = 1;
+    obs_render_sched(set, "slurm", "testa", &s);
+    prom_render(set, &out);
+    assert_true(has_line(out.buf, "slurm_jobs_pending{cluster=\"testa\"} 9"));
+    assert_true(has_line(out.buf, "slurm_jobs_running{cluster=\"testa\"} 4"));
+    assert_true(has_line(out.buf, "slurm_account_jobs_pending{cluster=\"testa\","
+                                  "account=\"research\"} 9"));
+    assert_true(has_line(out.buf, "slurm_job_info{cluster=\"testa\",job_id=\"85\","
+                                  "user=\"root\",account=\"research\","
+                                  "partition=\"debug\",state=\"PENDING\"} 1"));
+    assert_true(has_line(out.buf, "slurm_job_cpus{cluster=\"testa\",job_id=\"85\"} 1"));
+    assert_true(has_line(out.buf, "slurm_node_job{cluster=\"testa\",job_id=\"83\","
+                                  "node=\"testa-n1\"} 1"));
+    assert_true(has_line(out.buf, "slurm_queue_pending{cluster=\"testa\",user=\"root\","
+                                  "partition=\"debug\",reason=\"Priority\"} 7"));
+    strbuf_release(&out);
+    prom_set_free(set);
+    obs_snapshot_free(&s);
+}
+
 static void test_empty_and_garbage(void **state)
 {
     struct obs_snapshot s = { 0 };
@@ -193,6 +228,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_slurm_captures),
+        cmocka_unit_test(test_slurm_array_capture),
         cmocka_unit_test(test_empty_and_garbage),
         cmocka_unit_test(test_source),
         cmocka_unit_test(test_flux),
