@@ -60,7 +60,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     size_t n1 = nul ? (size_t)(nul - data) : size;
     size_t n2 = nul ? size - n1 - 1 : 0;
     char *a = xmalloc(n1 + 1), *b = xmalloc(n2 + 1);
-    struct obs_snapshot s = { 0 };
+    struct obs_snapshot s = {0};
     struct prom_set *set = prom_set_new();
     struct strbuf out = STRBUF_INIT;
 

@@ -46,16 +46,18 @@ static int h_healthz(void *ctx, const struct http_request *req,
     return 0;
 }
 
-static int parse_interval(struct exa_ctx *ctx, const char *what,
-                          const char *s, double *out)
+static int parse_interval(struct exa_ctx *ctx, const char *what, const char *s,
+                          double *out)
 {
     char *end;
     double v;
     errno = 0;
     v = strtod(s, &end);
     if (errno || end == s || *end || !(v >= 0.1) || v > 86400)
-        return out_usage(ctx, "%s expects seconds between 0.1 and 86400, "
-                              "got '%s'", what, s);
+        return out_usage(ctx,
+                         "%s expects seconds between 0.1 and 86400, "
+                         "got '%s'",
+                         what, s);
     *out = v;
     return 0;
 }
@@ -63,10 +65,10 @@ static int parse_interval(struct exa_ctx *ctx, const char *what,
 int cmd_serve(struct exa_ctx *ctx, int argc, char **argv)
 {
     static const struct option opts[] = {
-        { "listen", required_argument, NULL, 'l' },
-        { "interval", required_argument, NULL, 'i' },
-        { "once", no_argument, NULL, 'o' },
-        { NULL, 0, NULL, 0 },
+        {"listen", required_argument, NULL, 'l'},
+        {"interval", required_argument, NULL, 'i'},
+        {"once", no_argument, NULL, 'o'},
+        {NULL, 0, NULL, 0},
     };
     const char *listen = getenv("EXAMLOPS_SERVE_LISTEN");
     const char *env_iv = getenv("EXAMLOPS_EXPORTER_INTERVAL_S");
@@ -133,8 +135,10 @@ int cmd_serve(struct exa_ctx *ctx, int argc, char **argv)
         return out_error(ctx, &err, NULL);
     }
     if (!http_server_is_loopback(srv))
-        out_warn(ctx, "listening on '%s', beyond loopback: /metrics has no "
-                      "authentication; restrict it with a firewall", listen);
+        out_warn(ctx,
+                 "listening on '%s', beyond loopback: /metrics has no "
+                 "authentication; restrict it with a firewall",
+                 listen);
     if (obs_exporter_start(ex, &err) < 0) {
         http_server_free(srv);
         obs_exporter_free(ex);

@@ -72,7 +72,7 @@ struct obs_exporter {
     pthread_cond_t cv;
     char *body;
     size_t body_len;
-    double body_at; /* monotonic time of the last render; <0 none */
+    double body_at;     /* monotonic time of the last render; <0 none */
     struct strbuf ages; /* rendered cluster ages: "cluster\tlast_ok\n" */
     unsigned long generation, scrapes;
     int stop, running;
@@ -198,8 +198,7 @@ static int refresh_sources(struct obs_exporter *ex, exa_error_t *err)
     return 0;
 }
 
-typedef int (*run_f)(struct obs_source *, struct obs_snapshot *,
-                     exa_error_t *);
+typedef int (*run_f)(struct obs_source *, struct obs_snapshot *, exa_error_t *);
 
 static int timed(struct obs_exporter *ex, struct obs_source *src, run_f fn,
                  const char *command, struct obs_snapshot *snap)
@@ -239,8 +238,8 @@ static const char *col(sqlite3_stmt *s, int i)
 static int store_metrics(struct obs_exporter *ex, struct prom_set *set,
                          exa_error_t *err)
 {
-    static const char *const cstates[] = { "PENDING", "ACTIVE", "REJECTED",
-                                           NULL };
+    static const char *const cstates[] = {"PENDING", "ACTIVE", "REJECTED",
+                                          NULL};
     struct prom_family *fc, *fj, *fg, *fe, *fco;
     sqlite3_stmt *s;
     int has_account = 0;
@@ -248,13 +247,13 @@ static int store_metrics(struct obs_exporter *ex, struct prom_set *set,
     fc = family(set, "exa_clusters", PROM_GAUGE,
                 "Registered clusters by governance state");
     for (size_t i = 0; cstates[i]; i++)
-        add_or_bug(fc, (const char *[]){ "state", cstates[i], NULL }, 0);
-    if (!(s = store_prepare(ex->st,
-                            "SELECT state, COUNT(*) FROM clusters GROUP BY state",
-                            err)))
+        add_or_bug(fc, (const char *[]){"state", cstates[i], NULL}, 0);
+    if (!(s = store_prepare(
+              ex->st, "SELECT state, COUNT(*) FROM clusters GROUP BY state",
+              err)))
         return -1;
     while (sqlite3_step(s) == SQLITE_ROW)
-        add_or_bug(fc, (const char *[]){ "state", col(s, 0), NULL },
+        add_or_bug(fc, (const char *[]){"state", col(s, 0), NULL},
                    sqlite3_column_double(s, 1));
     sqlite3_finalize(s);
 
@@ -266,10 +265,10 @@ static int store_metrics(struct obs_exporter *ex, struct prom_set *set,
                             err)))
         return -1;
     while (sqlite3_step(s) == SQLITE_ROW)
-        add_or_bug(fj,
-                   (const char *[]){ "cluster", col(s, 0), "state", col(s, 1),
-                                     NULL },
-                   sqlite3_column_double(s, 2));
+        add_or_bug(
+            fj,
+            (const char *[]){"cluster", col(s, 0), "state", col(s, 1), NULL},
+            sqlite3_column_double(s, 2));
     sqlite3_finalize(s);
 
     fg = family(set, "exa_gpu_seconds_total", PROM_COUNTER,
@@ -282,21 +281,20 @@ static int store_metrics(struct obs_exporter *ex, struct prom_set *set,
         sqlite3_finalize(s);
     }
     if (!(s = store_prepare(ex->st,
-                            has_account
-                                ? "SELECT cluster, model, account,"
-                                  " SUM(gpu_hours) * 3600 FROM jobs"
-                                  " WHERE gpu_hours IS NOT NULL"
-                                  " GROUP BY cluster, model, account"
-                                : "SELECT cluster, model, NULL,"
-                                  " SUM(gpu_hours) * 3600 FROM jobs"
-                                  " WHERE gpu_hours IS NOT NULL"
-                                  " GROUP BY cluster, model",
+                            has_account ? "SELECT cluster, model, account,"
+                                          " SUM(gpu_hours) * 3600 FROM jobs"
+                                          " WHERE gpu_hours IS NOT NULL"
+                                          " GROUP BY cluster, model, account"
+                                        : "SELECT cluster, model, NULL,"
+                                          " SUM(gpu_hours) * 3600 FROM jobs"
+                                          " WHERE gpu_hours IS NOT NULL"
+                                          " GROUP BY cluster, model",
                             err)))
         return -1;
     while (sqlite3_step(s) == SQLITE_ROW)
         add_or_bug(fg,
-                   (const char *[]){ "cluster", col(s, 0), "account",
-                                     col(s, 2), "model", col(s, 1), NULL },
+                   (const char *[]){"cluster", col(s, 0), "account", col(s, 2),
+                                    "model", col(s, 1), NULL},
                    sqlite3_column_double(s, 3));
     sqlite3_finalize(s);
 
@@ -311,7 +309,7 @@ static int store_metrics(struct obs_exporter *ex, struct prom_set *set,
                             err)))
         return -1;
     while (sqlite3_step(s) == SQLITE_ROW) {
-        const char *l[] = { "model", col(s, 0), "provider", col(s, 1), NULL };
+        const char *l[] = {"model", col(s, 0), "provider", col(s, 1), NULL};
         add_or_bug(fe, l, sqlite3_column_double(s, 2));
         add_or_bug(fco, l, sqlite3_column_double(s, 3));
     }
@@ -332,7 +330,7 @@ int obs_exporter_collect(struct obs_exporter *ex, exa_error_t *err)
     set = prom_set_new();
     for (size_t i = 0; i < ex->nslots; i++) {
         struct src_slot *slot = &ex->slots[i];
-        struct obs_snapshot snap = { 0 };
+        struct obs_snapshot snap = {0};
         if (!slot->src)
             continue;
         snap.have_nodes = timed(ex, slot->src, slot->src->nodes,
@@ -356,8 +354,7 @@ int obs_exporter_collect(struct obs_exporter *ex, exa_error_t *err)
                 "Scheduler commands that failed (transport, exit, parse)");
     for (size_t i = 0; i < ex->nstats; i++) {
         const struct cmd_stat *c = &ex->stats[i];
-        const char *l[] = { "cluster", c->cluster, "command", c->command,
-                            NULL };
+        const char *l[] = {"cluster", c->cluster, "command", c->command, NULL};
         if (strcmp(c->command, "connect"))
             add_or_bug(fd, l, c->last_s);
         add_or_bug(fr, l, (double)c->runs);
@@ -417,9 +414,10 @@ char *obs_exporter_scrape(struct obs_exporter *ex, size_t *len)
         free(name);
         p = nl + 1;
     }
-    strbuf_addf(&sb, "# HELP exa_exporter_scrapes_total Scrapes served\n"
-                     "# TYPE exa_exporter_scrapes_total counter\n"
-                     "exa_exporter_scrapes_total %lu\n",
+    strbuf_addf(&sb,
+                "# HELP exa_exporter_scrapes_total Scrapes served\n"
+                "# TYPE exa_exporter_scrapes_total counter\n"
+                "exa_exporter_scrapes_total %lu\n",
                 ex->scrapes);
     pthread_mutex_unlock(&ex->mu);
     return strbuf_detach(&sb, len);

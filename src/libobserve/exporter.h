@@ -26,8 +26,8 @@
 
 /* One cluster's scheduler, as the exporter sees it. */
 struct obs_source {
-    char *cluster;   /* owned */
-    char *prefix;    /* metric prefix: "slurm" or "flux"; owned */
+    char *cluster;        /* owned */
+    char *prefix;         /* metric prefix: "slurm" or "flux"; owned */
     const char *node_cmd; /* command names for self-metrics: "sinfo" */
     const char *job_cmd;  /* "squeue" */
     /*
@@ -47,8 +47,7 @@ struct obs_source {
  * cluster is then skipped and its error counted). ctx is the factory's.
  */
 typedef struct obs_source *(*obs_source_factory_f)(const struct fv_cluster *c,
-                                                   void *ctx,
-                                                   exa_error_t *err);
+                                                   void *ctx, exa_error_t *err);
 
 /* Free a source made by a factory (calls destroy, frees names). */
 void obs_source_free(struct obs_source *src);

@@ -104,8 +104,7 @@ struct prom_family *prom_family(struct prom_set *set, const char *name,
 {
     struct prom_family *f;
     if (!valid_name(name, 1)) {
-        exa_err(err, EXA_EFAIL, "invalid metric name '%s'",
-                name ? name : "");
+        exa_err(err, EXA_EFAIL, "invalid metric name '%s'", name ? name : "");
         return NULL;
     }
     for (size_t i = 0; i < set->nr; i++) {
@@ -113,8 +112,8 @@ struct prom_family *prom_family(struct prom_set *set, const char *name,
         if (strcmp(f->name, name))
             continue;
         if (f->type != type) {
-            exa_err(err, EXA_EFAIL, "metric '%s' declared as %s and %s",
-                    name, type_name(f->type), type_name(type));
+            exa_err(err, EXA_EFAIL, "metric '%s' declared as %s and %s", name,
+                    type_name(f->type), type_name(type));
             return NULL;
         }
         return f;
@@ -236,8 +235,8 @@ static size_t index_find(struct prom_family *f, const char *l, size_t n)
     return f->nr;
 }
 
-int prom_add(struct prom_family *fam, const char *const *labels,
-             double value, exa_error_t *err)
+int prom_add(struct prom_family *fam, const char *const *labels, double value,
+             exa_error_t *err)
 {
     struct strbuf *sb = &fam->scratch;
     size_t at;

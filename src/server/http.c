@@ -61,8 +61,8 @@ void http_route(struct http_server *srv, const char *method, const char *path,
 static enum MHD_Result send_text(struct MHD_Connection *c, unsigned status,
                                  const char *ctype, char *body, size_t len)
 {
-    struct MHD_Response *r = MHD_create_response_from_buffer(
-        len, body, MHD_RESPMEM_MUST_FREE);
+    struct MHD_Response *r =
+        MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE);
     enum MHD_Result rc;
     MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE,
                             ctype ? ctype : "text/plain; charset=utf-8");
@@ -71,8 +71,8 @@ static enum MHD_Result send_text(struct MHD_Connection *c, unsigned status,
     return rc;
 }
 
-static enum MHD_Result error(struct MHD_Connection *c, unsigned status,
-                             const char *text)
+static enum MHD_Result send_error(struct MHD_Connection *c, unsigned status,
+                                  const char *text)
 {
     char *b = xstrfmt("%s\n", text);
     return send_text(c, status, NULL, b, strlen(b));
@@ -83,7 +83,7 @@ static enum MHD_Result dispatch(struct http_server *srv,
                                 const char *url, struct conn *cs)
 {
     struct http_request req;
-    struct http_response resp = { 200, NULL, NULL, 0 };
+    struct http_response resp = {200, NULL, NULL, 0};
     int path_known = 0;
     const int head = !strcmp(method, "HEAD");
 
@@ -100,19 +100,19 @@ static enum MHD_Result dispatch(struct http_server *srv,
         req.body_len = cs->body.len;
         if (r->fn(r->ctx, &req, &resp) < 0) {
             free(resp.body);
-            return error(c, MHD_HTTP_INTERNAL_SERVER_ERROR,
-                         "internal error");
+            return send_error(c, MHD_HTTP_INTERNAL_SERVER_ERROR,
+                              "internal error");
         }
         if (!resp.body)
             resp.body = xstrdup("");
         if (head) /* same headers, no body */
             resp.len = 0;
-        return send_text(c, (unsigned)resp.status, resp.content_type,
-                         resp.body, resp.len);
+        return send_text(c, (unsigned)resp.status, resp.content_type, resp.body,
+                         resp.len);
     }
     if (path_known)
-        return error(c, MHD_HTTP_METHOD_NOT_ALLOWED, "method not allowed");
-    return error(c, MHD_HTTP_NOT_FOUND, "not found");
+        return send_error(c, MHD_HTTP_METHOD_NOT_ALLOWED, "method not allowed");
+    return send_error(c, MHD_HTTP_NOT_FOUND, "not found");
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
@@ -138,7 +138,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
         return MHD_YES;
     }
     if (cs->too_large)
-        return error(c, 413, "request body too large");
+        return send_error(c, 413, "request body too large");
     return dispatch(srv, c, method, url, cs);
 }
 
@@ -192,8 +192,9 @@ int http_server_listen(struct http_server *srv, const char *listen,
     hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
     gai = getaddrinfo(host, port, &hints, &res);
     if (gai != 0 || !res)
-        return exa_err(err, EXA_EUSAGE, "cannot resolve listen address '%s': %s",
-                       listen, gai_strerror(gai));
+        return exa_err(err, EXA_EUSAGE,
+                       "cannot resolve listen address '%s': %s", listen,
+                       gai_strerror(gai));
     if (res->ai_family == AF_INET6)
         flags |= MHD_USE_IPv6;
     if (res->ai_family == AF_INET) {

@@ -84,7 +84,7 @@ static double value_of(const char *text, const char *series)
 
 static void test_slurm_families(void **state)
 {
-    struct obs_snapshot s = { 0 };
+    struct obs_snapshot s = {0};
     struct prom_set *set = prom_set_new();
     struct strbuf out = STRBUF_INIT;
     (void)state;
@@ -115,24 +115,29 @@ static void test_slurm_families(void **state)
                   "status=\"mixed\",partition=\"gpu,debug\"}") == 2);
     assert_true(V("slurm_node_mem_total{cluster=\"c1\",node=\"cpu01\","
                   "status=\"idle\",partition=\"cpu\"}") == 1073741824.0);
-    assert_true(V("slurm_partition_gpus_idle{cluster=\"c1\",partition=\"gpu\"}")
-                == 2);
+    assert_true(
+        V("slurm_partition_gpus_idle{cluster=\"c1\",partition=\"gpu\"}") == 2);
     /* jobs */
     assert_true(V("slurm_jobs_running{cluster=\"c1\"}") == 3);
     assert_true(V("slurm_jobs_pending{cluster=\"c1\"}") == 1);
     assert_true(V("slurm_jobs_failed{cluster=\"c1\"}") == 0);
-    assert_true(V("slurm_account_jobs_running{cluster=\"c1\",account=\"physics\"}")
-                == 2);
-    assert_true(V("slurm_account_gpus_running{cluster=\"c1\",account=\"physics\"}")
-                == 8);
-    assert_true(V("slurm_account_cpus_running{cluster=\"c1\",account=\"bio\"}")
-                == 16);
-    assert_true(V("slurm_user_jobs_pending{cluster=\"c1\",user=\"alice\"}") == 1);
+    assert_true(
+        V("slurm_account_jobs_running{cluster=\"c1\",account=\"physics\"}") ==
+        2);
+    assert_true(
+        V("slurm_account_gpus_running{cluster=\"c1\",account=\"physics\"}") ==
+        8);
+    assert_true(
+        V("slurm_account_cpus_running{cluster=\"c1\",account=\"bio\"}") == 16);
+    assert_true(V("slurm_user_jobs_pending{cluster=\"c1\",user=\"alice\"}") ==
+                1);
     /* a pending job in two partitions counts in each */
-    assert_true(V("slurm_partition_jobs_pending{cluster=\"c1\",partition=\"gpu\"}")
-                == 1);
-    assert_true(V("slurm_partition_jobs_pending{cluster=\"c1\",partition=\"debug\"}")
-                == 1);
+    assert_true(
+        V("slurm_partition_jobs_pending{cluster=\"c1\",partition=\"gpu\"}") ==
+        1);
+    assert_true(
+        V("slurm_partition_jobs_pending{cluster=\"c1\",partition=\"debug\"}") ==
+        1);
     assert_true(V("slurm_queue_pending{cluster=\"c1\",user=\"alice\","
                   "partition=\"debug\",reason=\"Resources\"}") == 1);
     assert_true(V("slurm_queue_running{cluster=\"c1\",user=\"alice\","
@@ -146,7 +151,8 @@ static void test_slurm_families(void **state)
                   "node=\"gpu02\"}") == 1);
     assert_true(V("slurm_job_gpus{cluster=\"c1\",job_id=\"184731\"}") == 4);
     /* a pending job is on no node */
-    assert_null(strstr(out.buf, "slurm_node_job{cluster=\"c1\",job_id=\"184731\""));
+    assert_null(
+        strstr(out.buf, "slurm_node_job{cluster=\"c1\",job_id=\"184731\""));
     /* _total gauges are untyped (promtool lint), others gauges */
     assert_non_null(strstr(out.buf, "# TYPE slurm_cpus_total untyped\n"));
     assert_non_null(strstr(out.buf, "# TYPE slurm_cpus_alloc gauge\n"));
@@ -158,7 +164,7 @@ static void test_slurm_families(void **state)
 
 static void test_flux_prefix_and_missing_parts(void **state)
 {
-    struct obs_snapshot s = { 0 };
+    struct obs_snapshot s = {0};
     struct prom_set *set = prom_set_new();
     struct strbuf out = STRBUF_INIT;
     (void)state;
