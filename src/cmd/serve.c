@@ -26,13 +26,27 @@
 
 #define SERVE_DEFAULT_LISTEN "127.0.0.1:9477"
 
+static size_t scrape_read(void *cls, size_t pos, char *buf, size_t max)
+{
+    return obs_scrape_read(cls, pos, buf, max);
+}
+
+static void scrape_free(void *cls)
+{
+    obs_scrape_end(cls);
+}
+
+/* /metrics streams the shared cached render: no per-scrape copy. */
 static int h_metrics(void *ctx, const struct http_request *req,
                      struct http_response *resp)
 {
-    struct obs_exporter *ex = ctx;
+    struct obs_scrape *sc = obs_exporter_scrape_begin(ctx);
     (void)req;
-    resp->body = obs_exporter_scrape(ex, &resp->len);
     resp->content_type = PROM_CONTENT_TYPE;
+    resp->len = obs_scrape_len(sc);
+    resp->read = scrape_read;
+    resp->read_free = scrape_free;
+    resp->read_cls = sc;
     return 0;
 }
 

@@ -25,6 +25,19 @@
 #include "libutil/strbuf.h"
 #include "libutil/xalloc.h"
 
+/* One render, shared by the scrapes reading it; refs under ex->mu. */
+struct obs_body {
+    char *data;
+    size_t len;
+    size_t refs;
+};
+
+struct obs_scrape {
+    struct obs_exporter *ex;
+    struct obs_body *body; /* NULL before the first collection */
+    struct strbuf tail;    /* the scrape-time families */
+};
+
 struct cmd_stat {
     char *cluster, *command;
     double last_s;
@@ -70,10 +83,9 @@ struct obs_exporter {
     /* shared with scrapers, under mu */
     pthread_mutex_t mu;
     pthread_cond_t cv;
-    char *body;
-    size_t body_len;
-    double body_at;     /* monotonic time of the last render; <0 none */
-    struct strbuf ages; /* rendered cluster ages: "cluster\tlast_ok\n" */
+    struct obs_body *body; /* the current render, shared with scrapes */
+    double body_at;        /* monotonic time of the last render; <0 none */
+    struct strbuf ages;    /* rendered cluster ages: "cluster\tlast_ok\n" */
     unsigned long generation, scrapes;
     int stop, running;
     pthread_t thread;
@@ -130,7 +142,10 @@ void obs_exporter_free(struct obs_exporter *ex)
     free(ex->stats);
     if (ex->st)
         store_close(ex->st);
-    free(ex->body);
+    if (ex->body && --ex->body->refs == 0) {
+        free(ex->body->data);
+        free(ex->body);
+    }
     strbuf_release(&ex->ages);
     pthread_mutex_destroy(&ex->mu);
     pthread_cond_destroy(&ex->cv);
@@ -322,6 +337,7 @@ int obs_exporter_collect(struct obs_exporter *ex, exa_error_t *err)
     struct prom_set *set;
     struct prom_family *fd, *fr, *fe;
     struct strbuf out = STRBUF_INIT, ages = STRBUF_INIT;
+    struct obs_body *body, *old = NULL;
 
     if (!ex->st && !(ex->st = store_open(ex->db_path, err)))
         return -1;
@@ -367,60 +383,127 @@ int obs_exporter_collect(struct obs_exporter *ex, exa_error_t *err)
             strbuf_addf(&ages, "%s\t%.6f\n", ex->slots[i].cluster,
                         ex->slots[i].last_ok);
 
+    body = xcalloc(1, sizeof(*body));
+    body->data = strbuf_detach(&out, &body->len);
+    body->refs = 1;
     pthread_mutex_lock(&ex->mu);
-    free(ex->body);
-    ex->body = strbuf_detach(&out, &ex->body_len);
+    if (ex->body && --ex->body->refs == 0)
+        old = ex->body; /* freed below, outside the lock */
+    ex->body = body;
     ex->body_at = now_mono();
     strbuf_release(&ex->ages);
     ex->ages = ages;
     ex->generation++;
     pthread_cond_broadcast(&ex->cv);
     pthread_mutex_unlock(&ex->mu);
+    if (old) {
+        free(old->data);
+        free(old);
+    }
     return 0;
 }
 
-char *obs_exporter_scrape(struct obs_exporter *ex, size_t *len)
+struct obs_scrape *obs_exporter_scrape_begin(struct obs_exporter *ex)
 {
-    struct strbuf sb = STRBUF_INIT;
+    struct obs_scrape *sc = xcalloc(1, sizeof(*sc));
+    struct strbuf *sb = &sc->tail;
     double now = now_mono();
+    sc->ex = ex;
+    strbuf_init(sb, 1024);
     pthread_mutex_lock(&ex->mu);
     ex->scrapes++;
-    strbuf_grow(&sb, ex->body_len + 1024);
-    if (ex->body)
-        strbuf_add(&sb, ex->body, ex->body_len);
-    strbuf_addstr(&sb, "# HELP exa_exporter_cache_age_seconds Seconds since "
-                       "the cached exposition was rendered\n"
-                       "# TYPE exa_exporter_cache_age_seconds gauge\n");
+    if ((sc->body = ex->body))
+        sc->body->refs++;
+    strbuf_addstr(sb, "# HELP exa_exporter_cache_age_seconds Seconds since "
+                      "the cached exposition was rendered\n"
+                      "# TYPE exa_exporter_cache_age_seconds gauge\n");
     if (ex->body_at >= 0) {
-        strbuf_addstr(&sb, "exa_exporter_cache_age_seconds ");
-        prom_format_value(&sb, now - ex->body_at);
-        strbuf_addch(&sb, '\n');
+        strbuf_addstr(sb, "exa_exporter_cache_age_seconds ");
+        prom_format_value(sb, now - ex->body_at);
+        strbuf_addch(sb, '\n');
     }
-    strbuf_addstr(&sb, "# HELP exa_exporter_cluster_data_age_seconds Seconds "
-                       "since both scheduler commands of the cluster last "
-                       "succeeded\n"
-                       "# TYPE exa_exporter_cluster_data_age_seconds gauge\n");
+    strbuf_addstr(sb, "# HELP exa_exporter_cluster_data_age_seconds Seconds "
+                      "since both scheduler commands of the cluster last "
+                      "succeeded\n"
+                      "# TYPE exa_exporter_cluster_data_age_seconds gauge\n");
     for (const char *p = ex->ages.buf; *p;) {
         const char *tab = strchr(p, '\t'), *nl = strchr(p, '\n');
         char *name;
         if (!tab || !nl)
             break;
         name = xstrndup(p, (size_t)(tab - p));
-        strbuf_addstr(&sb, "exa_exporter_cluster_data_age_seconds{cluster=\"");
-        prom_escape_label(&sb, name);
-        strbuf_addstr(&sb, "\"} ");
-        prom_format_value(&sb, now - strtod(tab + 1, NULL));
-        strbuf_addch(&sb, '\n');
+        strbuf_addstr(sb, "exa_exporter_cluster_data_age_seconds{cluster=\"");
+        prom_escape_label(sb, name);
+        strbuf_addstr(sb, "\"} ");
+        prom_format_value(sb, now - strtod(tab + 1, NULL));
+        strbuf_addch(sb, '\n');
         free(name);
         p = nl + 1;
     }
-    strbuf_addf(&sb,
+    strbuf_addf(sb,
                 "# HELP exa_exporter_scrapes_total Scrapes served\n"
                 "# TYPE exa_exporter_scrapes_total counter\n"
                 "exa_exporter_scrapes_total %lu\n",
                 ex->scrapes);
     pthread_mutex_unlock(&ex->mu);
-    return strbuf_detach(&sb, len);
+    return sc;
+}
+
+size_t obs_scrape_len(const struct obs_scrape *sc)
+{
+    return (sc->body ? sc->body->len : 0) + sc->tail.len;
+}
+
+size_t obs_scrape_read(const struct obs_scrape *sc, size_t pos, char *buf,
+                       size_t max)
+{
+    size_t blen = sc->body ? sc->body->len : 0, n = 0;
+    if (pos < blen) {
+        n = blen - pos < max ? blen - pos : max;
+        memcpy(buf, sc->body->data + pos, n);
+        pos += n;
+    }
+    if (n < max && pos >= blen && pos - blen < sc->tail.len) {
+        size_t off = pos - blen, m = sc->tail.len - off;
+        if (m > max - n)
+            m = max - n;
+        memcpy(buf + n, sc->tail.buf + off, m);
+        n += m;
+    }
+    return n;
+}
+
+void obs_scrape_end(struct obs_scrape *sc)
+{
+    struct obs_body *drop = NULL;
+    if (!sc)
+        return;
+    if (sc->body) {
+        pthread_mutex_lock(&sc->ex->mu);
+        if (--sc->body->refs == 0)
+            drop = sc->body;
+        pthread_mutex_unlock(&sc->ex->mu);
+    }
+    if (drop) {
+        free(drop->data);
+        free(drop);
+    }
+    strbuf_release(&sc->tail);
+    free(sc);
+}
+
+char *obs_exporter_scrape(struct obs_exporter *ex, size_t *len)
+{
+    struct obs_scrape *sc = obs_exporter_scrape_begin(ex);
+    size_t n = obs_scrape_len(sc);
+    char *buf = xmalloc(n + 1);
+    if (obs_scrape_read(sc, 0, buf, n) != n)
+        BUG("short scrape read");
+    buf[n] = '\0';
+    obs_scrape_end(sc);
+    if (len)
+        *len = n;
+    return buf;
 }
 
 unsigned long obs_exporter_generation(struct obs_exporter *ex)

@@ -71,6 +71,50 @@ static enum MHD_Result send_text(struct MHD_Connection *c, unsigned status,
     return rc;
 }
 
+struct reader {
+    size_t (*read)(void *cls, size_t pos, char *buf, size_t max);
+    void (*read_free)(void *cls);
+    void *cls;
+};
+
+static ssize_t reader_cb(void *cls, uint64_t pos, char *buf, size_t max)
+{
+    struct reader *r = cls;
+    size_t n = r->read(r->cls, (size_t)pos, buf, max);
+    return n ? (ssize_t)n : MHD_CONTENT_READER_END_OF_STREAM;
+}
+
+static void reader_free(void *cls)
+{
+    struct reader *r = cls;
+    if (r->read_free)
+        r->read_free(r->cls);
+    free(r);
+}
+
+static enum MHD_Result send_reader(struct MHD_Connection *c, unsigned status,
+                                   const char *ctype,
+                                   const struct http_response *resp)
+{
+    struct reader *r = xmalloc(sizeof(*r));
+    struct MHD_Response *mr;
+    enum MHD_Result rc;
+    r->read = resp->read;
+    r->read_free = resp->read_free;
+    r->cls = resp->read_cls;
+    mr = MHD_create_response_from_callback(resp->len, 64 * 1024, reader_cb, r,
+                                           reader_free);
+    if (!mr) {
+        reader_free(r);
+        return MHD_NO;
+    }
+    MHD_add_response_header(mr, MHD_HTTP_HEADER_CONTENT_TYPE,
+                            ctype ? ctype : "text/plain; charset=utf-8");
+    rc = MHD_queue_response(c, status, mr);
+    MHD_destroy_response(mr);
+    return rc;
+}
+
 static enum MHD_Result send_error(struct MHD_Connection *c, unsigned status,
                                   const char *text)
 {
@@ -83,7 +127,7 @@ static enum MHD_Result dispatch(struct http_server *srv,
                                 const char *url, struct conn *cs)
 {
     struct http_request req;
-    struct http_response resp = {200, NULL, NULL, 0};
+    struct http_response resp = {.status = 200};
     int path_known = 0;
     const int head = !strcmp(method, "HEAD");
 
@@ -100,9 +144,14 @@ static enum MHD_Result dispatch(struct http_server *srv,
         req.body_len = cs->body.len;
         if (r->fn(r->ctx, &req, &resp) < 0) {
             free(resp.body);
+            if (resp.read && resp.read_free)
+                resp.read_free(resp.read_cls);
             return send_error(c, MHD_HTTP_INTERNAL_SERVER_ERROR,
                               "internal error");
         }
+        if (resp.read)
+            return send_reader(c, (unsigned)resp.status, resp.content_type,
+                               &resp);
         if (!resp.body)
             resp.body = xstrdup("");
         if (head) /* same headers, no body */

@@ -289,14 +289,36 @@ static void test_cache_and_self_metrics(void **state)
     assert_int_equal(obs_exporter_generation(ex), 2);
     free(body);
 
+    /* a streaming view keeps its render while a newer one replaces it */
+    {
+        struct obs_scrape *sc = obs_exporter_scrape_begin(ex);
+        size_t n = obs_scrape_len(sc), got = 0, k;
+        char *copy = xmalloc(n + 1), chunk[7];
+        the_fake.fail_jobs = 0;
+        assert_int_equal(obs_exporter_collect(ex, &err), 0);
+        while ((k = obs_scrape_read(sc, got, chunk, sizeof(chunk))) > 0) {
+            memcpy(copy + got, chunk, k);
+            got += k;
+        }
+        copy[got] = '\0';
+        assert_int_equal(got, n);
+        assert_null(strstr(copy, "slurm_job_info")); /* the old render */
+        assert_non_null(strstr(copy, "exa_exporter_scrapes_total 53\n"));
+        obs_scrape_end(sc);
+        free(copy);
+        body = obs_exporter_scrape(ex, &len);
+        assert_non_null(strstr(body, "slurm_job_info")); /* the new one */
+        free(body);
+    }
+
     /* the background thread collects at once on start */
     the_fake.fail_jobs = 0;
     assert_int_equal(obs_exporter_start(ex, &err), 0);
-    for (int i = 0; i < 200 && obs_exporter_generation(ex) < 3; i++)
+    for (int i = 0; i < 200 && obs_exporter_generation(ex) < 4; i++)
         usleep(10000);
-    assert_true(obs_exporter_generation(ex) >= 3);
+    assert_true(obs_exporter_generation(ex) >= 4);
     obs_exporter_stop(ex);
-    assert_int_equal(the_fake.job_calls, 3);
+    assert_int_equal(the_fake.job_calls, 4);
     obs_exporter_free(ex);
 
     unlink(db);
