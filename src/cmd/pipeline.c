@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "cmd/groups.h"
+#include "cmd/pipeline_cluster.h"
 #include "libpipeline/run.h"
 #include "libpipeline/train.h"
 #include "libutil/json.h"
@@ -142,8 +143,23 @@ static int cmd_run(struct exa_ctx *ctx, int argc, char **argv)
         { "cluster", required_argument, NULL, 'C' },
         { "gpus", required_argument, NULL, 'g' },
         { "threads", required_argument, NULL, 'T' },
+        { "stage-dataset", no_argument, NULL, 'S' },
+        { "partition", required_argument, NULL, 1000 },
+        { "qos", required_argument, NULL, 1001 },
+        { "account", required_argument, NULL, 1002 },
+        { "time", required_argument, NULL, 1003 },
+        { "nodes", required_argument, NULL, 1004 },
+        { "cpus-per-task", required_argument, NULL, 1005 },
+        { "mem", required_argument, NULL, 1006 },
+        { "constraint", required_argument, NULL, 1007 },
+        { "ntasks", required_argument, NULL, 1008 },
         { NULL, 0, NULL, 0 },
     };
+    static const char *const res_keys[] = { "partition", "qos", "account",
+                                            "time", "nodes", "cpus_per_task",
+                                            "mem", "constraint", "ntasks" };
+    struct sched_resources ask = SCHED_RESOURCES_INIT;
+    int stage = 0, nres = 0;
     struct pipeline_run_request req;
     struct pipeline_run_result res;
     exa_error_t err = EXA_ERROR_INIT;
@@ -176,18 +192,51 @@ static int cmd_run(struct exa_ctx *ctx, int argc, char **argv)
             break;
         case 'g':
             if ((rc = cmd_parse_uint(ctx, "--gpus", optarg, &gpus)))
-                return rc;
+                goto usage_out;
             break;
         case 'T':
             if ((rc = parse_threads(ctx, optarg, &req.train.nthread)))
-                return rc;
+                goto usage_out;
+            break;
+        case 'S':
+            stage = 1;
+            break;
+        case 1000: case 1001: case 1002: case 1003: case 1004: case 1005:
+        case 1006: case 1007: case 1008:
+            if (sched_resources_set(&ask, res_keys[c - 1000], optarg,
+                                    &err) < 0) {
+                rc = out_usage(ctx, "%s", err.text);
+                goto usage_out;
+            }
+            nres++;
             break;
         default:
-            return bad_option(ctx, argv);
+            rc = bad_option(ctx, argv);
+            goto usage_out;
         }
     }
-    if (optind < argc)
-        return out_usage(ctx, "unexpected argument '%s'", argv[optind]);
+    if (optind < argc) {
+        rc = out_usage(ctx, "unexpected argument '%s'", argv[optind]);
+        goto usage_out;
+    }
+    if (cluster) {
+        struct pipeline_cluster_opts po;
+        memset(&po, 0, sizeof(po));
+        po.model = req.train.model;
+        po.dataset = req.train.dataset;
+        po.dataset_path = req.train.dataset_path;
+        po.dummy = req.train.dummy;
+        po.stage_dataset = stage;
+        po.nthread = req.train.nthread;
+        po.cluster = cluster;
+        po.res = ask;
+        po.res.gpus = gpus;
+        return pipeline_cluster_run(ctx, &po);
+    }
+    sched_resources_release(&ask);
+    if (stage || nres)
+        return out_usage(ctx, "--stage-dataset and resource options need "
+                              "--cluster NAME|auto");
     if (!(sched = scheduler_from_env(ctx, &rc)))
         return rc;
     if (cluster || strcmp(sched, "mock"))
@@ -234,6 +283,9 @@ static int cmd_run(struct exa_ctx *ctx, int argc, char **argv)
     }
     pipeline_run_result_release(&res);
     free(path);
+    return rc;
+usage_out:
+    sched_resources_release(&ask);
     return rc;
 }
 
