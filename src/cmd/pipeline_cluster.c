@@ -316,7 +316,8 @@ int pipeline_cluster_wait_hook(struct exa_ctx *ctx, const char *cluster,
     if (ctx->out != OUT_JSON && !ctx->quiet)
         printf("Resuming the run of job %s on cluster %s\n", ids[0], cluster);
     sigint_install(&old);
-    rc = cluster_run_resume(NULL, NULL, NULL, cluster, ids[0], &h, &res, &err);
+    rc = cluster_run_resume(NULL, NULL, NULL, cluster, ids[0], NULL, &h, &res,
+                            &err);
     sigaction(SIGINT, &old, NULL);
     rc = report(ctx, &res, rc, &err, &v);
     cluster_run_result_release(&res);

@@ -868,10 +868,10 @@ int cluster_run(const struct cluster_run_request *req,
             goto out;
         hook_step(h, "placement", "%s", res->placement_reason);
     }
+    res->cluster = xstrdup(name);
     if (fleet_require_active(&f, name, err) < 0)
         goto out;
     c = fleet_find(&f, name);
-    res->cluster = xstrdup(c->def.name);
     res->scheduler = xstrdup(c->def.scheduler ? c->def.scheduler : "unknown");
     if (strcmp(res->scheduler, "slurm") && strcmp(res->scheduler, "flux")) {
         exa_err(err, EXA_EUSAGE, "cluster '%s' has scheduler '%s'; a cluster "
@@ -1048,12 +1048,13 @@ int cluster_run_pending(const char *db_path, const char *cluster,
 
 int cluster_run_resume(const char *db_path, const char *regpath,
                        const char *models_root, const char *cluster,
-                       const char *job_id, const struct cluster_run_hooks *h,
+                       const char *job_id, struct transport *tover,
+                       const struct cluster_run_hooks *h,
                        struct cluster_run_result *res, exa_error_t *err)
 {
     struct fleet f = { NULL, 0 };
     const struct fleet_cluster *c;
-    struct transport *t = NULL;
+    struct transport *t = tover;
     struct sched *s = NULL;
     store_t *st = NULL;
     char *root = NULL, *reg = NULL;
@@ -1085,13 +1086,15 @@ int cluster_run_resume(const char *db_path, const char *regpath,
     }
     res->cluster = xstrdup(cluster);
     res->scheduler = xstrdup(res->job.scheduler);
-    if (!(t = cluster_run_transport(c, err)) ||
-        !(s = sched_new(res->job.scheduler, t, err)))
+    if (!t && !(t = cluster_run_transport(c, err)))
+        goto out;
+    if (!(s = sched_new(res->job.scheduler, t, err)))
         goto out;
     rc = wait_and_finish(st, s, t, root, h, res, err);
 out:
     sched_free(s);
-    transport_close(t);
+    if (t != tover)
+        transport_close(t);
     fleet_release(&f);
     store_close(st);
     free(root);

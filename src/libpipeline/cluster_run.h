@@ -130,13 +130,16 @@ int cluster_run_pending(const char *db_path, const char *cluster,
 
 /*
  * Resume a cluster run whose waiting exa went away: wait for the recorded
- * job (cluster, job_id) over the cluster's registered transport, then
- * steps 6 and 7 above. Paths as in cluster_run_request (NULL: defaults).
- * Returns and fills res like cluster_run().
+ * job (cluster, job_id) over the cluster's registered transport (or over
+ * t when not NULL: borrowed, for tests with the fake transport), then
+ * steps 6 and 7 above. The cluster must still be registered. Paths as in
+ * cluster_run_request (NULL: defaults). Returns and fills res like
+ * cluster_run().
  */
 int cluster_run_resume(const char *db_path, const char *regpath,
                        const char *models_root, const char *cluster,
-                       const char *job_id, const struct cluster_run_hooks *h,
+                       const char *job_id, struct transport *t,
+                       const struct cluster_run_hooks *h,
                        struct cluster_run_result *res, exa_error_t *err);
 
 /*
