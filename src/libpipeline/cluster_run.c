@@ -241,6 +241,9 @@ static int run_preflight(struct transport *t, const struct fleet_cluster *c,
 
 struct waiter {
     const struct cluster_run_hooks *h;
+    store_t *st;
+    const char *job_cluster;
+    char last_state[16]; /* last state written to the job row */
     struct sched *s;
     struct tracker_opts *o;
     const char *cluster, *job_id;
@@ -290,6 +293,18 @@ static void wait_progress(void *arg, const struct sched_job *jobs, size_t n,
 {
     struct waiter *w = arg;
     (void)poll;
+    /* keep the row in step while waiting (exa hpc jobs shows it); the
+     * terminal state is written with the accounting by record_end */
+    if (n && w->st && (jobs[0].state == SCHED_PENDING ||
+                       jobs[0].state == SCHED_RUNNING ||
+                       jobs[0].state == SCHED_SUSPENDED) &&
+        strcmp(w->last_state, sched_state_name(jobs[0].state))) {
+        struct job_rec ch;
+        job_rec_init(&ch);
+        ch.state = (char *)sched_state_name(jobs[0].state);
+        if (store_job_update(w->st, w->job_cluster, w->job_id, &ch, NULL) == 0)
+            xsnprintf(w->last_state, sizeof(w->last_state), "%s", ch.state);
+    }
     if (n && w->h && w->h->wait)
         w->h->wait(w->h->arg, &jobs[0], elapsed_s);
 }
@@ -696,6 +711,8 @@ static int wait_and_finish(store_t *st, struct sched *s, struct transport *t,
         return -1;
     memset(&w, 0, sizeof(w));
     w.h = h;
+    w.st = st;
+    w.job_cluster = res->job.cluster;
     w.s = s;
     w.o = &o;
     w.cluster = res->job.cluster;
