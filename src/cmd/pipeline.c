@@ -358,7 +358,10 @@ int cmd_train(struct exa_ctx *ctx, int argc, char **argv)
 static const struct exa_cmd cmds[] = {
     { "run", cmd_run,
       "[--model JPCP] [--dataset PM100Dataset] [--dummy] "
-      "[--dataset-path FILE] [--threads N] [--cluster NAME]",
+      "[--dataset-path FILE] [--threads N] [--cluster NAME|auto [--gpus G] "
+      "[--stage-dataset] [--partition P] [--qos Q] [--account A] [--time T] "
+      "[--nodes N] [--ntasks N] [--cpus-per-task C] [--mem M] "
+      "[--constraint C]]",
       "train a model and register a new version (mock: in this process)",
       "Loads the dataset, splits it by submit_time (train 2020-05-01 to\n"
       "2020-09-01, validation to 2020-10-01, UTC), trains the model,\n"
@@ -369,12 +372,23 @@ static const struct exa_cmd cmds[] = {
       "  --dataset D        dataset (default PM100Dataset)\n"
       "  --dummy            only the first 50 usable rows of each split\n"
       "  --dataset-path F   CSV file; default $EXAMLOPS_PM100_PATH, else\n"
-      "                     the bundled data/pm100-sample.csv\n"
+      "                     the bundled data/pm100-sample.csv (with\n"
+      "                     --cluster: a path on the cluster)\n"
       "  --threads N        training threads (default 2)\n"
-      "  --cluster NAME     run on a cluster (not in this build yet)\n\n"
-      "Exit: 0 ok, 1 training failed or malformed dataset, 2 usage or\n"
-      "unknown name, 3 dataset file, data directory or database.\n"
-      "See doc/pipeline-run.md." },
+      "  --cluster NAME     train on an ACTIVE cluster (auto: placement\n"
+      "                     picks one): preflight, submit, wait, fetch and\n"
+      "                     verify the artifacts, register with lineage\n"
+      "  --gpus G           GPUs for the job in total (cluster runs)\n"
+      "  --stage-dataset    copy the local dataset file to the cluster\n"
+      "  --partition --qos --account --time --nodes --ntasks\n"
+      "  --cpus-per-task --mem --constraint   the resource ask (else\n"
+      "                     EXAMLOPS_HPC_*); Ctrl-C during the wait asks\n"
+      "                     whether to cancel (-y: yes); resume with\n"
+      "                     'exa hpc wait JOBID --cluster C'\n\n"
+      "Exit: 0 ok, 1 training/job failed, preflight failed or malformed\n"
+      "dataset, 2 usage or unknown name, 3 dataset file, data directory or\n"
+      "database, 4 transport, 5 scheduler, 6 cluster not approved.\n"
+      "See doc/pipeline-run.md and doc/cluster-run.md." },
     { NULL },
 };
 
