@@ -239,14 +239,12 @@ static int cmd_run(struct exa_ctx *ctx, int argc, char **argv)
                               "--cluster NAME|auto");
     if (!(sched = scheduler_from_env(ctx, &rc)))
         return rc;
-    if (cluster || strcmp(sched, "mock"))
+    if (strcmp(sched, "mock"))
         return out_errorf(
             ctx, EXA_EUSAGE,
-            "unset EXAMLOPS_HPC_SCHEDULER (or set it to mock) and drop "
-            "--cluster to train in this process",
-            "cluster runs (%s%s%s) need --cluster support, which this exa "
-            "does not have yet", cluster ? "--cluster " : "scheduler ",
-            cluster ? cluster : sched, "");
+            "name the cluster: --cluster NAME|auto (see 'exa hpc clusters'), "
+            "or unset EXAMLOPS_HPC_SCHEDULER to train in this process",
+            "cluster runs (scheduler %s) need --cluster NAME|auto", sched);
     if (gpus > 0)
         return out_errorf(ctx, EXA_EUSAGE, "drop --gpus for a mock run",
                           "--gpus %lld needs a cluster run; mock runs train "
