@@ -37,7 +37,10 @@ json_t *debug_parse_flux_eventlog(const char *buf, size_t len,
                                   size_t errkind_len)
 {
     json_t *res = flux_eventlog_parse(buf, len, err);
-    return with_kind(res, "parse_error", errkind, errkind_len);
+    return with_kind(res,
+                     err && err->code == EXA_ENOTFOUND ? "unknown_job"
+                                                       : "parse_error",
+                     errkind, errkind_len);
 }
 
 json_t *debug_parse_flux_resource(const char *buf, size_t len,

@@ -155,6 +155,65 @@ static void add_rlist(json_t *grp, const char *s)
 static json_t *resource_parse_clean(const char *buf, size_t len,
                                     const char **errkind, exa_error_t *err);
 
+/* Case-insensitive search for needle in the n bytes at s. */
+static int strcasestr_n(const char *s, size_t n, const char *needle)
+{
+    size_t m = strlen(needle);
+    for (size_t i = 0; i + m <= n; i++)
+        if (!strncasecmp(s + i, needle, m))
+            return 1;
+    return 0;
+}
+
+static int has_lower(const char *s, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (islower((unsigned char)s[i]))
+            return 1;
+    return 0;
+}
+
+/*
+ * `flux resource list -n` / `status -n` print no header: assume the
+ * default columns, chosen by the widest row (5 tokens: the list view
+ * with NGPUS; 4: the old list view, or the status view when the third
+ * token is an idset "0-2" / "15,40"), read token by token.
+ */
+static void synth_header(struct flux_table_hdr *h, const char *buf,
+                         size_t len)
+{
+    size_t i = 0, maxtok = 0;
+    int idset3 = 0;
+    const char *cols;
+
+    while (i < len) {
+        const char *s = buf + i, *nl = memchr(s, '\n', len - i);
+        size_t l = nl ? (size_t)(nl - s) : len - i, ntok = 0, k = 0;
+        i += l + 1;
+        while (k < l) {
+            size_t b;
+            while (k < l && isspace((unsigned char)s[k]))
+                k++;
+            if (k >= l)
+                break;
+            b = k;
+            while (k < l && !isspace((unsigned char)s[k]))
+                k++;
+            if (++ntok == 3 && memchr(s + b, '-', k - b))
+                idset3 = 1;
+            if (ntok == 3 && memchr(s + b, ',', k - b))
+                idset3 = 1;
+        }
+        if (ntok > maxtok)
+            maxtok = ntok;
+    }
+    cols = maxtok >= 5 ? "STATE NNODES NCORES NGPUS NODELIST"
+           : idset3    ? "STATE NNODES RANKS NODELIST"
+                       : "STATE NNODES NCORES NODELIST";
+    flux_table_hdr_init(h, cols, strlen(cols));
+    h->by_token = 1;
+}
+
 json_t *flux_resource_parse(const char *buf, size_t len,
                             const char **errkind, exa_error_t *err)
 {
@@ -190,9 +249,22 @@ static json_t *resource_parse_clean(const char *buf, size_t len,
         if (k == l)
             continue;
         if (!have_hdr) {
-            flux_table_hdr_init(&hdr, s, l);
+            if (!has_lower(s, l)) {
+                flux_table_hdr_init(&hdr, s, l);
+                have_hdr = 1;
+                continue;
+            }
+            if (strcasestr_n(s, l, "error") || strcasestr_n(s, l, "unable")
+                || strcasestr_n(s, l, "usage:")) {
+                char *msg = xstrndup(s, l);
+                json_decref(index);
+                json_decref(groups);
+                exa_err(err, EXA_ESCHED, "flux resource: %s", msg);
+                free(msg);
+                return NULL;
+            }
+            synth_header(&hdr, buf, len);
             have_hdr = 1;
-            continue;
         }
         {
             char **cells = xcalloc(hdr.ncols ? hdr.ncols : 1, sizeof(char *));

@@ -335,6 +335,7 @@ size_t flux_table_hdr_init(struct flux_table_hdr *h, const char *hdr,
     h->names = xcalloc(n ? n : 1, sizeof(char *));
     h->start = xcalloc(n ? n : 1, sizeof(size_t));
     h->end = xcalloc(n ? n : 1, sizeof(size_t));
+    h->by_token = 0;
     h->aligned = (len && (hdr[0] == ' ' || hdr[0] == '\t'))
                  || memmem(hdr, len, "  ", 2) != NULL;
     for (size_t i = 0; i < n; i++) {
@@ -369,9 +370,13 @@ void flux_table_row(const struct flux_table_hdr *h, const char *row,
         cells[c] = NULL;
         b0[c] = SIZE_MAX;
     }
-    if (!h->aligned && n == h->ncols) {
-        for (size_t c = 0; c < n; c++)
-            cells[c] = xstrndup(row + t[c].b0, t[c].b1 - t[c].b0);
+    if (h->ncols && (h->by_token || (!h->aligned && n == h->ncols))) {
+        /* token order; a synthesized header's last column takes the rest */
+        size_t k = n < h->ncols ? n : h->ncols;
+        for (size_t c = 0; c < k; c++) {
+            size_t e = (c + 1 == h->ncols) ? t[n - 1].b1 : t[c].b1;
+            cells[c] = xstrndup(row + t[c].b0, e - t[c].b0);
+        }
         n = 0;
     }
     for (size_t i = 0; i < n && h->ncols; i++) {
@@ -568,14 +573,35 @@ static char *section_line(const char *s, size_t len)
     uint64_t v;
 
     if (n == 1 && t[0].b1 - t[0].b0 > 1 && s[t[0].b1 - 1] == ':') {
+        /* deeper levels print the path of ids: "ƒA/ƒB:" */
+        struct strvec parts = STRVEC_INIT;
         id = xstrndup(s + t[0].b0, t[0].b1 - t[0].b0 - 1);
-        if (flux_jobid_parse(id, &v) < 0) {
-            free(id);
-            id = NULL;
-        }
+        strvec_split(&parts, id, '/');
+        for (size_t i = 0; i < parts.nr; i++)
+            if (flux_jobid_parse(parts.v[i], &v) < 0) {
+                free(id);
+                id = NULL;
+                break;
+            }
+        strvec_clear(&parts);
     }
     free(t);
     return id;
+}
+
+/* A diagnostic rather than output ("flux-jobs: ERROR: Unable to ..."). */
+static int looks_like_error(const char *s, size_t len)
+{
+    static const char *const marks[] = { "ERROR", "error:", "Unable to",
+                                         "No such", "not found",
+                                         "Permission denied", "usage:",
+                                         NULL };
+    char *l = xstrndup(s, len);
+    int hit = 0;
+    for (size_t i = 0; marks[i] && !hit; i++)
+        hit = strstr(l, marks[i]) != NULL;
+    free(l);
+    return hit;
 }
 
 /* Error text flux jobs prints for an id it does not know. */
@@ -1055,6 +1081,7 @@ static json_t *flux_jobs_parse_clean(const char *buf, size_t len,
     size_t n, i = 0;
     struct flux_table_hdr hdr = { 0 };
     int have_hdr = 0, has_sections = 0, unknown = 0, allow_plain = 0;
+    char *errline = NULL;
     uint64_t unknown_id = 0;
     char *instance = NULL;
     json_t *jobs, *stats, *res;
@@ -1135,6 +1162,8 @@ static json_t *flux_jobs_parse_clean(const char *buf, size_t len,
                 json_array_append_new(jobs, job);
             } else if (unknown_job_line(s, l, &unknown_id)) {
                 unknown = 1;
+            } else if (!errline && looks_like_error(s, l)) {
+                errline = xstrndup(s, l);
             }
             free(tokv);
             free(t);
@@ -1144,6 +1173,15 @@ static json_t *flux_jobs_parse_clean(const char *buf, size_t len,
     free(lines);
     if (have_hdr)
         flux_table_hdr_release(&hdr);
+    if (errline && !unknown && json_array_size(jobs) == 0) {
+        json_decref(jobs);
+        json_decref(stats);
+        *errkind = "flux_error";
+        exa_err(err, EXA_ESCHED, "flux jobs: %s", errline);
+        free(errline);
+        return NULL;
+    }
+    free(errline);
     if (unknown && json_array_size(jobs) == 0) {
         json_decref(jobs);
         json_decref(stats);
@@ -1474,13 +1512,21 @@ static json_t *flux_eventlog_parse_clean(const char *buf, size_t len,
         jx_set(ev, "context", ctx);
         json_array_append_new(events, ev);
     }
-    free(lines);
     if (json_array_size(events) == 0 && bad) {
+        char *l = xstrndup(lines[badline - 1].s, lines[badline - 1].len);
         json_decref(events);
-        exa_err(err, EXA_EPARSE, "eventlog line %zu is not an event",
-                badline);
+        free(lines);
+        if (strstr(l, "unknown job") || strstr(l, "not found")
+            || strstr(l, "No such file or directory")
+            || (strstr(l, "JobID ") && strstr(l, " unknown")))
+            exa_err(err, EXA_ENOTFOUND, "flux job eventlog: %s", l);
+        else
+            exa_err(err, EXA_EPARSE, "eventlog line %zu is not an event",
+                    badline);
+        free(l);
         return NULL;
     }
+    free(lines);
     res = json_object();
     jx_set(res, "summary", flux_eventlog_summary(events));
     json_object_set_new(res, "events", events);

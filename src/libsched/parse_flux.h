@@ -93,6 +93,8 @@ struct flux_table_hdr {
     size_t *start;   /* code point span of each header word */
     size_t *end;
     int aligned;     /* header padded (leading or doubled spaces) */
+    int by_token;    /* synthesized header: cells are tokens in order,
+                        the last column takes the rest of the row */
 };
 
 /* Split the header line hdr (len bytes) into columns. Release with
@@ -118,7 +120,8 @@ void flux_table_row(const struct flux_table_hdr *h, const char *row,
  * `--json` (one object, {"jobs": [...]}, or JSON lines) and the bare job
  * ids `flux batch`/`flux submit` print.
  * Returns a new reference, or NULL with err set and *errkind pointing at
- * a static FORMAT.md error kind ("unknown_job", "parse_error").
+ * a static FORMAT.md error kind: "unknown_job" for Flux's unknown-id
+ * text, "flux_error" for another diagnostic with no job listed.
  */
 json_t *flux_jobs_parse(const char *buf, size_t len, const char **errkind,
                         exa_error_t *err);
@@ -128,7 +131,8 @@ json_t *flux_jobs_parse(const char *buf, size_t len, const char **errkind,
  * human, or the JSON lines of `flux job info ID eventlog`) into
  * {"events": [...], "summary": {...}} (FORMAT.md "flux-eventlog").
  * Returns a new reference, or NULL with err set when no event could be
- * read.
+ * read: err->code is EXA_ENOTFOUND when the text is Flux's "unknown
+ * job" / "No such file or directory" message, EXA_EPARSE otherwise.
  */
 json_t *flux_eventlog_parse(const char *buf, size_t len, exa_error_t *err);
 

@@ -217,6 +217,12 @@ static void test_jobs_errors_and_sections(void **state)
     assert_null(res);
     assert_string_equal(kind, "unknown_job");
     assert_non_null(strstr(err.text, "12345"));
+    in = "flux-jobs: ERROR: Unable to connect to Flux\n";
+    assert_null(flux_jobs_parse(in, strlen(in), &kind, &err));
+    assert_string_equal(kind, "flux_error");
+    res = flux_jobs_parse("", 0, &kind, NULL);
+    assert_int_equal(json_array_size(json_object_get(res, "jobs")), 0);
+    json_decref(res);
 
     res = flux_jobs_parse(rec, strlen(rec), &kind, NULL);
     assert_non_null(res);
@@ -272,6 +278,55 @@ static void test_eventlog_summary(void **state)
     assert_null(flux_eventlog_parse("garbage here\n", 13, NULL));
 }
 
+static void test_more_forms(void **state)
+{
+    const char *kind = NULL;
+    exa_error_t err = EXA_ERROR_INIT;
+    uint64_t id;
+    /* --no-header rows of the default format, one with a QUEUE column */
+    const char *nohdr =
+        "   fByFye1Xm grondo   batch.sh    R      6      2   6.376m n[1-2]\n"
+        "   fByFye1Xn batch grondo sleep    S      1      -        - "
+        "priority-wait\n";
+    /* {id.f58plain}: no prefix, accepted only when no row has one */
+    const char *plain = "JOBID ST\nByFye1Xm R\n";
+    const char *offs = "0.000000 submit userid=1\n0.25 alloc\n";
+    json_t *res, *j;
+
+    assert_int_equal(flux_jobid_parse("0x1c0f2c000000", &id), 0);
+    assert_true(id == 0x1c0f2c000000ULL);
+    assert_int_equal(flux_jobid_parse("0000.1c0f.2c00.0000", &id), 0);
+    assert_true(id == 0x1c0f2c000000ULL);
+
+    res = flux_jobs_parse(nohdr, strlen(nohdr), &kind, NULL);
+    assert_int_equal(json_array_size(json_object_get(res, "jobs")), 2);
+    j = json_array_get(json_object_get(res, "jobs"), 0);
+    assert_string_equal(jx_get_str(j, "user", ""), "grondo");
+    assert_true(fabs(jx_get_num(j, "elapsed_s", 0) - 382.56) < 1e-9);
+    j = json_array_get(json_object_get(res, "jobs"), 1);
+    assert_string_equal(jx_get_str(j, "queue", ""), "batch");
+    assert_string_equal(jx_get_str(j, "state", ""), "PENDING");
+    json_decref(res);
+
+    res = flux_jobs_parse(plain, strlen(plain), &kind, NULL);
+    j = json_array_get(json_object_get(res, "jobs"), 0);
+    assert_true(jx_get_int(j, "id_decimal", 0) == 24221518397440LL);
+    json_decref(res);
+
+    res = flux_eventlog_parse(offs, strlen(offs), NULL);
+    j = json_array_get(json_object_get(res, "events"), 1);
+    assert_true(json_is_null(json_object_get(j, "t")));
+    assert_true(fabs(jx_get_num(j, "t_offset", 0) - 0.25) < 1e-12);
+    assert_string_equal(
+        jx_get_str(json_object_get(res, "summary"), "flux_state", ""),
+        "RUN");
+    json_decref(res);
+
+    assert_null(flux_eventlog_parse("flux-job: ERROR: f68GN: unknown job "
+                                    "id\n", 39, &err));
+    assert_int_equal(err.code, EXA_ENOTFOUND);
+}
+
 /* Known hours from a constructed R (3 nodes: 2x48 cores/4 gpus + 24/2)
  * and an eventlog with 60 s queue wait and a 2 h run. */
 static void test_accounting(void **state)
@@ -318,6 +373,7 @@ int main(void)
         cmocka_unit_test(test_jobs_table),
         cmocka_unit_test(test_jobs_errors_and_sections),
         cmocka_unit_test(test_eventlog_summary),
+        cmocka_unit_test(test_more_forms),
         cmocka_unit_test(test_accounting),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

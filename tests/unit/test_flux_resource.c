@@ -1,0 +1,124 @@
+/*
+ * test_flux_resource.c - `flux resource list` / `status` tables to groups
+ * and nodes (src/libdiscovery/parse_flux_resource.c).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "libdiscovery/parse_flux_resource.h"
+#include "libutil/json.h"
+
+static json_t *parse(const char *in)
+{
+    const char *kind = NULL;
+    return flux_resource_parse(in, strlen(in), &kind, NULL);
+}
+
+static json_t *node(json_t *res, size_t i)
+{
+    return json_array_get(json_object_get(res, "nodes"), i);
+}
+
+/* A node in free and allocated rows is mixed; cpus are summed only when
+ * every row naming it covers that node alone. */
+static void test_mixed_and_cpus(void **state)
+{
+    json_t *res = parse("     STATE NNODES   NCORES    NGPUS NODELIST\n"
+                        "      free      2       10        2 n[1-2]\n"
+                        " allocated      1        6        4 n1\n"
+                        "      down      1       48        8 n3\n");
+    assert_non_null(res);
+    assert_int_equal(json_array_size(json_object_get(res, "nodes")), 3);
+    assert_string_equal(jx_get_str(node(res, 0), "name", ""), "n1");
+    assert_string_equal(jx_get_str(node(res, 0), "state", ""), "mixed");
+    assert_string_equal(jx_get_str(node(res, 0), "raw_state", ""),
+                        "allocated,free");
+    assert_true(json_is_null(json_object_get(node(res, 0), "cpus")));
+    assert_string_equal(jx_get_str(node(res, 1), "state", ""), "idle");
+    assert_string_equal(jx_get_str(node(res, 2), "state", ""), "down");
+    assert_int_equal(jx_get_int(node(res, 2), "cpus", -1), 48);
+    assert_int_equal(jx_get_int(node(res, 2), "gpus", -1), 8);
+    json_decref(res);
+
+    res = parse("     STATE NNODES   NCORES    NGPUS NODELIST\n"
+                "      free      1        2        1 n1\n"
+                " allocated      1        6        3 n1\n");
+    assert_string_equal(jx_get_str(node(res, 0), "state", ""), "mixed");
+    assert_int_equal(jx_get_int(node(res, 0), "cpus", -1), 8);
+    assert_int_equal(jx_get_int(node(res, 0), "gpus", -1), 4);
+    json_decref(res);
+}
+
+/* Status view: worst state wins; a REASON with spaces stays one cell. */
+static void test_status_view(void **state)
+{
+    json_t *res = parse(
+        "     STATE NNODES NODELIST   REASON\n"
+        "     avail      2 f[1-2]\n"
+        "   drained      1 f2         bad disk 2x\n"
+        "    torpid      1 f3\n");
+    json_t *g = json_array_get(json_object_get(res, "groups"), 1);
+    assert_string_equal(jx_get_str(node(res, 1), "state", ""), "drain");
+    assert_string_equal(jx_get_str(node(res, 1), "raw_state", ""),
+                        "avail,drained");
+    assert_string_equal(jx_get_str(node(res, 2), "state", ""), "down");
+    assert_int_equal(json_array_size(json_object_get(g, "nodelist")), 1);
+    json_decref(res);
+}
+
+static void test_queues_and_rlist(void **state)
+{
+    json_t *res = parse("     STATE QUEUE      NNODES NODELIST\n"
+                        "      free batch,gpu       1 a1\n"
+                        "      free debug           1 a1\n");
+    json_t *p = json_object_get(node(res, 0), "partitions");
+    assert_int_equal(json_array_size(p), 3);
+    assert_string_equal(json_string_value(json_array_get(p, 2)), "debug");
+    json_decref(res);
+
+    res = parse("     STATE NNODES   NCORES    NGPUS LIST\n"
+                "      free      3       56        4 rank[0-1]/core[0-23],"
+                "gpu[0-1] rank2/core[0-7]\n");
+    json_t *g = json_array_get(json_object_get(res, "groups"), 0);
+    assert_int_equal(json_array_size(json_object_get(g, "ranks")), 3);
+    assert_int_equal(jx_get_int(g, "cores", -1), 56);
+    assert_int_equal(jx_get_int(g, "gpus_list", -1), 4);
+    assert_int_equal(json_array_size(json_object_get(res, "nodes")), 0);
+    json_decref(res);
+}
+
+static void test_no_header_and_errors(void **state)
+{
+    const char *kind = NULL;
+    exa_error_t err = EXA_ERROR_INIT;
+    json_t *res = parse("      free      2       72        4 g[3-4]\n"
+                        " allocated      0        0        0 \n");
+    json_t *g = json_array_get(json_object_get(res, "groups"), 0);
+    assert_int_equal(jx_get_int(g, "ngpus", -1), 4);
+    assert_int_equal(json_array_size(json_object_get(res, "nodes")), 2);
+    json_decref(res);
+
+    const char *e = "flux-resource: ERROR: Unable to connect to Flux\n";
+    assert_null(flux_resource_parse(e, strlen(e), &kind, &err));
+    assert_non_null(strstr(err.text, "Unable to connect"));
+    assert_string_equal(flux_resource_state_normalize("avail*"), "down");
+    assert_string_equal(flux_resource_state_normalize("draining"), "drain");
+    assert_string_equal(flux_resource_state_normalize("weird"), "unknown");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_mixed_and_cpus),
+        cmocka_unit_test(test_status_view),
+        cmocka_unit_test(test_queues_and_rlist),
+        cmocka_unit_test(test_no_header_and_errors),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
