@@ -167,6 +167,11 @@ if "$EXA" hpc wait --help >/dev/null 2>&1; then
     pid=$!
     ID=$(job_in_queue testb)
     wait_running testb "$ID"
+    # the row follows the job while exa waits
+    for i in $(seq 1 40); do
+        [ "$(sql "SELECT state FROM jobs WHERE cluster='testb' AND job_id='$ID'")" = RUNNING ] && break
+        sleep 0.25
+    done
     kill -9 "$pid"
     wait "$pid" 2>/dev/null
     is "$(sql "SELECT state||' '||IFNULL(model_version,'none') FROM jobs WHERE cluster='testb' AND job_id='$ID'")" \
