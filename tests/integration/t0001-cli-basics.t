@@ -24,6 +24,21 @@ run_exa
 is "$RC" 2 "no arguments is a usage error"
 like "$ERR" '^usage: exa ' "and prints usage on stderr"
 
+run_exa --json
+is "$RC" 2 "--json with no command exits 2"
+json_ok "with one JSON error document, not help text" \
+    '.error == "no command given" and .exit_code == 2'
+
+for g in hpc models pipeline finops debug; do
+    run_exa --json "$g"
+    is "$RC" 2 "--json $g (no command) exits 2"
+    json_ok "--json $g (no command): one JSON error naming the group" \
+        --arg e "'exa $g' needs a command" --arg h "see 'exa $g --help'" \
+        '.error == $e and .exit_code == 2 and .hint == $h'
+    run_exa "$g"
+    like "$ERR" "^usage: exa $g COMMAND" "$g (no command) prints its usage on stderr"
+done
+
 run_exa pipelin run
 is "$RC" 2 "a mistyped group exits 2"
 is "$ERR" "exa: error: 'pipelin' is not an exa command
