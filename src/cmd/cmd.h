@@ -96,6 +96,7 @@ struct out_table *out_table_create(const char *const *columns);
 void out_table_row(struct out_table *t, const char *const *values);
 /* Print (table mode) or emit as JSON; destroys t. */
 void out_table_print(struct exa_ctx *ctx, struct out_table *t);
+/* Free t without printing (error paths); NULL is accepted. */
 void out_table_destroy(struct out_table *t);
 
 /* Parse a non-negative integer option value or fail with a usage error. */
