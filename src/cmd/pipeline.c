@@ -9,6 +9,7 @@
  */
 #include <getopt.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +32,41 @@ static void show_step(void *arg, const char *step, double seconds,
         return;
     printf("  %-9s %7.2fs  %s\n", step, seconds, detail);
     fflush(stdout);
+}
+
+/* Set by the first SIGINT/SIGTERM of a mock run; libpipeline polls it. */
+static volatile sig_atomic_t run_interrupted;
+
+static void on_interrupt(int sig)
+{
+    run_interrupted = sig;
+}
+
+/*
+ * Catch SIGINT and SIGTERM around a mock run so it can clean up (run.h):
+ * the handler only stores the signal number, and SA_RESETHAND lets a
+ * second one kill at once. A signal this process inherited as ignored
+ * (nohup, `cmd &` in a script) stays ignored.
+ */
+static void catch_interrupts(struct sigaction old[2])
+{
+    static const int sigs[2] = { SIGINT, SIGTERM };
+    for (int i = 0; i < 2; i++) {
+        struct sigaction sa;
+        memset(&sa, 0, sizeof(sa));
+        sa.sa_handler = on_interrupt;
+        sa.sa_flags = SA_RESETHAND;
+        sigemptyset(&sa.sa_mask);
+        sigaction(sigs[i], NULL, &old[i]);
+        if (old[i].sa_handler != SIG_IGN)
+            sigaction(sigs[i], &sa, NULL);
+    }
+}
+
+static void restore_interrupts(const struct sigaction old[2])
+{
+    sigaction(SIGINT, &old[0], NULL);
+    sigaction(SIGTERM, &old[1], NULL);
 }
 
 /*
@@ -162,6 +198,7 @@ static int cmd_run(struct exa_ctx *ctx, int argc, char **argv)
     int stage = 0, nres = 0;
     struct pipeline_run_request req;
     struct pipeline_run_result res;
+    struct sigaction oldsig[2];
     exa_error_t err = EXA_ERROR_INIT;
     const char *cluster = NULL, *sched;
     char *path = NULL;
@@ -264,7 +301,12 @@ static int cmd_run(struct exa_ctx *ctx, int argc, char **argv)
                "local)%s\n", req.train.model, req.train.dataset,
                req.train.dummy ? ", --dummy" : "");
 
-    if (pipeline_run_mock(&req, &res, &err) < 0) {
+    run_interrupted = 0;
+    req.interrupted = &run_interrupted;
+    catch_interrupts(oldsig);
+    rc = pipeline_run_mock(&req, &res, &err);
+    restore_interrupts(oldsig);
+    if (rc < 0) {
         char hint[256];
         const char *h = dataset_hint(&err);
         if (res.job_recorded) {
