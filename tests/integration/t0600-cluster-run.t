@@ -42,13 +42,15 @@ sql() { sqlite3 "$EXAMLOPS_DB" "$1"; }
 versions() { sql "SELECT COUNT(*) FROM model_versions WHERE model='JPCP'"; }
 # sacct_of CLUSTER ID FIELD: one field of the allocation line
 sacct_of() { tb_slurm "$1" sacct -X -P -n -j "$2" -o "$3" | head -n 1; }
-# job_in_queue CLUSTER: the id of the exa job in CLUSTER's queue
+# job_in_queue CLUSTER: the id of this test's exa job that is live on
+# CLUSTER, from its own platform.db (the shared testbed's queue also holds
+# other tests' jobs)
 job_in_queue() {
     local i id
-    for i in $(seq 1 60); do
-        id=$(tb_slurm "$1" squeue -h -o '%i %j' | awk '/exa-/ {print $1}' | head -n 1)
+    for i in $(seq 1 120); do
+        id=$(sql "SELECT job_id FROM jobs WHERE cluster='$1' AND state IN ('PENDING','RUNNING') ORDER BY id DESC LIMIT 1" 2>/dev/null)
         [ -n "$id" ] && { echo "$id"; return 0; }
-        sleep 0.5
+        sleep 0.25
     done
     return 1
 }
@@ -195,6 +197,15 @@ else
     tb_slurm testb scancel "$ID"
     skip "exa hpc wait resumes a run" "exa hpc wait is not in this build"
 fi
+
+# --- --stage-dataset ---------------------------------------------------------
+cp "$SAMPLE" "$T/local-pm100.csv"
+run_exa --json pipeline run --dummy --cluster testb --gpus 1 "${ACC[@]}" --stage-dataset --dataset-path "$T/local-pm100.csv"
+is "$RC" 0 "--stage-dataset: exit 0"
+RD=$(jf 'd["job"]["remote_dir"]' <<<"$OUT" 2>/dev/null)
+is "$(jf 'd["dataset_path"]' <<<"$OUT" 2>/dev/null)" "$RD/local-pm100.csv" "the payload read the copy staged into the run's remote directory"
+cmp -s "$SAMPLE" "$RD/local-pm100.csv"
+ok "the staged copy is byte-identical" test $? -eq 0
 
 # --- capacity ---------------------------------------------------------------
 want=$(sql "SELECT printf('%.2f', SUM(COALESCE(gpu_hours, 0))) FROM jobs WHERE cluster='testb'")
