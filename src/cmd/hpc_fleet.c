@@ -40,6 +40,12 @@
 
 /* ---- shared helpers ---- */
 
+struct inventory;
+static int refresh_stale(struct exa_ctx *ctx, store_t *st,
+                         const struct fleet *f,
+                         const struct place_cluster *cands, size_t n,
+                         int max_age_s);
+
 /* "✓ msg" in text mode, {"ok": true, "message": msg} in JSON mode. */
 static void out_ok(struct exa_ctx *ctx, const char *msg)
 {
@@ -322,9 +328,10 @@ static int load_candidates(store_t *st, const struct fleet *f,
         p->carbon_intensity = c->def.carbon_intensity;
         p->has_cost_per_gpu_hour = c->def.has_cost_per_gpu_hour;
         p->cost_per_gpu_hour = c->def.cost_per_gpu_hour;
-        /* rows are sorted by cluster: find this cluster's run */
-        for (j = 0; j < *nnodes && strcmp((*nodes)[j].cluster, p->name); j++)
-            ;
+        /* Rows and clusters are both sorted by name (SQLite's BINARY
+         * collation is strcmp order): one merge pass over the rows. */
+        while (j < *nnodes && strcmp((*nodes)[j].cluster, p->name) < 0)
+            j++;
         p->nodes = *nodes + j;
         while (j < *nnodes && !strcmp((*nodes)[j].cluster, p->name)) {
             p->nnodes++;
@@ -377,6 +384,7 @@ int cmd_hpc_place(struct exa_ctx *ctx, int argc, char **argv)
         { "nodes", required_argument, NULL, 'N' },
         { "placement-provider", required_argument, NULL, 'P' },
         { "explain", no_argument, NULL, 'E' },
+        { "no-refresh", no_argument, NULL, 'R' },
         { NULL, 0, NULL, 0 }
     };
     static const char *const cols[] = { "Cluster",    "Scheduler",
@@ -386,7 +394,7 @@ int cmd_hpc_place(struct exa_ctx *ctx, int argc, char **argv)
     struct place_ask ask = { 0, 0, 1 };
     const char *provider = getenv("EXAMLOPS_PLACEMENT_PROVIDER");
     const struct place_scorer *scorer;
-    int explain = 0, rc, o;
+    int explain = 0, refresh = 1, max_age = place_max_age_from_env(), rc, o;
     store_t *st;
     char *regpath;
     struct fleet f = { NULL, 0 };
@@ -420,6 +428,9 @@ int cmd_hpc_place(struct exa_ctx *ctx, int argc, char **argv)
         case 'E':
             explain = 1;
             break;
+        case 'R':
+            refresh = 0;
+            break;
         default:
             return bad_option(ctx, argc, argv);
         }
@@ -440,9 +451,27 @@ int cmd_hpc_place(struct exa_ctx *ctx, int argc, char **argv)
     if ((rc = open_fleet(ctx, &st, &regpath)))
         return rc;
     if (fleet_load(st, regpath, &f, &err) < 0 ||
-        load_candidates(st, &f, &cands, &ncands, &nodes, &nnodes, &err) < 0 ||
-        place_choose(cands, ncands, &ask, scorer, place_max_age_from_env(),
-                     time(NULL), &res, &err) < 0) {
+        load_candidates(st, &f, &cands, &ncands, &nodes, &nnodes, &err) < 0) {
+        rc = out_error(ctx, &err, NULL);
+        goto out;
+    }
+    /* Stale or missing snapshots are refreshed through the cluster's own
+     * transport; what cannot be refreshed stays flagged. */
+    if (refresh && max_age > 0 &&
+        refresh_stale(ctx, st, &f, cands, ncands, max_age) > 0) {
+        free(cands);
+        node_rows_free(nodes, nnodes);
+        cands = NULL;
+        nodes = NULL;
+        ncands = nnodes = 0;
+        if (load_candidates(st, &f, &cands, &ncands, &nodes, &nnodes, &err) <
+            0) {
+            rc = out_error(ctx, &err, NULL);
+            goto out;
+        }
+    }
+    if (place_choose(cands, ncands, &ask, scorer, max_age, time(NULL), &res,
+                     &err) < 0) {
         rc = out_error(ctx, &err, NULL);
         goto out;
     }
@@ -836,6 +865,41 @@ static int save_snapshot(store_t *st, const char *cluster,
         free(rows[i].partitions);
     free(rows);
     return rc;
+}
+
+static int refresh_stale(struct exa_ctx *ctx, store_t *st,
+                         const struct fleet *f,
+                         const struct place_cluster *cands, size_t n,
+                         int max_age_s)
+{
+    struct place_ask none = { 0, 0, 1 };
+    time_t now = time(NULL);
+    int refreshed = 0;
+    for (size_t i = 0; i < n; i++) {
+        struct place_capacity cap;
+        const struct fleet_cluster *c = fleet_find(f, cands[i].name);
+        struct transport *t;
+        struct inventory inv;
+        exa_error_t err = EXA_ERROR_INIT;
+        place_capacity_of(cands[i].nodes, cands[i].nnodes, &none, now, &cap);
+        if (!c || !probe_find(c->def.scheduler) ||
+            (cands[i].nnodes && cap.age_s >= 0 && cap.age_s <= max_age_s))
+            continue;
+        memset(&inv, 0, sizeof(inv));
+        t = cluster_transport(c, &err);
+        if (t)
+            t->timeout_s = 15;
+        if (!t || probe_inventory(t, c->def.scheduler, &inv, &err) < 0 ||
+            save_snapshot(st, c->def.name, &inv, &err) < 0)
+            out_warn(ctx, "snapshot of '%s' is stale and was not refreshed: "
+                          "%s",
+                     c->def.name, err.text);
+        else
+            refreshed++;
+        inventory_release(&inv);
+        transport_close(t);
+    }
+    return refreshed;
 }
 
 /* ---- detect / nodes / gpus ---- */

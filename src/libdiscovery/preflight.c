@@ -223,14 +223,14 @@ static void check_flux_bank(struct transport *t,
     free(user);
 }
 
+/* part: the partition to count nodes in (NULL: the whole cluster). */
 static void check_nodes(const struct inventory *inv,
-                        const struct preflight_ask *ask,
+                        const struct preflight_ask *ask, const char *part,
                         struct preflight_report *rep)
 {
     int nn = ask->nodes > 0 ? ask->nodes : 1;
     long long per = ask->gpus > 0 ? (ask->gpus + nn - 1) / nn : 0;
     long long usable = 0, gpus = 0, fit = 0, maxg = 0, unusable = 0;
-    const char *part = ask->partition;
     for (size_t i = 0; i < inv->nnodes; i++) {
         const struct node_info *n = &inv->nodes[i];
         long long g = n->gpus > 0 ? n->gpus : 0;
@@ -326,6 +326,7 @@ void preflight_run(struct transport *t, const struct preflight_target *tg,
     exa_error_t err = EXA_ERROR_INIT;
     const struct probe *p;
     char *version = NULL;
+    const char *node_part = NULL; /* count nodes of an existing partition */
     int a;
 
     memset(rep, 0, sizeof(*rep));
@@ -386,19 +387,22 @@ void preflight_run(struct transport *t, const struct preflight_target *tg,
             add(rep, "partition", any,
                 any ? "'%s' exists" : "'%s' does not exist",
                 ask->partition);
+            if (any)
+                node_part = ask->partition;
         } else if (!found) {
             add(rep, "partition", 0, "'%s' does not exist", ask->partition);
         } else {
             int up = !found->state || !strcmp(found->state, "UP");
             add(rep, "partition", up, "'%s' exists (state %s)",
                 ask->partition, found->state ? found->state : "?");
+            node_part = ask->partition;
         }
     }
     if (!strcmp(p->scheduler, "slurm") && (ask->account || ask->qos))
         check_slurm_assoc(t, ask, rep);
     else if (!strcmp(p->scheduler, "flux"))
         check_flux_bank(t, ask, &inv, rep);
-    check_nodes(&inv, ask, rep);
+    check_nodes(&inv, ask, node_part, rep);
     if (tg->workdir)
         check_workdir(t, tg->workdir, rep);
     if (tg->remote_exa)

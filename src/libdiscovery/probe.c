@@ -17,6 +17,7 @@
 #include "libdiscovery/parse_flux_resource.h"
 #include "libdiscovery/parse_nvidia_smi.h"
 #include "libdiscovery/parse_sinfo.h"
+#include "libsched/parse_flux.h"
 #include "libutil/json.h"
 #include "libutil/strbuf.h"
 #include "libutil/xalloc.h"
@@ -480,6 +481,109 @@ static long long jint(const json_t *o, const char *k)
     return -1;
 }
 
+/* Number of ids in an RFC 22 idset, or -1. */
+static long long idset_count(const char *s)
+{
+    long long *ids = NULL;
+    size_t n = 0;
+    if (!s || flux_idset_expand(s, &ids, &n) < 0) {
+        free(ids);
+        return -1;
+    }
+    free(ids);
+    return (long long)n;
+}
+
+int flux_r_per_node(const char *buf, size_t len, struct strvec *hosts,
+                    long long **cores, long long **gpus, exa_error_t *err)
+{
+    json_t *r = json_loadb(buf, len, 0, NULL), *ex, *rl, *nl;
+    long long *c = NULL, *g = NULL;
+    int rc = -1;
+    if (!r || !(ex = json_object_get(r, "execution")) ||
+        !json_is_array(rl = json_object_get(ex, "R_lite")) ||
+        !json_is_array(nl = json_object_get(ex, "nodelist"))) {
+        exa_err(err, EXA_EPARSE, "flux resource R: not an R object");
+        goto out;
+    }
+    for (size_t i = 0; i < json_array_size(nl); i++) {
+        const char *h = json_string_value(json_array_get(nl, i));
+        if (!h || flux_hostlist_expand(h, hosts) < 0) {
+            exa_err(err, EXA_EPARSE, "flux resource R: bad nodelist");
+            goto out;
+        }
+    }
+    c = xcalloc(hosts->nr ? hosts->nr : 1, sizeof(*c));
+    g = xcalloc(hosts->nr ? hosts->nr : 1, sizeof(*g));
+    for (size_t i = 0; i < json_array_size(rl); i++) {
+        const json_t *e = json_array_get(rl, i);
+        const json_t *ch = json_object_get(e, "children");
+        const char *ranks = json_string_value(json_object_get(e, "rank"));
+        long long *ids = NULL;
+        size_t nids = 0;
+        long long nc = idset_count(json_string_value(
+            json_object_get(ch, "core")));
+        long long ng = idset_count(json_string_value(
+            json_object_get(ch, "gpu")));
+        if (!ranks || flux_idset_expand(ranks, &ids, &nids) < 0) {
+            free(ids);
+            exa_err(err, EXA_EPARSE, "flux resource R: bad rank idset");
+            goto out;
+        }
+        for (size_t k = 0; k < nids; k++) {
+            if (ids[k] < 0 || (size_t)ids[k] >= hosts->nr)
+                continue;
+            c[ids[k]] += nc > 0 ? nc : 0;
+            g[ids[k]] += ng > 0 ? ng : 0;
+        }
+        free(ids);
+    }
+    *cores = c;
+    *gpus = g;
+    c = g = NULL;
+    rc = 0;
+out:
+    free(c);
+    free(g);
+    json_decref(r);
+    return rc;
+}
+
+/*
+ * A `flux resource list` row that groups several nodes cannot be split
+ * exactly, so those nodes have unknown cpus/gpus; the resource set R
+ * (`flux resource R`, RFC 20) has them per rank. Fill what is unknown.
+ */
+static void flux_fill_per_rank(struct transport *t, struct node_info *v,
+                               size_t n)
+{
+    const char *argv[] = { "flux", "resource", "R", NULL };
+    struct transport_result r = TRANSPORT_RESULT_INIT;
+    struct strvec hosts = STRVEC_INIT;
+    long long *cores = NULL, *gpus = NULL;
+    size_t i;
+    for (i = 0; i < n && v[i].cpus >= 0 && v[i].gpus >= 0; i++)
+        ;
+    if (i == n)
+        return;
+    if (run_ok(t, argv, &r, NULL) == 1 &&
+        flux_r_per_node(r.out.buf, r.out.len, &hosts, &cores, &gpus,
+                        NULL) == 0)
+        for (i = 0; i < n; i++)
+            for (size_t h = 0; h < hosts.nr; h++)
+                if (!strcmp(hosts.v[h], v[i].name)) {
+                    if (v[i].cpus < 0)
+                        v[i].cpus = cores[h];
+                    if (v[i].gpus < 0)
+                        v[i].gpus = gpus[h];
+                    break;
+                }
+    free(cores);
+    free(gpus);
+    strvec_clear(&hosts);
+    transport_result_release(&r);
+}
+
 static int flux_nodes(struct transport *t, struct node_info **out, size_t *n,
                       exa_error_t *err)
 {
@@ -522,6 +626,7 @@ static int flux_nodes(struct transport *t, struct node_info **out, size_t *n,
                 strvec_push(&d->partitions,
                             json_string_value(json_array_get(parts, k)));
     }
+    flux_fill_per_rank(t, v, nr);
     *out = v;
     *n = nr;
     rc = 0;

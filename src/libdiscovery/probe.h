@@ -161,4 +161,13 @@ int parse_scontrol_partitions(const char *buf, size_t len,
                               exa_error_t *err);
 void partition_infos_free(struct partition_info *v, size_t n);
 
+/*
+ * Per-node cores and GPUs from a Flux resource set R (RFC 20 R_lite and
+ * nodelist, as `flux resource R` prints it): hosts gets the expanded
+ * nodelist (rank i is hosts->v[i]), *cores and *gpus malloc'ed arrays of
+ * hosts->nr counts (caller frees). Pure. 0 or -1 with err (EXA_EPARSE).
+ */
+int flux_r_per_node(const char *buf, size_t len, struct strvec *hosts,
+                    long long **cores, long long **gpus, exa_error_t *err);
+
 #endif

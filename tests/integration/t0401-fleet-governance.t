@@ -35,6 +35,13 @@ is "$(echo "$out" | jget 'd["cluster"]')" None "3 GPUs on one node fit nowhere"
 echo "$out" | grep -q Infinity; is $? 1 "no -Infinity in the JSON"
 is "$(echo "$out" | jget '[c["score"] for c in d["explain"]["candidates"]]')" "[None, None]" "non-fitting scores are null"
 "$EXA" hpc place --gpus 1 --explain | grep -q '^  #1 testb: score'; ok $? "--explain ranks candidates"
+sqlite3 "$EXAMLOPS_DB" "UPDATE nodes SET captured_at='2020-01-01T00:00:00Z' WHERE cluster='testb'"
+out=$("$EXA" --json hpc place --gpus 1 --explain --no-refresh)
+is "$(echo "$out" | jget '[(c["cluster"], c["stale"]) for c in d["explain"]["candidates"]]')" "[('testb', True), ('testa', False)]" "an old snapshot is flagged stale"
+echo "$out" | jget 'd["reason"]' | grep -q "\[stale snapshot: "; ok $? "and the reason says so"
+err=$("$EXA" --json hpc place --gpus 1 2>&1 >/dev/null)
+echo "$err" | grep -q "snapshot of 'testb' is stale and was not refreshed"; ok $? "an unreachable cluster's stale snapshot is reported, not hidden"
+seed_nodes testb "b1 mixed 4 2" "b2 drain 4 0"
 "$EXA" -y hpc reject testb --reason "maintenance" >/dev/null; ok $? "reject"
 is "$("$EXA" --json hpc place --gpus 1 | jget 'd["cluster"]')" testa "reject blocks placement on it"
 "$EXA" -y hpc approve testb >/dev/null 2>&1; is $? 1 "a REJECTED cluster cannot be approved"

@@ -14,8 +14,12 @@ NA=$TESTBED_NODE_TESTA
 export EXAMLOPS_HPC_REMOTE_EXA=$EXA
 sa() { SLURM_CONF=$TESTBED_SLURM_CONF_TESTA "$@"; }
 resume_a() { sa scontrol update nodename="$NA" state=resume >/dev/null 2>&1 || true; }
+# wait_state WORD: until sinfo shows testa's node in a state matching WORD
+wait_state() { for i in $(seq 1 20); do sa sinfo -h -N -n "$NA" -o %T | grep -q "$1" && return 0; sleep 0.5; done; return 1; }
 trap 'resume_a; sa scancel -u root >/dev/null 2>&1; rm -rf "$T"' EXIT
 
+# start from an idle testa (a previous run may have left it drained)
+sa scancel -u root >/dev/null 2>&1; resume_a; wait_state idle
 out=$("$EXA" --json hpc detect "$H" -u "$U" -k "$KEY" -p "$PA"); rc=$?
 is "$rc" 0 "detect testa over ssh"
 is "$(echo "$out" | jget 'd["capabilities"]["scheduler"], d["capabilities"]["total_gpus"], d["capabilities"]["accounting"]')" "slurm 4 True" "testa: slurm, 4 GPUs, accounting"
@@ -43,6 +47,8 @@ is "$(echo "$out" | jget 'd["reason"]')" "chose slurm@testa — 4/4 idle GPUs, 1
 
 jid=$(sa sbatch --parsable --account="$TESTBED_ACCOUNT" --gpus=4 -c 1 --wrap 'sleep 120')
 for i in $(seq 1 30); do [ "$(sa squeue -h -j "$jid" -o %T)" = RUNNING ] && break; sleep 1; done
+sleep 2
+is "$(EXAMLOPS_HPC_SNAPSHOT_MAX_AGE_S=1 "$EXA" --json hpc place --gpus 1 | jget 'd["cluster"]')" testb "a stale snapshot is refreshed through the cluster's transport"
 "$EXA" hpc nodes --save --cluster testa >/dev/null; ok $? "nodes --save from the cluster's own host"
 is "$("$EXA" --json hpc place --gpus 1 | jget 'd["cluster"]')" testb "changes its choice when a job occupies testa's GPUs"
 sa scancel "$jid"
@@ -67,11 +73,20 @@ pf --gpus 1 --account nobank; is $? 1 "preflight fails for an invalid account"
 pf --gpus 8 --nodes 1; is $? 1 "preflight fails for too many GPUs per node"
 grep -q "✗ gpus_per_node" "$T/pf.out"; ok $? "the per-node check is the one failing"
 sa scontrol update nodename="$NA" state=drain reason=exa-test
+wait_state drain
 pf --gpus 1; is $? 1 "preflight fails for a drained node"
 resume_a
-sleep 1
-sa scontrol update nodename="$NA" state=down reason=exa-test
-"$EXA" hpc nodes --save --cluster testa >/dev/null
+wait_state idle
+# ReturnToService may bring a DOWN node back when slurmd re-registers, so
+# take the snapshot while sinfo still says down (retry a few times).
+saved=
+for i in 1 2 3 4 5; do
+    sa scontrol update nodename="$NA" state=down reason=exa-test
+    wait_state down || continue
+    st=$("$EXA" --json hpc nodes --save --cluster testa | jget 'd["nodes"][0]["state"]')
+    [ "$st" = down ] && { saved=1; break; }
+done
+is "$saved" 1 "snapshot taken with testa's node down"
 out=$("$EXA" --json hpc capacity)
 is "$(echo "$out" | jget '[c["idle_gpus"] for c in d if c["name"]=="testa"][0]')" 0 "a down node leaves placement capacity"
 is "$("$EXA" --json hpc place --gpus 1 | jget 'd["cluster"]')" testb "placement avoids it"

@@ -83,7 +83,7 @@ static void test_fit_is_per_node(void **state)
     struct place_cluster c;
     struct place_result r;
     struct place_ask one = { 8, 0, 1 }, eight = { 8, 0, 8 };
-    char name[8][8];
+    char name[8][16];
     for (int i = 0; i < 8; i++) {
         snprintf(name[i], sizeof(name[i]), "n%d", i);
         ones[i] = N(name[i], "idle", 1, 0, 16);
