@@ -106,7 +106,7 @@ int fv_fleet_load(store_t *st, const char *only, int all_states,
     }
     for (size_t i = 0; i < out->nr; i++) {
         struct fv_cluster *c = &out->clusters[i];
-        if (load_nodes(st, c, err) < 0)
+        if (with_nodes && load_nodes(st, c, err) < 0)
             goto fail;
     }
     if (reg && fv_registry_apply(reg, out, err) < 0)
