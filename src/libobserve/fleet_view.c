@@ -65,6 +65,13 @@ static int load_nodes(store_t *st, struct fv_cluster *c, exa_error_t *err)
 int fv_fleet_load(store_t *st, const char *only, int all_states,
                   const char *registry, struct fv_fleet *out, exa_error_t *err)
 {
+    return fv_fleet_load_ex(st, only, all_states, 1, registry, out, err);
+}
+
+int fv_fleet_load_ex(store_t *st, const char *only, int all_states,
+                     int with_nodes, const char *registry,
+                     struct fv_fleet *out, exa_error_t *err)
+{
     size_t alloc = 0;
     int rc;
     char *reg = registry ? xstrdup(registry) : registry_default_path(NULL);
