@@ -33,6 +33,7 @@
 #include "libsched/parse_slurm.h"
 #include "libstore/nodes.h"
 #include "libtransport/transport.h"
+#include "libutil/atomic.h"
 #include "libutil/json.h"
 #include "libutil/strbuf.h"
 #include "libutil/subprocess.h"
@@ -617,58 +618,6 @@ static char *known_hosts_dir(void)
     if (x && *x)
         return xstrfmt("%s/examlops/known_hosts.d", x);
     return xstrfmt("%s/.config/examlops/known_hosts.d", h && *h ? h : ".");
-}
-
-static int mkdirs(const char *dir)
-{
-    char *d = xstrdup(dir);
-    for (char *p = d + 1; *p; p++) {
-        if (*p != '/')
-            continue;
-        *p = '\0';
-        mkdir(d, 0700);
-        *p = '/';
-    }
-    int rc = mkdir(d, 0700) && errno != EEXIST ? -1 : 0;
-    free(d);
-    return rc;
-}
-
-/* Write data to path atomically (temp + fsync + rename), mode 0600. */
-static int write_file_atomic(const char *path, const char *data, size_t len,
-                             exa_error_t *err)
-{
-    char *tmp = xstrfmt("%s.tmp.%ld", path, (long)getpid());
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600), rc = 0;
-    if (fd < 0) {
-        rc = exa_err(err, EXA_ECONFIG, "cannot write '%s': %s", tmp,
-                     strerror(errno));
-        goto out;
-    }
-    while (len) {
-        ssize_t w = write(fd, data, len);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0) {
-            rc = exa_err(err, EXA_ECONFIG, "cannot write '%s': %s", tmp,
-                         strerror(errno));
-            break;
-        }
-        data += w;
-        len -= (size_t)w;
-    }
-    if (!rc && fsync(fd))
-        rc = exa_err(err, EXA_ECONFIG, "cannot write '%s': %s", tmp,
-                     strerror(errno));
-    close(fd);
-    if (!rc && rename(tmp, path))
-        rc = exa_err(err, EXA_ECONFIG, "cannot replace '%s': %s", path,
-                     strerror(errno));
-    if (rc)
-        unlink(tmp);
-out:
-    free(tmp);
-    return rc;
 }
 
 /*
@@ -1702,10 +1651,8 @@ int cmd_hpc_connect(struct exa_ctx *ctx, int argc, char **argv)
     if (hfpr) {
         khdir = known_hosts_dir();
         khpath = xstrfmt("%s/%s", khdir, name);
-        if (mkdirs(khdir) ||
-            write_file_atomic(khpath, scan.buf, scan.len, &err) < 0) {
-            if (!err.text[0])
-                exa_err(&err, EXA_ECONFIG, "cannot create '%s'", khdir);
+        if (mkdir_p(khdir, 0700, &err) < 0 ||
+            atomic_write_file(khpath, scan.buf, scan.len, 0600, &err) < 0) {
             rc = out_error(ctx, &err, NULL);
             goto out;
         }

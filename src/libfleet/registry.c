@@ -19,6 +19,7 @@
 #include <unistd.h>
 #include <yaml.h>
 
+#include "libutil/atomic.h"
 #include "libutil/strbuf.h"
 #include "libutil/xalloc.h"
 
@@ -552,76 +553,23 @@ static int mkdir_parent(const char *path, exa_error_t *err)
     return rc;
 }
 
-static int write_all(int fd, const char *p, size_t n)
-{
-    while (n) {
-        ssize_t w = write(fd, p, n);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return -1;
-        p += w;
-        n -= (size_t)w;
-    }
-    return 0;
-}
-
 int registry_save(const char *path, const struct registry *reg,
                   exa_error_t *err)
 {
+    static const char header[] = "# exa cluster registry (connection "
+                                 "definitions); approval state lives in "
+                                 "platform.db\n";
     char *text = registry_format(reg);
-    char *tmp = xstrfmt("%s.tmp.%ld", path, (long)getpid());
-    char *dir = xstrdup(path);
-    char *slash = strrchr(dir, '/');
-    int fd = -1, rc = -1;
-
+    struct strbuf sb = STRBUF_INIT;
+    int rc = -1;
     if (mkdir_parent(path, err) < 0)
         goto out;
-    fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-    if (fd < 0) {
-        exa_err(err, EXA_ECONFIG, "cannot write '%s': %s", tmp,
-                strerror(errno));
-        goto out;
-    }
-    if (write_all(fd, "# exa cluster registry (connection definitions); "
-                      "approval state lives in platform.db\n",
-                  strlen("# exa cluster registry (connection definitions); "
-                         "approval state lives in platform.db\n")) ||
-        write_all(fd, text, strlen(text)) || fsync(fd)) {
-        exa_err(err, EXA_ECONFIG, "cannot write '%s': %s", tmp,
-                strerror(errno));
-        goto out;
-    }
-    if (close(fd)) {
-        fd = -1;
-        exa_err(err, EXA_ECONFIG, "cannot write '%s': %s", tmp,
-                strerror(errno));
-        goto out;
-    }
-    fd = -1;
-    if (rename(tmp, path)) {
-        exa_err(err, EXA_ECONFIG, "cannot replace '%s': %s", path,
-                strerror(errno));
-        goto out;
-    }
-    if (slash) {
-        int dfd;
-        *slash = '\0';
-        dfd = open(slash == dir ? "/" : dir, O_RDONLY | O_DIRECTORY);
-        if (dfd >= 0) {
-            fsync(dfd);
-            close(dfd);
-        }
-    }
-    rc = 0;
+    strbuf_addstr(&sb, header);
+    strbuf_addstr(&sb, text);
+    rc = atomic_write_file(path, sb.buf, sb.len, 0600, err);
 out:
-    if (fd >= 0)
-        close(fd);
-    if (rc < 0)
-        unlink(tmp);
+    strbuf_release(&sb);
     free(text);
-    free(tmp);
-    free(dir);
     return rc;
 }
 

@@ -151,11 +151,12 @@ static void test_registry_round_trip(void **state)
         assert_true(w->cost_per_gpu_hour == 2.1);
         assert_null(registry_find(&back, "testa")->ssh_user);
     }
-    /* no temp file left behind */
+    /* no temp file left behind: the directory holds clusters.yaml only */
     {
-        char *tmp = xstrfmt("%s.tmp.%ld", e->reg, (long)getpid());
-        assert_int_not_equal(access(tmp, F_OK), 0);
-        free(tmp);
+        char *cmd = xstrfmt("test \"$(ls -A '%s/cfg')\" = clusters.yaml",
+                            e->dir);
+        assert_int_equal(system(cmd), 0);
+        free(cmd);
     }
     registry_release(&reg);
     registry_release(&back);
