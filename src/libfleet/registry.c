@@ -90,8 +90,7 @@ void registry_release(struct registry *reg)
     reg->nr = reg->alloc = 0;
 }
 
-struct cluster_def *registry_find(const struct registry *reg,
-                                  const char *name)
+struct cluster_def *registry_find(const struct registry *reg, const char *name)
 {
     for (size_t i = 0; i < reg->nr; i++)
         if (!strcmp(reg->defs[i].name, name))
@@ -128,8 +127,7 @@ int registry_remove(struct registry *reg, const char *name)
         return 0;
     i = (size_t)(d - reg->defs);
     cluster_def_release(d);
-    memmove(&reg->defs[i], &reg->defs[i + 1],
-            (reg->nr - i - 1) * sizeof(*d));
+    memmove(&reg->defs[i], &reg->defs[i + 1], (reg->nr - i - 1) * sizeof(*d));
     reg->nr--;
     return 1;
 }
@@ -142,8 +140,7 @@ struct ydoc {
     exa_error_t *err;
 };
 
-static int yerr(struct ydoc *y, yaml_node_t *n, const char *fmt,
-                const char *a)
+static int yerr(struct ydoc *y, yaml_node_t *n, const char *fmt, const char *a)
 {
     char msg[160];
     snprintf(msg, sizeof(msg), fmt, a);
@@ -171,8 +168,7 @@ static int is_null_scalar(yaml_node_t *n)
             !strcmp(s, "Null") || !strcmp(s, "NULL"));
 }
 
-static int set_str(struct ydoc *y, yaml_node_t *v, const char *key,
-                   char **out)
+static int set_str(struct ydoc *y, yaml_node_t *v, const char *key, char **out)
 {
     const char *s = scalar(v);
     if (is_null_scalar(v))
@@ -184,8 +180,7 @@ static int set_str(struct ydoc *y, yaml_node_t *v, const char *key,
     return 0;
 }
 
-static int set_port(struct ydoc *y, yaml_node_t *v, const char *key,
-                    int *out)
+static int set_port(struct ydoc *y, yaml_node_t *v, const char *key, int *out)
 {
     const char *s = scalar(v);
     char *end;
@@ -202,8 +197,8 @@ static int set_port(struct ydoc *y, yaml_node_t *v, const char *key,
     return 0;
 }
 
-static int set_num(struct ydoc *y, yaml_node_t *v, const char *key,
-                   int *has, double *out)
+static int set_num(struct ydoc *y, yaml_node_t *v, const char *key, int *has,
+                   double *out)
 {
     const char *s = scalar(v);
     char *end;
@@ -224,7 +219,7 @@ static int set_num(struct ydoc *y, yaml_node_t *v, const char *key,
 static int parse_def(struct ydoc *y, yaml_node_t *m, const char *name,
                      struct registry *reg)
 {
-    struct cluster_def d = { 0 };
+    struct cluster_def d = {0};
     int rc = -1;
     if (m->type != YAML_MAPPING_NODE) {
         if (is_null_scalar(m))
@@ -258,8 +253,7 @@ static int parse_def(struct ydoc *y, yaml_node_t *m, const char *name,
         else if (!strcmp(k, "dcgm_exporter_port"))
             r = set_port(y, vn, k, &d.dcgm_exporter_port);
         else if (!strcmp(k, "carbon_intensity"))
-            r = set_num(y, vn, k, &d.has_carbon_intensity,
-                        &d.carbon_intensity);
+            r = set_num(y, vn, k, &d.has_carbon_intensity, &d.carbon_intensity);
         else if (!strcmp(k, "cost_per_gpu_hour"))
             r = set_num(y, vn, k, &d.has_cost_per_gpu_hour,
                         &d.cost_per_gpu_hour);
@@ -283,8 +277,7 @@ out:
     return rc;
 }
 
-static int parse_name_map(struct ydoc *y, yaml_node_t *m,
-                          struct registry *reg)
+static int parse_name_map(struct ydoc *y, yaml_node_t *m, struct registry *reg)
 {
     for (yaml_node_pair_t *p = m->data.mapping.pairs.start;
          p < m->data.mapping.pairs.top; p++) {
@@ -323,7 +316,7 @@ int registry_parse(const char *text, size_t len, const char *where,
                    struct registry *reg, exa_error_t *err)
 {
     yaml_parser_t parser;
-    struct ydoc y = { .where = where, .err = err };
+    struct ydoc y = {.where = where, .err = err};
     yaml_node_t *root;
     int rc = 0;
 
@@ -355,11 +348,10 @@ int registry_parse(const char *text, size_t len, const char *where,
         else if (clusters->type == YAML_SEQUENCE_NODE)
             rc = parse_list(&y, clusters, reg);
         else if (!is_null_scalar(clusters))
-            rc = yerr(&y, clusters,
-                      "'clusters' must be a mapping or a list%s", "");
+            rc = yerr(&y, clusters, "'clusters' must be a mapping or a list%s",
+                      "");
     } else {
-        rc = yerr(&y, root, "the top level must be a mapping or a list%s",
-                  "");
+        rc = yerr(&y, root, "the top level must be a mapping or a list%s", "");
     }
 out:
     if (rc < 0)
@@ -385,17 +377,16 @@ int registry_load(const char *path, struct registry *reg, exa_error_t *err)
         if (n < 0 && errno == EINTR)
             continue;
         if (n < 0) {
-            rc = exa_err(err, EXA_ECONFIG,
-                         "cannot read clusters.yaml '%s': %s", path,
-                         strerror(errno));
+            rc = exa_err(err, EXA_ECONFIG, "cannot read clusters.yaml '%s': %s",
+                         path, strerror(errno));
             goto out;
         }
         if (n == 0)
             break;
         if (sb.len + (size_t)n > REGISTRY_MAX_BYTES) {
-            rc = exa_err(err, EXA_ECONFIG,
-                         "clusters.yaml '%s' exceeds %u bytes", path,
-                         REGISTRY_MAX_BYTES);
+            rc =
+                exa_err(err, EXA_ECONFIG, "clusters.yaml '%s' exceeds %u bytes",
+                        path, REGISTRY_MAX_BYTES);
             goto out;
         }
         strbuf_add(&sb, buf, (size_t)n);
@@ -418,10 +409,9 @@ static int emit_handler(void *data, unsigned char *buffer, size_t size)
 static void emit_scalar(yaml_emitter_t *e, const char *s, int plain_ok)
 {
     yaml_event_t ev;
-    yaml_scalar_event_initialize(&ev, NULL, NULL, (yaml_char_t *)s,
-                                 (int)strlen(s), plain_ok, 1,
-                                 plain_ok ? YAML_ANY_SCALAR_STYLE
-                                          : YAML_SINGLE_QUOTED_SCALAR_STYLE);
+    yaml_scalar_event_initialize(
+        &ev, NULL, NULL, (yaml_char_t *)s, (int)strlen(s), plain_ok, 1,
+        plain_ok ? YAML_ANY_SCALAR_STYLE : YAML_SINGLE_QUOTED_SCALAR_STYLE);
     yaml_emitter_emit(e, &ev);
 }
 
@@ -491,9 +481,9 @@ char *registry_format(const struct registry *reg)
                                         YAML_BLOCK_MAPPING_STYLE);
     yaml_emitter_emit(&e, &ev);
     emit_scalar(&e, "clusters", 1);
-    yaml_mapping_start_event_initialize(
-        &ev, NULL, NULL, 1,
-        reg->nr ? YAML_BLOCK_MAPPING_STYLE : YAML_FLOW_MAPPING_STYLE);
+    yaml_mapping_start_event_initialize(&ev, NULL, NULL, 1,
+                                        reg->nr ? YAML_BLOCK_MAPPING_STYLE
+                                                : YAML_FLOW_MAPPING_STYLE);
     yaml_emitter_emit(&e, &ev);
     for (size_t i = 0; i < reg->nr; i++) {
         const struct cluster_def *d = &reg->defs[i];
@@ -591,8 +581,7 @@ int registry_lock(const char *path, int excl, exa_error_t *err)
     while (flock(fd, excl ? LOCK_EX : LOCK_SH)) {
         if (errno == EINTR)
             continue;
-        exa_err(err, EXA_ECONFIG, "cannot lock '%s': %s", lp,
-                strerror(errno));
+        exa_err(err, EXA_ECONFIG, "cannot lock '%s': %s", lp, strerror(errno));
         close(fd);
         free(lp);
         return -1;
