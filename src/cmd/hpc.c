@@ -9,6 +9,7 @@
 #include "cmd/hpc_fleet.h"
 #include "cmd/hpc_jobs.h"
 #include "cmd/hpc_observe.h"
+#include "cmd/hpc_sched.h"
 
 static const struct exa_cmd cmds[] = {
     /* discovery and registry (hpc_fleet.c) */
@@ -51,6 +52,7 @@ static const struct exa_cmd cmds[] = {
     /* jobs (hpc_jobs.c) */
     HPC_JOBS_CMDS
     /* scheduler adapter: submit, status, wait, cancel, logs (hpc_sched.c) */
+    HPC_SCHED_CMDS
     /* observability: prometheus-sd, job-map (hpc_observe.c) */
     HPC_OBSERVE_CMDS,
     { NULL },

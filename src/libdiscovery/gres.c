@@ -56,9 +56,34 @@ static void one_entry(const char *e, size_t n, struct gres_info *out)
 {
     const char *f[8];
     size_t fl[8], nf = 0, i = 0;
-    const char *paren = memchr(e, '(', n);
-    if (paren)
-        n = (size_t)(paren - e);
+    while (n && isspace((unsigned char)e[n - 1]))
+        n--;
+    /* drop the trailing "(...)" group only: "gpu:(null):2(IDX:0-1)" */
+    if (n && e[n - 1] == ')') {
+        size_t k = n - 1;
+        int depth = 0;
+        for (;;) {
+            if (e[k] == ')')
+                depth++;
+            else if (e[k] == '(' && --depth == 0)
+                break;
+            if (!k)
+                break;
+            k--;
+        }
+        if (!depth)
+            n = k;
+    } else {
+        /* a column cut inside the group: "gpu:a100:4(S:0-" */
+        const char *open = NULL;
+        for (size_t k = 0; k < n; k++)
+            if (e[k] == '(')
+                open = e + k;
+            else if (e[k] == ')')
+                open = NULL;
+        if (open && open > e && isdigit((unsigned char)open[-1]))
+            n = (size_t)(open - e);
+    }
     while (n && isspace((unsigned char)*e)) {
         e++;
         n--;
@@ -85,7 +110,8 @@ static void one_entry(const char *e, size_t n, struct gres_info *out)
     if (fl[0] != 3 || strncmp(f[0], "gpu", 3))
         return;
     out->gpus += to_ll(f[nf - 1], fl[nf - 1]);
-    if (nf >= 3 && !(fl[1] == 10 && !strncmp(f[1], "no_consume", 10)))
+    if (nf >= 3 && !(fl[1] == 10 && !strncmp(f[1], "no_consume", 10)) &&
+        !(fl[1] == 6 && !strncmp(f[1], "(null)", 6)))
         add_type(out, f[1], fl[1]);
 }
 

@@ -22,6 +22,9 @@
 #include "libutil/strbuf.h"
 #include "libutil/xalloc.h"
 
+/* Distinct nodes one sinfo output may describe (untrusted input). */
+#define SINFO_MAX_NODES 1000000
+
 enum col {
     C_IGNORE, C_NAME, C_COUNT, C_CPUS, C_CPUSTATE, C_MEM, C_GRES,
     C_GRESUSED, C_STATE, C_PART, C_INT
@@ -286,34 +289,160 @@ static size_t layout_roles(const struct slurm_table *t, enum col **roles)
 }
 
 /* Roles of one row's fields: from the header, or guessed from values. */
+static int avail_word(const char *s)
+{
+    return !strcmp(s, "up") || !strcmp(s, "down") || !strcmp(s, "drain") ||
+           !strcmp(s, "inact");
+}
+
+/*
+ * Roles of a headerless row guessed from its values. The first field is
+ * the node name (or a %D count), unless the second is a partition AVAIL
+ * word ("debug*|up|node1|..."), in which case the row starts with the
+ * partition and the name is the next plain word. sinfo prints one state
+ * and one partition per row, so only the first of each counts; later
+ * words (reasons, features) are ignored.
+ */
 static void guess_roles(char **f, size_t nf, enum col *role, int *groups)
 {
-    int ngres = 0;
-    for (size_t i = 0; i < nf; i++)
-        role[i] = C_IGNORE;
+    int have_state = 0, have_part = 0, have_name = 0;
+    size_t i = 1, gi[8], ngres = 0;
+    for (size_t k = 0; k < nf; k++)
+        role[k] = C_IGNORE;
     if (!nf)
         return;
-    if (is_int(f[0]) && nf >= 2) {
-        role[0] = C_COUNT;
-        *groups = 1;
+    if (nf >= 3 && avail_word(f[1]) && isalpha((unsigned char)f[0][0]) &&
+        !gres_like(f[0])) {
+        int later_state = 0;
+        for (size_t k = 2; k < nf; k++)
+            if (slurm_node_state_known(f[k]))
+                later_state = 1;
+        if (strcmp(f[1], "up") && strcmp(f[1], "inact") && !later_state)
+            goto name_first;
+        role[0] = C_PART;
+        role[1] = C_IGNORE;
+        have_part = 1;
+        i = 2;
+    } else if (nf >= 2 && isalpha((unsigned char)f[0][0]) &&
+               !strchr(f[0], '[') && !gres_like(f[0]) &&
+               (f[0][strlen(f[0]) - 1] == '*' ||
+                (strchr(f[1], '[') && !gres_like(f[1])))) {
+        /* "part*|node[1-2]|...": '*' marks the default partition and
+         * never ends a host name; a bracket marks the hostlist */
+        role[0] = C_PART;
+        have_part = 1;
+        i = 1;
     } else {
-        role[0] = C_NAME;
+name_first:
+        if (is_int(f[0]) && nf >= 2) {
+            role[0] = C_COUNT;
+            *groups = 1;
+        } else {
+            role[0] = C_NAME;
+        }
+        have_name = 1;
+        i = 1;
     }
-    for (size_t i = 1; i < nf; i++) {
+    for (; i < nf; i++) {
         long long t;
         if (cpustate_total(f[i], &t))
             role[i] = C_CPUSTATE;
-        else if (gres_like(f[i]))
-            role[i] = ngres++ ? C_GRESUSED : C_GRES;
-        else if (slurm_node_state_known(f[i]))
+        else if (gres_like(f[i])) {
+            role[i] = C_IGNORE;
+            if (ngres < 8)
+                gi[ngres++] = i;
+        } else if (!have_state && slurm_node_state_known(f[i]) && have_name) {
             role[i] = C_STATE;
-        else if (is_int(f[i]))
+            have_state = 1;
+        } else if (is_int(f[i]))
             role[i] = C_INT;
-        else if (!strcmp(f[i], "N/A") || !isalpha((unsigned char)f[i][0]))
-            role[i] = C_IGNORE; /* loads, sizes, times: not a partition */
-        else
+        else if (!strcmp(f[i], "N/A") || !isalpha((unsigned char)f[i][0]) ||
+                 strchr(f[i], ','))
+            role[i] = C_IGNORE; /* loads, sizes, times, feature lists */
+        else if (!have_name) {
+            role[i] = C_NAME;
+            have_name = 1;
+        } else if (!have_part && !slurm_node_state_known(f[i])) {
             role[i] = C_PART;
+            have_part = 1;
+        }
     }
+    /*
+     * GRES-shaped values: Gres then GresUsed. With more than two (a
+     * "(null)" features or comment column too) the last two are taken, as
+     * both are printed last by every tool format seen. A "(null)" followed
+     * by a non-zero GPU count is not Gres/GresUsed (GPUs in use on a node
+     * without GPUs): the count is the Gres.
+     */
+    if (ngres == 1) {
+        /* IDX index lists are printed in GresUsed only */
+        role[gi[0]] = strstr(f[gi[0]], "(IDX:") ? C_GRESUSED : C_GRES;
+    } else if (ngres >= 2) {
+        size_t a = gi[ngres - 2], b = gi[ngres - 1];
+        struct gres_info used;
+        gres_parse(f[b], &used);
+        if (!strcmp(f[a], "(null)") && used.gpus > 0) {
+            role[b] = C_GRES;
+        } else {
+            role[a] = C_GRES;
+            role[b] = C_GRESUSED;
+        }
+    }
+}
+
+/*
+ * A headerless table prints the same columns on every row, so the roles
+ * guessed row by row are put to a vote, column by column, over the rows
+ * of the most common width (up to 5000 of them): an unknown state word
+ * ("foo_bar_baz") in the state column is still the state, and a row of
+ * "(null)"s reads like the rows with real GRES. Returns that width and
+ * the voted roles (*out, caller frees), or 0 when there is no clear
+ * common width.
+ */
+static size_t consensus_roles(const struct slurm_table *t, enum col **out)
+{
+    size_t widths[8] = { 0 }, counts[8] = { 0 }, nw = 0, best = 0, w;
+    size_t (*tally)[C_INT + 1];
+    size_t used = 0;
+    for (size_t r = 0; r < t->nrows && r < 5000; r++) {
+        size_t k;
+        for (k = 0; k < nw; k++)
+            if (widths[k] == t->rows[r].nf)
+                break;
+        if (k == nw) {
+            if (nw == 8)
+                continue;
+            widths[nw++] = t->rows[r].nf;
+        }
+        counts[k]++;
+    }
+    for (size_t k = 1; k < nw; k++)
+        if (counts[k] > counts[best])
+            best = k;
+    w = widths[best];
+    if (!w || w > 256)
+        return 0;
+    tally = xcalloc(w, sizeof(*tally));
+    for (size_t r = 0; r < t->nrows && used < 5000; r++) {
+        enum col role[256];
+        int groups = 0;
+        if (t->rows[r].nf != w)
+            continue;
+        guess_roles(t->rows[r].f, w, role, &groups);
+        for (size_t c = 0; c < w; c++)
+            tally[c][role[c]]++;
+        used++;
+    }
+    *out = xcalloc(w, sizeof(**out));
+    for (size_t c = 0; c < w; c++) {
+        enum col bestc = C_IGNORE;
+        for (int k = 0; k <= C_INT; k++)
+            if (tally[c][k] > tally[c][bestc])
+                bestc = (enum col)k;
+        (*out)[c] = bestc;
+    }
+    free(tally);
+    return w;
 }
 
 static void add_part(struct sinfo_node *n, const char *p)
@@ -337,14 +466,19 @@ int sinfo_parse(const char *buf, size_t len, struct sinfo_result *res,
                 const char **kind, exa_error_t *err)
 {
     struct slurm_table t;
-    enum col *hroles = NULL;
-    size_t nh = 0;
+    enum col *hroles = NULL, *cons = NULL;
+    size_t nh = 0, cons_n = 0;
     int rc = -1;
 
     memset(&t, 0, sizeof(t));
     *kind = "parse_error";
     if (slurm_table_split(buf, len, known_hdr, &t, err) < 0)
         return -1;
+    if (t.error_line && !t.nrows && !t.hdr) {
+        exa_err(err, EXA_ESCHED, "%s", t.error_line);
+        *kind = "slurm_error";
+        goto out;
+    }
     if (!t.hdr && (nh = layout_roles(&t, &hroles)) > 0) {
         int has_name = 0;
         for (size_t i = 0; i < nh; i++)
@@ -374,6 +508,8 @@ int sinfo_parse(const char *buf, size_t len, struct sinfo_result *res,
                 res->is_groups = 1;
     }
     /* sinfo's %N,%G joins GRES entries with the separator: re-merge them */
+    if (!hroles && t.nrows)
+        cons_n = consensus_roles(&t, &cons);
     for (size_t r = 0; r < t.nrows; r++) {
         struct slurm_row *row = &t.rows[r];
         enum col *role = xcalloc(row->nf ? row->nf : 1, sizeof(*role));
@@ -388,6 +524,10 @@ int sinfo_parse(const char *buf, size_t len, struct sinfo_result *res,
         if (hroles) {
             for (size_t i = 0; i < row->nf && i < nh; i++)
                 role[i] = hroles[i];
+        } else if (cons && row->nf == cons_n) {
+            memcpy(role, cons, cons_n * sizeof(*role));
+            if (role[0] == C_COUNT)
+                res->is_groups = 1;
         } else {
             guess_roles(row->f, row->nf, role, &groups);
             if (groups)
@@ -454,6 +594,12 @@ int sinfo_parse(const char *buf, size_t len, struct sinfo_result *res,
             g = &res->groups[res->ngroups++];
             memset(g, 0, sizeof(*g));
             g->nodes = count < 0 ? 0 : count;
+            if (parts.nr) {
+                size_t pl = strlen(parts.v[0]);
+                g->partition = xstrndup(parts.v[0],
+                                        pl && parts.v[0][pl - 1] == '*'
+                                            ? pl - 1 : pl);
+            }
             if (state && slurm_node_state_normalize(state)) {
                 g->raw_state = xstrdup(state);
                 g->state = xstrdup(slurm_node_state_normalize(state));
@@ -485,6 +631,16 @@ int sinfo_parse(const char *buf, size_t len, struct sinfo_result *res,
                 strvec_push(&hosts, name); /* -N rows: one plain name */
             } else if (hostlist_expand(name, &hosts, 0, err) < 0) {
                 *kind = "invalid_hostlist";
+                strvec_clear(&parts);
+                strbuf_release(&gres_sb);
+                free(role);
+                goto out;
+            }
+            if (res->nnodes > SINFO_MAX_NODES) {
+                exa_err(err, EXA_EPARSE, "more than %d nodes in sinfo output",
+                        SINFO_MAX_NODES);
+                *kind = "too_large";
+                strvec_clear(&hosts);
                 strvec_clear(&parts);
                 strbuf_release(&gres_sb);
                 free(role);
@@ -530,6 +686,7 @@ int sinfo_parse(const char *buf, size_t len, struct sinfo_result *res,
     rc = 0;
 out:
     free(hroles);
+    free(cons);
     slurm_table_free(&t);
     return rc;
 }
@@ -549,6 +706,7 @@ void sinfo_result_free(struct sinfo_result *res)
         free(res->groups[i].state);
         free(res->groups[i].raw_state);
         free(res->groups[i].gpu_type);
+        free(res->groups[i].partition);
     }
     free(res->groups);
     if (res->index) {
@@ -566,6 +724,8 @@ json_t *sinfo_result_to_json(const struct sinfo_result *res)
             const struct sinfo_group *g = &res->groups[i];
             json_t *o = json_object();
             jx_set(o, "nodes", json_integer(g->nodes));
+            if (g->partition)
+                jx_set(o, "partition", jx_str(g->partition));
             if (res->has_state_col) {
                 jx_set(o, "state", jx_str(g->state));
                 jx_set(o, "raw_state", jx_str(g->raw_state));

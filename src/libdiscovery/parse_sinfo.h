@@ -32,6 +32,7 @@ struct sinfo_node {
 
 struct sinfo_group {
     long long nodes;
+    char *partition;    /* '*' stripped; NULL when not printed */
     char *state, *raw_state;
     int has_gres;       long long gpus_per_node;
     char *gpu_type;
@@ -52,7 +53,10 @@ struct sinfo_result {
  * Parse len bytes of sinfo output into res (zeroed by the caller).
  * Returns 0, or -1 with err set and *kind set to a FORMAT.md error kind
  * ("column_overflow" when a fixed-width name ran into the next column,
- * "invalid_hostlist" for a bad NODELIST). res must be freed either way.
+ * "invalid_hostlist" for a bad NODELIST, "slurm_error" when the input is
+ * only a Slurm client's error text such as "slurm_load_partitions: Unable
+ * to contact slurm controller", "too_large" past a million nodes).
+ * res must be freed either way.
  */
 int sinfo_parse(const char *buf, size_t len, struct sinfo_result *res,
                 const char **kind, exa_error_t *err);

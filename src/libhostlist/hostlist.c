@@ -213,7 +213,8 @@ long hostlist_expand(const char *expr, struct strvec *out, size_t max_hosts,
     while (i < len) {
         size_t j = i;
         int depth = 0;
-        while (j < len && (depth || s[j] != ',')) {
+        while (j < len && (depth || (s[j] != ',' &&
+                                     !isspace((unsigned char)s[j])))) {
             if (s[j] == '[')
                 depth++;
             else if (s[j] == ']' && depth)

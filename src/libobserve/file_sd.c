@@ -46,8 +46,8 @@ static json_t *group(const struct fv_cluster *c, const char *job,
     }
     *ntargets += json_array_size(targets);
     jx_set(labels, "cluster", jx_str(c->name));
-    jx_set(labels, "scheduler", jx_str(c->scheduler ? c->scheduler
-                                                    : "unknown"));
+    jx_set(labels, "scheduler",
+           jx_str(c->scheduler ? c->scheduler : "unknown"));
     jx_set(labels, "tenant", jx_str(tenant));
     jx_set(labels, "job", jx_str(job));
     g = json_object();
@@ -114,8 +114,7 @@ int file_write_atomic(const char *path, const void *data, size_t len,
     fd = mkstemp(tmp);
     if (fd < 0)
         goto fail;
-    if (write_all(fd, data, len) < 0 || fchmod(fd, mode) < 0 ||
-        fsync(fd) < 0) {
+    if (write_all(fd, data, len) < 0 || fchmod(fd, mode) < 0 || fsync(fd) < 0) {
         saved = errno;
         close(fd);
         unlink(tmp);

@@ -218,7 +218,7 @@ static const struct name_role sacct_names[] = {
     { NULL, R_IGNORE },
 };
 
-static const struct name_role *cur_names;
+static _Thread_local const struct name_role *cur_names;
 
 /*
  * Role of header name u (upper case). Fixed-width formats cut long names
@@ -276,8 +276,8 @@ static int is_int(const char *s)
 
 static int none_token(const char *v)
 {
-    return !*v || !strcmp(v, "Unknown") || !strcmp(v, "None") ||
-           !strcmp(v, "N/A") || !strcmp(v, "(null)") || !strcmp(v, "NONE");
+    return !*v || !strcasecmp(v, "Unknown") || !strcasecmp(v, "None") ||
+           !strcasecmp(v, "N/A") || !strcmp(v, "(null)");
 }
 
 static int is_iso(const char *v)
@@ -304,7 +304,7 @@ static int is_job_id(const char *v)
         p++;
         if (*p == '[') {
             while (*p && *p != ']') {
-                if (!isdigit((unsigned char)*p) && !strchr("[,-%", *p))
+                if (!isdigit((unsigned char)*p) && !strchr("[,-%:", *p))
                     return 0;
                 p++;
             }
@@ -391,6 +391,9 @@ struct layout {
 
 /* squeue: the default format, exa's own, and formats of common tools. */
 static const struct layout squeue_layouts[] = {
+    { 0, "JOBID STATE TIME TIME_LIMIT TIME_LEFT START_TIME END_TIME "
+         "SUBMIT_TIME NODES CPUS PARTITION ACCOUNT USER NAME REASON NODELIST "
+         "TRES_PER_NODE" }, /* SLURM_SQUEUE_FORMAT with --noheader */
     { 0, "JOBID PARTITION NAME USER STATE TIME TIME_LIMIT NODES "
          "NODELIST(REASON) TRES_PER_NODE" },
     { ' ', "JOBID PARTITION NAME USER ST TIME NODES NODELIST(REASON)" },
@@ -403,12 +406,22 @@ static const struct layout squeue_layouts[] = {
     { 0, "JOBID STATE NAME" },
     { 0, "CLUSTER JOBID STATE NAME" },
     { 0, "STATE START_TIME END_TIME" },
+    { 0, "PARTITION STATE CPUS REASON USER" },
+    /* JobID|Account or UserName|State|NumNodes|NumCPUs|tres-alloc: the
+     * second column is left unnamed, it is one or the other */
+    { 0, "JOBID - STATE NODES CPUS TRES_ALLOC" },
     { 0, "JOBID STATE" },
+    { 0, "STATE" },
+    { 0, "JOBID" },
+    { 0, "PARTITION" },
     { 0, NULL },
 };
 
 /* sacct: exa's own field lists, then lists used by common tools. */
 static const struct layout sacct_layouts[] = {
+    { 0, "JOBID JOBIDRAW STATE EXITCODE START END SUBMIT ELAPSEDRAW "
+         "ALLOCTRES NODELIST PARTITION ACCOUNT USER JOBNAME NCPUS "
+         "TIMELIMITRAW" }, /* SLURM_SACCT_FIELDS with --noheader */
     { 0, "JOBID STATE EXITCODE START END ALLOCTRES ELAPSEDRAW" },
     { 0, "JOBID STATE EXITCODE START END ALLOCTRES ELAPSEDRAW TIMELIMIT" },
     { 0, "JOBID STATE EXITCODE START END ALLOCTRES ELAPSEDRAW NODELIST" },
@@ -434,8 +447,13 @@ static const struct layout sacct_layouts[] = {
          "TIMELIMIT TIMELIMITRAW JOBIDRAW JOBNAME" },
     { 0, "JOBID JOBNAME PARTITION ACCOUNT ALLOCCPUS STATE EXITCODE" },
     { 0, "JOBID JOBNAME STATE" },
+    { 0, "JOBID USER ACCOUNT ALLOCCPUS ELAPSED TOTALCPU CPUTIME MAXRSS "
+         "REQMEM" },
     { 0, NULL },
 };
+
+/* Set by headerless_roles: a well-known field list fitted every row. */
+static _Thread_local int layout_matched;
 
 /* Split a layout into roles (names resolved through tbl); count. */
 static size_t layout_roles(const char *fields, const struct name_role *tbl,
@@ -467,6 +485,123 @@ static int free_text(enum role r)
     return r == R_NODELIST_REASON || r == R_REASON;
 }
 
+/* Columns whose values have a checkable shape (valid_for is not "any"). */
+static int role_typed(enum role r)
+{
+    switch (r) {
+    case R_ID: case R_ID_RAW: case R_STATE: case R_STATE_COMPACT:
+    case R_EXIT: case R_START: case R_END: case R_SUBMIT: case R_ELAPSED:
+    case R_TIMELIMIT: case R_TIMELEFT: case R_TOTALCPU: case R_ELAPSED_RAW:
+    case R_TIMELIMIT_RAW: case R_NCPUS: case R_NODES: case R_TRES_ALLOC:
+    case R_MAXRSS: case R_PRIORITY:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+/*
+ * Blank-separated rows lose their empty cells: "2.batch  batch    (blank
+ * partition)  research  1  COMPLETED  0:0" has one token fewer than the
+ * columns. Place the nt tokens on the n columns in order, leaving n - nt
+ * columns empty, so that every token fits its column and as many typed
+ * columns as possible get a value; among equal placements the earlier
+ * columns are left empty (blank Partition/Account on step lines).
+ * Fills map[column] = token index or -1. Returns 0, or -1 when no
+ * placement fits (or more than 3 cells would be empty).
+ */
+static int align_tokens(const enum role *roles, size_t n, char **tok,
+                        size_t nt, long *map)
+{
+    int *best;
+    unsigned char *pick;
+    size_t w = nt + 1;
+    int rc = -1;
+    if (nt > n || n - nt > 3 || n > 128)
+        return -1;
+    best = xcalloc((n + 1) * w, sizeof(*best));
+    pick = xcalloc((n + 1) * w, 1);
+    /* best[i][j]: max typed columns filled placing tok[j..] on cols[i..] */
+    for (size_t i = n + 1; i-- > 0;)
+        for (size_t j = nt + 1; j-- > 0;) {
+            int *b = &best[i * w + j];
+            if (i == n) {
+                *b = j == nt ? 0 : -1000;
+                continue;
+            }
+            {
+                int skip = n - i > nt - j ? best[(i + 1) * w + j] : -1000;
+                int take = -1000;
+                if (j < nt && valid_for(roles[i], tok[j]) &&
+                    best[(i + 1) * w + j + 1] > -1000)
+                    take = best[(i + 1) * w + j + 1] + role_typed(roles[i]);
+                if (skip >= take && skip > -1000) {
+                    *b = skip;
+                    pick[i * w + j] = 1;
+                } else {
+                    *b = take;
+                    pick[i * w + j] = 2;
+                }
+            }
+        }
+    if (best[0] > -1000) {
+        size_t j = 0;
+        for (size_t i = 0; i < n; i++) {
+            if (pick[i * w + j] == 2)
+                map[i] = (long)j++;
+            else
+                map[i] = -1;
+        }
+        rc = 0;
+    }
+    free(best);
+    free(pick);
+    return rc;
+}
+
+/*
+ * Place the tokens of a short blank-separated row by where they stand:
+ * each token goes to the column of the first full row (all columns
+ * filled) whose text it overlaps most, columns kept in order. Fixed-width
+ * output puts a value under its column whether it is left- or
+ * right-aligned. Returns 0 with map filled, or -1 (no full row, lines of
+ * different layout, or two tokens for one column).
+ */
+static int align_by_offsets(const struct slurm_table *t,
+                            const struct slurm_row *row,
+                            const enum role *roles, size_t n, long *map)
+{
+    const struct slurm_row *ref = NULL;
+    long prev = -1;
+    for (size_t r = 0; r < t->nrows; r++)
+        if (t->rows[r].nf == n && t->rows[r].off && !t->rows[r].sliced) {
+            ref = &t->rows[r];
+            break;
+        }
+    if (!ref || !row->off || n > 128)
+        return -1;
+    for (size_t k = 0; k < n; k++)
+        map[k] = -1;
+    for (size_t j = 0; j < row->nf; j++) {
+        size_t a = row->off[2 * j], b = row->off[2 * j + 1];
+        long best = -1;
+        size_t best_ov = 0;
+        for (size_t k = (size_t)(prev + 1); k < n; k++) {
+            size_t ra = ref->off[2 * k], rb = ref->off[2 * k + 1];
+            size_t lo = a > ra ? a : ra, hi = b < rb ? b : rb;
+            if (hi > lo && hi - lo > best_ov) {
+                best_ov = hi - lo;
+                best = (long)k;
+            }
+        }
+        if (best < 0 || !valid_for(roles[best], row->f[j]))
+            return -1;
+        map[best] = (long)j;
+        prev = best;
+    }
+    return 0;
+}
+
 /*
  * Choose roles for a headerless table: the first well-known field list
  * whose every typed column validates on every row (up to 200 rows), else
@@ -479,21 +614,30 @@ static size_t headerless_roles(const struct slurm_table *t,
 {
     size_t check = t->nrows < 200 ? t->nrows : 200;
     *merge_tail = 0;
+    layout_matched = 0;
     if (!t->nrows)
         return 0;
+    for (int pass = 0; pass < 2; pass++)
     for (size_t li = 0; layouts[li].fields; li++) {
         size_t n;
-        int ok = 1, tail;
+        int ok = 1, tail, full = 0;
         if (layouts[li].sep && layouts[li].sep != t->sep)
             continue;
         n = layout_roles(layouts[li].fields, tbl, roles, max);
         tail = t->sep == ' ' && free_text(roles[n - 1]);
         for (size_t r = 0; r < check && ok; r++) {
             const struct slurm_row *row = &t->rows[r];
+            if (pass == 1 && row->nf < n && t->sep == ' ') {
+                long map[128];
+                if (align_tokens(roles, n, row->f, row->nf, map) < 0)
+                    ok = 0;
+                continue;
+            }
             if (row->nf != n && !(tail && row->nf > n)) {
                 ok = 0;
                 break;
             }
+            full = 1;
             for (size_t k = 0; k < n && ok; k++) {
                 if (k == n - 1 && tail && row->nf > n)
                     continue;
@@ -501,8 +645,9 @@ static size_t headerless_roles(const struct slurm_table *t,
                     ok = 0;
             }
         }
-        if (ok) {
+        if (ok && full) {
             *merge_tail = tail;
+            layout_matched = 1;
             return n;
         }
     }
@@ -570,6 +715,66 @@ static char *time_value(const char *v)
     return xstrdup(v);
 }
 
+#define MAX_ARRAY_IDS 10000
+
+/*
+ * Array task ranges "5-1024", "1,3,5-7", "1-10:2" (Slurm's --array
+ * syntax, sbatch(1)): count the tasks without expanding them, then list
+ * them when there are at most MAX_ARRAY_IDS (a pending array of a million
+ * tasks is one squeue line; listing it would be untrusted input turned
+ * into unbounded memory).
+ */
+static void array_ranges(const char *s, struct slurm_job *j)
+{
+    long long count = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        const char *p = s;
+        size_t k = 0;
+        if (pass == 1) {
+            if (!count || count > MAX_ARRAY_IDS)
+                return;
+            j->array_task_ids = xcalloc((size_t)count, sizeof(long long));
+        }
+        while (*p) {
+            char *end;
+            long long lo, hi, step = 1;
+            lo = strtoll(p, &end, 10);
+            if (end == p || lo < 0)
+                return;
+            hi = lo;
+            p = end;
+            if (*p == '-') {
+                hi = strtoll(p + 1, &end, 10);
+                if (end == p + 1 || hi < lo)
+                    return;
+                p = end;
+                if (*p == ':') {
+                    step = strtoll(p + 1, &end, 10);
+                    if (end == p + 1 || step < 1)
+                        return;
+                    p = end;
+                }
+            }
+            if (*p && *p != ',')
+                return;
+            if (pass == 0) {
+                count += (hi - lo) / step + 1;
+                if (count > (1LL << 40))
+                    return;
+            } else {
+                for (long long v = lo; v <= hi; v += step)
+                    j->array_task_ids[k++] = v;
+            }
+            if (*p == ',')
+                p++;
+        }
+        if (pass == 0)
+            j->array_task_count = count;
+        else
+            j->n_array_task_ids = k;
+    }
+}
+
 /* Fill array / het parts from the id. */
 static void id_parts(struct slurm_job *j)
 {
@@ -586,8 +791,6 @@ static void id_parts(struct slurm_job *j)
         if (*task == '[') {
             /* "[2-4%25]" or "[5-1024]" or "[1,3,5-7]" */
             char *inner = xstrdup(task + 1), *pct, *rb;
-            struct strvec ids = STRVEC_INIT;
-            struct strbuf ex = STRBUF_INIT;
             rb = strchr(inner, ']');
             if (rb)
                 *rb = '\0';
@@ -596,24 +799,7 @@ static void id_parts(struct slurm_job *j)
                 *pct = '\0';
                 j->array_max_running = strtoll(pct + 1, NULL, 10);
             }
-            strbuf_addf(&ex, "x[%s]", inner);
-            {
-                exa_error_t e = EXA_ERROR_INIT;
-                long n = hostlist_expand(ex.buf, &ids, 1000000, &e);
-                if (n > 0) {
-                    j->array_task_count = n;
-                    if (n <= 100000) {
-                        j->array_task_ids =
-                            xcalloc((size_t)n, sizeof(long long));
-                        for (long k = 0; k < n; k++)
-                            j->array_task_ids[k] =
-                                strtoll(ids.v[k] + 1, NULL, 10);
-                        j->n_array_task_ids = (size_t)n;
-                    }
-                }
-            }
-            strvec_clear(&ids);
-            strbuf_release(&ex);
+            array_ranges(inner, j);
             free(inner);
         }
     } else if (plus && isdigit((unsigned char)plus[1])) {
@@ -637,11 +823,15 @@ static int tres_per_gpus(const char *v, long long *gpus)
 
 struct row_ctx {
     int squeue;          /* apply squeue's projected-time rules */
+    size_t host_budget;  /* node names left to expand in this parse */
 };
+
+/* Node names one parse may expand in all; past it, lists stay as printed. */
+#define HOST_BUDGET 2000000
 
 static void build_job(struct slurm_job *j, char **f, size_t nf,
                       const enum role *roles, size_t nroles,
-                      const struct row_ctx *ctx)
+                      struct row_ctx *ctx)
 {
     const char *state = NULL, *state_c = NULL, *start = NULL, *end = NULL;
     const char *tres_alloc = NULL, *tres_job = NULL, *tres_node = NULL;
@@ -651,7 +841,7 @@ static void build_job(struct slurm_job *j, char **f, size_t nf,
 
     memset(j, 0, sizeof(*j));
     strvec_init(&j->nodelist);
-    j->state = "UNKNOWN";
+    j->state = NULL; /* no state column: null, never a guess */
     for (size_t k = 0; k < nf && k < nroles; k++) {
         const char *v = f[k];
         double d;
@@ -717,8 +907,13 @@ static void build_job(struct slurm_job *j, char **f, size_t nf,
             strvec_clear(&j->nodelist);
             if (!none_token(v) && strcmp(v, "None assigned")) {
                 exa_error_t e = EXA_ERROR_INIT;
-                if (hostlist_expand(v, &j->nodelist, 0, &e) < 0)
+                size_t cap = ctx->host_budget < HOSTLIST_MAX_HOSTS
+                                 ? ctx->host_budget : HOSTLIST_MAX_HOSTS;
+                long n = cap ? hostlist_expand(v, &j->nodelist, cap, &e) : -1;
+                if (n < 0)
                     strvec_push(&j->nodelist, v);
+                else
+                    ctx->host_budget -= (size_t)n;
             }
             break;
         case R_REASON:
@@ -816,10 +1011,14 @@ static void build_job(struct slurm_job *j, char **f, size_t nf,
         j->id = xstrdup(id);
     else if (j->job_id_raw && !(j->have & SJ_JOB_ID_RAW && id2))
         j->id = xstrdup(j->job_id_raw);
+    if (state && !*state)
+        state = NULL;
+    if (state_c && !*state_c)
+        state_c = NULL;
     if (state || state_c)
         j->state = slurm_job_state_normalize(state ? state : state_c,
                                              &j->raw_state);
-    if (start && !(ctx->squeue && !strcmp(j->state, "PENDING")))
+    if (start && !(ctx->squeue && j->state && !strcmp(j->state, "PENDING")))
         j->start = time_value(start);
     if (end && !(ctx->squeue && !slurm_job_state_terminal(j->state)))
         j->end = time_value(end);
@@ -908,12 +1107,17 @@ static int parse_table(const char *buf, size_t len, struct slurm_jobs *jobs,
     enum role roles[128];
     size_t nroles = 0;
     int merge_tail = 0;
-    struct row_ctx ctx = { !is_sacct };
+    struct row_ctx ctx = { !is_sacct, HOST_BUDGET };
 
     memset(&t, 0, sizeof(t));
     cur_names = tbl;
     if (slurm_table_split(buf, len, known_cur, &t, err) < 0)
         return -1;
+    if (t.error_line && !t.nrows && !t.hdr) {
+        exa_err(err, EXA_ESCHED, "%s", t.error_line);
+        slurm_table_free(&t);
+        return -2;
+    }
     if (t.hdr) {
         nroles = t.nhdr < 128 ? t.nhdr : 128;
         for (size_t i = 0; i < nroles; i++) {
@@ -924,6 +1128,13 @@ static int parse_table(const char *buf, size_t len, struct slurm_jobs *jobs,
         }
     } else {
         nroles = headerless_roles(&t, layouts, tbl, roles, 128, &merge_tail);
+        if (t.sep != ' ' && t.nrows && !t.not_all_trailing &&
+            !layout_matched) {
+            /* every line ends with the separator: sacct -p, not -P */
+            slurm_table_drop_trailing(&t);
+            nroles = headerless_roles(&t, layouts, tbl, roles, 128,
+                                      &merge_tail);
+        }
     }
     for (size_t r = 0; r < t.nrows; r++) {
         struct slurm_row *row = &t.rows[r];
@@ -960,6 +1171,19 @@ static int parse_table(const char *buf, size_t len, struct slurm_jobs *jobs,
                 continue;
             }
         }
+        if (t.sep == ' ' && nf < nroles && !row->sliced) {
+            long map[128];
+            char **g;
+            if (align_by_offsets(&t, row, roles, nroles, map) == 0 ||
+                align_tokens(roles, nroles, f, nf, map) == 0) {
+                g = xcalloc(nroles, sizeof(*g));
+                for (size_t k = 0; k < nroles; k++)
+                    g[k] = map[k] >= 0 ? f[map[k]] : (char *)"";
+                build_job(&j, g, nroles, roles, nroles, &ctx);
+                free(g);
+                goto built;
+            }
+        }
         if (joined) {
             char *save = f[nroles - 1];
             f[nroles - 1] = joined;
@@ -969,6 +1193,7 @@ static int parse_table(const char *buf, size_t len, struct slurm_jobs *jobs,
         } else {
             build_job(&j, f, nf, roles, nroles, &ctx);
         }
+built:
         if (is_sacct && j.id && strchr(j.id, '.')) {
             const char *dot = strchr(j.id, '.');
             j.job_id = xstrndup(j.id, (size_t)(dot - j.id));
@@ -998,17 +1223,25 @@ static int looks_scontrol(const char *buf, size_t len)
 int squeue_parse(const char *buf, size_t len, struct slurm_jobs *jobs,
                  const char **kind, exa_error_t *err)
 {
+    int rc;
     *kind = "parse_error";
     if (looks_scontrol(buf, len))
         return scontrol_jobs_parse(buf, len, jobs, kind, err);
-    return parse_table(buf, len, jobs, squeue_names, squeue_layouts, 0, err);
+    rc = parse_table(buf, len, jobs, squeue_names, squeue_layouts, 0, err);
+    if (rc == -2)
+        *kind = "slurm_error";
+    return rc < 0 ? -1 : 0;
 }
 
 int sacct_parse(const char *buf, size_t len, struct slurm_jobs *jobs,
                 const char **kind, exa_error_t *err)
 {
+    int rc;
     *kind = "parse_error";
-    return parse_table(buf, len, jobs, sacct_names, sacct_layouts, 1, err);
+    rc = parse_table(buf, len, jobs, sacct_names, sacct_layouts, 1, err);
+    if (rc == -2)
+        *kind = "slurm_error";
+    return rc < 0 ? -1 : 0;
 }
 
 /* ---------------------------------------------------------- scontrol */
@@ -1048,7 +1281,7 @@ static void scontrol_one(const char *s, size_t len, struct slurm_jobs *jobs)
     const char *jobid = NULL, *ajid = NULL, *atid = NULL, *hjid = NULL,
                *hoff = NULL, *uid = NULL;
     struct slurm_job j;
-    struct row_ctx ctx = { 1 };
+    struct row_ctx ctx = { 1, HOSTLIST_MAX_HOSTS };
     size_t nf = 0;
 
     while (p < end && n < 160) {

@@ -17,6 +17,23 @@
 #include "libutil/strvec.h"
 
 /*
+ * exa's own query formats. squeue: `squeue -o SLURM_SQUEUE_FORMAT` (header
+ * kept): 0x1E before each record and 0x1F between fields, so job names,
+ * reasons and comments may hold '|' and blanks; columns are found by their
+ * header names, never by position. sacct: `sacct --parsable2
+ * --delimiter=SLURM_SACCT_DELIMITER -o SLURM_SACCT_FIELDS` (header kept).
+ * sinfo: `sinfo -N -o SLURM_SINFO_FORMAT` (header kept).
+ */
+#define SLURM_SQUEUE_FORMAT                                              \
+    "\x1e%i\x1f%T\x1f%M\x1f%l\x1f%L\x1f%S\x1f%e\x1f%V\x1f%D\x1f%C\x1f%P\x1f" \
+    "%a\x1f%u\x1f%j\x1f%r\x1f%N\x1f%b"
+#define SLURM_SACCT_DELIMITER "\x1f"
+#define SLURM_SACCT_FIELDS                                               \
+    "JobID,JobIDRaw,State,ExitCode,Start,End,Submit,ElapsedRaw,AllocTRES," \
+    "NodeList,Partition,Account,User,JobName,NCPUS,TimelimitRaw"
+#define SLURM_SINFO_FORMAT "%N|%c|%m|%G|%T|%P|%C"
+
+/*
  * Normalize a Slurm job state token, long ("OUT_OF_MEMORY") or compact
  * ("OOM"), to one of PENDING, RUNNING, SUSPENDED, COMPLETED, FAILED,
  * CANCELLED, TIMEOUT, UNKNOWN (static strings). Only the first word counts
@@ -48,7 +65,7 @@ struct slurm_job {
     long long array_task_count;      /* 0: not a range */
     long long array_max_running;     /* 0: no %N throttle */
     char *het_job_id;       long long het_offset; /* het_job_id NULL: none */
-    const char *state;      /* normalized (static) */
+    const char *state;      /* normalized (static); NULL: no state column */
     char *raw_state;        /* NULL: no state column */
     int has_exit;  int exit_code;
     int has_signal; int signal;
@@ -85,8 +102,10 @@ struct slurm_jobs {
  * without header, other well-known headerless formats, or
  * `scontrol show job -o` lines. Records whose field count differs from
  * the header are not reported as jobs but listed in jobs->errors.
- * Returns 0, or -1 with err and *kind ("parse_error") when nothing in
- * the input is squeue output. jobs must be freed either way.
+ * Lines of a Slurm client's error text ("slurm_load_jobs error: Invalid
+ * job id specified") are never rows. Returns 0, or -1 with err and *kind:
+ * "slurm_error" (EXA_ESCHED) when the input holds only such text,
+ * "parse_error" otherwise. jobs must be freed either way.
  */
 int squeue_parse(const char *buf, size_t len, struct slurm_jobs *jobs,
                  const char **kind, exa_error_t *err);

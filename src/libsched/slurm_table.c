@@ -16,13 +16,44 @@
 #include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "libutil/strbuf.h"
 #include "libutil/xalloc.h"
 
 #define MAX_ROWS 10000000
 
-static char *trim_dup(const char *s, size_t n)
+/*
+ * Field strings live in a per-table arena (chunks of at least 64 KiB,
+ * freed together): a 20,000-row table is 140,000 small strings, and one
+ * malloc each was most of the parse time.
+ */
+struct arena_chunk {
+    struct arena_chunk *next;
+    size_t used, cap;
+    char data[];
+};
+
+static char *arena_strndup(struct slurm_table *t, const char *s, size_t n)
+{
+    struct arena_chunk *c = t->arena;
+    char *p;
+    if (!c || c->cap - c->used < n + 1) {
+        size_t cap = n + 1 > 65536 ? n + 1 : 65536;
+        c = xmalloc(sizeof(*c) + cap);
+        c->next = t->arena;
+        c->used = 0;
+        c->cap = cap;
+        t->arena = c;
+    }
+    p = c->data + c->used;
+    memcpy(p, s, n);
+    p[n] = '\0';
+    c->used += n + 1;
+    return p;
+}
+
+static char *trim_dup(struct slurm_table *t, const char *s, size_t n)
 {
     while (n && (*s == ' ' || *s == '\t' || *s == '\r' || *s == '\n')) {
         s++;
@@ -31,10 +62,12 @@ static char *trim_dup(const char *s, size_t n)
     while (n && (s[n - 1] == ' ' || s[n - 1] == '\t' || s[n - 1] == '\r' ||
                  s[n - 1] == '\n'))
         n--;
-    return xstrndup(s, n);
+    return arena_strndup(t, s, n);
 }
 
-size_t slurm_split_blanks(const char *line, size_t len, char ***out)
+/* Split blank-separated tokens of line (len bytes) into fields. */
+static size_t split_blanks(struct slurm_table *t, const char *line,
+                           size_t len, char ***out)
 {
     char **v = NULL;
     size_t n = 0, alloc = 0, i = 0;
@@ -49,7 +82,7 @@ size_t slurm_split_blanks(const char *line, size_t len, char ***out)
         while (j < len && line[j] != ' ' && line[j] != '\t' && line[j] != '\r')
             j++;
         ALLOC_GROW(v, n + 1, alloc);
-        v[n++] = xstrndup(line + i, j - i);
+        v[n++] = arena_strndup(t, line + i, j - i);
         i = j;
     }
     *out = v;
@@ -57,7 +90,8 @@ size_t slurm_split_blanks(const char *line, size_t len, char ***out)
 }
 
 /* Split on sep; with ',' commas inside () or [] do not split. */
-static size_t split_sep(const char *line, size_t len, char sep, char ***out)
+static size_t split_sep(struct slurm_table *t, const char *line, size_t len,
+                        char sep, char ***out)
 {
     char **v = NULL;
     size_t n = 0, alloc = 0, i = 0;
@@ -72,7 +106,7 @@ static size_t split_sep(const char *line, size_t len, char sep, char ***out)
             j++;
         }
         ALLOC_GROW(v, n + 1, alloc);
-        v[n++] = trim_dup(line + i, j - i);
+        v[n++] = trim_dup(t, line + i, j - i);
         if (j >= len)
             break;
         i = j + 1;
@@ -81,10 +115,10 @@ static size_t split_sep(const char *line, size_t len, char sep, char ***out)
     return n;
 }
 
+/* The strings are the arena's; only the array is the row's. */
 static void free_fields(char **f, size_t n)
 {
-    for (size_t i = 0; i < n; i++)
-        free(f[i]);
+    (void)n;
     free(f);
 }
 
@@ -127,8 +161,8 @@ static int free_text_col(const char *name)
 }
 
 /* Cut line at column starts (ncols of them, starts[0] == 0). */
-static char **slice(const char *line, size_t len, const size_t *starts,
-                    const size_t *ends, size_t ncols)
+static char **slice(struct slurm_table *t, const char *line, size_t len,
+                    const size_t *starts, const size_t *ends, size_t ncols)
 {
     char **f = xcalloc(ncols, sizeof(*f));
     for (size_t k = 0; k < ncols; k++) {
@@ -141,7 +175,7 @@ static char **slice(const char *line, size_t len, const size_t *starts,
             b = len;
         if (b < a)
             b = a;
-        f[k] = trim_dup(line + a, b - a);
+        f[k] = trim_dup(t, line + a, b - a);
     }
     return f;
 }
@@ -204,6 +238,29 @@ static const char *head4(const char *p, size_t n)
     memcpy(b, p, n);
     b[n] = '\0';
     return b;
+}
+
+int slurm_error_line(const char *p, size_t l)
+{
+    static const char *const tools[] = { "sinfo: ", "squeue: ", "sacct: ",
+                                         "scontrol: ", "sbatch: ", "srun: ",
+                                         "sacctmgr: ", NULL };
+    static const char needle[] = "Unable to contact slurm controller";
+    while (l && (*p == ' ' || *p == '\t')) {
+        p++;
+        l--;
+    }
+    if (l >= 11 && !strncmp(p, "slurm_load_", 11))
+        return 1;
+    if (l >= 7 && !strncasecmp(p, "error: ", 7))
+        return 1;
+    for (size_t i = 0; tools[i]; i++) {
+        size_t n = strlen(tools[i]);
+        if (l >= n + 5 && !strncmp(p, tools[i], n) &&
+            !strncasecmp(p + n, "error", 5))
+            return 1;
+    }
+    return memmem(p, l, needle, sizeof(needle) - 1) != NULL;
 }
 
 int slurm_table_split(const char *buf, size_t len, slurm_hdr_known_f known,
@@ -269,6 +326,13 @@ int slurm_table_split(const char *buf, size_t len, slurm_hdr_known_f known,
             p = e + 1;
             continue;
         }
+        /* a Slurm client's error text is never a row */
+        if (slurm_error_line(p, l)) {
+            if (!t->error_line)
+                t->error_line = trim_dup(t, p, l);
+            p = e + 1;
+            continue;
+        }
         /* sinfo/squeue -M print "CLUSTER: name" before each cluster */
         if (l >= 9 && !strncmp(p, "CLUSTER: ", 9)) {
             p = e + 1;
@@ -290,9 +354,9 @@ int slurm_table_split(const char *buf, size_t len, slurm_hdr_known_f known,
                 t->sep = ' ';
         }
         if (t->sep == ' ')
-            nf = slurm_split_blanks(p, l, &f);
+            nf = split_blanks(t, p, l, &f);
         else
-            nf = split_sep(p, l, t->sep, &f);
+            nf = split_sep(t, p, l, t->sep, &f);
         if (first) {
             size_t nknown = 0;
             char u[64];
@@ -306,6 +370,12 @@ int slurm_table_split(const char *buf, size_t len, slurm_hdr_known_f known,
                 nknown * 2 >= nf) {
                 t->hdr = f;
                 t->nhdr = nf;
+                /* sacct -p ends every line with the separator */
+                if (t->sep != ' ' && nf > 1 && !f[nf - 1][0]) {
+                    --nf;
+                    t->nhdr = nf;
+                    t->trailing_sep = 1;
+                }
                 hdr_len = l;
                 hdr_line = p;
                 if (t->sep == ' ') {
@@ -336,6 +406,10 @@ int slurm_table_split(const char *buf, size_t len, slurm_hdr_known_f known,
             free(ends);
             return exa_err(err, EXA_EPARSE, "more than %d rows", MAX_ROWS);
         }
+        if (t->trailing_sep && nf > 1 && !f[nf - 1][0])
+            --nf;
+        if (t->sep != ' ' && !(nf > 1 && !f[nf - 1][0]))
+            t->not_all_trailing = 1;
         ALLOC_GROW(t->rows, t->nrows + 1, t->alloc);
         {
             struct slurm_row *r = &t->rows[t->nrows++];
@@ -343,9 +417,25 @@ int slurm_table_split(const char *buf, size_t len, slurm_hdr_known_f known,
             r->nf = nf;
             r->ntokens = nf;
             r->sliced = 0;
+            r->off = NULL;
+            if (t->sep == ' ' && nf) {
+                size_t i = 0, k = 0;
+                r->off = xcalloc(2 * nf, sizeof(size_t));
+                while (i < l && k < nf) {
+                    while (i < l && (p[i] == ' ' || p[i] == '\t' ||
+                                     p[i] == '\r'))
+                        i++;
+                    r->off[2 * k] = i;
+                    while (i < l && p[i] != ' ' && p[i] != '\t' &&
+                           p[i] != '\r')
+                        i++;
+                    r->off[2 * k + 1] = i;
+                    k++;
+                }
+            }
             if (t->sep == ' ' && t->hdr && starts && !ends && padded &&
                 should_slice(p, l, starts, t->nhdr)) {
-                char **s2 = slice(p, l, starts, NULL, t->nhdr);
+                char **s2 = slice(t, p, l, starts, NULL, t->nhdr);
                 free_fields(f, nf);
                 r->f = s2;
                 r->nf = t->nhdr;
@@ -359,12 +449,12 @@ int slurm_table_split(const char *buf, size_t len, slurm_hdr_known_f known,
                         if (sb.len)
                             strbuf_addch(&sb, ' ');
                         strbuf_addstr(&sb, f[k]);
-                        free(f[k]);
                     }
-                    f[t->nhdr - 1] = strbuf_detach(&sb, NULL);
+                    f[t->nhdr - 1] = arena_strndup(t, sb.buf, sb.len);
+                    strbuf_release(&sb);
                     r->nf = t->nhdr;
-                } else if (starts) {
-                    char **s2 = slice(p, l, starts, ends, t->nhdr);
+                } else if (starts && (ends || padded)) {
+                    char **s2 = slice(t, p, l, starts, ends, t->nhdr);
                     free_fields(f, nf);
                     r->f = s2;
                     r->nf = t->nhdr;
@@ -383,9 +473,16 @@ void slurm_table_free(struct slurm_table *t)
 {
     if (t->hdr)
         free_fields(t->hdr, t->nhdr);
-    for (size_t i = 0; i < t->nrows; i++)
+    for (size_t i = 0; i < t->nrows; i++) {
         free_fields(t->rows[i].f, t->rows[i].nf);
+        free(t->rows[i].off);
+    }
     free(t->rows);
+    while (t->arena) {
+        struct arena_chunk *c = t->arena;
+        t->arena = c->next;
+        free(c);
+    }
     memset(t, 0, sizeof(*t));
 }
 
@@ -401,4 +498,15 @@ long slurm_table_col(const struct slurm_table *t, const char *name)
             return (long)i;
     }
     return -1;
+}
+
+void slurm_table_drop_trailing(struct slurm_table *t)
+{
+    for (size_t i = 0; i < t->nrows; i++) {
+        struct slurm_row *r = &t->rows[i];
+        if (r->nf > 1 && !r->f[r->nf - 1][0]) {
+            --r->nf;
+            r->ntokens = r->nf;
+        }
+    }
 }

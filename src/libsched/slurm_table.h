@@ -13,10 +13,12 @@
 #include "libutil/error.h"
 
 struct slurm_row {
-    char **f;       /* fields, trimmed, owned */
+    char **f;       /* fields, trimmed; the strings belong to the table */
     size_t nf;
     size_t ntokens; /* blank-separated tokens before any column slicing */
     int sliced;     /* 1 when fields came from header column offsets */
+    size_t *off;    /* blank-separated rows: [start, end) byte offsets of
+                     * each token in the line (2 * nf entries); else NULL */
 };
 
 struct slurm_table {
@@ -25,7 +27,25 @@ struct slurm_table {
     struct slurm_row *rows;
     size_t nrows, alloc;
     char sep;       /* '|', 0x1F, ',' or ' ' */
+    int trailing_sep;     /* header ended with sep (sacct -p): dropped */
+    int not_all_trailing; /* some row does not end with an empty field */
+    void *arena;          /* storage of every field string (private) */
+    char *error_line;     /* first Slurm client error line skipped, or NULL */
 };
+
+/*
+ * Is the line (l bytes at p) a Slurm client's error text rather than
+ * data: "slurm_load_partitions: Unable to contact slurm controller
+ * (connect failure)", "sacct: error: ...", "error: ..."? Such lines are
+ * skipped by slurm_table_split and the first is kept in error_line.
+ */
+int slurm_error_line(const char *p, size_t l);
+
+/*
+ * Drop the last field of every row (all of them end with an empty one):
+ * headerless `sacct -p` output, told apart from -P only by trying.
+ */
+void slurm_table_drop_trailing(struct slurm_table *t);
 
 /*
  * Known header name test: returns non-zero when the upper-cased name (no
@@ -52,7 +72,5 @@ void slurm_table_free(struct slurm_table *t);
 /* Index of the first header column named name (case-insensitive), or -1. */
 long slurm_table_col(const struct slurm_table *t, const char *name);
 
-/* Split blank-separated tokens of line (len bytes) into fields (owned). */
-size_t slurm_split_blanks(const char *line, size_t len, char ***out);
 
 #endif

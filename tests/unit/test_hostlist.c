@@ -50,6 +50,8 @@ static void test_expand(void **state)
         { "  h[1-2]\n", "h1 h2" },
         { "", "" },
         { "\n", "" },
+        { "a1, b[2-3] c4", "a1 b2 b3 c4" },
+        { "a,,b", "a b" },
     };
     (void)state;
     for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {

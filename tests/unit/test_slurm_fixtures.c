@@ -243,6 +243,34 @@ static void test_sacct(void **state)
     slurm_jobs_free(&j);
 }
 
+static void test_client_errors(void **state)
+{
+    struct sinfo_result r;
+    struct slurm_jobs j;
+    const char *kind = NULL;
+    exa_error_t err = EXA_ERROR_INIT;
+    size_t len;
+    char *buf;
+    (void)state;
+    buf = slurp("sinfo-no-controller.err", &len);
+    memset(&r, 0, sizeof(r));
+    assert_int_equal(sinfo_parse(buf, len, &r, &kind, &err), -1);
+    assert_string_equal(kind, "slurm_error");
+    assert_int_equal(err.code, EXA_ESCHED);
+    assert_string_equal(err.text, "slurm_load_partitions: Unable to contact "
+                                  "slurm controller (connect failure)");
+    assert_int_equal(r.nnodes, 0);
+    sinfo_result_free(&r);
+    free(buf);
+    buf = slurp("squeue-unknown-id.err", &len);
+    memset(&j, 0, sizeof(j));
+    assert_int_equal(squeue_parse(buf, len, &j, &kind, &err), -1);
+    assert_string_equal(kind, "slurm_error");
+    assert_int_equal(j.njobs, 0);
+    slurm_jobs_free(&j);
+    free(buf);
+}
+
 static void test_sbatch(void **state)
 {
     struct sbatch_result r;
@@ -280,6 +308,7 @@ int main(void)
         cmocka_unit_test(test_squeue),
         cmocka_unit_test(test_scontrol),
         cmocka_unit_test(test_sacct),
+        cmocka_unit_test(test_client_errors),
         cmocka_unit_test(test_sbatch),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

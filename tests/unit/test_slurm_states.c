@@ -132,6 +132,10 @@ static void test_gres(void **state)
         { "gres:gpu:1", 1, "" },
         { "gres/gpfs:ess:1", 0, "" },
         { "gpu:a:1,gpu:a:1", 2, "a" },
+        { "gpu:(null):2(IDX:0-1)", 2, "" },   /* untyped GresUsed */
+        { "gpu:2(S:1)", 2, "" },
+        { "gpu:a100:4(S:0-1)junk", 0, "" },   /* not a GRES entry */
+        { "gpu:a100:4(S:0-", 4, "a100" },     /* cut inside the group */
     };
     (void)state;
     for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {

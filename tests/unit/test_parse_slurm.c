@@ -1,0 +1,401 @@
+/*
+ * test_parse_slurm.c - squeue/sacct/scontrol/sbatch parsing of the shapes
+ * exa itself asks for (SLURM_*_FORMAT) and of the hard shapes of
+ * FORMAT.md: field-count mismatches, blanks inside values, truncated
+ * tokens, epoch times, array and het ids.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "libdiscovery/parse_sinfo.h"
+#include "libsched/parse_slurm.h"
+#include "libutil/json.h"
+#include "libutil/strbuf.h"
+
+static void parse(int (*fn)(const char *, size_t, struct slurm_jobs *,
+                            const char **, exa_error_t *),
+                  const char *in, struct slurm_jobs *j)
+{
+    const char *kind;
+    exa_error_t err = EXA_ERROR_INIT;
+    memset(j, 0, sizeof(*j));
+    if (fn(in, strlen(in), j, &kind, &err) < 0)
+        fail_msg("parse failed: %s", err.text);
+}
+
+static void test_squeue_own_format(void **state)
+{
+    /* the header names squeue 22.05 prints for SLURM_SQUEUE_FORMAT */
+    const char *in =
+        "\x1e" "JOBID\x1fSTATE\x1fTIME\x1fTIME_LIMIT\x1fTIME_LEFT\x1f"
+        "START_TIME\x1f" "END_TIME\x1fSUBMIT_TIME\x1fNODES\x1f" "CPUS\x1f"
+        "PARTITION\x1f" "ACCOUNT\x1fUSER\x1fNAME\x1fREASON\x1fNODELIST\x1f"
+        "TRES_PER_NODE\n"
+        "\x1e" "41_[3-5%2]\x1fPENDING\x1f" "0:00\x1f" "1:00:00\x1f" "1:00:00\x1f"
+        "N/A\x1f" "2026-01-01T01:00:00\x1f" "2026-01-01T00:00:00\x1f" "2\x1f"
+        "8\x1fgpu\x1fml\x1f" "alice\x1f" "a|b c\x1f" "Priority\x1f\x1fgpu:2\n"
+        "\x1e" "42\x1f" "COMPLETED\x1f" "2:43\x1f" "UNLIMITED\x1fINVALID\x1f"
+        "2026-01-01T00:00:05\x1f" "2026-01-01T00:02:48\x1f"
+        "2026-01-01T00:00:00\x1f" "2\x1f" "8\x1fgpu\x1fml\x1f" "bob\x1ftrain\x1f"
+        "None\x1fg[01-02]\x1fgres/gpu:h100:4\n";
+    struct slurm_jobs j;
+    (void)state;
+    parse(squeue_parse, in, &j);
+    assert_int_equal(j.njobs, 2);
+    assert_int_equal(j.nerrors, 0);
+    assert_string_equal(j.jobs[0].id, "41_[3-5%2]");
+    assert_string_equal(j.jobs[0].array_job_id, "41");
+    assert_int_equal(j.jobs[0].array_task_count, 3);
+    assert_int_equal(j.jobs[0].array_max_running, 2);
+    assert_null(j.jobs[0].start);              /* N/A */
+    assert_null(j.jobs[0].end);                /* pending: a projection */
+    assert_string_equal(j.jobs[0].name, "a|b c");
+    assert_int_equal(j.jobs[0].gpus, 4);       /* 2 per node x 2 nodes */
+    assert_int_equal(j.jobs[0].time_left_s, 3600);
+    assert_string_equal(j.jobs[1].state, "COMPLETED");
+    assert_string_equal(j.jobs[1].start, "2026-01-01T00:00:05");
+    assert_string_equal(j.jobs[1].end, "2026-01-01T00:02:48");
+    assert_int_equal((long long)j.jobs[1].elapsed_s, 163);
+    assert_false(j.jobs[1].has_time_limit);
+    assert_false(j.jobs[1].has_time_left);
+    assert_int_equal(j.jobs[1].gpus, 8);
+    assert_int_equal(j.jobs[1].nodelist.nr, 2);
+    assert_string_equal(j.jobs[1].nodelist.v[1], "g02");
+    assert_int_equal(j.jobs[1].ncpus, 8);
+    slurm_jobs_free(&j);
+}
+
+static void test_squeue_field_mismatch(void **state)
+{
+    const char *in = "JOBID|STATE|NAME\n"
+                     "1|RUNNING|a\n"
+                     "2|RUNNING|x|y\n"
+                     "3|PENDING|c\n";
+    struct slurm_jobs j;
+    json_t *doc;
+    char *s;
+    (void)state;
+    parse(squeue_parse, in, &j);
+    assert_int_equal(j.njobs, 2);
+    assert_string_equal(j.jobs[1].id, "3");
+    assert_int_equal(j.nerrors, 1);
+    assert_int_equal(j.errors[0].record, 2);
+    assert_int_equal(j.errors[0].expected_fields, 3);
+    assert_int_equal(j.errors[0].got_fields, 4);
+    assert_string_equal(j.errors[0].id, "2");
+    doc = slurm_jobs_to_json(&j, 0);
+    s = jx_dumps_canonical(json_object_get(doc, "errors"));
+    assert_string_equal(s, "[{\"expected_fields\":3,\"got_fields\":4,"
+                           "\"id\":\"2\",\"kind\":\"field_count_mismatch\","
+                           "\"record\":2}]");
+    free(s);
+    json_decref(doc);
+    slurm_jobs_free(&j);
+}
+
+static void test_squeue_het_and_hold(void **state)
+{
+    const char *in = "JOBID PARTITION NAME USER ST TIME NODES NODELIST\n"
+                     " 93+1 debug bash adam R 18:18 1 nid00011\n";
+    struct slurm_jobs j;
+    (void)state;
+    parse(squeue_parse, in, &j);
+    assert_string_equal(j.jobs[0].het_job_id, "93");
+    assert_int_equal(j.jobs[0].het_offset, 1);
+    assert_int_equal((long long)j.jobs[0].elapsed_s, 1098);
+    assert_null(j.jobs[0].array_job_id);
+    slurm_jobs_free(&j);
+}
+
+static void test_sacct_own_format(void **state)
+{
+    const char *in =
+        "JobID\x1fJobIDRaw\x1fState\x1f" "ExitCode\x1fStart\x1f" "End\x1f"
+        "Submit\x1f" "ElapsedRaw\x1f" "AllocTRES\x1fNodeList\x1fPartition\x1f"
+        "Account\x1fUser\x1fJobName\x1fNCPUS\x1fTimelimitRaw\n"
+        "7_1\x1f" "8\x1f" "CANCELLED by 0\x1f" "0:15\x1f" "1700000000\x1f"
+        "1700000083\x1f" "Unknown\x1f" "83\x1f"
+        "billing=2,cpu=2,gres/gpu:a100=1,gres/gpu:h100=2,mem=1G,node=1\x1f"
+        "n1\x1f" "gpu\x1fml\x1f" "alice\x1fx|y\x1f" "2\x1f" "90\n"
+        "7_1.batch\x1f" "8.batch\x1f" "CANCELLED\x1f" "0:15\x1f" "1700000000\x1f"
+        "1700000083\x1f" "1700000000\x1f" "83\x1f" "cpu=2,mem=1G,node=1\x1f"
+        "n1\x1f\x1fml\x1f\x1f" "batch\x1f" "2\x1f\n";
+    struct slurm_jobs j;
+    (void)state;
+    parse(sacct_parse, in, &j);
+    assert_int_equal(j.njobs, 1);
+    assert_int_equal(j.nsteps, 1);
+    assert_string_equal(j.jobs[0].id, "7_1");
+    assert_string_equal(j.jobs[0].job_id_raw, "8");
+    assert_string_equal(j.jobs[0].raw_state, "CANCELLED by 0");
+    assert_int_equal(j.jobs[0].signal, 15);
+    assert_string_equal(j.jobs[0].start, "2023-11-14T22:13:20Z");
+    assert_string_equal(j.jobs[0].end, "2023-11-14T22:14:43Z");
+    assert_null(j.jobs[0].submit);
+    assert_int_equal(j.jobs[0].gpus, 3);        /* typed only: summed */
+    assert_int_equal(j.jobs[0].time_limit_s, 5400);
+    assert_string_equal(j.jobs[0].name, "x|y");
+    assert_string_equal(j.steps[0].job_id, "7_1");
+    assert_string_equal(j.steps[0].step, "batch");
+    assert_int_equal(j.steps[0].gpus, 0);
+    assert_null(j.steps[0].user);
+    slurm_jobs_free(&j);
+}
+
+static void test_sacct_truncated(void **state)
+{
+    const char *in = "     State ExitCode \n---------- -------- \n"
+                     "CANCELLED+      0:0 \nOUT_OF_ME+    0:125 \n"
+                     " COMPLETIN      0:0 \n";
+    struct slurm_jobs j;
+    (void)state;
+    parse(sacct_parse, in, &j);
+    assert_int_equal(j.njobs, 3);
+    assert_null(j.jobs[0].id);
+    assert_string_equal(j.jobs[0].state, "CANCELLED");
+    assert_string_equal(j.jobs[1].state, "FAILED");
+    assert_int_equal(j.jobs[1].signal, 125);
+    assert_string_equal(j.jobs[2].state, "RUNNING");
+    assert_string_equal(j.jobs[2].raw_state, "COMPLETIN");
+    slurm_jobs_free(&j);
+}
+
+static void test_scontrol_multiline(void **state)
+{
+    const char *in =
+        "JobId=12 ArrayJobId=11 ArrayTaskId=1 JobName=my job\n"
+        "   UserId=alice(1000) GroupId=alice(1000) MCS_label=N/A\n"
+        "   JobState=PENDING Reason=Resources Dependency=(null)\n"
+        "   RunTime=00:00:00 TimeLimit=1-00:00:00 StartTime=2026-01-02T00:00:00\n"
+        "   EndTime=2026-01-03T00:00:00 ExitCode=0:0\n"
+        "\n"
+        "JobId=13 JobName=x UserId=bob(1001) JobState=TIMEOUT Reason=TimeLimit "
+        "ExitCode=0:15 RunTime=00:01:23 StartTime=2026-01-01T00:00:00 "
+        "EndTime=2026-01-01T00:01:23 TRES=cpu=1,gres/gpu=2,gres/gpu:a100=2 \n";
+    struct slurm_jobs j;
+    (void)state;
+    parse(scontrol_jobs_parse, in, &j);
+    assert_int_equal(j.njobs, 2);
+    assert_string_equal(j.jobs[0].id, "11_1");
+    assert_string_equal(j.jobs[0].name, "my job");
+    assert_string_equal(j.jobs[0].user, "alice");
+    assert_string_equal(j.jobs[0].state, "PENDING");
+    assert_null(j.jobs[0].start);   /* projected start of a pending job */
+    assert_null(j.jobs[0].end);
+    assert_int_equal(j.jobs[0].time_limit_s, 86400);
+    assert_string_equal(j.jobs[1].state, "TIMEOUT");
+    assert_string_equal(j.jobs[1].end, "2026-01-01T00:01:23");
+    assert_int_equal((long long)j.jobs[1].elapsed_s, 83);
+    assert_int_equal(j.jobs[1].gpus, 2);
+    assert_int_equal(j.jobs[1].signal, 15);
+    slurm_jobs_free(&j);
+}
+
+static void test_sbatch_shapes(void **state)
+{
+    static const struct {
+        const char *in, *id, *cluster;
+        size_t nwarn;
+    } t[] = {
+        { "Submitted batch job 5610208\n", "5610208", NULL, 0 },
+        { "Submitted batch job 60060368 on cluster slaking\n", "60060368",
+          "slaking", 0 },
+        { "15786755\n", "15786755", NULL, 0 },
+        { "15786755;testb\n", "15786755", "testb", 0 },
+        { "sbatch: error: Batch job submission failed: x\n"
+          "Submitted batch job 9\n", "9", NULL, 1 },
+        /* a year in a banner is not --parsable output when the sentence
+         * is there */
+        { "2024\nSubmitted batch job 77\n", "77", NULL, 1 },
+        { "Welcome 2024 cluster\r\n\r\n12\r\n", "12", NULL, 1 },
+    };
+    (void)state;
+    for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+        struct sbatch_result r;
+        exa_error_t err = EXA_ERROR_INIT;
+        memset(&r, 0, sizeof(r));
+        if (sbatch_parse(t[i].in, strlen(t[i].in), &r, &err) < 0)
+            fail_msg("case %zu: %s", i, err.text);
+        assert_string_equal(r.job_id, t[i].id);
+        if (t[i].cluster)
+            assert_string_equal(r.cluster, t[i].cluster);
+        else
+            assert_null(r.cluster);
+        assert_int_equal(r.warnings.nr, t[i].nwarn);
+        sbatch_result_free(&r);
+    }
+}
+
+static void test_sbatch_failed(void **state)
+{
+    const char *bad[] = {
+        "sbatch: error: Batch job submission failed: Invalid account\n",
+        "", "\n\n", "Submitted batch job \n", "job 123 queued\n",
+    };
+    (void)state;
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        struct sbatch_result r;
+        exa_error_t err = EXA_ERROR_INIT;
+        memset(&r, 0, sizeof(r));
+        if (sbatch_parse(bad[i], strlen(bad[i]), &r, &err) != -1)
+            fail_msg("case %zu accepted as job '%s'", i, r.job_id);
+        assert_int_equal(err.code, EXA_ESCHED);
+        sbatch_result_free(&r);
+    }
+}
+
+static void test_sinfo_own_format(void **state)
+{
+    const char *in =
+        "NODELIST|CPUS|MEMORY|GRES|STATE|PARTITION|CPUS(A/I/O/T)\n"
+        "g01|64|512000|gpu:h100:8(S:0-1)|mixed|gpu*|32/32/0/64\n"
+        "g01|64|512000|gpu:h100:8(S:0-1)|mixed|long|32/32/0/64\n"
+        "c01|128|256000|(null)|idle+drain|cpu|0/0/128/128\n";
+    struct sinfo_result r;
+    const char *kind;
+    exa_error_t err = EXA_ERROR_INIT;
+    (void)state;
+    memset(&r, 0, sizeof(r));
+    assert_int_equal(sinfo_parse(in, strlen(in), &r, &kind, &err), 0);
+    assert_int_equal(r.nnodes, 2);
+    assert_int_equal(r.nodes[0].gpus, 8);
+    assert_string_equal(r.nodes[0].gpu_type, "h100");
+    assert_int_equal(r.nodes[0].partitions.nr, 2);
+    assert_string_equal(r.nodes[0].partitions.v[0], "gpu");
+    assert_string_equal(r.nodes[0].partitions.v[1], "long");
+    assert_int_equal(r.nodes[1].cpus, 128);
+    assert_int_equal(r.nodes[1].gpus, 0);
+    assert_null(r.nodes[1].gpu_type);
+    assert_string_equal(r.nodes[1].state, "drain");
+    sinfo_result_free(&r);
+}
+
+static void test_sinfo_column_overflow(void **state)
+{
+    const char *in = "gpu-node-01.cluster.gpu:tesla:8(S:0-7)   "
+                     "gpu:tesla:8(IDX:0-7)   mixed\n";
+    struct sinfo_result r;
+    const char *kind = NULL;
+    exa_error_t err = EXA_ERROR_INIT;
+    (void)state;
+    memset(&r, 0, sizeof(r));
+    assert_int_equal(sinfo_parse(in, strlen(in), &r, &kind, &err), -1);
+    assert_string_equal(kind, "column_overflow");
+    assert_int_equal(r.nnodes, 0);
+    sinfo_result_free(&r);
+}
+
+static void test_sacct_blank_cells(void **state)
+{
+    /* `sacct -n` (default fields, no header): step lines leave the
+     * Partition cell blank, so they have one token fewer */
+    const char *in =
+        "2               gpu-job      debug   research          1  COMPLETED      0:0 \n"
+        "2.batch           batch              research          1  COMPLETED      0:0 \n"
+        "3                  bash      debug   research          2 OUT_OF_ME+    0:125 \n";
+    struct slurm_jobs j;
+    (void)state;
+    parse(sacct_parse, in, &j);
+    assert_int_equal(j.njobs, 2);
+    assert_int_equal(j.nsteps, 1);
+    assert_string_equal(j.steps[0].name, "batch");
+    assert_null(j.steps[0].partition);
+    assert_string_equal(j.steps[0].account, "research");
+    assert_int_equal(j.steps[0].ncpus, 1);
+    assert_string_equal(j.jobs[1].state, "FAILED");
+    assert_int_equal(j.jobs[1].signal, 125);
+    assert_int_equal(j.jobs[1].ncpus, 2);
+    slurm_jobs_free(&j);
+}
+
+static void test_sacct_parsable_trailing(void **state)
+{
+    /* sacct -p (not -P) ends each line with the separator */
+    const char *in = "9|COMPLETED|0:0|\n9.batch|COMPLETED|0:0|\n";
+    struct slurm_jobs j;
+    (void)state;
+    parse(sacct_parse, in, &j);
+    assert_int_equal(j.njobs, 1);
+    assert_int_equal(j.nerrors, 0);
+    assert_string_equal(j.jobs[0].state, "COMPLETED");
+    assert_int_equal(j.jobs[0].exit_code, 0);
+    assert_string_equal(j.steps[0].step, "batch");
+    slurm_jobs_free(&j);
+}
+
+static void test_no_state_column(void **state)
+{
+    const char *in = "JobID|Elapsed\n5|00:01:00\n";
+    struct slurm_jobs j;
+    json_t *doc;
+    (void)state;
+    parse(sacct_parse, in, &j);
+    assert_null(j.jobs[0].state);
+    doc = slurm_job_to_json(&j.jobs[0], 0);
+    assert_true(json_is_null(json_object_get(doc, "state")));
+    assert_int_equal(json_integer_value(json_object_get(doc, "elapsed_s")),
+                     60);
+    json_decref(doc);
+    slurm_jobs_free(&j);
+}
+
+static void test_sinfo_headerless_shapes(void **state)
+{
+    /* partition first, AVAIL word second (sinfo -o '%R|%a|%N|...') */
+    const char *a = "rtx|up|g-001|4/0/0/4|978944|N/A|2.96|idle|none|"
+                    "(null)|gpu:tesla:2(S:0-1),gpu:kepler:2|"
+                    "gpu:tesla:1(IDX:0),gpu:kepler:0(IDX:N/A)\n";
+    /* %D|%T|%b: a state column with a word sinfo does not know */
+    const char *b = "10|idle|f1,f2\n42|foo_bar|(null)\n7|inval|f1\n";
+    /* Nodes ,GresUsed: only IDX lists are GresUsed */
+    const char *c = "2         gpu:gb200:1(IDX:0)\n";
+    struct sinfo_result r;
+    const char *kind;
+    exa_error_t err = EXA_ERROR_INIT;
+    (void)state;
+    memset(&r, 0, sizeof(r));
+    assert_int_equal(sinfo_parse(a, strlen(a), &r, &kind, &err), 0);
+    assert_string_equal(r.nodes[0].name, "g-001");
+    assert_string_equal(r.nodes[0].partitions.v[0], "rtx");
+    assert_int_equal(r.nodes[0].gpus, 4);
+    assert_string_equal(r.nodes[0].gpu_type, "tesla,kepler");
+    assert_int_equal(r.nodes[0].gpus_used, 1);
+    sinfo_result_free(&r);
+    assert_int_equal(sinfo_parse(b, strlen(b), &r, &kind, &err), 0);
+    assert_true(r.is_groups);
+    assert_int_equal(r.ngroups, 3);
+    assert_string_equal(r.groups[1].state, "unknown");
+    assert_string_equal(r.groups[1].raw_state, "foo_bar");
+    assert_string_equal(r.groups[2].state, "down");
+    sinfo_result_free(&r);
+    assert_int_equal(sinfo_parse(c, strlen(c), &r, &kind, &err), 0);
+    assert_false(r.groups[0].has_gres);
+    assert_true(r.groups[0].has_gres_used);
+    assert_int_equal(r.groups[0].gpus_used_per_node, 1);
+    sinfo_result_free(&r);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_squeue_own_format),
+        cmocka_unit_test(test_squeue_field_mismatch),
+        cmocka_unit_test(test_squeue_het_and_hold),
+        cmocka_unit_test(test_sacct_own_format),
+        cmocka_unit_test(test_sacct_truncated),
+        cmocka_unit_test(test_scontrol_multiline),
+        cmocka_unit_test(test_sbatch_shapes),
+        cmocka_unit_test(test_sbatch_failed),
+        cmocka_unit_test(test_sinfo_own_format),
+        cmocka_unit_test(test_sinfo_column_overflow),
+        cmocka_unit_test(test_sacct_blank_cells),
+        cmocka_unit_test(test_sacct_parsable_trailing),
+        cmocka_unit_test(test_no_state_column),
+        cmocka_unit_test(test_sinfo_headerless_shapes),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
