@@ -59,4 +59,15 @@ out=$("$EXA" --json hpc audit verify)
 is "$(echo "$out" | jget 'd["ok"]')" True "the audit chain verifies"
 out=$("$EXA" --json hpc capacity)
 is "$(echo "$out" | jget '[(c["name"], c["idle_gpus"], c["total_gpus"], c["utilization_pct"]) for c in d]')" "[('testa', 1, 8, 87.5)]" "capacity covers ACTIVE clusters only"
+# hours by cluster, never by scheduler name: testb's job (also slurm, same
+# job id) is not testa's. GPU-h: 6 recorded + 4 GPUs x 1800 s = 8; CPU-h:
+# 8 recorded + 8 CPUs x 1800 s = 12; cost 8 x 2.50 + 12 x 0.05 = 20.60
+sqlite3 "$EXAMLOPS_DB" "INSERT INTO jobs(cluster,scheduler,job_id,gpus,cpus,run_seconds,gpu_hours,cpu_hours,created_at,updated_at) VALUES
+  ('testa','slurm','42',2,8,10800,6.0,8.0,'t','t'),
+  ('testa','slurm','43',4,8,1800,NULL,NULL,'t','t'),
+  ('testb','slurm','42',8,64,36000,80.0,640.0,'t','t')"
+out=$("$EXA" --json hpc capacity)
+is "$(echo "$out" | jget '[(c["gpu_hours_used"], c["cpu_hours_used"], c["cost_usd"]) for c in d]')" "[(8.0, 12.0, 20.6)]" "GPU-hours and cost from this cluster's jobs only"
+out=$(GPU_COST_PER_HOUR=1 CPU_COST_PER_HOUR=bogus "$EXA" --json hpc capacity)
+is "$(echo "$out" | jget 'd[0]["cost_usd"]')" 8.6 "rates from the environment; an invalid one falls back to its default"
 tap_done
