@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "cmd/hpc_sched.h"
+#include "cmd/pipeline_cluster.h"
 #include "libsched/resources.h"
 #include "libsched/runscript.h"
 #include "libsched/sched.h"
@@ -586,6 +587,9 @@ int cmd_hpc_wait(struct exa_ctx *ctx, int argc, char **argv)
     int rc;
 
     if ((rc = parse_ids(ctx, argc, argv, &cluster, NULL, &ids, &n)) != 0)
+        return rc;
+    /* a run of `exa pipeline run --cluster` finishes its registration */
+    if ((rc = pipeline_cluster_wait_hook(ctx, cluster, ids, n)) >= 0)
         return rc;
     if ((rc = env_open(ctx, &e, cluster, 1)) != 0) {
         env_close(&e);
