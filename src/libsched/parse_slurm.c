@@ -165,7 +165,7 @@ static const struct name_role squeue_names[] = {
     { "GRES", R_TRES_PER_NODE },    { "HET_JOB_ID", R_IGNORE },
     { "HET_JOB_OFFSET", R_IGNORE }, { "HET_JOB_ID_SET", R_IGNORE },
     { "EXIT_CODE", R_IGNORE },      { "LAST_SCHED_EVAL", R_IGNORE },
-    { "STEPID", R_IGNORE },         { "MCS_LABEL", R_IGNORE },
+    { "STEPID", R_ID },             { "MCS_LABEL", R_IGNORE },
     { "PREEMPT_TIME", R_IGNORE },   { "SUSPEND_TIME", R_IGNORE },
     { "DEADLINE", R_IGNORE },       { "STDOUT", R_IGNORE },
     { "STDERR", R_IGNORE },         { "TRES_PER_SOCKET", R_IGNORE },
