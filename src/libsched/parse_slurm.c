@@ -1007,10 +1007,10 @@ static void build_job(struct slurm_job *j, char **f, size_t nf,
         j->job_id_raw = xstrdup(id2);
         j->have |= SJ_JOB_ID_RAW;
     }
-    if (id)
+    if (id && *id)
         j->id = xstrdup(id);
-    else if (j->job_id_raw && !(j->have & SJ_JOB_ID_RAW && id2))
-        j->id = xstrdup(j->job_id_raw);
+    else if (j->job_id_raw && *j->job_id_raw)
+        j->id = xstrdup(j->job_id_raw); /* JobIDRaw alone names the job */
     if (state && !*state)
         state = NULL;
     if (state_c && !*state_c)
