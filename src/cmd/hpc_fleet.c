@@ -473,9 +473,21 @@ int cmd_hpc_place(struct exa_ctx *ctx, int argc, char **argv)
         rc = out_error(ctx, &err, NULL);
         goto out;
     }
-    rc = 0;
+    /* Unlike the reference (always 0), a placement that chose nothing
+     * fails, so scripts and CI gates can rely on the exit status: 6 when
+     * no cluster is ACTIVE (nothing approved), 1 when none fits. */
+    rc = res.chosen >= 0 ? 0 : ncands == 0 ? 6 : 1;
     if (ctx->out == OUT_JSON) {
-        out_json(ctx, place_result_json(&res, explain));
+        json_t *doc = place_result_json(&res, explain);
+        if (rc) {
+            jx_set(doc, "error", jx_str(res.reason));
+            jx_set(doc, "exit_code", json_integer(rc));
+            jx_set(doc, "hint",
+                   jx_str(rc == 6 ? "approve a cluster: exa hpc approve NAME"
+                                  : "ask for fewer GPUs or nodes, or see "
+                                    "'exa hpc place --explain'"));
+        }
+        out_json(ctx, doc);
     } else {
         struct out_table *t = out_table_create(cols);
         if (res.chosen >= 0)

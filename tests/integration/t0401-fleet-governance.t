@@ -14,8 +14,10 @@ is "$(echo "$out" | jget '[c["state"] for c in d]')" "['PENDING', 'PENDING']" "Y
 "$EXA" hpc capacity >/dev/null 2>&1 # reconcile creates rows
 seed_nodes testa "a1 idle 4 0" "a2 down 4 0"
 seed_nodes testb "b1 mixed 4 2" "b2 drain 4 0"
-out=$("$EXA" --json hpc place --gpus 1)
+out=$("$EXA" --json hpc place --gpus 1); rc=$?
 is "$(echo "$out" | jget 'd["cluster"]')" "None" "place refuses while PENDING"
+is "$rc" 6 "place exits 6 (not approved) when no cluster is ACTIVE"
+is "$(echo "$out" | jget 'd["exit_code"]')" 6 "and says so in its JSON document"
 is "$(echo "$out" | jget 'd["reason"]')" "no ACTIVE clusters registered — 'exa hpc connect' then 'exa hpc approve'" "reason names the empty fleet"
 out=$("$EXA" --json hpc approve testa </dev/null); rc=$?
 is "$rc" 1 "--json alone does not approve"
@@ -30,8 +32,9 @@ is "$(echo "$out" | jget 'd["cluster"]')" testa "prefers the cluster with more i
 is "$(echo "$out" | jget 'd["reason"]')" "chose slurm@testa — 4/8 idle GPUs, 1/2 idle nodes" "the reason counts only usable nodes"
 seed_nodes testa "a1 mixed 4 3" "a2 down 4 0"
 is "$("$EXA" --json hpc place --gpus 1 | jget 'd["cluster"]')" testb "changes its choice when GPUs are occupied"
-out=$("$EXA" --json hpc place --gpus 3 --explain)
+out=$("$EXA" --json hpc place --gpus 3 --explain); rc=$?
 is "$(echo "$out" | jget 'd["cluster"]')" None "3 GPUs on one node fit nowhere"
+is "$rc" 1 "a placement that fits nowhere exits 1"
 echo "$out" | grep -q Infinity; is $? 1 "no -Infinity in the JSON"
 is "$(echo "$out" | jget '[c["score"] for c in d["explain"]["candidates"]]')" "[None, None]" "non-fitting scores are null"
 "$EXA" hpc place --gpus 1 --explain | grep -q '^  #1 testb: score'; ok $? "--explain ranks candidates"
@@ -48,6 +51,7 @@ is "$("$EXA" --json hpc place --gpus 1 | jget 'd["cluster"]')" testa "reject blo
 sed -i 's/host: login1/host: evil.example/' "$EXAMLOPS_HPC_REGISTRY"
 is "$("$EXA" --json hpc clusters | jget '[c["state"] for c in d if c["name"]=="testa"][0]')" PENDING "a host edit in clusters.yaml returns ACTIVE to PENDING"
 is "$("$EXA" --json hpc place --gpus 1 | jget 'd["cluster"]')" None "and placement stops using it"
+"$EXA" --json hpc place --gpus 64 >/dev/null; is $? 6 "still exit 6 with nothing ACTIVE"
 n_changed=$(sqlite3 "$EXAMLOPS_DB" "select count(*) from audit_events where action='cluster_identity_changed' and target='testa' and details like '%evil.example%'")
 is "$n_changed" 1 "the identity change is audited"
 actor=$(sqlite3 "$EXAMLOPS_DB" "select actor from audit_events where action='cluster_approved' limit 1")
