@@ -18,6 +18,7 @@
 #include "libsched/resources.h"
 #include "libsched/runscript.h"
 #include "libsched/sched.h"
+#include "libsched/sched_lines.h"
 #include "libsched/tracker.h"
 #include "libutil/subprocess.h"
 #include "libutil/xalloc.h"
@@ -744,6 +745,51 @@ static void test_flux_status(void **state)
     transport_close(t);
 }
 
+/* Untrusted times: 1e300, inf, nan and negatives are unknown, never a
+ * 40-byte buffer overflow (which xsnprintf turns into an abort). */
+static void test_flux_absurd_times(void **state)
+{
+    struct sched_job j;
+    char line[512];
+    const char *el =
+        "{\"timestamp\":1e300,\"name\":\"submit\",\"context\":{}}\n"
+        "{\"timestamp\":-5,\"name\":\"start\",\"context\":{}}\n"
+        "{\"timestamp\":1738774200.5,\"name\":\"finish\",\"context\":"
+        "{\"status\":0}}\n"
+        "{\"timestamp\":1.5e11,\"name\":\"clean\",\"context\":{}}\n";
+
+    xsnprintf(line, sizeof(line), "%s",
+              "f1\037INACTIVE\037COMPLETED\0371e300\037inf\037"
+              "1738774200.25\0370\0371e300");
+    assert_int_equal(sched_flux_parse_jobs_line(line, &j), 0);
+    assert_string_equal(j.id, "f1");
+    assert_int_equal(j.state, SCHED_COMPLETED);
+    assert_string_equal(j.submit, "");
+    assert_string_equal(j.start, "");
+    assert_string_equal(j.end, "1738774200.250000");
+    assert_int_equal(j.exit_code, 0);
+    assert_int_equal(j.elapsed_s, -1);
+
+    xsnprintf(line, sizeof(line), "%s",
+              "f2\037INACTIVE\037FAILED\037nan\037-1738774200\037"
+              "99999999999999999999\037256\0373.4");
+    assert_int_equal(sched_flux_parse_jobs_line(line, &j), 0);
+    assert_string_equal(j.submit, "");
+    assert_string_equal(j.start, "");
+    assert_string_equal(j.end, "");
+    assert_int_equal(j.exit_code, 1);
+    assert_int_equal(j.elapsed_s, 3);
+
+    sched_job_init(&j, "f3");
+    assert_int_equal(sched_flux_parse_eventlog(el, &j), 0);
+    assert_string_equal(j.submit, "");
+    assert_string_equal(j.start, "");
+    /* clean's absurd time is dropped; finish's stays the end */
+    assert_string_equal(j.end, "1738774200.500000");
+    assert_int_equal(j.state, SCHED_COMPLETED);
+    assert_int_equal(j.elapsed_s, -1);
+}
+
 static void test_flux_submit_flags(void **state)
 {
     struct transport *t = transport_fake_new();
@@ -871,6 +917,7 @@ int main(void)
         cmocka_unit_test(test_submit_dropped_reply),
         cmocka_unit_test(test_submit_lost_then_retry),
         cmocka_unit_test(test_flux_status),
+        cmocka_unit_test(test_flux_absurd_times),
         cmocka_unit_test(test_flux_submit_flags),
         cmocka_unit_test(test_mock_end_to_end),
         cmocka_unit_test(test_kind_from_env),
