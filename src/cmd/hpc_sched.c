@@ -7,6 +7,7 @@
  * default "default"). Status and wait ask the scheduler about all given
  * ids in one batch; wait shows state and elapsed time on a terminal.
  */
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -638,6 +639,27 @@ int cmd_hpc_cancel(struct exa_ctx *ctx, int argc, char **argv)
     return failed ? exa_errc_exit(err.code) : 0;
 }
 
+/* EXAMLOPS_HPC_LOG_MAX_BYTES: the cap of a shown log, default 8 MiB. */
+static int log_max_from_env(size_t *max, exa_error_t *err)
+{
+    const char *v = getenv("EXAMLOPS_HPC_LOG_MAX_BYTES");
+    char *end;
+    unsigned long long n;
+
+    *max = SCHED_LOG_MAX_DEFAULT;
+    if (!v || !*v)
+        return 0;
+    errno = 0;
+    n = strtoull(v, &end, 10);
+    if (errno || end == v || *end || n == 0 || v[0] == '-' ||
+        n > ((unsigned long long)1 << 40))
+        return exa_err(err, EXA_ECONFIG,
+                       "EXAMLOPS_HPC_LOG_MAX_BYTES '%s' is not a positive "
+                       "number of bytes", v);
+    *max = (size_t)n;
+    return 0;
+}
+
 int cmd_hpc_logs(struct exa_ctx *ctx, int argc, char **argv)
 {
     const char *cluster;
@@ -648,15 +670,20 @@ int cmd_hpc_logs(struct exa_ctx *ctx, int argc, char **argv)
     struct strbuf log = STRBUF_INIT;
     struct job_rec r;
     int rc, want_err = 0, have_rec;
+    size_t max;
 
     if ((rc = parse_ids(ctx, argc, argv, &cluster, &want_err, &ids, &n)) != 0)
         return rc;
     if (n != 1)
         return out_usage(ctx, "logs takes one JOBID");
+    if (log_max_from_env(&max, &err) < 0)
+        return out_error(ctx, &err, "set it to a positive number of bytes "
+                                    "(default 8388608)");
     if ((rc = env_open(ctx, &e, cluster, 1)) != 0) {
         env_close(&e);
         return rc;
     }
+    e.s->log_max_bytes = max;
     have_rec = store_job_get(e.st, e.cluster, ids[0], &r, NULL) == 0;
     if (want_err) {
         if (!have_rec || !r.remote_dir) {
@@ -665,7 +692,7 @@ int cmd_hpc_logs(struct exa_ctx *ctx, int argc, char **argv)
             rc = -1;
         } else {
             char *path = xstrfmt("%s/%s.err", r.remote_dir, ids[0]);
-            rc = sched_fetch_file(e.s, path, &log, &err);
+            rc = sched_fetch_tail(e.s, path, max, &log, &err);
             free(path);
         }
     } else {
@@ -673,6 +700,9 @@ int cmd_hpc_logs(struct exa_ctx *ctx, int argc, char **argv)
     }
     if (have_rec)
         job_rec_release(&r);
+    if (rc == 0 && e.s->log_truncated)
+        out_warn(ctx, "log of job '%s' truncated: showing its last %zu bytes "
+                 "(EXAMLOPS_HPC_LOG_MAX_BYTES)", ids[0], max);
     if (rc < 0) {
         rc = out_error(ctx, &err, NULL);
     } else if (ctx->out == OUT_JSON) {
@@ -680,6 +710,7 @@ int cmd_hpc_logs(struct exa_ctx *ctx, int argc, char **argv)
         jx_set(o, "job_id", jx_str(ids[0]));
         jx_set(o, "cluster", jx_str(e.cluster));
         jx_set(o, "log", jx_str(log.buf));
+        jx_set(o, "truncated", json_boolean(e.s->log_truncated));
         out_json(ctx, o);
         rc = 0;
     } else {

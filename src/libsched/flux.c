@@ -407,7 +407,7 @@ static int flux_logs(struct sched *s, const char *id, const char *remote_dir,
     if (remote_dir && *remote_dir) {
         char *path = xstrfmt("%s/%s.out", remote_dir, id);
         exa_error_t e1 = EXA_ERROR_INIT;
-        int rc = sched_fetch_file(s, path, out, &e1);
+        int rc = sched_fetch_tail(s, path, s->log_max_bytes, out, &e1);
         free(path);
         if (rc == 0)
             return 0;
@@ -416,8 +416,15 @@ static int flux_logs(struct sched *s, const char *id, const char *remote_dir,
         const char *argv[] = { "flux", "job", "attach", id, NULL };
         struct transport_result res = TRANSPORT_RESULT_INIT;
         int rc = transport_run_ok(s->t, argv, NULL, 0, &res, err);
-        if (rc == 0)
+        size_t max = s->log_max_bytes ? s->log_max_bytes : SCHED_LOG_MAX_DEFAULT;
+        /* a stream has no tail(1): the transport's output cap bounds it,
+         * and only its last max bytes are kept */
+        if (rc == 0 && res.out.len > max) {
+            s->log_truncated = 1;
+            strbuf_add(out, res.out.buf + (res.out.len - max), max);
+        } else if (rc == 0) {
             strbuf_addbuf(out, &res.out);
+        }
         transport_result_release(&res);
         return rc;
     }

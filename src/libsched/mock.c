@@ -219,7 +219,7 @@ static int mock_logs(struct sched *s, const char *id, const char *remote_dir,
     } else {
         path = xstrfmt("%s/%s.out", remote_dir, id);
     }
-    rc = sched_fetch_file(s, path, out, err);
+    rc = sched_fetch_tail(s, path, s->log_max_bytes, out, err);
     free(path);
     return rc;
 }

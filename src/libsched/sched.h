@@ -111,6 +111,10 @@ struct sched {
     int slurm_accounting;    /* -1 unknown, 0 sacct unusable, 1 works */
     char *mock_dir;          /* mock: where job records live */
     size_t sacct_chunk_bytes;/* max bytes of ids per sacct/squeue (96 KiB) */
+    size_t log_max_bytes;    /* logs keep at most this many trailing bytes
+                                (SCHED_LOG_MAX_DEFAULT) */
+    int log_truncated;       /* set by sched_logs/sched_fetch_tail: 1 when
+                                the log was longer than log_max_bytes */
     void *priv;
 };
 
@@ -154,6 +158,21 @@ char *sched_job_name(const char *job_name, const char *run_id);
  * under max_bytes; pushes one joined string per chunk onto out. */
 void sched_chunk_ids(const char *const *ids, size_t n, size_t max_bytes,
                      struct strvec *out);
+
+/* Default cap of a fetched log: the last 8 MiB. */
+#define SCHED_LOG_MAX_DEFAULT ((size_t)8 << 20)
+
+/*
+ * Append the last max_bytes bytes (> 0) of the file remote on the cluster
+ * to out, without holding more than max_bytes + 1 of them: runs
+ * `tail -c MAX+1 -- REMOTE` (tail(1), POSIX -c) over the transport, so
+ * the transport's output cap bounds it. Sets s->log_truncated to 1 when
+ * the file was longer (the first bytes were dropped), else 0. -1 with err:
+ * EXA_ENOTFOUND when the file is absent, EXA_ETRANSPORT when tail fails
+ * otherwise or the transport does.
+ */
+int sched_fetch_tail(struct sched *s, const char *remote, size_t max_bytes,
+                     struct strbuf *out, exa_error_t *err);
 
 /* Fetch the bytes of a file on the cluster into out (via transport_get and
  * a private temp file). -1 with err; EXA_ENOTFOUND when it is absent. */

@@ -644,7 +644,7 @@ static int slurm_logs(struct sched *s, const char *id, const char *remote_dir,
 
     if (remote_dir && *remote_dir) {
         path = xstrfmt("%s/%s.out", remote_dir, id);
-        rc = sched_fetch_file(s, path, out, err);
+        rc = sched_fetch_tail(s, path, s->log_max_bytes, out, err);
         free(path);
         return rc;
     }
@@ -672,7 +672,7 @@ static int slurm_logs(struct sched *s, const char *id, const char *remote_dir,
         }
         so[n] = '\0';
         transport_result_release(&res);
-        return sched_fetch_file(s, so, out, err);
+        return sched_fetch_tail(s, so, s->log_max_bytes, out, err);
     }
 }
 

@@ -18,7 +18,7 @@ is() {
     if [ "$1" = "$2" ]; then echo "ok $n - $3"; else echo "not ok $n - $3"; echo "#   got: '$1'  want: '$2'"; fails=$((fails + 1)); fi
 }
 field() { "$EXA" --json hpc status "$1" | python3 -c "import json,sys; v=json.load(sys.stdin)[0]['$2']; print('' if v is None else v)"; }
-echo "1..12"
+echo "1..15"
 
 mark=$T/pwned
 printf 'echo "hello $1"; exit ${2:-0}\n' > "$T/job.sh"
@@ -30,6 +30,13 @@ is "$(python3 -c 'import json,sys; print(json.load(sys.stdin)["scheduler"])' <<<
 is "$?" 0 "wait exits 0"
 is "$(field "$id" state)/$(field "$id" exit_code)" COMPLETED/0 "COMPLETED exit 0"
 is "$("$EXA" hpc logs "$id")" "hello x; touch $mark \$(touch $mark)" "log holds the argument literally"
+# a log longer than EXAMLOPS_HPC_LOG_MAX_BYTES keeps its last bytes and says so
+logout=$(EXAMLOPS_HPC_LOG_MAX_BYTES=7 "$EXA" hpc logs "$id" 2> "$T/logs.err")
+is "$logout" "pwned)" "capped log keeps the last 7 bytes ('pwned)\\n')"
+is "$(cat "$T/logs.err")" "exa: warning: log of job '$id' truncated: showing its last 7 bytes (EXAMLOPS_HPC_LOG_MAX_BYTES)" \
+    "truncation is reported on stderr"
+EXAMLOPS_HPC_LOG_MAX_BYTES=lots "$EXA" hpc logs "$id" > /dev/null 2>&1
+is "$?" 3 "a bad EXAMLOPS_HPC_LOG_MAX_BYTES is a configuration error"
 is "$(sqlite3 "$EXAMLOPS_DB" "select cluster||' '||scheduler||' '||state from jobs where job_id='$id'")" \
     "default mock COMPLETED" "jobs row on cluster 'default'"
 

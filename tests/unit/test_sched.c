@@ -868,6 +868,12 @@ static void test_mock_end_to_end(void **state)
     assert_int_equal(out[1].exit_code, 3);
     assert_int_equal(sched_logs(s, "mock-run3", NULL, &logs, &err), 0);
     assert_string_equal(logs.buf, "out-ok\n");
+    assert_int_equal(s->log_truncated, 0);
+    s->log_max_bytes = 3;
+    strbuf_reset(&logs);
+    assert_int_equal(sched_logs(s, "mock-run3", NULL, &logs, &err), 0);
+    assert_string_equal(logs.buf, "ok\n");
+    assert_int_equal(s->log_truncated, 1);
     ids[0] = "mock-nope";
     assert_int_equal(sched_status_batch(s, ids, 1, out, &err), 0);
     assert_int_equal(out[0].state, SCHED_UNKNOWN);
@@ -876,6 +882,48 @@ static void test_mock_end_to_end(void **state)
     free(script);
     free(rdir);
     sched_free(s);
+    transport_close(t);
+}
+
+/* Logs keep the last log_max_bytes bytes, asked with tail -c MAX+1 so a
+ * file of exactly MAX bytes is not reported truncated. */
+static void test_logs_capped(void **state)
+{
+    struct transport *t = transport_fake_new();
+    exa_error_t err = EXA_ERROR_INIT;
+    struct sched *s = sched_new("slurm", t, &err);
+    struct sched *f = sched_new("flux", t, &err);
+    struct strbuf log = STRBUF_INIT;
+
+    s->log_max_bytes = 10;
+    transport_fake_add(t, "tail -c 11 -- /r/x/7.out", "0123456789A", "", 0, 0, 0);
+    transport_fake_add(t, "tail -c 11 -- /r/x/8.out", "0123456789", "", 0, 0, 0);
+    transport_fake_add(t, "tail -c 11 -- /r/x/9.out", "",
+                       "tail: cannot open '/r/x/9.out' for reading: No such "
+                       "file or directory\n", 1, 0, 0);
+    assert_int_equal(sched_logs(s, "7", "/r/x", &log, &err), 0);
+    assert_string_equal(log.buf, "123456789A");
+    assert_int_equal(s->log_truncated, 1);
+    strbuf_reset(&log);
+    assert_int_equal(sched_logs(s, "8", "/r/x", &log, &err), 0);
+    assert_string_equal(log.buf, "0123456789");
+    assert_int_equal(s->log_truncated, 0);
+    strbuf_reset(&log);
+    assert_int_equal(sched_logs(s, "9", "/r/x", &log, &err), -1);
+    assert_int_equal(err.code, EXA_ENOTFOUND);
+    assert_string_equal(err.text, "cannot read '/r/x/9.out' on 'fake': tail: "
+                        "cannot open '/r/x/9.out' for reading: No such file "
+                        "or directory");
+    /* flux: no file, the attach stream keeps its last bytes */
+    f->log_max_bytes = 4;
+    transport_fake_add(t, "flux job attach fZ", "line1\nline2\n", "", 0, 0, 0);
+    strbuf_reset(&log);
+    assert_int_equal(sched_logs(f, "fZ", "/r/x", &log, &err), 0);
+    assert_string_equal(log.buf, "ne2\n");
+    assert_int_equal(f->log_truncated, 1);
+    strbuf_release(&log);
+    sched_free(s);
+    sched_free(f);
     transport_close(t);
 }
 
@@ -920,6 +968,7 @@ int main(void)
         cmocka_unit_test(test_flux_absurd_times),
         cmocka_unit_test(test_flux_submit_flags),
         cmocka_unit_test(test_mock_end_to_end),
+        cmocka_unit_test(test_logs_capped),
         cmocka_unit_test(test_kind_from_env),
     };
     int rc;
