@@ -323,9 +323,11 @@ int cmd_hpc_submit(struct exa_ctx *ctx, int argc, char **argv)
     }
     script = argv[optind++];
     if (access(script, R_OK) < 0) {
+        /* a missing or unreadable file is configuration (doc/exit-codes.md) */
+        int eno = errno;
         sched_resources_release(&res);
-        return out_errorf(ctx, EXA_ENOTFOUND, NULL, "cannot read script '%s'",
-                          script);
+        return out_errorf(ctx, EXA_ECONFIG, NULL, "cannot read script '%s': %s",
+                          script, strerror(eno));
     }
     if (sched_resources_from_env(&res, &err) < 0) {
         sched_resources_release(&res);
@@ -603,7 +605,7 @@ int cmd_hpc_cancel(struct exa_ctx *ctx, int argc, char **argv)
     char **ids;
     size_t n;
     struct sched_env e;
-    exa_error_t err = EXA_ERROR_INIT;
+    exa_error_t err = EXA_ERROR_INIT, first = EXA_ERROR_INIT;
     json_t *arr = json_array();
     int rc, failed = 0;
 
@@ -620,10 +622,11 @@ int cmd_hpc_cancel(struct exa_ctx *ctx, int argc, char **argv)
         json_t *o = json_object();
         jx_set(o, "job_id", jx_str(ids[i]));
         if (sched_cancel(e.s, ids[i], &err) < 0) {
-            failed = 1;
+            if (!failed++)
+                first = err;
             jx_set(o, "cancelled", json_false());
             jx_set(o, "error", jx_str(err.text));
-            if (ctx->out != OUT_JSON)
+            if (ctx->out != OUT_JSON && n > 1)
                 out_warn(ctx, "%s", err.text);
         } else {
             jx_set(o, "cancelled", json_true());
@@ -631,12 +634,44 @@ int cmd_hpc_cancel(struct exa_ctx *ctx, int argc, char **argv)
         }
         json_array_append_new(arr, o);
     }
-    if (ctx->out == OUT_JSON)
-        out_json(ctx, arr);
-    else
-        json_decref(arr);
-    env_close(&e);
-    return failed ? exa_errc_exit(err.code) : 0;
+    if (!failed) {
+        if (ctx->out == OUT_JSON)
+            out_json(ctx, arr);
+        else
+            json_decref(arr);
+        env_close(&e);
+        return 0;
+    }
+    /* Any failure follows the error convention ({error, exit_code, hint});
+     * in JSON mode the same document also carries every id's outcome. The
+     * exit code is the first failure's. */
+    {
+        const char *hint = first.code == EXA_ENOTFOUND
+                               ? "the job may have ended or never existed; "
+                                 "see 'exa hpc status JOBID'"
+                               : NULL;
+        int code = exa_errc_exit(first.code ? first.code : EXA_EFAIL);
+        if (n > 1) {
+            char text[sizeof(first.text)];
+            xsnprintf(text, sizeof(text), "%d of %zu cancels failed: %.400s",
+                      failed, n, first.text);
+            xsnprintf(first.text, sizeof(first.text), "%s", text);
+        }
+        if (ctx->out == OUT_JSON) {
+            json_t *doc = json_object();
+            jx_set(doc, "error", jx_str(first.text));
+            jx_set(doc, "exit_code", json_integer(code));
+            if (hint)
+                jx_set(doc, "hint", jx_str(hint));
+            jx_set(doc, "results", arr);
+            out_json(ctx, doc);
+        } else {
+            json_decref(arr);
+            out_error(ctx, &first, hint);
+        }
+        env_close(&e);
+        return code;
+    }
 }
 
 /* EXAMLOPS_HPC_LOG_MAX_BYTES: the cap of a shown log, default 8 MiB. */
