@@ -11,6 +11,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -21,6 +23,7 @@
 #include "libsched/sched_lines.h"
 #include "libsched/tracker.h"
 #include "libutil/subprocess.h"
+#include "libutil/timeutil.h"
 #include "libutil/xalloc.h"
 
 #define FIX "tests/fixtures/slurm-adapter/"
@@ -866,6 +869,18 @@ static void test_mock_end_to_end(void **state)
     assert_int_equal(out[0].exit_code, 0);
     assert_int_equal(out[1].state, SCHED_FAILED);
     assert_int_equal(out[1].exit_code, 3);
+    /* times are stored as UTC ISO-8601 with Z, like everywhere else */
+    {
+        const char *tv[] = { out[0].submit, out[0].start, out[0].end };
+        time_t now = time(NULL);
+        for (int k = 0; k < 3; k++) {
+            time_t tt;
+            assert_int_equal(strlen(tv[k]), 20);
+            assert_int_equal(tv[k][19], 'Z');
+            assert_int_equal(time_parse_iso8601(tv[k], &tt, NULL), 0);
+            assert_true(tt <= now && tt >= now - 60);
+        }
+    }
     assert_int_equal(sched_logs(s, "mock-run3", NULL, &logs, &err), 0);
     assert_string_equal(logs.buf, "out-ok\n");
     assert_int_equal(s->log_truncated, 0);
@@ -874,6 +889,21 @@ static void test_mock_end_to_end(void **state)
     assert_int_equal(sched_logs(s, "mock-run3", NULL, &logs, &err), 0);
     assert_string_equal(logs.buf, "ok\n");
     assert_int_equal(s->log_truncated, 1);
+    /* a log that cannot be written fails the submit, naming the file */
+    {
+        char *blocker = xstrfmt("%s/mock-run5.out", rdir);
+        char *want = xstrfmt(".tmp-XXXXXX' to '%s': Is a directory", blocker);
+        assert_int_equal(mkdir(blocker, 0700), 0);
+        req.run_id = "run5";
+        assert_int_equal(sched_submit(s, &req, &r, &err), -1);
+        assert_int_equal(err.code, EXA_ECONFIG);
+        assert_true(starts_with(err.text, "cannot rename '"));
+        assert_string_equal(err.text + strlen(err.text) - strlen(want) + 11,
+                            want + 11);
+        sched_submit_result_release(&r);
+        free(blocker);
+        free(want);
+    }
     ids[0] = "mock-nope";
     assert_int_equal(sched_status_batch(s, ids, 1, out, &err), 0);
     assert_int_equal(out[0].state, SCHED_UNKNOWN);
