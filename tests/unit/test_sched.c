@@ -957,6 +957,52 @@ static void test_logs_capped(void **state)
     transport_close(t);
 }
 
+/* The job directory: EXAMLOPS_HPC_REMOTE_WORKDIR, then
+ * EXAMLOPS_HPC_WORKDIR, else over ssh the remote $HOME's data directory
+ * (asked with printenv HOME; here a stand-in ssh answers). */
+static void test_remote_jobdir(void **state)
+{
+    exa_error_t err = EXA_ERROR_INIT;
+    char *wrap = xstrfmt("%s/fake-ssh", tmpdir);
+    char *calls = xstrfmt("%s/fake-ssh.calls", tmpdir);
+    char *text = xstrfmt("#!/bin/sh\nfor a; do last=$a; done\n"
+                         "echo \"$last\" >> '%s'\n"
+                         "[ \"$last\" = 'printenv HOME' ] && echo /home/alice\n",
+                         calls);
+    struct ssh_config cfg = { "login1", NULL, NULL, 0, NULL, tmpdir, wrap };
+    struct transport *t;
+    struct sched *s;
+    char *d, *cl;
+
+    assert_int_equal(runscript_write(wrap, text, &err), 0);
+    t = transport_ssh_new(&cfg, &err);
+    assert_non_null(t);
+    s = sched_new("slurm", t, &err);
+    setenv("EXAMLOPS_HPC_REMOTE_WORKDIR", "/scratch/exa", 1);
+    setenv("EXAMLOPS_HPC_WORKDIR", "/other", 1);
+    d = sched_remote_jobdir(s, "run9", &err);
+    assert_string_equal(d, "/scratch/exa/run9");
+    free(d);
+    unsetenv("EXAMLOPS_HPC_REMOTE_WORKDIR");
+    d = sched_remote_jobdir(s, "run9", &err);
+    assert_string_equal(d, "/other/run9");
+    free(d);
+    assert_int_equal(access(calls, F_OK), -1); /* nothing asked yet */
+    unsetenv("EXAMLOPS_HPC_WORKDIR");
+    d = sched_remote_jobdir(s, "run9", &err);
+    assert_string_equal(d, "/home/alice/.local/share/examlops/jobs/run9");
+    free(d);
+    cl = slurp(calls);
+    assert_string_equal(cl, "printenv HOME\n");
+    free(cl);
+    sched_free(s);
+    transport_close(t);
+    unlink(calls);
+    free(wrap);
+    free(calls);
+    free(text);
+}
+
 static void test_kind_from_env(void **state)
 {
     exa_error_t err = EXA_ERROR_INIT;
@@ -999,6 +1045,7 @@ int main(void)
         cmocka_unit_test(test_flux_submit_flags),
         cmocka_unit_test(test_mock_end_to_end),
         cmocka_unit_test(test_logs_capped),
+        cmocka_unit_test(test_remote_jobdir),
         cmocka_unit_test(test_kind_from_env),
     };
     int rc;
