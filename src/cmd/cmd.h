@@ -96,7 +96,15 @@ struct out_table *out_table_create(const char *const *columns);
 void out_table_row(struct out_table *t, const char *const *values);
 /* Print (table mode) or emit as JSON; destroys t. */
 void out_table_print(struct exa_ctx *ctx, struct out_table *t);
+/* Free t without printing (error paths); NULL is accepted. */
 void out_table_destroy(struct out_table *t);
+
+/*
+ * For a command that takes no arguments (argv[0] is its name): 0 when
+ * argc is 1, else a usage error (printed; returns 2) calling argv[1] an
+ * unknown option when it starts with '-', an unexpected argument if not.
+ */
+int cmd_no_args(struct exa_ctx *ctx, int argc, char **argv);
 
 /* Parse a non-negative integer option value or fail with a usage error. */
 int cmd_parse_uint(struct exa_ctx *ctx, const char *opt, const char *s,

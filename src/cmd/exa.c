@@ -201,6 +201,9 @@ int main(int argc, char **argv)
             printf("exa %s\n", EXA_VERSION);
         return 0;
     }
+    if (argc < 2 && ctx.out == OUT_JSON) /* one JSON document, not help */
+        return out_errorf(&ctx, EXA_EUSAGE, "see 'exa --help'",
+                          "no command given");
     if (argc < 2 || is_help(argv[1])) {
         print_main_help(argc < 2 ? stderr : stdout);
         return argc < 2 ? 2 : 0;
@@ -212,6 +215,12 @@ int main(int argc, char **argv)
         const struct exa_group *g = groups[i];
         if (strcmp(argv[1], g->name))
             continue;
+        if (argc < 3 && ctx.out == OUT_JSON) {
+            char hint[128];
+            snprintf(hint, sizeof(hint), "see 'exa %s --help'", g->name);
+            return out_errorf(&ctx, EXA_EUSAGE, hint,
+                              "'exa %s' needs a command", g->name);
+        }
         if (argc < 3 || is_help(argv[2])) {
             print_group_help(g, argc < 3 ? stderr : stdout);
             return argc < 3 ? 2 : 0;

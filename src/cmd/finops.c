@@ -475,8 +475,9 @@ static int carbon_providers_cmd(struct exa_ctx *ctx, int argc, char **argv)
     const struct carbon_provider *def;
     json_t *arr;
     struct out_table *t;
-    if (argc > 1)
-        return out_usage(ctx, "unexpected argument '%s'", argv[1]);
+    int rc;
+    if ((rc = cmd_no_args(ctx, argc, argv)))
+        return rc;
     def = carbon_provider_resolve(NULL, &err);
     if (!def)
         out_warn(ctx, "%s", err.text);
@@ -561,8 +562,9 @@ static int cost_providers_cmd(struct exa_ctx *ctx, int argc, char **argv)
     const struct cost_provider *def;
     struct cost_params p;
     struct out_table *t;
-    if (argc > 1)
-        return out_usage(ctx, "unexpected argument '%s'", argv[1]);
+    int rc;
+    if ((rc = cmd_no_args(ctx, argc, argv)))
+        return rc;
     if (cost_params_from_env(&p, &err) < 0)
         return out_error(ctx, &err, NULL);
     def = cost_provider_resolve(NULL, &err);

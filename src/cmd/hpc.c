@@ -9,6 +9,7 @@
 #include "cmd/hpc_fleet.h"
 #include "cmd/hpc_jobs.h"
 #include "cmd/hpc_observe.h"
+#include "cmd/hpc_sched.h"
 
 static const struct exa_cmd cmds[] = {
     /* discovery and registry (hpc_fleet.c) */
@@ -33,12 +34,14 @@ static const struct exa_cmd cmds[] = {
     { "audit", cmd_hpc_audit, "verify", "recompute the audit hash chain", NULL },
     /* placement, queue, capacity (hpc_fleet.c) */
     { "place", cmd_hpc_place, "[--gpus/-g G] [--cpus C] [--nodes/-N N] "
-      "[--placement-provider P] [--explain]", "choose the ACTIVE cluster "
+      "[--placement-provider P] [--explain] [--no-refresh]", "choose the "
+      "ACTIVE cluster "
       "that best fits a job", "Providers: least-loaded (default; most idle "
       "GPUs, then idle nodes), carbon-aware (lowest declared "
       "carbon_intensity), cost-aware (lowest declared cost_per_gpu_hour).\n"
       "Snapshots older than EXAMLOPS_HPC_SNAPSHOT_MAX_AGE_S (300) are "
-      "flagged." },
+      "refreshed through the cluster's transport, or flagged when that "
+      "fails (--no-refresh: only flag)." },
     { "preflight", cmd_hpc_preflight, "NAME [--gpus/-g G] [--nodes/-N N] "
       "[--partition P] [--account A] [--qos Q]", "check that a job can run "
       "on an ACTIVE cluster (exit 1 on any failure)", NULL },
@@ -49,6 +52,7 @@ static const struct exa_cmd cmds[] = {
     /* jobs (hpc_jobs.c) */
     HPC_JOBS_CMDS
     /* scheduler adapter: submit, status, wait, cancel, logs (hpc_sched.c) */
+    HPC_SCHED_CMDS
     /* observability: prometheus-sd, job-map (hpc_observe.c) */
     HPC_OBSERVE_CMDS,
     { NULL },

@@ -25,9 +25,9 @@
 int cmd_hpc_prometheus_sd(struct exa_ctx *ctx, int argc, char **argv)
 {
     static const struct option opts[] = {
-        { "out", required_argument, NULL, 'o' },
-        { "cluster", required_argument, NULL, 'c' },
-        { NULL, 0, NULL, 0 },
+        {"out", required_argument, NULL, 'o'},
+        {"cluster", required_argument, NULL, 'c'},
+        {NULL, 0, NULL, 0},
     };
     const char *out = NULL, *cluster = NULL;
     exa_error_t err = EXA_ERROR_INIT;
@@ -86,6 +86,12 @@ int cmd_hpc_prometheus_sd(struct exa_ctx *ctx, int argc, char **argv)
     }
     store_close(st);
 
+    for (size_t i = 0; i < fleet.nr; i++)
+        if (fleet.clusters[i].nr_nodes == 0)
+            out_warn(ctx,
+                     "cluster '%s' has no saved node snapshot: run 'exa hpc "
+                     "nodes --cluster %s --save'",
+                     fleet.clusters[i].name, fleet.clusters[i].name);
     groups = file_sd_build(&fleet, getenv("EXAMLOPS_TENANT"), &ntargets);
     fv_fleet_release(&fleet);
     if (!out) {
@@ -109,7 +115,8 @@ int cmd_hpc_prometheus_sd(struct exa_ctx *ctx, int argc, char **argv)
     if (ctx->out == OUT_JSON) {
         json_t *doc = json_object();
         jx_set(doc, "path", jx_str(out));
-        jx_set(doc, "groups", json_integer((json_int_t)json_array_size(groups)));
+        jx_set(doc, "groups",
+               json_integer((json_int_t)json_array_size(groups)));
         jx_set(doc, "targets", json_integer((json_int_t)ntargets));
         out_json(ctx, doc);
     } else {
@@ -124,10 +131,10 @@ int cmd_hpc_prometheus_sd(struct exa_ctx *ctx, int argc, char **argv)
 int cmd_hpc_job_map(struct exa_ctx *ctx, int argc, char **argv)
 {
     static const struct option opts[] = {
-        { "dir", required_argument, NULL, 'd' },
-        { "job-id", required_argument, NULL, 'j' },
-        { "gpus", required_argument, NULL, 'g' },
-        { NULL, 0, NULL, 0 },
+        {"dir", required_argument, NULL, 'd'},
+        {"job-id", required_argument, NULL, 'j'},
+        {"gpus", required_argument, NULL, 'g'},
+        {NULL, 0, NULL, 0},
     };
     const char *dir = getenv("EXAMLOPS_JOB_MAP_DIR");
     const char *job = getenv("SLURM_JOB_ID"), *gpus = NULL, *source = NULL;
@@ -199,8 +206,8 @@ int cmd_hpc_job_map(struct exa_ctx *ctx, int argc, char **argv)
                  job, list.nr, list.nr == 1 ? "" : "s", dir, n,
                  n == 1 ? "" : "s");
     } else {
-        out_info(ctx, "Unmapped job %s in %s (%d file%s changed)", job, dir,
-                 n, n == 1 ? "" : "s");
+        out_info(ctx, "Unmapped job %s in %s (%d file%s changed)", job, dir, n,
+                 n == 1 ? "" : "s");
     }
     strvec_clear(&list);
     return 0;

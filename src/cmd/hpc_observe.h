@@ -17,7 +17,8 @@ int cmd_hpc_job_map(struct exa_ctx *ctx, int argc, char **argv);
       "Targets: node_exporter on every node (port 9100) and dcgm-exporter\n" \
       "on GPU nodes (port 9400); per-cluster node_exporter_port and\n"       \
       "dcgm_exporter_port in clusters.yaml override them. Labels: cluster,\n"\
-      "scheduler, tenant ($EXAMLOPS_TENANT, default 'default'), job.\n"     \
+      "scheduler, tenant (clusters.yaml tenant, else $EXAMLOPS_TENANT,\n"   \
+      "else 'default'), job.\n"                                            \
       "Nodes come from the saved snapshots (exa hpc nodes). --out replaces\n"\
       "PATH atomically (the old file stays if the write fails); without it\n"\
       "the JSON is printed." },                                              \

@@ -40,9 +40,10 @@ static int cmd_list(struct exa_ctx *ctx, int argc, char **argv)
     struct model_summary *list = NULL;
     size_t n = 0;
     store_t *st;
+    int rc;
 
-    if (argc > 1)
-        return out_usage(ctx, "unexpected argument '%s'", argv[1]);
+    if ((rc = cmd_no_args(ctx, argc, argv)))
+        return rc;
     if (!(st = store_open(NULL, &err)))
         return out_error(ctx, &err, NULL);
     if (store_model_list(st, &list, &n, &err) < 0) {

@@ -276,8 +276,8 @@ int cmd_models_cost_list(struct exa_ctx *ctx, int argc, char **argv)
     size_t n = 0;
     store_t *st;
     int rc;
-    if (argc > 1)
-        return out_usage(ctx, "unexpected argument '%s'", argv[1]);
+    if ((rc = cmd_no_args(ctx, argc, argv)))
+        return rc;
     if (!(st = store_open(NULL, &err)))
         return out_error(ctx, &err, NULL);
     rc = cost_summary_list(st, &s, &n, &err);

@@ -225,6 +225,15 @@ void out_table_print(struct exa_ctx *ctx, struct out_table *t)
     out_table_destroy(t);
 }
 
+int cmd_no_args(struct exa_ctx *ctx, int argc, char **argv)
+{
+    if (argc <= 1)
+        return 0;
+    if (argv[1][0] == '-' && argv[1][1])
+        return out_usage(ctx, "option '%s' is unknown", argv[1]);
+    return out_usage(ctx, "unexpected argument '%s'", argv[1]);
+}
+
 int cmd_parse_uint(struct exa_ctx *ctx, const char *opt, const char *s,
                    long long *out)
 {

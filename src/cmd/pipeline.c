@@ -9,12 +9,14 @@
  */
 #include <getopt.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "cmd/groups.h"
+#include "cmd/pipeline_cluster.h"
 #include "libpipeline/run.h"
 #include "libpipeline/train.h"
 #include "libutil/json.h"
@@ -30,6 +32,41 @@ static void show_step(void *arg, const char *step, double seconds,
         return;
     printf("  %-9s %7.2fs  %s\n", step, seconds, detail);
     fflush(stdout);
+}
+
+/* Set by the first SIGINT/SIGTERM of a mock run; libpipeline polls it. */
+static volatile sig_atomic_t run_interrupted;
+
+static void on_interrupt(int sig)
+{
+    run_interrupted = sig;
+}
+
+/*
+ * Catch SIGINT and SIGTERM around a mock run so it can clean up (run.h):
+ * the handler only stores the signal number, and SA_RESETHAND lets a
+ * second one kill at once. A signal this process inherited as ignored
+ * (nohup, `cmd &` in a script) stays ignored.
+ */
+static void catch_interrupts(struct sigaction old[2])
+{
+    static const int sigs[2] = { SIGINT, SIGTERM };
+    for (int i = 0; i < 2; i++) {
+        struct sigaction sa;
+        memset(&sa, 0, sizeof(sa));
+        sa.sa_handler = on_interrupt;
+        sa.sa_flags = SA_RESETHAND;
+        sigemptyset(&sa.sa_mask);
+        sigaction(sigs[i], NULL, &old[i]);
+        if (old[i].sa_handler != SIG_IGN)
+            sigaction(sigs[i], &sa, NULL);
+    }
+}
+
+static void restore_interrupts(const struct sigaction old[2])
+{
+    sigaction(SIGINT, &old[0], NULL);
+    sigaction(SIGTERM, &old[1], NULL);
 }
 
 /*
@@ -142,10 +179,26 @@ static int cmd_run(struct exa_ctx *ctx, int argc, char **argv)
         { "cluster", required_argument, NULL, 'C' },
         { "gpus", required_argument, NULL, 'g' },
         { "threads", required_argument, NULL, 'T' },
+        { "stage-dataset", no_argument, NULL, 'S' },
+        { "partition", required_argument, NULL, 1000 },
+        { "qos", required_argument, NULL, 1001 },
+        { "account", required_argument, NULL, 1002 },
+        { "time", required_argument, NULL, 1003 },
+        { "nodes", required_argument, NULL, 1004 },
+        { "cpus-per-task", required_argument, NULL, 1005 },
+        { "mem", required_argument, NULL, 1006 },
+        { "constraint", required_argument, NULL, 1007 },
+        { "ntasks", required_argument, NULL, 1008 },
         { NULL, 0, NULL, 0 },
     };
+    static const char *const res_keys[] = { "partition", "qos", "account",
+                                            "time", "nodes", "cpus_per_task",
+                                            "mem", "constraint", "ntasks" };
+    struct sched_resources ask = SCHED_RESOURCES_INIT;
+    int stage = 0, nres = 0;
     struct pipeline_run_request req;
     struct pipeline_run_result res;
+    struct sigaction oldsig[2];
     exa_error_t err = EXA_ERROR_INIT;
     const char *cluster = NULL, *sched;
     char *path = NULL;
@@ -176,28 +229,59 @@ static int cmd_run(struct exa_ctx *ctx, int argc, char **argv)
             break;
         case 'g':
             if ((rc = cmd_parse_uint(ctx, "--gpus", optarg, &gpus)))
-                return rc;
+                goto usage_out;
             break;
         case 'T':
             if ((rc = parse_threads(ctx, optarg, &req.train.nthread)))
-                return rc;
+                goto usage_out;
+            break;
+        case 'S':
+            stage = 1;
+            break;
+        case 1000: case 1001: case 1002: case 1003: case 1004: case 1005:
+        case 1006: case 1007: case 1008:
+            if (sched_resources_set(&ask, res_keys[c - 1000], optarg,
+                                    &err) < 0) {
+                rc = out_usage(ctx, "%s", err.text);
+                goto usage_out;
+            }
+            nres++;
             break;
         default:
-            return bad_option(ctx, argv);
+            rc = bad_option(ctx, argv);
+            goto usage_out;
         }
     }
-    if (optind < argc)
-        return out_usage(ctx, "unexpected argument '%s'", argv[optind]);
+    if (optind < argc) {
+        rc = out_usage(ctx, "unexpected argument '%s'", argv[optind]);
+        goto usage_out;
+    }
+    if (cluster) {
+        struct pipeline_cluster_opts po;
+        memset(&po, 0, sizeof(po));
+        po.model = req.train.model;
+        po.dataset = req.train.dataset;
+        po.dataset_path = req.train.dataset_path;
+        po.dummy = req.train.dummy;
+        po.stage_dataset = stage;
+        po.nthread = req.train.nthread;
+        po.cluster = cluster;
+        po.res = ask;
+        po.res.gpus = gpus;
+        return pipeline_cluster_run(ctx, &po);
+    }
+    sched_resources_release(&ask);
+    if (stage || nres)
+        return out_usage(ctx, "--stage-dataset and resource options need "
+                              "--cluster NAME|auto");
     if (!(sched = scheduler_from_env(ctx, &rc)))
         return rc;
-    if (cluster || strcmp(sched, "mock"))
+    if (strcmp(sched, "mock"))
         return out_errorf(
             ctx, EXA_EUSAGE,
-            "unset EXAMLOPS_HPC_SCHEDULER (or set it to mock) and drop "
-            "--cluster to train in this process",
-            "cluster runs (%s%s%s) need --cluster support, which this exa "
-            "does not have yet", cluster ? "--cluster " : "scheduler ",
-            cluster ? cluster : sched, "");
+            "name the cluster: --cluster NAME|auto (see 'exa hpc clusters'), "
+            "or unset EXAMLOPS_HPC_SCHEDULER to train in this process",
+            "cluster runs (scheduler %s) need --cluster NAME|auto", sched);
     if (gpus > 0)
         return out_errorf(ctx, EXA_EUSAGE, "drop --gpus for a mock run",
                           "--gpus %lld needs a cluster run; mock runs train "
@@ -217,7 +301,12 @@ static int cmd_run(struct exa_ctx *ctx, int argc, char **argv)
                "local)%s\n", req.train.model, req.train.dataset,
                req.train.dummy ? ", --dummy" : "");
 
-    if (pipeline_run_mock(&req, &res, &err) < 0) {
+    run_interrupted = 0;
+    req.interrupted = &run_interrupted;
+    catch_interrupts(oldsig);
+    rc = pipeline_run_mock(&req, &res, &err);
+    restore_interrupts(oldsig);
+    if (rc < 0) {
         char hint[256];
         const char *h = dataset_hint(&err);
         if (res.job_recorded) {
@@ -234,6 +323,9 @@ static int cmd_run(struct exa_ctx *ctx, int argc, char **argv)
     }
     pipeline_run_result_release(&res);
     free(path);
+    return rc;
+usage_out:
+    sched_resources_release(&ask);
     return rc;
 }
 
@@ -306,7 +398,10 @@ int cmd_train(struct exa_ctx *ctx, int argc, char **argv)
 static const struct exa_cmd cmds[] = {
     { "run", cmd_run,
       "[--model JPCP] [--dataset PM100Dataset] [--dummy] "
-      "[--dataset-path FILE] [--threads N] [--cluster NAME]",
+      "[--dataset-path FILE] [--threads N] [--cluster NAME|auto [--gpus G] "
+      "[--stage-dataset] [--partition P] [--qos Q] [--account A] [--time T] "
+      "[--nodes N] [--ntasks N] [--cpus-per-task C] [--mem M] "
+      "[--constraint C]]",
       "train a model and register a new version (mock: in this process)",
       "Loads the dataset, splits it by submit_time (train 2020-05-01 to\n"
       "2020-09-01, validation to 2020-10-01, UTC), trains the model,\n"
@@ -317,12 +412,23 @@ static const struct exa_cmd cmds[] = {
       "  --dataset D        dataset (default PM100Dataset)\n"
       "  --dummy            only the first 50 usable rows of each split\n"
       "  --dataset-path F   CSV file; default $EXAMLOPS_PM100_PATH, else\n"
-      "                     the bundled data/pm100-sample.csv\n"
+      "                     the bundled data/pm100-sample.csv (with\n"
+      "                     --cluster: a path on the cluster)\n"
       "  --threads N        training threads (default 2)\n"
-      "  --cluster NAME     run on a cluster (not in this build yet)\n\n"
-      "Exit: 0 ok, 1 training failed or malformed dataset, 2 usage or\n"
-      "unknown name, 3 dataset file, data directory or database.\n"
-      "See doc/pipeline-run.md." },
+      "  --cluster NAME     train on an ACTIVE cluster (auto: placement\n"
+      "                     picks one): preflight, submit, wait, fetch and\n"
+      "                     verify the artifacts, register with lineage\n"
+      "  --gpus G           GPUs for the job in total (cluster runs)\n"
+      "  --stage-dataset    copy the local dataset file to the cluster\n"
+      "  --partition --qos --account --time --nodes --ntasks\n"
+      "  --cpus-per-task --mem --constraint   the resource ask (else\n"
+      "                     EXAMLOPS_HPC_*); Ctrl-C during the wait asks\n"
+      "                     whether to cancel (-y: yes); resume with\n"
+      "                     'exa hpc wait JOBID --cluster C'\n\n"
+      "Exit: 0 ok, 1 training/job failed, preflight failed or malformed\n"
+      "dataset, 2 usage or unknown name, 3 dataset file, data directory or\n"
+      "database, 4 transport, 5 scheduler, 6 cluster not approved.\n"
+      "See doc/pipeline-run.md and doc/cluster-run.md." },
     { NULL },
 };
 

@@ -26,13 +26,27 @@
 
 #define SERVE_DEFAULT_LISTEN "127.0.0.1:9477"
 
+static size_t scrape_read(void *cls, size_t pos, char *buf, size_t max)
+{
+    return obs_scrape_read(cls, pos, buf, max);
+}
+
+static void scrape_free(void *cls)
+{
+    obs_scrape_end(cls);
+}
+
+/* /metrics streams the shared cached render: no per-scrape copy. */
 static int h_metrics(void *ctx, const struct http_request *req,
                      struct http_response *resp)
 {
-    struct obs_exporter *ex = ctx;
+    struct obs_scrape *sc = obs_exporter_scrape_begin(ctx);
     (void)req;
-    resp->body = obs_exporter_scrape(ex, &resp->len);
     resp->content_type = PROM_CONTENT_TYPE;
+    resp->len = obs_scrape_len(sc);
+    resp->read = scrape_read;
+    resp->read_free = scrape_free;
+    resp->read_cls = sc;
     return 0;
 }
 
@@ -46,16 +60,18 @@ static int h_healthz(void *ctx, const struct http_request *req,
     return 0;
 }
 
-static int parse_interval(struct exa_ctx *ctx, const char *what,
-                          const char *s, double *out)
+static int parse_interval(struct exa_ctx *ctx, const char *what, const char *s,
+                          double *out)
 {
     char *end;
     double v;
     errno = 0;
     v = strtod(s, &end);
     if (errno || end == s || *end || !(v >= 0.1) || v > 86400)
-        return out_usage(ctx, "%s expects seconds between 0.1 and 86400, "
-                              "got '%s'", what, s);
+        return out_usage(ctx,
+                         "%s expects seconds between 0.1 and 86400, "
+                         "got '%s'",
+                         what, s);
     *out = v;
     return 0;
 }
@@ -63,10 +79,10 @@ static int parse_interval(struct exa_ctx *ctx, const char *what,
 int cmd_serve(struct exa_ctx *ctx, int argc, char **argv)
 {
     static const struct option opts[] = {
-        { "listen", required_argument, NULL, 'l' },
-        { "interval", required_argument, NULL, 'i' },
-        { "once", no_argument, NULL, 'o' },
-        { NULL, 0, NULL, 0 },
+        {"listen", required_argument, NULL, 'l'},
+        {"interval", required_argument, NULL, 'i'},
+        {"once", no_argument, NULL, 'o'},
+        {NULL, 0, NULL, 0},
     };
     const char *listen = getenv("EXAMLOPS_SERVE_LISTEN");
     const char *env_iv = getenv("EXAMLOPS_EXPORTER_INTERVAL_S");
@@ -133,8 +149,10 @@ int cmd_serve(struct exa_ctx *ctx, int argc, char **argv)
         return out_error(ctx, &err, NULL);
     }
     if (!http_server_is_loopback(srv))
-        out_warn(ctx, "listening on '%s', beyond loopback: /metrics has no "
-                      "authentication; restrict it with a firewall", listen);
+        out_warn(ctx,
+                 "listening on '%s', beyond loopback: /metrics has no "
+                 "authentication; restrict it with a firewall",
+                 listen);
     if (obs_exporter_start(ex, &err) < 0) {
         http_server_free(srv);
         obs_exporter_free(ex);

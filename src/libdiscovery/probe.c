@@ -17,6 +17,7 @@
 #include "libdiscovery/parse_flux_resource.h"
 #include "libdiscovery/parse_nvidia_smi.h"
 #include "libdiscovery/parse_sinfo.h"
+#include "libsched/parse_flux.h"
 #include "libutil/json.h"
 #include "libutil/strbuf.h"
 #include "libutil/xalloc.h"
@@ -31,8 +32,7 @@ static const char *const SINFO_NODES_ARGV[] = {
     "sinfo", "-N",
     "--Format=NodeList:|,CPUs:|,Memory:|,Gres:|,GresUsed:|,StateLong:|,"
     "Partition:",
-    NULL
-};
+    NULL};
 
 /* ---- running ---- */
 
@@ -190,9 +190,8 @@ json_t *node_infos_json(const struct node_info *v, size_t n)
         jx_set(o, "gpus", int_or_null(v[i].gpus));
         jx_set(o, "gpus_used", int_or_null(v[i].gpus_used));
         jx_set(o, "gpu_model", jx_str(v[i].gpu_model));
-        jx_set(o, "partition", jx_str(v[i].partitions.nr
-                                          ? v[i].partitions.v[0]
-                                          : NULL));
+        jx_set(o, "partition",
+               jx_str(v[i].partitions.nr ? v[i].partitions.v[0] : NULL));
         jx_set(o, "partitions", p);
         json_array_append_new(a, o);
     }
@@ -260,7 +259,7 @@ static int gpus_by_count(struct transport *t,
 static int slurm_available(struct transport *t, char **version,
                            exa_error_t *err)
 {
-    const char *argv[] = { "sinfo", "--version", NULL };
+    const char *argv[] = {"sinfo", "--version", NULL};
     struct transport_result r = TRANSPORT_RESULT_INIT;
     int ok = run_ok(t, argv, &r, err);
     if (ok == 1 && version)
@@ -341,8 +340,8 @@ int parse_scontrol_partitions(const char *buf, size_t len,
 static int slurm_caps(struct transport *t, struct cluster_caps *caps,
                       exa_error_t *err)
 {
-    const char *acct[] = { "sacctmgr", "-n", "-P", "list", "cluster", NULL };
-    const char *part[] = { "scontrol", "show", "partition", "-o", NULL };
+    const char *acct[] = {"sacctmgr", "-n", "-P", "list", "cluster", NULL};
+    const char *part[] = {"scontrol", "show", "partition", "-o", NULL};
     struct transport_result r = TRANSPORT_RESULT_INIT;
     int ok;
     if (!caps->version && slurm_available(t, &caps->version, err) < 0)
@@ -376,8 +375,8 @@ static char *join_or_null(const char *s)
     return s && *s ? xstrdup(s) : NULL;
 }
 
-static int slurm_nodes(struct transport *t, struct node_info **out,
-                       size_t *n, exa_error_t *err)
+static int slurm_nodes(struct transport *t, struct node_info **out, size_t *n,
+                       exa_error_t *err)
 {
     struct transport_result r = TRANSPORT_RESULT_INIT;
     struct sinfo_result sr;
@@ -428,10 +427,9 @@ static int slurm_gpus(struct transport *t, struct gpu_info **out, size_t *n,
 
 /* ---- flux ---- */
 
-static int flux_available(struct transport *t, char **version,
-                          exa_error_t *err)
+static int flux_available(struct transport *t, char **version, exa_error_t *err)
 {
-    const char *argv[] = { "flux", "version", NULL };
+    const char *argv[] = {"flux", "version", NULL};
     struct transport_result r = TRANSPORT_RESULT_INIT;
     int ok = run_ok(t, argv, &r, err);
     if (ok == 1 && version) {
@@ -454,7 +452,7 @@ static int flux_available(struct transport *t, char **version,
 static int flux_caps(struct transport *t, struct cluster_caps *caps,
                      exa_error_t *err)
 {
-    const char *acct[] = { "flux", "account", "--help", NULL };
+    const char *acct[] = {"flux", "account", "--help", NULL};
     struct transport_result r = TRANSPORT_RESULT_INIT;
     int ok;
     if (!caps->version && flux_available(t, &caps->version, err) < 0)
@@ -480,10 +478,112 @@ static long long jint(const json_t *o, const char *k)
     return -1;
 }
 
+/* Number of ids in an RFC 22 idset, or -1. */
+static long long idset_count(const char *s)
+{
+    long long *ids = NULL;
+    size_t n = 0;
+    if (!s || flux_idset_expand(s, &ids, &n) < 0) {
+        free(ids);
+        return -1;
+    }
+    free(ids);
+    return (long long)n;
+}
+
+int flux_r_per_node(const char *buf, size_t len, struct strvec *hosts,
+                    long long **cores, long long **gpus, exa_error_t *err)
+{
+    json_t *r = json_loadb(buf, len, 0, NULL), *ex, *rl, *nl;
+    long long *c = NULL, *g = NULL;
+    int rc = -1;
+    if (!r || !(ex = json_object_get(r, "execution")) ||
+        !json_is_array(rl = json_object_get(ex, "R_lite")) ||
+        !json_is_array(nl = json_object_get(ex, "nodelist"))) {
+        exa_err(err, EXA_EPARSE, "flux resource R: not an R object");
+        goto out;
+    }
+    for (size_t i = 0; i < json_array_size(nl); i++) {
+        const char *h = json_string_value(json_array_get(nl, i));
+        if (!h || flux_hostlist_expand(h, hosts) < 0) {
+            exa_err(err, EXA_EPARSE, "flux resource R: bad nodelist");
+            goto out;
+        }
+    }
+    c = xcalloc(hosts->nr ? hosts->nr : 1, sizeof(*c));
+    g = xcalloc(hosts->nr ? hosts->nr : 1, sizeof(*g));
+    for (size_t i = 0; i < json_array_size(rl); i++) {
+        const json_t *e = json_array_get(rl, i);
+        const json_t *ch = json_object_get(e, "children");
+        const char *ranks = json_string_value(json_object_get(e, "rank"));
+        long long *ids = NULL;
+        size_t nids = 0;
+        long long nc =
+            idset_count(json_string_value(json_object_get(ch, "core")));
+        long long ng =
+            idset_count(json_string_value(json_object_get(ch, "gpu")));
+        if (!ranks || flux_idset_expand(ranks, &ids, &nids) < 0) {
+            free(ids);
+            exa_err(err, EXA_EPARSE, "flux resource R: bad rank idset");
+            goto out;
+        }
+        for (size_t k = 0; k < nids; k++) {
+            if (ids[k] < 0 || (size_t)ids[k] >= hosts->nr)
+                continue;
+            c[ids[k]] += nc > 0 ? nc : 0;
+            g[ids[k]] += ng > 0 ? ng : 0;
+        }
+        free(ids);
+    }
+    *cores = c;
+    *gpus = g;
+    c = g = NULL;
+    rc = 0;
+out:
+    free(c);
+    free(g);
+    json_decref(r);
+    return rc;
+}
+
+/*
+ * A `flux resource list` row that groups several nodes cannot be split
+ * exactly, so those nodes have unknown cpus/gpus; the resource set R
+ * (`flux resource R`, RFC 20) has them per rank. Fill what is unknown.
+ */
+static void flux_fill_per_rank(struct transport *t, struct node_info *v,
+                               size_t n)
+{
+    const char *argv[] = {"flux", "resource", "R", NULL};
+    struct transport_result r = TRANSPORT_RESULT_INIT;
+    struct strvec hosts = STRVEC_INIT;
+    long long *cores = NULL, *gpus = NULL;
+    size_t i;
+    for (i = 0; i < n && v[i].cpus >= 0 && v[i].gpus >= 0; i++)
+        ;
+    if (i == n)
+        return;
+    if (run_ok(t, argv, &r, NULL) == 1 &&
+        flux_r_per_node(r.out.buf, r.out.len, &hosts, &cores, &gpus, NULL) == 0)
+        for (i = 0; i < n; i++)
+            for (size_t h = 0; h < hosts.nr; h++)
+                if (!strcmp(hosts.v[h], v[i].name)) {
+                    if (v[i].cpus < 0)
+                        v[i].cpus = cores[h];
+                    if (v[i].gpus < 0)
+                        v[i].gpus = gpus[h];
+                    break;
+                }
+    free(cores);
+    free(gpus);
+    strvec_clear(&hosts);
+    transport_result_release(&r);
+}
+
 static int flux_nodes(struct transport *t, struct node_info **out, size_t *n,
                       exa_error_t *err)
 {
-    const char *argv[] = { "flux", "resource", "list", NULL };
+    const char *argv[] = {"flux", "resource", "list", NULL};
     struct transport_result r = TRANSPORT_RESULT_INIT;
     const char *kind = NULL;
     json_t *doc = NULL, *nodes;
@@ -522,6 +622,7 @@ static int flux_nodes(struct transport *t, struct node_info **out, size_t *n,
                 strvec_push(&d->partitions,
                             json_string_value(json_array_get(parts, k)));
     }
+    flux_fill_per_rank(t, v, nr);
     *out = v;
     *n = nr;
     rc = 0;
@@ -542,7 +643,7 @@ static int flux_gpus(struct transport *t, struct gpu_info **out, size_t *n,
 static int nvsmi_available(struct transport *t, char **version,
                            exa_error_t *err)
 {
-    const char *argv[] = { "nvidia-smi", "-L", NULL };
+    const char *argv[] = {"nvidia-smi", "-L", NULL};
     struct transport_result r = TRANSPORT_RESULT_INIT;
     int ok = run_ok(t, argv, &r, err);
     if (ok == 1 && !r.out.len)
@@ -563,7 +664,7 @@ static int nvsmi_caps(struct transport *t, struct cluster_caps *caps,
 
 static char *remote_hostname(struct transport *t, exa_error_t *err)
 {
-    const char *argv[] = { "hostname", NULL };
+    const char *argv[] = {"hostname", NULL};
     struct transport_result r = TRANSPORT_RESULT_INIT;
     char *h = NULL;
     int ok = run_ok(t, argv, &r, err);
@@ -584,11 +685,11 @@ static double jreal(const json_t *o, const char *k)
 static int nvsmi_gpus(struct transport *t, struct gpu_info **out, size_t *n,
                       exa_error_t *err)
 {
-    const char *argv[] = { "nvidia-smi", "--query-gpu=" NVSMI_PRODUCT_QUERY,
-                           "--format=csv,noheader,nounits", NULL };
-    static const char *const fields[] = { "index", "uuid", "name",
-                                          "memory.total", "memory.used",
-                                          "utilization.gpu", "power.draw" };
+    const char *argv[] = {"nvidia-smi", "--query-gpu=" NVSMI_PRODUCT_QUERY,
+                          "--format=csv,noheader,nounits", NULL};
+    static const char *const fields[] = {
+        "index",           "uuid",      "name", "memory.total", "memory.used",
+        "utilization.gpu", "power.draw"};
     struct transport_result r = TRANSPORT_RESULT_INIT;
     const char *kind = NULL;
     json_t *doc = NULL, *gpus;
@@ -644,8 +745,8 @@ static int gpu_busy(const struct gpu_info *g)
     return (!isnan(g->util_pct) && g->util_pct > 0) || g->mem_used_mb > 256;
 }
 
-static int nvsmi_nodes(struct transport *t, struct node_info **out,
-                       size_t *n, exa_error_t *err)
+static int nvsmi_nodes(struct transport *t, struct node_info **out, size_t *n,
+                       exa_error_t *err)
 {
     struct gpu_info *g = NULL;
     size_t ng = 0;
@@ -662,8 +763,9 @@ static int nvsmi_nodes(struct transport *t, struct node_info **out,
         busy += gpu_busy(&g[i]);
     v->gpus_used = busy;
     v->gpu_model = ng && g[0].name ? xstrdup(g[0].name) : NULL;
-    v->state = xstrdup(!busy ? "idle" : busy == (long long)ng ? "allocated"
-                                                              : "mixed");
+    v->state = xstrdup(!busy                   ? "idle"
+                       : busy == (long long)ng ? "allocated"
+                                               : "mixed");
     v->raw_state = xstrdup("nvidia-smi");
     strvec_init(&v->partitions);
     gpu_infos_free(g, ng);
@@ -674,18 +776,17 @@ static int nvsmi_nodes(struct transport *t, struct node_info **out,
 
 /* ---- registry ---- */
 
-static const struct probe probe_flux = { "flux", "flux", flux_available,
-                                         flux_caps, flux_nodes, flux_gpus };
-static const struct probe probe_slurm = { "slurm", "slurm", slurm_available,
-                                          slurm_caps, slurm_nodes,
-                                          slurm_gpus };
-static const struct probe probe_nvsmi = { "nvidia-smi", "unmanaged",
-                                          nvsmi_available, nvsmi_caps,
-                                          nvsmi_nodes, nvsmi_gpus };
+static const struct probe probe_flux = {"flux",    "flux",     flux_available,
+                                        flux_caps, flux_nodes, flux_gpus};
+static const struct probe probe_slurm = {
+    "slurm", "slurm", slurm_available, slurm_caps, slurm_nodes, slurm_gpus};
+static const struct probe probe_nvsmi = {"nvidia-smi",    "unmanaged",
+                                         nvsmi_available, nvsmi_caps,
+                                         nvsmi_nodes,     nvsmi_gpus};
 
 #define MAX_PROBES 16
-static const struct probe *probes[MAX_PROBES] = { &probe_flux, &probe_slurm,
-                                                  &probe_nvsmi };
+static const struct probe *probes[MAX_PROBES] = {&probe_flux, &probe_slurm,
+                                                 &probe_nvsmi};
 static size_t nprobes = 3;
 
 int probe_register(const struct probe *p)

@@ -54,9 +54,9 @@ struct gpu_info {
 
 struct partition_info {
     char *name;
-    char *state;    /* UP, DOWN, ... */
-    char *max_time; /* as printed: UNLIMITED, 1-00:00:00 */
-    long long max_nodes; /* -1 unlimited/unknown */
+    char *state;                       /* UP, DOWN, ... */
+    char *max_time;                    /* as printed: UNLIMITED, 1-00:00:00 */
+    long long max_nodes;               /* -1 unlimited/unknown */
     long long total_nodes, total_cpus; /* -1 unknown */
     int is_default;
 };
@@ -87,8 +87,8 @@ struct probe {
     int (*capabilities)(struct transport *t, struct cluster_caps *caps,
                         exa_error_t *err);
     /* Nodes: *out malloc'ed array (node_infos_free). 0 or -1. */
-    int (*list_nodes)(struct transport *t, struct node_info **out,
-                      size_t *n, exa_error_t *err);
+    int (*list_nodes)(struct transport *t, struct node_info **out, size_t *n,
+                      exa_error_t *err);
     /* GPUs: *out malloc'ed array (gpu_infos_free). 0 or -1. */
     int (*list_gpus)(struct transport *t, struct gpu_info **out, size_t *n,
                      exa_error_t *err);
@@ -160,5 +160,14 @@ int parse_scontrol_partitions(const char *buf, size_t len,
                               struct partition_info **out, size_t *n,
                               exa_error_t *err);
 void partition_infos_free(struct partition_info *v, size_t n);
+
+/*
+ * Per-node cores and GPUs from a Flux resource set R (RFC 20 R_lite and
+ * nodelist, as `flux resource R` prints it): hosts gets the expanded
+ * nodelist (rank i is hosts->v[i]), *cores and *gpus malloc'ed arrays of
+ * hosts->nr counts (caller frees). Pure. 0 or -1 with err (EXA_EPARSE).
+ */
+int flux_r_per_node(const char *buf, size_t len, struct strvec *hosts,
+                    long long **cores, long long **gpus, exa_error_t *err);
 
 #endif

@@ -235,11 +235,17 @@ int carbon_estimate(const struct carbon_provider *prov,
                        "carbon provider '%s' has no CPU-hours term: %g "
                        "CPU-hours would go unaccounted",
                        prov->name, cpu_h);
+    kwh = prov->energy_kwh(p, gpu_h, cpu_h);
+    /* Finite inputs can still overflow (1e308 GPU-hours): refuse rather
+     * than print or store an estimate of null. */
+    if (!isfinite(kwh) || !isfinite(kwh * p->grid_intensity))
+        return exa_err(err, EXA_EUSAGE,
+                       "the estimate is out of range: %g GPU-hours and %g "
+                       "CPU-hours overflow", gpu_h, cpu_h);
     memset(&r, 0, sizeof(r));
     r.provider = prov;
     r.gpu_hours = gpu_h;
     r.cpu_hours = cpu_h;
-    kwh = prov->energy_kwh(p, gpu_h, cpu_h);
     /* Not rounded: a short job's few Wh must not round to 0; output
      * prints 15 significant digits, which hides binary noise. */
     r.kwh = kwh;

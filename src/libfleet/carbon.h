@@ -114,7 +114,8 @@ struct carbon_result {
  * EXA_EUSAGE when an hour value or parameter is negative or not finite
  * (or PUE < 1); EXA_EFAIL "nothing to account for: ..." when both hour
  * values are 0; EXA_EFAIL when cpu_h > 0 and the provider has no CPU term
- * (the CPU time would silently go unaccounted).
+ * (the CPU time would silently go unaccounted); EXA_EUSAGE when finite
+ * inputs overflow the kWh or grams (never a non-finite result).
  */
 int carbon_estimate(const struct carbon_provider *prov,
                     const struct carbon_params *p, double gpu_h, double cpu_h,

@@ -28,23 +28,31 @@
 #include "libutil/xalloc.h"
 
 const char *const obs_slurm_nodes_argv[] = {
-    "sinfo", "-N",
-    "-O", "NodeList:|,CPUs:|,Memory:|,Gres:|,GresUsed:|,StateLong:|,"
-          "Partition:",
+    "sinfo",
+    "-N",
+    "-O",
+    "NodeList:|,CPUs:|,Memory:|,Gres:|,GresUsed:|,StateLong:|,"
+    "Partition:",
     NULL,
 };
 
 const char *const obs_slurm_jobs_argv[] = {
-    "squeue", "-a", "-r",
-    "-O", "JobID:|,Partition:|,UserName:|,Account:|,State:|,NumCPUs:|,"
-          "tres-alloc:|,NodeList:|,Reason:",
+    "squeue",
+    "-a",
+    "-r",
+    "-O",
+    "JobID:|,Partition:|,UserName:|,Account:|,State:|,NumCPUs:|,"
+    "tres-alloc:|,NodeList:|,Reason:",
     NULL,
 };
 
-const char *const obs_flux_nodes_argv[] = { "flux", "resource", "list", NULL };
+const char *const obs_flux_nodes_argv[] = {"flux", "resource", "list", NULL};
 
 const char *const obs_flux_jobs_argv[] = {
-    "flux", "jobs", "-A", "-o",
+    "flux",
+    "jobs",
+    "-A",
+    "-o",
     "{id.f58} {username} {queue} {status_abbrev} {ncores} {ngpus} {nodelist}",
     NULL,
 };
@@ -166,16 +174,16 @@ int obs_parse_flux_nodes(const char *buf, size_t len, struct obs_snapshot *s,
     if (!doc)
         return -1;
     nodes = json_object_get(doc, "nodes");
-    json_array_foreach(nodes, i, n) {
+    json_array_foreach(nodes, i, n)
+    {
         struct obs_node *o = obs_snapshot_add_node(s);
         const json_t *parts = json_object_get(n, "partitions"), *p;
         size_t k;
         o->name = xstrdup(jx_get_str(n, "name", ""));
         o->state = xstrdup(jx_get_str(n, "state", "unknown"));
         o->raw_state = dup_or_null(jx_get_str(n, "raw_state", NULL));
-        json_array_foreach(parts, k, p)
-            if (json_is_string(p))
-                strvec_push(&o->partitions, json_string_value(p));
+        json_array_foreach(parts, k, p) if (json_is_string(p))
+            strvec_push(&o->partitions, json_string_value(p));
         o->cpus = jint(n, "cpus");
         o->gpus = jint(n, "gpus");
     }
@@ -194,7 +202,8 @@ int obs_parse_flux_jobs(const char *buf, size_t len, struct obs_snapshot *s,
     if (!(doc = flux_jobs_parse(buf, len, &kind, err)))
         return -1;
     jobs = json_object_get(doc, "jobs");
-    json_array_foreach(jobs, i, j) {
+    json_array_foreach(jobs, i, j)
+    {
         struct obs_job *o = obs_snapshot_add_job(s);
         const json_t *nl = json_object_get(j, "nodelist"), *h;
         size_t k;
@@ -204,9 +213,8 @@ int obs_parse_flux_jobs(const char *buf, size_t len, struct obs_snapshot *s,
         o->partition = dup_or_null(jx_get_str(j, "queue", NULL));
         o->cpus = jint(j, "ncores");
         o->gpus = jint(j, "gpus");
-        json_array_foreach(nl, k, h)
-            if (json_is_string(h))
-                strvec_push(&o->nodes, json_string_value(h));
+        json_array_foreach(nl, k, h) if (json_is_string(h))
+            strvec_push(&o->nodes, json_string_value(h));
     }
     json_decref(doc);
     return 0;
@@ -263,13 +271,13 @@ static void src_destroy(struct obs_source *src)
 
 struct obs_source *obs_source_new(const char *cluster, const char *scheduler,
                                   obs_run_f run, void *ctx,
-                                  void (*destroy)(void *ctx),
-                                  exa_error_t *err)
+                                  void (*destroy)(void *ctx), exa_error_t *err)
 {
     struct obs_source *src;
     struct src_data *d;
     int flux;
-    if (!scheduler || (strcmp(scheduler, "slurm") && strcmp(scheduler, "flux"))) {
+    if (!scheduler ||
+        (strcmp(scheduler, "slurm") && strcmp(scheduler, "flux"))) {
         exa_err(err, EXA_ECONFIG, "no collector for scheduler '%s' of '%s'",
                 scheduler ? scheduler : "unknown", cluster);
         return NULL;
@@ -293,6 +301,20 @@ struct obs_source *obs_source_new(const char *cluster, const char *scheduler,
     src->destroy = src_destroy;
     src->data = d;
     return src;
+}
+
+/*
+ * The known_hosts file `exa hpc connect` pins a cluster's host key in:
+ * ${XDG_CONFIG_HOME:-$HOME/.config}/examlops/known_hosts.d/NAME (the same
+ * rule as src/cmd/hpc_fleet.c). Caller frees.
+ */
+static char *cluster_known_hosts(const char *name)
+{
+    const char *x = getenv("XDG_CONFIG_HOME"), *h = getenv("HOME");
+    if (x && *x)
+        return xstrfmt("%s/examlops/known_hosts.d/%s", x, name);
+    return xstrfmt("%s/.config/examlops/known_hosts.d/%s", h && *h ? h : ".",
+                   name);
 }
 
 static int transport_runner(void *ctx, const char *const *argv,
@@ -329,20 +351,23 @@ struct obs_source *obs_collect_factory(const struct fv_cluster *c, void *ctx,
     if (transport_env_seconds("EXAMLOPS_SLURM_CMD_TIMEOUT",
                               TRANSPORT_DEFAULT_TIMEOUT_S, &cap, err) < 0)
         return NULL;
-    if (!strcmp(kind, "local")) {
+    if (!strcmp(kind, "local") || !c->host || !*c->host ||
+        !strcmp(c->host, "local") || !strcmp(c->host, "localhost")) {
         t = transport_local_new();
     } else if (!strcmp(kind, "ssh")) {
-        /* the identity the sysadmin approved (the table's row) */
+        /* the identity the sysadmin approved (the table's row), and the
+         * host key `exa hpc connect` pinned for this cluster */
         struct ssh_config cfg;
+        char *kh = cluster_known_hosts(c->name);
         memset(&cfg, 0, sizeof(cfg));
         cfg.host = c->host;
         cfg.user = c->ssh_user;
         cfg.key = c->ssh_key;
         cfg.port = c->ssh_port > 0 ? c->ssh_port : 22;
-        cfg.known_hosts = getenv("EXAMLOPS_HPC_SSH_KNOWN_HOSTS");
-        if (cfg.known_hosts && !*cfg.known_hosts)
-            cfg.known_hosts = NULL;
-        if (!(t = transport_ssh_new(&cfg, err)))
+        cfg.known_hosts = kh;
+        t = transport_ssh_new(&cfg, err);
+        free(kh);
+        if (!t)
             return NULL;
     } else {
         exa_err(err, EXA_ECONFIG, "unknown transport '%s' of '%s'", kind,

@@ -37,8 +37,8 @@ int obs_parse_flux_jobs(const char *buf, size_t len, struct obs_snapshot *s,
  * command ran and exited 0, else -1 with err (transport failure, timeout,
  * or non-zero exit with the first stderr line).
  */
-typedef int (*obs_run_f)(void *ctx, const char *const *argv,
-                         struct strbuf *out, exa_error_t *err);
+typedef int (*obs_run_f)(void *ctx, const char *const *argv, struct strbuf *out,
+                         exa_error_t *err);
 
 /*
  * A source for scheduler "slurm" or "flux" running its commands through
@@ -47,8 +47,7 @@ typedef int (*obs_run_f)(void *ctx, const char *const *argv,
  */
 struct obs_source *obs_source_new(const char *cluster, const char *scheduler,
                                   obs_run_f run, void *ctx,
-                                  void (*destroy)(void *ctx),
-                                  exa_error_t *err);
+                                  void (*destroy)(void *ctx), exa_error_t *err);
 
 /*
  * obs_source_factory_f for `exa serve`: a source for an ACTIVE Slurm or

@@ -14,6 +14,7 @@
 #include "libobserve/exporter.h"
 
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -24,11 +25,40 @@
 #include "libutil/strbuf.h"
 #include "libutil/xalloc.h"
 
+/* One render, shared by the scrapes reading it; refs under ex->mu. */
+struct obs_body {
+    char *data;
+    size_t len;
+    size_t refs;
+};
+
+struct obs_scrape {
+    struct obs_exporter *ex;
+    struct obs_body *body; /* NULL before the first collection */
+    struct strbuf tail;    /* the scrape-time families */
+};
+
 struct cmd_stat {
     char *cluster, *command;
     double last_s;
     unsigned long runs, errors;
+    char last_err[256]; /* warned once per distinct error, "" after success */
 };
+
+/* Log a failure once until it changes or the command succeeds again. */
+static void note_result(struct cmd_stat *cs, int failed, const char *what,
+                        const char *cluster, const char *text)
+{
+    if (!failed) {
+        cs->last_err[0] = '\0';
+        return;
+    }
+    cs->errors++;
+    if (strcmp(cs->last_err, text)) {
+        log_msg(LOG_WARN, "exporter: %s on '%s': %s", what, cluster, text);
+        snprintf(cs->last_err, sizeof(cs->last_err), "%s", text);
+    }
+}
 
 struct src_slot {
     struct obs_source *src;
@@ -53,10 +83,9 @@ struct obs_exporter {
     /* shared with scrapers, under mu */
     pthread_mutex_t mu;
     pthread_cond_t cv;
-    char *body;
-    size_t body_len;
-    double body_at; /* monotonic time of the last render; <0 none */
-    struct strbuf ages; /* rendered cluster ages: "cluster\tlast_ok\n" */
+    struct obs_body *body; /* the current render, shared with scrapes */
+    double body_at;        /* monotonic time of the last render; <0 none */
+    struct strbuf ages;    /* rendered cluster ages: "cluster\tlast_ok\n" */
     unsigned long generation, scrapes;
     int stop, running;
     pthread_t thread;
@@ -113,7 +142,10 @@ void obs_exporter_free(struct obs_exporter *ex)
     free(ex->stats);
     if (ex->st)
         store_close(ex->st);
-    free(ex->body);
+    if (ex->body && --ex->body->refs == 0) {
+        free(ex->body->data);
+        free(ex->body);
+    }
     strbuf_release(&ex->ages);
     pthread_mutex_destroy(&ex->mu);
     pthread_cond_destroy(&ex->cv);
@@ -141,7 +173,7 @@ static struct cmd_stat *stat_for(struct obs_exporter *ex, const char *cluster,
 static int refresh_sources(struct obs_exporter *ex, exa_error_t *err)
 {
     struct fv_fleet fleet;
-    if (fv_fleet_load(ex->st, NULL, 0, NULL, &fleet, err) < 0)
+    if (fv_fleet_load_ex(ex->st, NULL, 0, 0, NULL, &fleet, err) < 0)
         return -1;
     for (size_t i = 0; i < ex->nslots; i++)
         ex->slots[i].seen = 0;
@@ -164,11 +196,7 @@ static int refresh_sources(struct obs_exporter *ex, exa_error_t *err)
             struct cmd_stat *cs = stat_for(ex, c->name, "connect");
             cs->runs++;
             slot->src = ex->factory(c, ex->factory_ctx, &e);
-            if (!slot->src) {
-                cs->errors++;
-                log_msg(LOG_WARN, "exporter: cluster '%s': %s", c->name,
-                        e.text);
-            }
+            note_result(cs, !slot->src, "connect", c->name, e.text);
         }
     }
     /* drop clusters that are no longer ACTIVE */
@@ -185,8 +213,7 @@ static int refresh_sources(struct obs_exporter *ex, exa_error_t *err)
     return 0;
 }
 
-typedef int (*run_f)(struct obs_source *, struct obs_snapshot *,
-                     exa_error_t *);
+typedef int (*run_f)(struct obs_source *, struct obs_snapshot *, exa_error_t *);
 
 static int timed(struct obs_exporter *ex, struct obs_source *src, run_f fn,
                  const char *command, struct obs_snapshot *snap)
@@ -197,11 +224,7 @@ static int timed(struct obs_exporter *ex, struct obs_source *src, run_f fn,
     int rc = fn(src, snap, &e);
     cs->last_s = now_mono() - t0;
     cs->runs++;
-    if (rc < 0) {
-        cs->errors++;
-        log_msg(LOG_WARN, "exporter: %s on '%s': %s", command, src->cluster,
-                e.text);
-    }
+    note_result(cs, rc < 0, command, src->cluster, e.text);
     return rc;
 }
 
@@ -230,8 +253,8 @@ static const char *col(sqlite3_stmt *s, int i)
 static int store_metrics(struct obs_exporter *ex, struct prom_set *set,
                          exa_error_t *err)
 {
-    static const char *const cstates[] = { "PENDING", "ACTIVE", "REJECTED",
-                                           NULL };
+    static const char *const cstates[] = {"PENDING", "ACTIVE", "REJECTED",
+                                          NULL};
     struct prom_family *fc, *fj, *fg, *fe, *fco;
     sqlite3_stmt *s;
     int has_account = 0;
@@ -239,13 +262,13 @@ static int store_metrics(struct obs_exporter *ex, struct prom_set *set,
     fc = family(set, "exa_clusters", PROM_GAUGE,
                 "Registered clusters by governance state");
     for (size_t i = 0; cstates[i]; i++)
-        add_or_bug(fc, (const char *[]){ "state", cstates[i], NULL }, 0);
-    if (!(s = store_prepare(ex->st,
-                            "SELECT state, COUNT(*) FROM clusters GROUP BY state",
-                            err)))
+        add_or_bug(fc, (const char *[]){"state", cstates[i], NULL}, 0);
+    if (!(s = store_prepare(
+              ex->st, "SELECT state, COUNT(*) FROM clusters GROUP BY state",
+              err)))
         return -1;
     while (sqlite3_step(s) == SQLITE_ROW)
-        add_or_bug(fc, (const char *[]){ "state", col(s, 0), NULL },
+        add_or_bug(fc, (const char *[]){"state", col(s, 0), NULL},
                    sqlite3_column_double(s, 1));
     sqlite3_finalize(s);
 
@@ -257,10 +280,10 @@ static int store_metrics(struct obs_exporter *ex, struct prom_set *set,
                             err)))
         return -1;
     while (sqlite3_step(s) == SQLITE_ROW)
-        add_or_bug(fj,
-                   (const char *[]){ "cluster", col(s, 0), "state", col(s, 1),
-                                     NULL },
-                   sqlite3_column_double(s, 2));
+        add_or_bug(
+            fj,
+            (const char *[]){"cluster", col(s, 0), "state", col(s, 1), NULL},
+            sqlite3_column_double(s, 2));
     sqlite3_finalize(s);
 
     fg = family(set, "exa_gpu_seconds_total", PROM_COUNTER,
@@ -273,21 +296,20 @@ static int store_metrics(struct obs_exporter *ex, struct prom_set *set,
         sqlite3_finalize(s);
     }
     if (!(s = store_prepare(ex->st,
-                            has_account
-                                ? "SELECT cluster, model, account,"
-                                  " SUM(gpu_hours) * 3600 FROM jobs"
-                                  " WHERE gpu_hours IS NOT NULL"
-                                  " GROUP BY cluster, model, account"
-                                : "SELECT cluster, model, NULL,"
-                                  " SUM(gpu_hours) * 3600 FROM jobs"
-                                  " WHERE gpu_hours IS NOT NULL"
-                                  " GROUP BY cluster, model",
+                            has_account ? "SELECT cluster, model, account,"
+                                          " SUM(gpu_hours) * 3600 FROM jobs"
+                                          " WHERE gpu_hours IS NOT NULL"
+                                          " GROUP BY cluster, model, account"
+                                        : "SELECT cluster, model, NULL,"
+                                          " SUM(gpu_hours) * 3600 FROM jobs"
+                                          " WHERE gpu_hours IS NOT NULL"
+                                          " GROUP BY cluster, model",
                             err)))
         return -1;
     while (sqlite3_step(s) == SQLITE_ROW)
         add_or_bug(fg,
-                   (const char *[]){ "cluster", col(s, 0), "account",
-                                     col(s, 2), "model", col(s, 1), NULL },
+                   (const char *[]){"cluster", col(s, 0), "account", col(s, 2),
+                                    "model", col(s, 1), NULL},
                    sqlite3_column_double(s, 3));
     sqlite3_finalize(s);
 
@@ -302,7 +324,7 @@ static int store_metrics(struct obs_exporter *ex, struct prom_set *set,
                             err)))
         return -1;
     while (sqlite3_step(s) == SQLITE_ROW) {
-        const char *l[] = { "model", col(s, 0), "provider", col(s, 1), NULL };
+        const char *l[] = {"model", col(s, 0), "provider", col(s, 1), NULL};
         add_or_bug(fe, l, sqlite3_column_double(s, 2));
         add_or_bug(fco, l, sqlite3_column_double(s, 3));
     }
@@ -315,6 +337,7 @@ int obs_exporter_collect(struct obs_exporter *ex, exa_error_t *err)
     struct prom_set *set;
     struct prom_family *fd, *fr, *fe;
     struct strbuf out = STRBUF_INIT, ages = STRBUF_INIT;
+    struct obs_body *body, *old = NULL;
 
     if (!ex->st && !(ex->st = store_open(ex->db_path, err)))
         return -1;
@@ -323,7 +346,7 @@ int obs_exporter_collect(struct obs_exporter *ex, exa_error_t *err)
     set = prom_set_new();
     for (size_t i = 0; i < ex->nslots; i++) {
         struct src_slot *slot = &ex->slots[i];
-        struct obs_snapshot snap = { 0 };
+        struct obs_snapshot snap = {0};
         if (!slot->src)
             continue;
         snap.have_nodes = timed(ex, slot->src, slot->src->nodes,
@@ -347,8 +370,7 @@ int obs_exporter_collect(struct obs_exporter *ex, exa_error_t *err)
                 "Scheduler commands that failed (transport, exit, parse)");
     for (size_t i = 0; i < ex->nstats; i++) {
         const struct cmd_stat *c = &ex->stats[i];
-        const char *l[] = { "cluster", c->cluster, "command", c->command,
-                            NULL };
+        const char *l[] = {"cluster", c->cluster, "command", c->command, NULL};
         if (strcmp(c->command, "connect"))
             add_or_bug(fd, l, c->last_s);
         add_or_bug(fr, l, (double)c->runs);
@@ -361,59 +383,127 @@ int obs_exporter_collect(struct obs_exporter *ex, exa_error_t *err)
             strbuf_addf(&ages, "%s\t%.6f\n", ex->slots[i].cluster,
                         ex->slots[i].last_ok);
 
+    body = xcalloc(1, sizeof(*body));
+    body->data = strbuf_detach(&out, &body->len);
+    body->refs = 1;
     pthread_mutex_lock(&ex->mu);
-    free(ex->body);
-    ex->body = strbuf_detach(&out, &ex->body_len);
+    if (ex->body && --ex->body->refs == 0)
+        old = ex->body; /* freed below, outside the lock */
+    ex->body = body;
     ex->body_at = now_mono();
     strbuf_release(&ex->ages);
     ex->ages = ages;
     ex->generation++;
     pthread_cond_broadcast(&ex->cv);
     pthread_mutex_unlock(&ex->mu);
+    if (old) {
+        free(old->data);
+        free(old);
+    }
     return 0;
 }
 
-char *obs_exporter_scrape(struct obs_exporter *ex, size_t *len)
+struct obs_scrape *obs_exporter_scrape_begin(struct obs_exporter *ex)
 {
-    struct strbuf sb = STRBUF_INIT;
+    struct obs_scrape *sc = xcalloc(1, sizeof(*sc));
+    struct strbuf *sb = &sc->tail;
     double now = now_mono();
+    sc->ex = ex;
+    strbuf_init(sb, 1024);
     pthread_mutex_lock(&ex->mu);
     ex->scrapes++;
-    strbuf_grow(&sb, ex->body_len + 1024);
-    if (ex->body)
-        strbuf_add(&sb, ex->body, ex->body_len);
-    strbuf_addstr(&sb, "# HELP exa_exporter_cache_age_seconds Seconds since "
-                       "the cached exposition was rendered\n"
-                       "# TYPE exa_exporter_cache_age_seconds gauge\n");
+    if ((sc->body = ex->body))
+        sc->body->refs++;
+    strbuf_addstr(sb, "# HELP exa_exporter_cache_age_seconds Seconds since "
+                      "the cached exposition was rendered\n"
+                      "# TYPE exa_exporter_cache_age_seconds gauge\n");
     if (ex->body_at >= 0) {
-        strbuf_addstr(&sb, "exa_exporter_cache_age_seconds ");
-        prom_format_value(&sb, now - ex->body_at);
-        strbuf_addch(&sb, '\n');
+        strbuf_addstr(sb, "exa_exporter_cache_age_seconds ");
+        prom_format_value(sb, now - ex->body_at);
+        strbuf_addch(sb, '\n');
     }
-    strbuf_addstr(&sb, "# HELP exa_exporter_cluster_data_age_seconds Seconds "
-                       "since both scheduler commands of the cluster last "
-                       "succeeded\n"
-                       "# TYPE exa_exporter_cluster_data_age_seconds gauge\n");
+    strbuf_addstr(sb, "# HELP exa_exporter_cluster_data_age_seconds Seconds "
+                      "since both scheduler commands of the cluster last "
+                      "succeeded\n"
+                      "# TYPE exa_exporter_cluster_data_age_seconds gauge\n");
     for (const char *p = ex->ages.buf; *p;) {
         const char *tab = strchr(p, '\t'), *nl = strchr(p, '\n');
         char *name;
         if (!tab || !nl)
             break;
         name = xstrndup(p, (size_t)(tab - p));
-        strbuf_addstr(&sb, "exa_exporter_cluster_data_age_seconds{cluster=\"");
-        prom_escape_label(&sb, name);
-        strbuf_addstr(&sb, "\"} ");
-        prom_format_value(&sb, now - strtod(tab + 1, NULL));
-        strbuf_addch(&sb, '\n');
+        strbuf_addstr(sb, "exa_exporter_cluster_data_age_seconds{cluster=\"");
+        prom_escape_label(sb, name);
+        strbuf_addstr(sb, "\"} ");
+        prom_format_value(sb, now - strtod(tab + 1, NULL));
+        strbuf_addch(sb, '\n');
         free(name);
         p = nl + 1;
     }
-    strbuf_addf(&sb, "# HELP exa_exporter_scrapes_total Scrapes served\n"
-                     "# TYPE exa_exporter_scrapes_total counter\n"
-                     "exa_exporter_scrapes_total %lu\n",
+    strbuf_addf(sb,
+                "# HELP exa_exporter_scrapes_total Scrapes served\n"
+                "# TYPE exa_exporter_scrapes_total counter\n"
+                "exa_exporter_scrapes_total %lu\n",
                 ex->scrapes);
     pthread_mutex_unlock(&ex->mu);
-    return strbuf_detach(&sb, len);
+    return sc;
+}
+
+size_t obs_scrape_len(const struct obs_scrape *sc)
+{
+    return (sc->body ? sc->body->len : 0) + sc->tail.len;
+}
+
+size_t obs_scrape_read(const struct obs_scrape *sc, size_t pos, char *buf,
+                       size_t max)
+{
+    size_t blen = sc->body ? sc->body->len : 0, n = 0;
+    if (pos < blen) {
+        n = blen - pos < max ? blen - pos : max;
+        memcpy(buf, sc->body->data + pos, n);
+        pos += n;
+    }
+    if (n < max && pos >= blen && pos - blen < sc->tail.len) {
+        size_t off = pos - blen, m = sc->tail.len - off;
+        if (m > max - n)
+            m = max - n;
+        memcpy(buf + n, sc->tail.buf + off, m);
+        n += m;
+    }
+    return n;
+}
+
+void obs_scrape_end(struct obs_scrape *sc)
+{
+    struct obs_body *drop = NULL;
+    if (!sc)
+        return;
+    if (sc->body) {
+        pthread_mutex_lock(&sc->ex->mu);
+        if (--sc->body->refs == 0)
+            drop = sc->body;
+        pthread_mutex_unlock(&sc->ex->mu);
+    }
+    if (drop) {
+        free(drop->data);
+        free(drop);
+    }
+    strbuf_release(&sc->tail);
+    free(sc);
+}
+
+char *obs_exporter_scrape(struct obs_exporter *ex, size_t *len)
+{
+    struct obs_scrape *sc = obs_exporter_scrape_begin(ex);
+    size_t n = obs_scrape_len(sc);
+    char *buf = xmalloc(n + 1);
+    if (obs_scrape_read(sc, 0, buf, n) != n)
+        BUG("short scrape read");
+    buf[n] = '\0';
+    obs_scrape_end(sc);
+    if (len)
+        *len = n;
+    return buf;
 }
 
 unsigned long obs_exporter_generation(struct obs_exporter *ex)

@@ -26,8 +26,8 @@
 
 /* One cluster's scheduler, as the exporter sees it. */
 struct obs_source {
-    char *cluster;   /* owned */
-    char *prefix;    /* metric prefix: "slurm" or "flux"; owned */
+    char *cluster;        /* owned */
+    char *prefix;         /* metric prefix: "slurm" or "flux"; owned */
     const char *node_cmd; /* command names for self-metrics: "sinfo" */
     const char *job_cmd;  /* "squeue" */
     /*
@@ -47,8 +47,7 @@ struct obs_source {
  * cluster is then skipped and its error counted). ctx is the factory's.
  */
 typedef struct obs_source *(*obs_source_factory_f)(const struct fv_cluster *c,
-                                                   void *ctx,
-                                                   exa_error_t *err);
+                                                   void *ctx, exa_error_t *err);
 
 /* Free a source made by a factory (calls destroy, frees names). */
 void obs_source_free(struct obs_source *src);
@@ -84,6 +83,21 @@ void obs_exporter_stop(struct obs_exporter *ex);
  * scrape-time families.
  */
 char *obs_exporter_scrape(struct obs_exporter *ex, size_t *len);
+
+/*
+ * A scrape without a copy: the view shares the cached render (kept alive
+ * until obs_scrape_end(), even if a newer collection replaces it) and
+ * owns the scrape-time families. obs_scrape_read() copies up to max
+ * bytes from byte pos of the exposition into buf and returns how many (0
+ * at the end). Readers may run in any thread; end each view once, and
+ * all of them before obs_exporter_free().
+ */
+struct obs_scrape;
+struct obs_scrape *obs_exporter_scrape_begin(struct obs_exporter *ex);
+size_t obs_scrape_len(const struct obs_scrape *sc);
+size_t obs_scrape_read(const struct obs_scrape *sc, size_t pos, char *buf,
+                       size_t max);
+void obs_scrape_end(struct obs_scrape *sc);
 
 /* Number of collections completed (tests wait on it). */
 unsigned long obs_exporter_generation(struct obs_exporter *ex);

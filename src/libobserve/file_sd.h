@@ -21,8 +21,9 @@
 /*
  * Build the target groups of every cluster in fleet (the caller chose
  * which: prometheus-sd passes ACTIVE ones) with label tenant: the
- * cluster's own (clusters.yaml `tenant`), else tenant, else "default". Clusters without nodes contribute no group. Returns a new
- * JSON array; *ntargets (may be NULL) gets the number of targets.
+ * cluster's own (clusters.yaml `tenant`), else tenant, else "default".
+ * Clusters without nodes contribute no group. Returns a new JSON array;
+ * *ntargets (may be NULL) gets the number of targets.
  */
 json_t *file_sd_build(const struct fv_fleet *fleet, const char *tenant,
                       size_t *ntargets);

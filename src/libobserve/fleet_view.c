@@ -63,8 +63,14 @@ static int load_nodes(store_t *st, struct fv_cluster *c, exa_error_t *err)
 }
 
 int fv_fleet_load(store_t *st, const char *only, int all_states,
-                  const char *registry, struct fv_fleet *out,
-                  exa_error_t *err)
+                  const char *registry, struct fv_fleet *out, exa_error_t *err)
+{
+    return fv_fleet_load_ex(st, only, all_states, 1, registry, out, err);
+}
+
+int fv_fleet_load_ex(store_t *st, const char *only, int all_states,
+                     int with_nodes, const char *registry,
+                     struct fv_fleet *out, exa_error_t *err)
 {
     size_t alloc = 0;
     int rc;
@@ -72,11 +78,12 @@ int fv_fleet_load(store_t *st, const char *only, int all_states,
     sqlite3_stmt *s;
 
     memset(out, 0, sizeof(*out));
-    s = store_prepare(st,
-                      "SELECT name, scheduler, transport, host, state,"
-                      " port, ssh_user, ssh_key FROM clusters WHERE (?1 IS NULL OR name = ?1)"
-                      " AND (?2 OR state = 'ACTIVE') ORDER BY name",
-                      err);
+    s = store_prepare(
+        st,
+        "SELECT name, scheduler, transport, host, state,"
+        " port, ssh_user, ssh_key FROM clusters WHERE (?1 IS NULL OR name = ?1)"
+        " AND (?2 OR state = 'ACTIVE') ORDER BY name",
+        err);
     if (!s) {
         free(reg);
         return -1;
@@ -106,7 +113,7 @@ int fv_fleet_load(store_t *st, const char *only, int all_states,
     }
     for (size_t i = 0; i < out->nr; i++) {
         struct fv_cluster *c = &out->clusters[i];
-        if (load_nodes(st, c, err) < 0)
+        if (with_nodes && load_nodes(st, c, err) < 0)
             goto fail;
     }
     if (reg && fv_registry_apply(reg, out, err) < 0)

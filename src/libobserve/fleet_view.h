@@ -23,8 +23,8 @@ struct fv_node {
     char *name;
     int cpus;
     long long mem_mb;
-    int gpus;      /* 0 for a node without GPUs */
-    int gpus_used; /* -1 when unknown */
+    int gpus;         /* 0 for a node without GPUs */
+    int gpus_used;    /* -1 when unknown */
     char *gpu_model;  /* NULL when unknown */
     char *state;      /* normalized: idle, allocated, mixed, down, ... */
     char *flags;      /* NULL or text as stored */
@@ -36,13 +36,13 @@ struct fv_cluster {
     char *scheduler; /* slurm, flux, mock, unknown */
     char *transport; /* local, ssh */
     char *host;
-    char *state;     /* PENDING, ACTIVE, REJECTED */
-    int ssh_port;    /* as approved (the table's identity) */
-    char *ssh_user;  /* or NULL */
-    char *ssh_key;   /* a path, or NULL */
-    int node_port;   /* node_exporter port (clusters.yaml override) */
-    int dcgm_port;   /* dcgm-exporter port (clusters.yaml override) */
-    char *tenant;    /* clusters.yaml `tenant`, or NULL */
+    char *state;           /* PENDING, ACTIVE, REJECTED */
+    int ssh_port;          /* as approved (the table's identity) */
+    char *ssh_user;        /* or NULL */
+    char *ssh_key;         /* a path, or NULL */
+    int node_port;         /* node_exporter port (clusters.yaml override) */
+    int dcgm_port;         /* dcgm-exporter port (clusters.yaml override) */
+    char *tenant;          /* clusters.yaml `tenant`, or NULL */
     struct fv_node *nodes; /* sorted by name */
     size_t nr_nodes;
 };
@@ -61,8 +61,12 @@ struct fv_fleet {
  * err: EXA_ECONFIG for a database or registry error.
  */
 int fv_fleet_load(store_t *st, const char *only, int all_states,
-                  const char *registry, struct fv_fleet *out,
-                  exa_error_t *err);
+                  const char *registry, struct fv_fleet *out, exa_error_t *err);
+/* Like fv_fleet_load(); with_nodes 0 leaves every cluster's nodes empty
+ * (the exporter only needs the cluster list each interval). */
+int fv_fleet_load_ex(store_t *st, const char *only, int all_states,
+                     int with_nodes, const char *registry,
+                     struct fv_fleet *out, exa_error_t *err);
 void fv_fleet_release(struct fv_fleet *f);
 
 /*

@@ -74,14 +74,14 @@ int jobmap_parse_gpus(const char *list, struct strvec *out, exa_error_t *err)
             long a, b;
             errno = 0;
             a = strtol(it.buf, &end, 10);
-            if (errno || end != dash || !all_digits(it.buf, (size_t)(dash - it.buf)))
+            if (errno || end != dash ||
+                !all_digits(it.buf, (size_t)(dash - it.buf)))
                 a = -1;
             b = strtol(dash + 1, &end, 10);
             if (errno || *end || !all_digits(dash + 1, strlen(dash + 1)))
                 b = -1;
             if (a < 0 || b < a || b - a >= JOBMAP_MAX_GPUS) {
-                rc = exa_err(err, EXA_EUSAGE, "invalid GPU range '%s'",
-                             it.buf);
+                rc = exa_err(err, EXA_EUSAGE, "invalid GPU range '%s'", it.buf);
             } else {
                 for (long g = a; g <= b; g++) {
                     char buf[24];
@@ -103,7 +103,8 @@ int jobmap_parse_gpus(const char *list, struct strvec *out, exa_error_t *err)
         } else {
             rc = exa_err(err, EXA_EUSAGE,
                          "invalid GPU '%s': expected an index such as 0 "
-                         "or a MIG instance such as 2.0", it.buf);
+                         "or a MIG instance such as 2.0",
+                         it.buf);
         }
         strbuf_release(&it);
         if (out->nr > JOBMAP_MAX_GPUS && rc == 0)
@@ -117,8 +118,8 @@ int jobmap_parse_gpus(const char *list, struct strvec *out, exa_error_t *err)
 int jobmap_gpus_from_env(struct strvec *out, const char **source,
                          exa_error_t *err)
 {
-    static const char *const vars[] = { "SLURM_JOB_GPUS", "SLURM_STEP_GPUS",
-                                        "CUDA_VISIBLE_DEVICES", NULL };
+    static const char *const vars[] = {"SLURM_JOB_GPUS", "SLURM_STEP_GPUS",
+                                       "CUDA_VISIBLE_DEVICES", NULL};
     if (source)
         *source = NULL;
     for (size_t i = 0; vars[i]; i++) {
@@ -275,8 +276,7 @@ int jobmap_prolog(const char *dir, const char *job_id,
     for (size_t i = 0; i < gpus->nr; i++) {
         int r;
         if (!valid_gpu_name(gpus->v[i])) {
-            changed = exa_err(err, EXA_EUSAGE, "invalid GPU '%s'",
-                              gpus->v[i]);
+            changed = exa_err(err, EXA_EUSAGE, "invalid GPU '%s'", gpus->v[i]);
             break;
         }
         r = update_file(dir, gpus->v[i], job_id, 1, err);

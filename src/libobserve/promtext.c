@@ -31,6 +31,11 @@ struct prom_family {
     struct prom_sample *samples;
     size_t nr, alloc;
     int sorted; /* samples sorted and merged since the last add */
+    /* open-addressing index of samples by label string: slot holds the
+     * sample index + 1, 0 is empty; rebuilt after a sort moved samples */
+    size_t *slots, nslots;
+    int index_stale;
+    struct strbuf scratch; /* the label string being built */
 };
 
 struct prom_set {
@@ -52,6 +57,8 @@ void prom_set_free(struct prom_set *set)
         for (size_t j = 0; j < f->nr; j++)
             free(f->samples[j].labels);
         free(f->samples);
+        free(f->slots);
+        strbuf_release(&f->scratch);
         free(f->name);
         free(f->help);
         free(f);
@@ -97,8 +104,7 @@ struct prom_family *prom_family(struct prom_set *set, const char *name,
 {
     struct prom_family *f;
     if (!valid_name(name, 1)) {
-        exa_err(err, EXA_EFAIL, "invalid metric name '%s'",
-                name ? name : "");
+        exa_err(err, EXA_EFAIL, "invalid metric name '%s'", name ? name : "");
         return NULL;
     }
     for (size_t i = 0; i < set->nr; i++) {
@@ -106,8 +112,8 @@ struct prom_family *prom_family(struct prom_set *set, const char *name,
         if (strcmp(f->name, name))
             continue;
         if (f->type != type) {
-            exa_err(err, EXA_EFAIL, "metric '%s' declared as %s and %s",
-                    name, type_name(f->type), type_name(type));
+            exa_err(err, EXA_EFAIL, "metric '%s' declared as %s and %s", name,
+                    type_name(f->type), type_name(type));
             return NULL;
         }
         return f;
@@ -117,6 +123,7 @@ struct prom_family *prom_family(struct prom_set *set, const char *name,
     f->help = help ? xstrdup(help) : NULL;
     f->type = type;
     f->sorted = 1;
+    strbuf_init(&f->scratch, 0);
     ALLOC_GROW(set->fams, set->nr + 1, set->alloc);
     set->fams[set->nr++] = f;
     return f;
@@ -183,35 +190,91 @@ static void escape_help(struct strbuf *out, const char *s)
     }
 }
 
-int prom_add(struct prom_family *fam, const char *const *labels,
-             double value, exa_error_t *err)
+static size_t hash_str(const char *s, size_t n)
 {
-    struct strbuf sb = STRBUF_INIT;
+    uint64_t h = 1469598103934665603ULL; /* FNV-1a */
+    for (size_t i = 0; i < n; i++) {
+        h ^= (unsigned char)s[i];
+        h *= 1099511628211ULL;
+    }
+    return (size_t)h;
+}
+
+static void index_put(struct prom_family *f, size_t idx)
+{
+    const char *l = f->samples[idx].labels;
+    size_t i = hash_str(l, strlen(l)) & (f->nslots - 1);
+    while (f->slots[i])
+        i = (i + 1) & (f->nslots - 1);
+    f->slots[i] = idx + 1;
+}
+
+static void index_rebuild(struct prom_family *f, size_t want)
+{
+    size_t n = 64;
+    while (n < want * 2)
+        n *= 2;
+    free(f->slots);
+    f->slots = xcalloc(n, sizeof(*f->slots));
+    f->nslots = n;
+    for (size_t i = 0; i < f->nr; i++)
+        index_put(f, i);
+    f->index_stale = 0;
+}
+
+/* Index of the sample whose label string is l (n bytes), or nr. */
+static size_t index_find(struct prom_family *f, const char *l, size_t n)
+{
+    size_t i = hash_str(l, n) & (f->nslots - 1);
+    while (f->slots[i]) {
+        const char *c = f->samples[f->slots[i] - 1].labels;
+        if (!strncmp(c, l, n) && c[n] == '\0')
+            return f->slots[i] - 1;
+        i = (i + 1) & (f->nslots - 1);
+    }
+    return f->nr;
+}
+
+int prom_add(struct prom_family *fam, const char *const *labels, double value,
+             exa_error_t *err)
+{
+    struct strbuf *sb = &fam->scratch;
+    size_t at;
     int first = 1;
     for (size_t i = 0; labels && labels[i]; i += 2) {
         const char *k = labels[i], *v = labels[i + 1];
         if (!valid_name(k, 0) || !strncmp(k, "__", 2)) {
-            strbuf_release(&sb);
+            strbuf_reset(sb);
             return exa_err(err, EXA_EFAIL,
                            "invalid label name '%s' on metric '%s'", k,
                            fam->name);
         }
         if (!v)
             continue;
-        strbuf_addstr(&sb, first ? "{" : ",");
+        strbuf_addstr(sb, first ? "{" : ",");
         first = 0;
-        strbuf_addstr(&sb, k);
-        strbuf_addstr(&sb, "=\"");
-        prom_escape_label(&sb, v);
-        strbuf_addch(&sb, '"');
+        strbuf_addstr(sb, k);
+        strbuf_addstr(sb, "=\"");
+        prom_escape_label(sb, v);
+        strbuf_addch(sb, '"');
     }
     if (!first)
-        strbuf_addch(&sb, '}');
+        strbuf_addch(sb, '}');
+    if (fam->index_stale || fam->nslots < (fam->nr + 1) * 2)
+        index_rebuild(fam, fam->nr + 1);
+    at = index_find(fam, sb->buf, sb->len);
+    if (at < fam->nr) {
+        fam->samples[at].value += value;
+        strbuf_reset(sb);
+        return 0;
+    }
     ALLOC_GROW(fam->samples, fam->nr + 1, fam->alloc);
-    fam->samples[fam->nr].labels = strbuf_detach(&sb, NULL);
+    fam->samples[fam->nr].labels = xstrndup(sb->buf, sb->len);
     fam->samples[fam->nr].value = value;
+    index_put(fam, fam->nr);
     fam->nr++;
     fam->sorted = 0;
+    strbuf_reset(sb);
     return 0;
 }
 
@@ -244,6 +307,7 @@ static void family_settle(struct prom_family *f)
     }
     f->nr = out;
     f->sorted = 1;
+    f->index_stale = 1;
 }
 
 size_t prom_set_series(struct prom_set *set)

@@ -55,8 +55,8 @@ struct prom_family *prom_family(struct prom_set *set, const char *name,
  * labels (in this order) gets value added to it (created at 0). Returns 0,
  * or -1 with err (EXA_EFAIL) for an invalid label name; nothing is added.
  */
-int prom_add(struct prom_family *fam, const char *const *labels,
-             double value, exa_error_t *err);
+int prom_add(struct prom_family *fam, const char *const *labels, double value,
+             exa_error_t *err);
 
 /* Number of distinct series in the set (after merging duplicates). */
 size_t prom_set_series(struct prom_set *set);

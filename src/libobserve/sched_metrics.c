@@ -82,8 +82,8 @@ static struct prom_family *fam(struct prom_set *set, const char *prefix,
     struct prom_family *f;
     xsnprintf(name, sizeof(name), "%s_%s", prefix, suffix);
     f = prom_family(set, name,
-                    ends_with(name, "_total") ? PROM_UNTYPED : PROM_GAUGE,
-                    help, NULL);
+                    ends_with(name, "_total") ? PROM_UNTYPED : PROM_GAUGE, help,
+                    NULL);
     if (!f)
         BUG("bad metric name '%s'", name);
     return f;
@@ -116,13 +116,11 @@ static const char *node_category(const struct obs_node *n)
     static const struct {
         const char *word, *cat;
     } raw[] = {
-        { "comp", "comp" },     { "completing", "comp" },
-        { "maint", "maint" },   { "resv", "resv" },
-        { "reserved", "resv" }, { "plnd", "planned" },
-        { "planned", "planned" }, { "fail", "fail" },
-        { "failing", "fail" },  { "drng", "drain" },
-        { "draining", "drain" }, { "drained", "drain" },
-        { "inval", "inval" },   { "err", "err" },
+        {"comp", "comp"},       {"completing", "comp"}, {"maint", "maint"},
+        {"resv", "resv"},       {"reserved", "resv"},   {"plnd", "planned"},
+        {"planned", "planned"}, {"fail", "fail"},       {"failing", "fail"},
+        {"drng", "drain"},      {"draining", "drain"},  {"drained", "drain"},
+        {"inval", "inval"},     {"err", "err"},
     };
     const char *st = n->state ? n->state : "unknown";
     if (!strcmp(st, "down"))
@@ -154,14 +152,13 @@ static const char *node_category(const struct obs_node *n)
     return "other";
 }
 
-static const char *const node_cats[] = { "alloc", "comp",  "down",  "drain",
-                                         "err",   "fail",  "idle",  "inval",
-                                         "maint", "mix",   "planned", "resv",
-                                         "other", NULL };
+static const char *const node_cats[] = {
+    "alloc", "comp",  "down", "drain",   "err",  "fail",  "idle",
+    "inval", "maint", "mix",  "planned", "resv", "other", NULL};
 
-static void render_nodes(struct prom_set *set, const char *px,
-                         const char *cl, const struct obs_snapshot *s,
-                         double jobs_cpus, double jobs_gpus)
+static void render_nodes(struct prom_set *set, const char *px, const char *cl,
+                         const struct obs_snapshot *s, double jobs_cpus,
+                         double jobs_gpus)
 {
     struct prom_family *cat[16];
     struct prom_family *total, *ncpu, *nmem, *ngt, *ngu, *nst;
@@ -195,7 +192,7 @@ static void render_nodes(struct prom_set *set, const char *px,
     pgi = fam(set, px, "partition_gpus_idle",
               "GPUs free in the partition on available nodes");
 
-    add(total, (const char *[]){ "cluster", cl, NULL }, (double)s->nnodes);
+    add(total, (const char *[]){"cluster", cl, NULL}, (double)s->nnodes);
     for (size_t i = 0; i < s->nnodes; i++) {
         const struct obs_node *n = &s->nodes[i];
         const char *c = node_category(n);
@@ -212,8 +209,9 @@ static void render_nodes(struct prom_set *set, const char *px,
         for (size_t p = 0; p < n->partitions.nr; p++)
             strbuf_addf(&parts, "%s%s", p ? "," : "", n->partitions.v[p]);
 
-        const char *nl[] = { "cluster", cl, "node", n->name, "status", st,
-                             "partition", parts.buf, NULL };
+        const char *nl[] = {"cluster",   cl,        "node",
+                            n->name,     "status",  st,
+                            "partition", parts.buf, NULL};
         if (n->cpus >= 0)
             add(ncpu, nl, cpus);
         if (n->mem_mb >= 0)
@@ -234,8 +232,8 @@ static void render_nodes(struct prom_set *set, const char *px,
             gpus_other += gpus;
         }
         for (size_t p = 0; p < n->partitions.nr; p++) {
-            const char *pl[] = { "cluster", cl, "partition",
-                                 n->partitions.v[p], NULL };
+            const char *pl[] = {"cluster", cl, "partition", n->partitions.v[p],
+                                NULL};
             add(cat[ci], pl, 1);
             add(pct, pl, cpus);
             add(pci, pl, unavailable ? cpus : 0);
@@ -244,29 +242,31 @@ static void render_nodes(struct prom_set *set, const char *px,
             add(pgi, pl, unavailable ? 0 : (gpus > used ? gpus - used : 0));
         }
         if (n->partitions.nr == 0)
-            add(cat[ci], (const char *[]){ "cluster", cl, NULL }, 1);
+            add(cat[ci], (const char *[]){"cluster", cl, NULL}, 1);
     }
     strbuf_release(&parts);
 
     {
-        const char *l[] = { "cluster", cl, NULL };
+        const char *l[] = {"cluster", cl, NULL};
         double calloc_ = jobs_cpus < 0 ? 0 : jobs_cpus;
-        double galloc = gpus_used_known ? gpus_used
-                                        : (jobs_gpus < 0 ? 0 : jobs_gpus);
+        double galloc =
+            gpus_used_known ? gpus_used : (jobs_gpus < 0 ? 0 : jobs_gpus);
         double cidle = cpus_total - calloc_ - cpus_other;
         double gidle = gpus_total - galloc - gpus_other;
         add(fam(set, px, "cpus_total", "CPUs in the cluster"), l, cpus_total);
         add(fam(set, px, "cpus_other",
-                "CPUs on down, drained or unknown nodes"), l, cpus_other);
+                "CPUs on down, drained or unknown nodes"),
+            l, cpus_other);
         if (jobs_cpus >= 0) {
-            add(fam(set, px, "cpus_alloc", "CPUs allocated to running jobs"),
-                l, calloc_);
+            add(fam(set, px, "cpus_alloc", "CPUs allocated to running jobs"), l,
+                calloc_);
             add(fam(set, px, "cpus_idle", "CPUs free on available nodes"), l,
                 cidle > 0 ? cidle : 0);
         }
         add(fam(set, px, "gpus_total", "GPUs in the cluster"), l, gpus_total);
         add(fam(set, px, "gpus_other",
-                "GPUs on down, drained or unknown nodes"), l, gpus_other);
+                "GPUs on down, drained or unknown nodes"),
+            l, gpus_other);
         if (gpus_used_known || jobs_gpus >= 0) {
             add(fam(set, px, "gpus_alloc", "GPUs allocated to jobs"), l,
                 galloc);
@@ -276,21 +276,53 @@ static void render_nodes(struct prom_set *set, const char *px,
     }
 }
 
-static const char *const job_states[] = { "PENDING", "RUNNING", "SUSPENDED",
-                                          "COMPLETED", "FAILED", "CANCELLED",
-                                          "TIMEOUT", "UNKNOWN", NULL };
+static const char *const job_states[] = {"PENDING",   "RUNNING", "SUSPENDED",
+                                         "COMPLETED", "FAILED",  "CANCELLED",
+                                         "TIMEOUT",   "UNKNOWN", NULL};
 
 static void lower(char *dst, size_t n, const char *s)
 {
     size_t i = 0;
     for (; s[i] && i + 1 < n; i++)
-        dst[i] = (s[i] >= 'A' && s[i] <= 'Z') ? (char)(s[i] - 'A' + 'a')
-                                              : s[i];
+        dst[i] = (s[i] >= 'A' && s[i] <= 'Z') ? (char)(s[i] - 'A' + 'a') : s[i];
     dst[i] = '\0';
 }
 
-/* Render job families; *cpus / *gpus get the running jobs' totals (-1
- * when no job reported a count). */
+/* A set of strings (borrowed), for job ids seen. */
+struct idset {
+    const char **slot;
+    size_t n;
+};
+
+static size_t idhash(const char *s)
+{
+    size_t h = 5381;
+    while (*s)
+        h = h * 33 + (unsigned char)*s++;
+    return h;
+}
+
+/* Add id; returns 1 when it was new, 0 when already present. */
+static int idset_add(struct idset *set, const char *id)
+{
+    size_t i = idhash(id) & (set->n - 1);
+    while (set->slot[i]) {
+        if (!strcmp(set->slot[i], id))
+            return 0;
+        i = (i + 1) & (set->n - 1);
+    }
+    set->slot[i] = id;
+    return 1;
+}
+
+/*
+ * Render job families; *cpus / *gpus get the running jobs' totals (-1
+ * when no job reported a count). Job ids are Slurm's raw ids (squeue -O
+ * JobID: SLURM_JOB_ID, the id the Prolog writes for dcgm-exporter), so the
+ * pending tasks of an array that Slurm has not split yet share their
+ * array's id: they count in every aggregate, but the per-job families
+ * (job_info, job_gpus, job_cpus) hold that id once, at value 1.
+ */
 static void render_jobs(struct prom_set *set, const char *px, const char *cl,
                         const struct obs_snapshot *s, double *cpus_out,
                         double *gpus_out)
@@ -303,6 +335,12 @@ static void render_jobs(struct prom_set *set, const char *px, const char *cl,
     struct strvec parts = STRVEC_INIT;
     double run_cpus = 0, run_gpus = 0;
     int cpus_known = 0, gpus_known = 0;
+    struct idset seen;
+
+    seen.n = 16;
+    while (seen.n < s->njobs * 2 + 2)
+        seen.n *= 2;
+    seen.slot = xcalloc(seen.n, sizeof(*seen.slot));
 
     for (size_t i = 0; job_states[i]; i++) {
         char st[16], suffix[48], help[96];
@@ -310,7 +348,7 @@ static void render_jobs(struct prom_set *set, const char *px, const char *cl,
         xsnprintf(suffix, sizeof(suffix), "jobs_%s", st);
         xsnprintf(help, sizeof(help), "Jobs in state %s", job_states[i]);
         totals[i] = fam(set, px, suffix, help);
-        add(totals[i], (const char *[]){ "cluster", cl, NULL }, 0);
+        add(totals[i], (const char *[]){"cluster", cl, NULL}, 0);
         xsnprintf(suffix, sizeof(suffix), "queue_%s", st);
         xsnprintf(help, sizeof(help), "Jobs in state %s per user and partition",
                   job_states[i]);
@@ -324,12 +362,14 @@ static void render_jobs(struct prom_set *set, const char *px, const char *cl,
     info = fam(set, px, "job_info",
                "1 per job in the queue; joins job_id to user and account");
     nodejob = fam(set, px, "node_job", "1 per (running job, node) pair");
-    jgpus = fam(set, px, "job_gpus", "GPUs allocated to or requested by the job");
-    jcpus = fam(set, px, "job_cpus", "CPUs allocated to or requested by the job");
+    jgpus =
+        fam(set, px, "job_gpus", "GPUs allocated to or requested by the job");
+    jcpus =
+        fam(set, px, "job_cpus", "CPUs allocated to or requested by the job");
     acc_pend = fam(set, px, "account_jobs_pending", "Pending jobs per account");
     acc_run = fam(set, px, "account_jobs_running", "Running jobs per account");
-    acc_susp = fam(set, px, "account_jobs_suspended",
-                   "Suspended jobs per account");
+    acc_susp =
+        fam(set, px, "account_jobs_suspended", "Suspended jobs per account");
     acc_cpu = fam(set, px, "account_cpus_running",
                   "CPUs of running jobs per account");
     acc_gpu = fam(set, px, "account_gpus_running",
@@ -337,13 +377,15 @@ static void render_jobs(struct prom_set *set, const char *px, const char *cl,
     usr_pend = fam(set, px, "user_jobs_pending", "Pending jobs per user");
     usr_run = fam(set, px, "user_jobs_running", "Running jobs per user");
     usr_susp = fam(set, px, "user_jobs_suspended", "Suspended jobs per user");
-    usr_cpu = fam(set, px, "user_cpus_running", "CPUs of running jobs per user");
-    usr_gpu = fam(set, px, "user_gpus_running", "GPUs of running jobs per user");
+    usr_cpu =
+        fam(set, px, "user_cpus_running", "CPUs of running jobs per user");
+    usr_gpu =
+        fam(set, px, "user_gpus_running", "GPUs of running jobs per user");
     part_pend = fam(set, px, "partition_jobs_pending",
                     "Pending jobs per partition (a job queued in several "
                     "partitions counts in each)");
-    part_run = fam(set, px, "partition_jobs_running",
-                   "Running jobs per partition");
+    part_run =
+        fam(set, px, "partition_jobs_running", "Running jobs per partition");
     part_cpu = fam(set, px, "partition_cpus_allocated",
                    "CPUs of running jobs per partition");
     part_gpu = fam(set, px, "partition_gpus_running",
@@ -364,17 +406,18 @@ static void render_jobs(struct prom_set *set, const char *px, const char *cl,
             si++;
         if (!job_states[si])
             si = 7; /* UNKNOWN */
-        add(totals[si], (const char *[]){ "cluster", cl, NULL }, 1);
+        add(totals[si], (const char *[]){"cluster", cl, NULL}, 1);
 
         strvec_clear(&parts);
         strvec_split(&parts, or_unknown(j->partition), ',');
         for (size_t p = 0; p < parts.nr; p++) {
-            const char *pl[] = { "cluster", cl, "user", user, "partition",
-                                 parts.v[p], "reason",
-                                 pending ? or_unknown(j->reason) : NULL,
-                                 NULL };
-            const char *ppl[] = { "cluster", cl, "partition", parts.v[p],
-                                  NULL };
+            const char *pl[] = {
+                "cluster",   cl,
+                "user",      user,
+                "partition", parts.v[p],
+                "reason",    pending ? or_unknown(j->reason) : NULL,
+                NULL};
+            const char *ppl[] = {"cluster", cl, "partition", parts.v[p], NULL};
             add(queue[si], pl, 1);
             add(cores[si], pl, cpus);
             if (pending)
@@ -386,21 +429,26 @@ static void render_jobs(struct prom_set *set, const char *px, const char *cl,
             }
         }
 
-        add(info,
-            (const char *[]){ "cluster", cl, "job_id", j->id, "name", j->name,
-                              "user", user, "account", acct, "partition",
-                              or_unknown(j->partition), "state", state, NULL },
-            1);
-        if (j->gpus >= 0)
-            add(jgpus, (const char *[]){ "cluster", cl, "job_id", j->id, NULL },
-                gpus);
-        if (j->cpus >= 0)
-            add(jcpus, (const char *[]){ "cluster", cl, "job_id", j->id, NULL },
-                cpus);
+        if (j->id && *j->id && idset_add(&seen, j->id)) {
+            add(info,
+                (const char *[]){"cluster", cl, "job_id", j->id, "name",
+                                 j->name, "user", user, "account", acct,
+                                 "partition", or_unknown(j->partition), "state",
+                                 state, NULL},
+                1);
+            if (j->gpus >= 0)
+                add(jgpus,
+                    (const char *[]){"cluster", cl, "job_id", j->id, NULL},
+                    gpus);
+            if (j->cpus >= 0)
+                add(jcpus,
+                    (const char *[]){"cluster", cl, "job_id", j->id, NULL},
+                    cpus);
+        }
 
         {
-            const char *al[] = { "cluster", cl, "account", acct, NULL };
-            const char *ul[] = { "cluster", cl, "user", user, NULL };
+            const char *al[] = {"cluster", cl, "account", acct, NULL};
+            const char *ul[] = {"cluster", cl, "user", user, NULL};
             if (pending) {
                 add(acc_pend, al, 1);
                 add(usr_pend, ul, 1);
@@ -423,12 +471,13 @@ static void render_jobs(struct prom_set *set, const char *px, const char *cl,
             gpus_known |= j->gpus >= 0;
             for (size_t k = 0; k < j->nodes.nr; k++)
                 add(nodejob,
-                    (const char *[]){ "cluster", cl, "job_id", j->id, "node",
-                                      j->nodes.v[k], NULL },
+                    (const char *[]){"cluster", cl, "job_id", j->id, "node",
+                                     j->nodes.v[k], NULL},
                     1);
         }
     }
     strvec_clear(&parts);
+    free(seen.slot);
     *cpus_out = cpus_known ? run_cpus : -1;
     *gpus_out = gpus_known ? run_gpus : -1;
 }

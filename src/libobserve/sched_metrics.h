@@ -22,14 +22,14 @@
 
 struct obs_node {
     char *name;
-    char *state;      /* normalized: idle allocated mixed down drain unknown */
-    char *raw_state;  /* as printed (refines comp, maint, resv, ...), or NULL */
+    char *state;     /* normalized: idle allocated mixed down drain unknown */
+    char *raw_state; /* as printed (refines comp, maint, resv, ...), or NULL */
     struct strvec partitions;
-    long long cpus;   /* total, -1 unknown */
-    long long mem_mb; /* configured, -1 unknown */
-    long long gpus;   /* total, -1 unknown */
+    long long cpus;      /* total, -1 unknown */
+    long long mem_mb;    /* configured, -1 unknown */
+    long long gpus;      /* total, -1 unknown */
     long long gpus_used; /* -1 unknown */
-    char *gpu_model;  /* or NULL */
+    char *gpu_model;     /* or NULL */
 };
 
 struct obs_job {

@@ -6,6 +6,14 @@
  * (models/<model>/run-<uuid>.tmp-XXXXXX) so publishing is one rename on
  * one file system, done inside the registration transaction: a version
  * row exists exactly when its directory does.
+ *
+ * When the caller can be interrupted (req->interrupted), training and
+ * the artifact write run in a forked child: XGBoost's training call
+ * cannot be stopped half way, and Ctrl-C on the real PM100 must not wait
+ * a minute for it. The parent polls the pipe that carries the child's
+ * small JSON result, kills the child when the flag is raised, removes the
+ * staging directory and records the job FAILED. The child never touches
+ * platform.db and leaves with _exit().
  */
 #include "libpipeline/run.h"
 
@@ -15,10 +23,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <math.h>
+#include <poll.h>
+#include <sys/prctl.h>
 #include <sys/random.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "libutil/atomic.h"
+#include "libutil/json.h"
 #include "libutil/strbuf.h"
 #include "libutil/timeutil.h"
 #include "libutil/xalloc.h"
@@ -104,13 +117,223 @@ static void step(const struct pipeline_run_request *req, const char *name,
                         time_monotonic() - t0, detail);
 }
 
-/* Record the end of the job: state, exit, times and resources used. */
+/* The signal that interrupted the run (and err set), or 0. */
+static int interrupted(const struct pipeline_run_request *req,
+                       exa_error_t *err)
+{
+    int sig = req->interrupted ? (int)*req->interrupted : 0;
+    if (sig)
+        exa_err(err, EXA_EFAIL, "interrupted by signal %d", sig);
+    return sig;
+}
+
+/* Largest result a training child may send back (it is ~300 bytes). */
+#define CHILD_MSG_MAX ((size_t)64 << 10)
+
+static void write_all(int fd, const char *buf, size_t len)
+{
+    while (len) {
+        ssize_t n = write(fd, buf, len);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return;
+        buf += n;
+        len -= (size_t)n;
+    }
+}
+
+/* Child side: fit, write the artifacts, send the numbers back, _exit. */
+static void child_fit(const struct pipeline_run_request *req,
+                      const struct pm100_table *t, const char *staging,
+                      int fd) __attribute__((noreturn));
+static void child_fit(const struct pipeline_run_request *req,
+                      const struct pm100_table *t, const char *staging,
+                      int fd)
+{
+    static const int sigs[] = { SIGINT, SIGTERM };
+    struct trained_model tm;
+    exa_error_t e = EXA_ERROR_INIT;
+    char sha[65];
+    json_t *o = json_object();
+    char *s;
+
+    /* Die with the parent, and by the default action of a signal the
+     * parent catches (one it ignores stays ignored). */
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
+        struct sigaction sa;
+        if (sigaction(sigs[i], NULL, &sa) == 0 && sa.sa_handler != SIG_IGN)
+            signal(sigs[i], SIG_DFL);
+    }
+    if (pipeline_fit(&req->train, t, &tm, &e) == 0 &&
+        pipeline_write_artifacts(&tm, staging, sha, &e) == 0) {
+        jx_set(o, "sha256", jx_str(sha));
+        jx_set(o, "rmse", jx_real(tm.metrics.rmse));
+        jx_set(o, "mse", jx_real(tm.metrics.mse));
+        jx_set(o, "mape", jx_real(tm.metrics.mape));
+        jx_set(o, "n", json_integer((json_int_t)tm.metrics.n));
+        jx_set(o, "n_mape", json_integer((json_int_t)tm.metrics.n_mape));
+        jx_set(o, "records", json_integer((json_int_t)tm.records));
+        jx_set(o, "skipped_rows", json_integer((json_int_t)tm.skipped_rows));
+        jx_set(o, "train_rows", json_integer((json_int_t)tm.train_rows));
+        jx_set(o, "val_rows", json_integer((json_int_t)tm.val_rows));
+        jx_set(o, "unseen_val", json_integer((json_int_t)tm.unseen_val));
+    } else {
+        jx_set(o, "code", json_integer(e.code ? e.code : EXA_EFAIL));
+        jx_set(o, "error", jx_str(e.text[0] ? e.text : "training failed"));
+    }
+    s = json_dumps(o, JSON_COMPACT);
+    if (s)
+        write_all(fd, s, strlen(s));
+    _exit(s ? 0 : 1);
+}
+
+/* Parent side: rebuild *tm from the child's numbers (no forest kept). */
+static int child_result(const struct pipeline_run_request *req,
+                        const char *msg, struct trained_model *tm,
+                        char sha[65], exa_error_t *err)
+{
+    const struct train_request *tr = &req->train;
+    struct rf_params params = RF_PARAMS_DEFAULT;
+    json_error_t je;
+    json_t *o = json_loads(msg, 0, &je);
+    const char *s;
+
+    if (!json_is_object(o)) {
+        json_decref(o);
+        return exa_err(err, EXA_EFAIL, "training process sent an "
+                       "unreadable result: %s", je.text);
+    }
+    if ((s = jx_get_str(o, "error", NULL))) {
+        long long code = jx_get_int(o, "code", EXA_EFAIL);
+        exa_err(err, code > EXA_OK && code <= EXA_ETIMEOUT
+                         ? (enum exa_errc)code : EXA_EFAIL, "%s", s);
+        json_decref(o);
+        return -1;
+    }
+    s = jx_get_str(o, "sha256", "");
+    if (strlen(s) != 64) {
+        json_decref(o);
+        return exa_err(err, EXA_EFAIL, "training process sent no checksum");
+    }
+    memcpy(sha, s, 65);
+    tm->model = zoo_model_find(tr->model, NULL);
+    tm->dataset = zoo_dataset_find(tr->dataset, NULL);
+    tm->dataset_path = xstrdup(tr->dataset_path ? tr->dataset_path : "");
+    tm->dummy = tr->dummy;
+    if (tr->nthread > 0)
+        params.nthread = tr->nthread;
+    tm->params = params;
+    tm->metrics.rmse = jx_get_num(o, "rmse", NAN);
+    tm->metrics.mse = jx_get_num(o, "mse", NAN);
+    tm->metrics.mape = jx_get_num(o, "mape", NAN);
+    tm->metrics.n = (size_t)jx_get_int(o, "n", 0);
+    tm->metrics.n_mape = (size_t)jx_get_int(o, "n_mape", 0);
+    tm->stage = metrics_stage(tm->metrics.rmse);
+    tm->records = (size_t)jx_get_int(o, "records", 0);
+    tm->skipped_rows = (size_t)jx_get_int(o, "skipped_rows", 0);
+    tm->train_rows = (size_t)jx_get_int(o, "train_rows", 0);
+    tm->val_rows = (size_t)jx_get_int(o, "val_rows", 0);
+    tm->unseen_val = (size_t)jx_get_int(o, "unseen_val", 0);
+    json_decref(o);
+    return 0;
+}
+
+/*
+ * Steps 5 (fit, evaluate, write into staging): in this process, or in a
+ * child that is killed when req->interrupted is raised. tm is zeroed
+ * here; 0 or -1 with err.
+ */
+static int fit_and_write(const struct pipeline_run_request *req,
+                         const struct pm100_table *t, const char *staging,
+                         struct trained_model *tm, char sha[65],
+                         exa_error_t *err)
+{
+    struct strbuf msg = STRBUF_INIT;
+    int fds[2], status = 0, rc = -1, stopped = 0;
+    pid_t pid;
+
+    memset(tm, 0, sizeof(*tm));
+    if (!req->interrupted) {
+        if (pipeline_fit(&req->train, t, tm, err) < 0)
+            return -1;
+        return pipeline_write_artifacts(tm, staging, sha, err);
+    }
+    if (pipe2(fds, O_CLOEXEC) < 0)
+        return exa_err(err, EXA_EFAIL, "cannot create a pipe: %s",
+                       strerror(errno));
+    fflush(stdout); /* nothing buffered may be written twice */
+    fflush(stderr);
+    pid = fork();
+    if (pid < 0) {
+        exa_err(err, EXA_EFAIL, "cannot start the training process: %s",
+                strerror(errno));
+        close(fds[0]);
+        close(fds[1]);
+        return -1;
+    }
+    if (pid == 0) {
+        close(fds[0]);
+        child_fit(req, t, staging, fds[1]);
+    }
+    close(fds[1]);
+    for (;;) {
+        struct pollfd pfd = { .fd = fds[0], .events = POLLIN };
+        char buf[4096];
+        ssize_t n;
+        if (interrupted(req, err)) {
+            kill(pid, SIGKILL);
+            stopped = 1;
+            break;
+        }
+        if (poll(&pfd, 1, 100) <= 0)
+            continue; /* timeout or EINTR: look at the flag again */
+        n = read(fds[0], buf, sizeof(buf));
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            break;
+        if (msg.len + (size_t)n > CHILD_MSG_MAX) {
+            exa_err(err, EXA_EFAIL, "training process sent more than %zu "
+                    "bytes", CHILD_MSG_MAX);
+            kill(pid, SIGKILL);
+            stopped = 1;
+            break;
+        }
+        strbuf_add(&msg, buf, (size_t)n);
+    }
+    close(fds[0]);
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+        ;
+    if (stopped)
+        goto out; /* interrupted, or too much output: err is set */
+    if (interrupted(req, err))
+        goto out; /* the child got the terminal's Ctrl-C too */
+    if (WIFSIGNALED(status)) {
+        exa_err(err, EXA_EFAIL, "training process killed by signal %d",
+                WTERMSIG(status));
+        goto out;
+    }
+    if (!msg.len) {
+        exa_err(err, EXA_EFAIL, "training process exited %d without a "
+                "result", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+        goto out;
+    }
+    rc = child_result(req, msg.buf, tm, sha, err);
+out:
+    strbuf_release(&msg);
+    return rc;
+}
+
+/* Record the end of the job: state, exit, times and resources used (CPU
+ * seconds include the training child's, which has been waited for). */
 static void finish_job(store_t *st, struct job_rec *job, const char *state,
                        const char *reason, double wall0, double cpu0)
 {
     struct job_rec ch;
     char end[TIME_ISO_MAX];
-    double cpu = time_cpu_seconds(0) - cpu0;
+    double cpu = time_cpu_seconds(1) - cpu0;
     time_format_iso8601(time(NULL), end, sizeof(end));
     job_rec_init(&ch);
     ch.state = (char *)state;
@@ -148,7 +371,7 @@ int pipeline_run_mock(const struct pipeline_run_request *req,
     const struct zoo_model *zm;
     const struct zoo_dataset *zd;
     store_t *st = NULL;
-    double wall0 = time_monotonic(), cpu0 = time_cpu_seconds(0), t0;
+    double wall0 = time_monotonic(), cpu0 = time_cpu_seconds(1), t0;
     long long job_ref = 0;
     int rc = -1;
 
@@ -166,7 +389,7 @@ int pipeline_run_mock(const struct pipeline_run_request *req,
                 tr->dataset_path, strerror(errno));
         goto out;
     }
-    if (pipeline_load(tr, &t, err) < 0)
+    if (pipeline_load(tr, &t, err) < 0 || interrupted(req, err))
         goto out;
 
     /* 2. staging directory: proves the data directory is writable. */
@@ -211,12 +434,12 @@ int pipeline_run_mock(const struct pipeline_run_request *req,
     res->job.id = job_ref;
     res->job_recorded = 1;
 
-    /* 5. train, evaluate, write. */
-    if (pipeline_fit(tr, &t, &res->tm, err) < 0)
+    /* 5. train, evaluate, write; past this check nothing is undone. */
+    if (interrupted(req, err) ||
+        fit_and_write(req, &t, staging, &res->tm, sha, err) < 0 ||
+        interrupted(req, err))
         goto fail_job;
     t0 = time_monotonic();
-    if (pipeline_write_artifacts(&res->tm, staging, sha, err) < 0)
-        goto fail_job;
 
     /* 6. register. */
     res->mv.model = xstrdup(zm->name);

@@ -24,6 +24,8 @@
 #ifndef EXA_RUN_H
 #define EXA_RUN_H
 
+#include <signal.h>
+
 #include "libpipeline/train.h"
 #include "libstore/jobs.h"
 #include "libstore/models.h"
@@ -32,6 +34,19 @@ struct pipeline_run_request {
     struct train_request train;
     const char *db_path;     /* NULL: store_default_path() */
     const char *models_root; /* NULL: pipeline_models_root() */
+    /*
+     * NULL: train in this process (steps 5-6 cannot be interrupted).
+     * Otherwise the caller's SIGINT/SIGTERM handler stores the signal
+     * number here (the only thing a handler may safely do). Training and
+     * the artifact write then run in a child process, which is killed
+     * as soon as the value becomes nonzero; the value is also checked
+     * between steps. An interrupted run removes its staging directory,
+     * registers nothing and, once its job is recorded, finishes it
+     * FAILED with the reason "interrupted by signal N". The caller must
+     * not have used XGBoost (OpenMP) in this process before: its thread
+     * pool does not survive fork().
+     */
+    volatile sig_atomic_t *interrupted;
 };
 
 struct pipeline_run_result {
@@ -56,8 +71,9 @@ void pipeline_random_hex(char *buf, size_t ndigits);
  * here; release with pipeline_run_result_release in every case). Returns
  * 0 on success, or -1 with err: EXA_EUSAGE (unknown model/dataset),
  * EXA_ECONFIG (dataset file, data directory, database), EXA_EPARSE
- * (malformed dataset, nothing recorded), EXA_EFAIL (training failed; the
- * job is recorded FAILED when res->job_recorded).
+ * (malformed dataset, nothing recorded), EXA_EFAIL (training failed or
+ * interrupted by a signal; the job is recorded FAILED when
+ * res->job_recorded).
  */
 int pipeline_run_mock(const struct pipeline_run_request *req,
                       struct pipeline_run_result *res, exa_error_t *err);

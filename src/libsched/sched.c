@@ -3,9 +3,8 @@
  * selection by name and environment, job names with run ids, id chunking
  * and the remote job directory.
  *
- * State normalization follows shared/cases/FORMAT.md "Job states": match
- * the first word (`CANCELLED by 0`), drop a truncation `+`, and resolve a
- * truncated token by unique prefix of at least 4 characters.
+ * Slurm state normalization is parse_slurm.c's table (shared/cases/FORMAT.md
+ * "Job states"), mapped onto enum sched_state here.
  */
 #include "libsched/sched.h"
 
@@ -17,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "libsched/parse_slurm.h"
 #include "libutil/xalloc.h"
 
 static const char *const state_names[] = {
@@ -43,70 +43,12 @@ int sched_state_terminal(enum sched_state s)
            s == SCHED_TIMEOUT;
 }
 
-static const struct {
-    const char *lng, *cmp;
-    enum sched_state st;
-} slurm_states[] = {
-    { "PENDING", "PD", SCHED_PENDING },
-    { "REQUEUED", "RQ", SCHED_PENDING },
-    { "REQUEUE_HOLD", "RH", SCHED_PENDING },
-    { "REQUEUE_FED", "RF", SCHED_PENDING },
-    { "RESV_DEL_HOLD", "RD", SCHED_PENDING },
-    { "SPECIAL_EXIT", "SE", SCHED_PENDING },
-    { "CONFIGURING", "CF", SCHED_PENDING },
-    { "RUNNING", "R", SCHED_RUNNING },
-    { "COMPLETING", "CG", SCHED_RUNNING },
-    { "STAGE_OUT", "SO", SCHED_RUNNING },
-    { "SIGNALING", "SI", SCHED_RUNNING },
-    { "RESIZING", "RS", SCHED_RUNNING },
-    { "SUSPENDED", "S", SCHED_SUSPENDED },
-    { "STOPPED", "ST", SCHED_SUSPENDED },
-    { "COMPLETED", "CD", SCHED_COMPLETED },
-    { "FAILED", "F", SCHED_FAILED },
-    { "OUT_OF_MEMORY", "OOM", SCHED_FAILED },
-    { "NODE_FAIL", "NF", SCHED_FAILED },
-    { "BOOT_FAIL", "BF", SCHED_FAILED },
-    { "PREEMPTED", "PR", SCHED_FAILED },
-    { "CANCELLED", "CA", SCHED_CANCELLED },
-    { "REVOKED", "RV", SCHED_CANCELLED },
-    { "TIMEOUT", "TO", SCHED_TIMEOUT },
-    { "DEADLINE", "DL", SCHED_TIMEOUT },
-};
-#define NSLURM (sizeof(slurm_states) / sizeof(slurm_states[0]))
-
+/* The one Slurm state table lives with the parsers (parse_slurm.c). */
 enum sched_state sched_slurm_state(const char *raw)
 {
-    char tok[64];
-    size_t n = 0, i, hits = 0, hit = 0;
-
     if (!raw)
         return SCHED_UNKNOWN;
-    while (*raw == ' ')
-        raw++;
-    while (raw[n] && raw[n] != ' ' && n < sizeof(tok) - 1) {
-        tok[n] = raw[n];
-        n++;
-    }
-    tok[n] = '\0';
-    if (n && tok[n - 1] == '+')
-        tok[--n] = '\0';
-    if (!n)
-        return SCHED_UNKNOWN;
-    for (i = 0; i < NSLURM; i++)
-        if (!strcasecmp(tok, slurm_states[i].lng) ||
-            !strcmp(tok, slurm_states[i].cmp))
-            return slurm_states[i].st;
-    if (n >= 4) {
-        for (i = 0; i < NSLURM; i++) {
-            if (!strncasecmp(tok, slurm_states[i].lng, n)) {
-                hits++;
-                hit = i;
-            }
-        }
-        if (hits == 1)
-            return slurm_states[hit].st;
-    }
-    return SCHED_UNKNOWN;
+    return sched_state_parse(slurm_job_state_normalize(raw, NULL));
 }
 
 enum sched_state sched_flux_state(const char *state, const char *result)

@@ -28,6 +28,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "libsched/parse_slurm.h"
 #include "libsched/runscript.h"
 #include "libsched/sched.h"
 #include "libutil/xalloc.h"
@@ -446,49 +447,24 @@ static int slurm_status_batch(struct sched *s, const char *const *ids, size_t n,
     return rc;
 }
 
-/* Job id from sbatch --parsable ("N" or "N;cluster") or the long form. */
+/* Job id from sbatch's stdout (parse_slurm.c: --parsable or long form). */
 static int parse_sbatch(const struct strbuf *out, struct sched_submit_result *r)
 {
-    const char *p = out->buf;
-    int found = 0;
+    struct sbatch_result sr;
+    int rc;
 
-    while (*p) {
-        const char *nl = strchr(p, '\n');
-        size_t len = nl ? (size_t)(nl - p) : strlen(p);
-        char line[256];
-        const char *rest;
-        size_t d = 0;
-
-        xsnprintf(line, sizeof(line), "%.*s", (int)(len < 255 ? len : 255), p);
-        while (len && (line[len - 1] == '\r' || line[len - 1] == ' '))
-            line[--len] = '\0';
-        if (skip_prefix(line, "Submitted batch job ", &rest)) {
-            while (rest[d] >= '0' && rest[d] <= '9')
-                d++;
-            if (d) {
-                xsnprintf(r->job_id, sizeof(r->job_id), "%.*s", (int)d, rest);
-                if (skip_prefix(rest + d, " on cluster ", &rest))
-                    xsnprintf(r->cluster, sizeof(r->cluster), "%.63s", rest);
-                found = 1;
-            }
-        } else {
-            while (line[d] >= '0' && line[d] <= '9')
-                d++;
-            if (d && (line[d] == '\0' || line[d] == ';')) {
-                xsnprintf(r->job_id, sizeof(r->job_id), "%.*s", (int)d, line);
-                if (line[d] == ';')
-                    xsnprintf(r->cluster, sizeof(r->cluster), "%.63s",
-                              line + d + 1);
-                found = 1;
-            } else if (len) {
-                strvec_push(&r->warnings, line);
-            }
-        }
-        p += len + (nl ? 1 : 0);
-        if (!nl)
-            break;
+    memset(&sr, 0, sizeof(sr));
+    strvec_init(&sr.warnings);
+    rc = sbatch_parse(out->buf, out->len, &sr, NULL);
+    if (rc == 0) {
+        xsnprintf(r->job_id, sizeof(r->job_id), "%.127s", sr.job_id);
+        if (sr.cluster)
+            xsnprintf(r->cluster, sizeof(r->cluster), "%.63s", sr.cluster);
+        for (size_t i = 0; i < sr.warnings.nr; i++)
+            strvec_push(&r->warnings, sr.warnings.v[i]);
     }
-    return found ? 0 : -1;
+    sbatch_result_free(&sr);
+    return rc;
 }
 
 /* Look a job name up in the queue, then in accounting. 1 found, 0 not,

@@ -40,9 +40,8 @@ static void bind_int_or_null(sqlite3_stmt *s, int i, long long v)
         sqlite3_bind_int64(s, i, v);
 }
 
-int store_nodes_replace(store_t *st, const char *cluster,
-                        const char *scheduler, const struct node_row *rows,
-                        size_t n, exa_error_t *err)
+int store_nodes_replace(store_t *st, const char *cluster, const char *scheduler,
+                        const struct node_row *rows, size_t n, exa_error_t *err)
 {
     int own = sqlite3_get_autocommit(st->db);
     sqlite3_stmt *s = NULL;
@@ -116,18 +115,26 @@ static long long icol(sqlite3_stmt *s, int i)
 int store_nodes_list(store_t *st, const char *cluster, struct node_row **rows,
                      size_t *n, exa_error_t *err)
 {
+    /* Two statements, not "?1 IS NULL OR cluster = ?1": the OR would hide
+     * the primary key index from the planner (a full scan per cluster). */
     sqlite3_stmt *s = store_prepare(
         st,
-        "SELECT cluster, node, scheduler, cpus, mem_mb, gpus, gpus_used, "
-        "gpu_model, state, raw_state, flags, partitions, captured_at "
-        "FROM nodes WHERE ?1 IS NULL OR cluster = ?1 ORDER BY cluster, node",
+        cluster ? "SELECT cluster, node, scheduler, cpus, mem_mb, gpus, "
+                  "gpus_used, gpu_model, state, raw_state, flags, "
+                  "partitions, captured_at FROM nodes WHERE cluster = ?1 "
+                  "ORDER BY cluster, node"
+                : "SELECT cluster, node, scheduler, cpus, mem_mb, gpus, "
+                  "gpus_used, gpu_model, state, raw_state, flags, "
+                  "partitions, captured_at FROM nodes "
+                  "ORDER BY cluster, node",
         err);
     struct node_row *v = NULL;
     size_t nr = 0, alloc = 0;
     int rc;
     if (!s)
         return -1;
-    store_bind_text(s, 1, cluster);
+    if (cluster)
+        store_bind_text(s, 1, cluster);
     while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
         struct node_row *r;
         ALLOC_GROW(v, nr + 1, alloc);

@@ -39,6 +39,7 @@ char *store_default_path(exa_error_t *err);
  * this binary.
  */
 store_t *store_open(const char *path, exa_error_t *err);
+/* Close the handle and free it; NULL is accepted. */
 void store_close(store_t *st);
 
 /* Current schema version this binary migrates to. */

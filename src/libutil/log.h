@@ -14,6 +14,11 @@ enum log_level { LOG_ERROR = 0, LOG_WARN, LOG_INFO, LOG_DEBUG };
 void log_set_level(enum log_level level);
 enum log_level log_get_level(void);
 
+/*
+ * Print "exa: <level>: <message>\n" on stderr when level is at most the
+ * set level; fmt is printf-style. For the front end and daemons;
+ * library calls report failures through exa_error_t instead.
+ */
 void log_msg(enum log_level level, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 

@@ -32,6 +32,11 @@ void strbuf_grow(struct strbuf *sb, size_t extra);
 void strbuf_setlen(struct strbuf *sb, size_t n);
 #define strbuf_reset(sb) strbuf_setlen((sb), 0)
 
+/*
+ * Append n bytes of data (may hold NUL bytes), a C string, one byte, another
+ * strbuf, or printf-formatted text; sb stays NUL-terminated. Grow with
+ * xrealloc (abort on OOM); no error return.
+ */
 void strbuf_add(struct strbuf *sb, const void *data, size_t n);
 void strbuf_addstr(struct strbuf *sb, const char *s);
 void strbuf_addch(struct strbuf *sb, int c);
@@ -42,6 +47,7 @@ void strbuf_vaddf(struct strbuf *sb, const char *fmt, va_list ap);
 
 /* Remove leading / trailing ASCII whitespace in place. */
 void strbuf_trim(struct strbuf *sb);
+/* Remove trailing ASCII whitespace only. */
 void strbuf_rtrim(struct strbuf *sb);
 
 /* Non-zero when sb starts / ends with the NUL-terminated prefix/suffix. */

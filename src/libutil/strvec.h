@@ -18,6 +18,7 @@ struct strvec {
 extern const char *strvec_empty[];
 #define STRVEC_INIT { strvec_empty, 0, 0 }
 
+/* Make sv empty (same as STRVEC_INIT); it owns nothing yet. */
 void strvec_init(struct strvec *sv);
 /* Append a copy of s; returns the stored copy. */
 const char *strvec_push(struct strvec *sv, const char *s);

@@ -246,7 +246,7 @@ int subprocess_run(const char *const *argv, const struct subprocess_opts *opts,
         deadline = start + opts->timeout_s;
 
     while (!reaped) {
-        struct pollfd pfd[3];
+        struct pollfd pfd[4]; /* stdin, stdout, stderr, pidfd */
         int nfd = 0, wait_ms = -1;
         double now = subprocess_now();
 

@@ -61,8 +61,8 @@ void http_route(struct http_server *srv, const char *method, const char *path,
 static enum MHD_Result send_text(struct MHD_Connection *c, unsigned status,
                                  const char *ctype, char *body, size_t len)
 {
-    struct MHD_Response *r = MHD_create_response_from_buffer(
-        len, body, MHD_RESPMEM_MUST_FREE);
+    struct MHD_Response *r =
+        MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE);
     enum MHD_Result rc;
     MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE,
                             ctype ? ctype : "text/plain; charset=utf-8");
@@ -71,8 +71,52 @@ static enum MHD_Result send_text(struct MHD_Connection *c, unsigned status,
     return rc;
 }
 
-static enum MHD_Result error(struct MHD_Connection *c, unsigned status,
-                             const char *text)
+struct reader {
+    size_t (*read)(void *cls, size_t pos, char *buf, size_t max);
+    void (*read_free)(void *cls);
+    void *cls;
+};
+
+static ssize_t reader_cb(void *cls, uint64_t pos, char *buf, size_t max)
+{
+    struct reader *r = cls;
+    size_t n = r->read(r->cls, (size_t)pos, buf, max);
+    return n ? (ssize_t)n : MHD_CONTENT_READER_END_OF_STREAM;
+}
+
+static void reader_free(void *cls)
+{
+    struct reader *r = cls;
+    if (r->read_free)
+        r->read_free(r->cls);
+    free(r);
+}
+
+static enum MHD_Result send_reader(struct MHD_Connection *c, unsigned status,
+                                   const char *ctype,
+                                   const struct http_response *resp)
+{
+    struct reader *r = xmalloc(sizeof(*r));
+    struct MHD_Response *mr;
+    enum MHD_Result rc;
+    r->read = resp->read;
+    r->read_free = resp->read_free;
+    r->cls = resp->read_cls;
+    mr = MHD_create_response_from_callback(resp->len, 64 * 1024, reader_cb, r,
+                                           reader_free);
+    if (!mr) {
+        reader_free(r);
+        return MHD_NO;
+    }
+    MHD_add_response_header(mr, MHD_HTTP_HEADER_CONTENT_TYPE,
+                            ctype ? ctype : "text/plain; charset=utf-8");
+    rc = MHD_queue_response(c, status, mr);
+    MHD_destroy_response(mr);
+    return rc;
+}
+
+static enum MHD_Result send_error(struct MHD_Connection *c, unsigned status,
+                                  const char *text)
 {
     char *b = xstrfmt("%s\n", text);
     return send_text(c, status, NULL, b, strlen(b));
@@ -83,7 +127,7 @@ static enum MHD_Result dispatch(struct http_server *srv,
                                 const char *url, struct conn *cs)
 {
     struct http_request req;
-    struct http_response resp = { 200, NULL, NULL, 0 };
+    struct http_response resp = {.status = 200};
     int path_known = 0;
     const int head = !strcmp(method, "HEAD");
 
@@ -100,19 +144,24 @@ static enum MHD_Result dispatch(struct http_server *srv,
         req.body_len = cs->body.len;
         if (r->fn(r->ctx, &req, &resp) < 0) {
             free(resp.body);
-            return error(c, MHD_HTTP_INTERNAL_SERVER_ERROR,
-                         "internal error");
+            if (resp.read && resp.read_free)
+                resp.read_free(resp.read_cls);
+            return send_error(c, MHD_HTTP_INTERNAL_SERVER_ERROR,
+                              "internal error");
         }
+        if (resp.read)
+            return send_reader(c, (unsigned)resp.status, resp.content_type,
+                               &resp);
         if (!resp.body)
             resp.body = xstrdup("");
         if (head) /* same headers, no body */
             resp.len = 0;
-        return send_text(c, (unsigned)resp.status, resp.content_type,
-                         resp.body, resp.len);
+        return send_text(c, (unsigned)resp.status, resp.content_type, resp.body,
+                         resp.len);
     }
     if (path_known)
-        return error(c, MHD_HTTP_METHOD_NOT_ALLOWED, "method not allowed");
-    return error(c, MHD_HTTP_NOT_FOUND, "not found");
+        return send_error(c, MHD_HTTP_METHOD_NOT_ALLOWED, "method not allowed");
+    return send_error(c, MHD_HTTP_NOT_FOUND, "not found");
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
@@ -138,7 +187,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
         return MHD_YES;
     }
     if (cs->too_large)
-        return error(c, 413, "request body too large");
+        return send_error(c, 413, "request body too large");
     return dispatch(srv, c, method, url, cs);
 }
 
@@ -192,8 +241,9 @@ int http_server_listen(struct http_server *srv, const char *listen,
     hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
     gai = getaddrinfo(host, port, &hints, &res);
     if (gai != 0 || !res)
-        return exa_err(err, EXA_EUSAGE, "cannot resolve listen address '%s': %s",
-                       listen, gai_strerror(gai));
+        return exa_err(err, EXA_EUSAGE,
+                       "cannot resolve listen address '%s': %s", listen,
+                       gai_strerror(gai));
     if (res->ai_family == AF_INET6)
         flags |= MHD_USE_IPv6;
     if (res->ai_family == AF_INET) {

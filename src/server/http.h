@@ -29,6 +29,16 @@ struct http_response {
     const char *content_type; /* static string; default text/plain */
     char *body;               /* malloc'ed; the server frees it */
     size_t len;
+    /*
+     * Instead of body: a body of len bytes produced by read(cls, pos, buf,
+     * max) (bytes copied, > 0 until len is reached) while it is sent, in a
+     * server thread; read_free(cls) runs once when the response is done
+     * (also when the client went away). For large bodies shared between
+     * requests, so each request does not copy them first.
+     */
+    size_t (*read)(void *cls, size_t pos, char *buf, size_t max);
+    void (*read_free)(void *cls);
+    void *read_cls;
 };
 
 /*

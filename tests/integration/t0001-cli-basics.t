@@ -24,6 +24,34 @@ run_exa
 is "$RC" 2 "no arguments is a usage error"
 like "$ERR" '^usage: exa ' "and prints usage on stderr"
 
+run_exa --json
+is "$RC" 2 "--json with no command exits 2"
+json_ok "with one JSON error document, not help text" \
+    '.error == "no command given" and .exit_code == 2'
+
+for g in hpc models pipeline finops debug; do
+    run_exa --json "$g"
+    is "$RC" 2 "--json $g (no command) exits 2"
+    json_ok "--json $g (no command): one JSON error naming the group" \
+        --arg e "'exa $g' needs a command" --arg h "see 'exa $g --help'" \
+        '.error == $e and .exit_code == 2 and .hint == $h'
+    run_exa "$g"
+    like "$ERR" "^usage: exa $g COMMAND" "$g (no command) prints its usage on stderr"
+done
+
+for c in "models list" "models cost-list" "finops carbon providers" \
+    "finops cost providers"; do
+    # shellcheck disable=SC2086 # $c is the command words
+    run_exa --json $c --bogus
+    is "$RC" 2 "$c --bogus exits 2"
+    json_ok "$c --bogus: 'option is unknown' as a JSON error" \
+        '.error == "option '"'--bogus'"' is unknown" and .exit_code == 2'
+    # shellcheck disable=SC2086
+    run_exa --json $c extra
+    json_ok "$c extra: 'unexpected argument'" \
+        '.error == "unexpected argument '"'extra'"'" and .exit_code == 2'
+done
+
 run_exa pipelin run
 is "$RC" 2 "a mistyped group exits 2"
 is "$ERR" "exa: error: 'pipelin' is not an exa command

@@ -149,14 +149,15 @@ like "$ERR" "File exists" "saying it exists"
 is "$(sha256sum "$T/art/SHA256SUMS" | cut -d' ' -f1)" "$sha1" \
     "the existing artifacts are untouched"
 
-# Cluster runs are not in this build: a clear usage error.
+# A scheduler without a cluster is a usage error; an unknown cluster fails.
 EXAMLOPS_HPC_SCHEDULER=slurm run_exa pipeline run --dummy
 is "$RC" 2 "EXAMLOPS_HPC_SCHEDULER=slurm exits 2"
-like "$ERR" "need --cluster support" "and says cluster runs need --cluster"
+like "$ERR" "need --cluster NAME\\|auto" "and says cluster runs need --cluster"
 EXAMLOPS_SLURM_MODE=slurm run_exa pipeline run --dummy
 is "$RC" 2 "so does the legacy EXAMLOPS_SLURM_MODE=slurm"
 run_exa pipeline run --cluster lxp --dummy
-is "$RC" 2 "--cluster exits 2"
+is "$RC" 1 "--cluster with an unregistered cluster exits 1"
+like "$ERR" "unknown cluster: 'lxp'" "and names it"
 EXAMLOPS_HPC_SCHEDULER=pbs run_exa pipeline run --dummy
 is "$RC" 3 "an unknown scheduler is a configuration error"
 

@@ -1,7 +1,9 @@
 #!/bin/bash
 # t0500-promtool.t - promtool is clean on what exa ships: the /metrics of
 # a running `exa serve` (started on 127.0.0.1 with a free port, bounded
-# curl), deploy/prometheus/rules.yml (check and unit tests), and every
+# curl; one ACTIVE Slurm cluster over the local transport whose sinfo and
+# squeue replay the testbed captures in tests/fixtures/observe/),
+# deploy/prometheus/rules.yml (check and unit tests), and every
 # query of the Grafana dashboard (parsed as recording rules); the
 # dashboard has at most six panels.
 set -u
@@ -15,16 +17,24 @@ fi
 init_db
 add_cluster c1 slurm ACTIVE
 add_cluster c2 flux PENDING
+sql "UPDATE clusters SET transport='local' WHERE name='c1'"
+mkdir -p "$EXA_T/bin"
+for c in sinfo squeue; do
+    printf '#!/bin/sh\necho %s >>"%s/calls"\nexec cat "%s/tests/fixtures/observe/%s-testa.txt"\n' \
+        "$c" "$EXA_T" "$ROOT" "$c" >"$EXA_T/bin/$c"
+    chmod +x "$EXA_T/bin/$c"
+done
+export PATH="$EXA_T/bin:$PATH"
 sql "INSERT INTO jobs(cluster,scheduler,job_id,model,state,gpu_hours,created_at,updated_at)
      VALUES('c1','slurm','184729','JPCP','COMPLETED',32,'x','x')"
 sql "INSERT INTO carbon_records(ts,model,provider,kwh,co2e_g) VALUES('x','JPCP','static',9.6,3360)"
 
 port=$(free_port)
-"$EXA" serve --listen "127.0.0.1:$port" --interval 1 >"$EXA_T/serve.out" 2>"$EXA_T/serve.err" &
+"$EXA" serve --listen "127.0.0.1:$port" --interval 600 >"$EXA_T/serve.out" 2>"$EXA_T/serve.err" &
 pid=$!
 _obs_cleanup_hooks+=("kill $pid 2>/dev/null; wait $pid 2>/dev/null")
-for _ in $(seq 50); do
-    curl -sf -m 2 "http://127.0.0.1:$port/healthz" >/dev/null && break
+for _ in $(seq 100); do   # until the first collection is done
+    [ "$(curl -sf -m 2 "http://127.0.0.1:$port/healthz")" = "ok 1" ] && break
     sleep 0.1
 done
 metrics=$(curl -sf -m 5 "http://127.0.0.1:$port/metrics")
@@ -41,6 +51,13 @@ case $metrics in *'exa_energy_joules_total{model="JPCP",provider="static"} 34560
     ok "energy in joules from kWh" ;; *) not_ok "energy in joules from kWh" ;; esac
 case $metrics in *'exa_exporter_cache_age_seconds '*) ok "cache age reported" ;;
     *) not_ok "cache age reported" ;; esac
+case $metrics in *'slurm_job_info{cluster="c1",job_id="24",user="root",account="research",partition="debug",state="RUNNING"} 1'*)
+    ok "slurm_job_info from the collected squeue" ;; *) not_ok "slurm_job_info from the collected squeue" ;; esac
+case $metrics in *'slurm_account_gpus_running{cluster="c1",account="research"} 2'*)
+    ok "GPUs per account" ;; *) not_ok "GPUs per account" ;; esac
+for _ in 1 2 3 4 5 6 7 8 9 10; do curl -sf -m 5 -o /dev/null "http://127.0.0.1:$port/metrics"; done
+is "12 scrapes in one interval ran sinfo and squeue once each" \
+    "$(sort "$EXA_T/calls" | uniq -c | awk '{print $2"="$1}' | tr '\n' ' ')" "sinfo=1 squeue=1 "
 is "/healthz is ok" "$(curl -s -m 5 "http://127.0.0.1:$port/healthz" | cut -d' ' -f1)" ok
 is "unknown path is 404" "$(curl -s -m 5 -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/x")" 404
 is "POST /metrics is 405" "$(curl -s -m 5 -o /dev/null -w '%{http_code}' -X POST "http://127.0.0.1:$port/metrics")" 405

@@ -128,6 +128,12 @@ static void test_invalid_inputs(void **state)
     assert_int_equal(err.code, EXA_EUSAGE);
     assert_int_equal(carbon_estimate(g, &p, INFINITY, 0, &r, &err), -1);
     assert_int_equal(err.code, EXA_EUSAGE);
+    r.kwh = 42;
+    assert_int_equal(carbon_estimate(g, &p, 1e308, 0, &r, &err), -1);
+    assert_int_equal(err.code, EXA_EUSAGE);
+    assert_string_equal(err.text, "the estimate is out of range: 1e+308 "
+                                  "GPU-hours and 0 CPU-hours overflow");
+    assert_float_equal(r.kwh, 42, EPS); /* untouched */
     p.pue = 0.9;
     assert_int_equal(carbon_estimate(g, &p, 1, 0, &r, &err), -1);
     assert_non_null(strstr(err.text, "PUE"));

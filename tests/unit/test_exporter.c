@@ -84,7 +84,7 @@ static double value_of(const char *text, const char *series)
 
 static void test_slurm_families(void **state)
 {
-    struct obs_snapshot s = { 0 };
+    struct obs_snapshot s = {0};
     struct prom_set *set = prom_set_new();
     struct strbuf out = STRBUF_INIT;
     (void)state;
@@ -115,24 +115,29 @@ static void test_slurm_families(void **state)
                   "status=\"mixed\",partition=\"gpu,debug\"}") == 2);
     assert_true(V("slurm_node_mem_total{cluster=\"c1\",node=\"cpu01\","
                   "status=\"idle\",partition=\"cpu\"}") == 1073741824.0);
-    assert_true(V("slurm_partition_gpus_idle{cluster=\"c1\",partition=\"gpu\"}")
-                == 2);
+    assert_true(
+        V("slurm_partition_gpus_idle{cluster=\"c1\",partition=\"gpu\"}") == 2);
     /* jobs */
     assert_true(V("slurm_jobs_running{cluster=\"c1\"}") == 3);
     assert_true(V("slurm_jobs_pending{cluster=\"c1\"}") == 1);
     assert_true(V("slurm_jobs_failed{cluster=\"c1\"}") == 0);
-    assert_true(V("slurm_account_jobs_running{cluster=\"c1\",account=\"physics\"}")
-                == 2);
-    assert_true(V("slurm_account_gpus_running{cluster=\"c1\",account=\"physics\"}")
-                == 8);
-    assert_true(V("slurm_account_cpus_running{cluster=\"c1\",account=\"bio\"}")
-                == 16);
-    assert_true(V("slurm_user_jobs_pending{cluster=\"c1\",user=\"alice\"}") == 1);
+    assert_true(
+        V("slurm_account_jobs_running{cluster=\"c1\",account=\"physics\"}") ==
+        2);
+    assert_true(
+        V("slurm_account_gpus_running{cluster=\"c1\",account=\"physics\"}") ==
+        8);
+    assert_true(
+        V("slurm_account_cpus_running{cluster=\"c1\",account=\"bio\"}") == 16);
+    assert_true(V("slurm_user_jobs_pending{cluster=\"c1\",user=\"alice\"}") ==
+                1);
     /* a pending job in two partitions counts in each */
-    assert_true(V("slurm_partition_jobs_pending{cluster=\"c1\",partition=\"gpu\"}")
-                == 1);
-    assert_true(V("slurm_partition_jobs_pending{cluster=\"c1\",partition=\"debug\"}")
-                == 1);
+    assert_true(
+        V("slurm_partition_jobs_pending{cluster=\"c1\",partition=\"gpu\"}") ==
+        1);
+    assert_true(
+        V("slurm_partition_jobs_pending{cluster=\"c1\",partition=\"debug\"}") ==
+        1);
     assert_true(V("slurm_queue_pending{cluster=\"c1\",user=\"alice\","
                   "partition=\"debug\",reason=\"Resources\"}") == 1);
     assert_true(V("slurm_queue_running{cluster=\"c1\",user=\"alice\","
@@ -146,7 +151,8 @@ static void test_slurm_families(void **state)
                   "node=\"gpu02\"}") == 1);
     assert_true(V("slurm_job_gpus{cluster=\"c1\",job_id=\"184731\"}") == 4);
     /* a pending job is on no node */
-    assert_null(strstr(out.buf, "slurm_node_job{cluster=\"c1\",job_id=\"184731\""));
+    assert_null(
+        strstr(out.buf, "slurm_node_job{cluster=\"c1\",job_id=\"184731\""));
     /* _total gauges are untyped (promtool lint), others gauges */
     assert_non_null(strstr(out.buf, "# TYPE slurm_cpus_total untyped\n"));
     assert_non_null(strstr(out.buf, "# TYPE slurm_cpus_alloc gauge\n"));
@@ -158,7 +164,7 @@ static void test_slurm_families(void **state)
 
 static void test_flux_prefix_and_missing_parts(void **state)
 {
-    struct obs_snapshot s = { 0 };
+    struct obs_snapshot s = {0};
     struct prom_set *set = prom_set_new();
     struct strbuf out = STRBUF_INIT;
     (void)state;
@@ -283,14 +289,36 @@ static void test_cache_and_self_metrics(void **state)
     assert_int_equal(obs_exporter_generation(ex), 2);
     free(body);
 
+    /* a streaming view keeps its render while a newer one replaces it */
+    {
+        struct obs_scrape *sc = obs_exporter_scrape_begin(ex);
+        size_t n = obs_scrape_len(sc), got = 0, k;
+        char *copy = xmalloc(n + 1), chunk[7];
+        the_fake.fail_jobs = 0;
+        assert_int_equal(obs_exporter_collect(ex, &err), 0);
+        while ((k = obs_scrape_read(sc, got, chunk, sizeof(chunk))) > 0) {
+            memcpy(copy + got, chunk, k);
+            got += k;
+        }
+        copy[got] = '\0';
+        assert_int_equal(got, n);
+        assert_null(strstr(copy, "slurm_job_info")); /* the old render */
+        assert_non_null(strstr(copy, "exa_exporter_scrapes_total 53\n"));
+        obs_scrape_end(sc);
+        free(copy);
+        body = obs_exporter_scrape(ex, &len);
+        assert_non_null(strstr(body, "slurm_job_info")); /* the new one */
+        free(body);
+    }
+
     /* the background thread collects at once on start */
     the_fake.fail_jobs = 0;
     assert_int_equal(obs_exporter_start(ex, &err), 0);
-    for (int i = 0; i < 200 && obs_exporter_generation(ex) < 3; i++)
+    for (int i = 0; i < 200 && obs_exporter_generation(ex) < 4; i++)
         usleep(10000);
-    assert_true(obs_exporter_generation(ex) >= 3);
+    assert_true(obs_exporter_generation(ex) >= 4);
     obs_exporter_stop(ex);
-    assert_int_equal(the_fake.job_calls, 3);
+    assert_int_equal(the_fake.job_calls, 4);
     obs_exporter_free(ex);
 
     unlink(db);

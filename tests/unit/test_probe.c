@@ -37,13 +37,13 @@ static const char *partitions_out =
 static struct transport *slurm_fake(void)
 {
     struct transport *t = transport_fake_new();
-    transport_fake_add(t, "flux version", "", "flux: command not found", 127,
-                       0, 0);
+    transport_fake_add(t, "flux version", "", "flux: command not found", 127, 0,
+                       0);
     transport_fake_add(t, "sinfo --version", "slurm 22.05.8\n", "", 0, 0, 0);
     transport_fake_add(t, "sacctmgr -n -P list cluster",
                        "testa|127.0.0.1|6817|9728\n", "", 0, 0, 0);
-    transport_fake_add(t, "scontrol show partition -o", partitions_out, "",
-                       0, 0, 0);
+    transport_fake_add(t, "scontrol show partition -o", partitions_out, "", 0,
+                       0, 0);
     transport_fake_add(t, "sinfo -N --Format=*", sinfo_out, "", 0, 0, 0);
     transport_fake_add(t, "nvidia-smi*", "", "not found", 127, 0, 0);
     return t;
@@ -98,10 +98,10 @@ static void test_no_accounting(void **state)
     memset(&inv, 0, sizeof(inv));
     transport_fake_add(t, "sinfo --version", "slurm 22.05.8\n", "", 0, 0, 0);
     transport_fake_add(t, "sacctmgr *", "",
-                       "sacctmgr: error: Problem talking to the database", 1,
+                       "sacctmgr: error: Problem talking to the database", 1, 0,
+                       0);
+    transport_fake_add(t, "scontrol show partition -o", partitions_out, "", 0,
                        0, 0);
-    transport_fake_add(t, "scontrol show partition -o", partitions_out, "",
-                       0, 0, 0);
     transport_fake_add(t, "sinfo -N --Format=*", sinfo_out, "", 0, 0, 0);
     assert_int_equal(probe_inventory(t, "slurm", &inv, &err), 0);
     assert_int_equal(inv.caps.accounting, 0);
@@ -122,8 +122,8 @@ static void test_unmanaged_keeps_inventory(void **state)
     transport_fake_add(t, "nvidia-smi -L",
                        "GPU 0: NVIDIA H200 (UUID: GPU-5d5e)\n", "", 0, 0, 0);
     transport_fake_add(t, "nvidia-smi --query-gpu=*",
-                       "0, GPU-5d5e, NVIDIA H200, 143771, 0, 0, 75.20\n", "",
-                       0, 0, 0);
+                       "0, GPU-5d5e, NVIDIA H200, 143771, 0, 0, 75.20\n", "", 0,
+                       0, 0);
     transport_fake_add(t, "hostname", "gpubox\n", "", 0, 0, 0);
     assert_int_equal(probe_inventory(t, NULL, &inv, &err), 0);
     assert_string_equal(inv.caps.scheduler, "unmanaged");
@@ -171,6 +171,73 @@ static void test_transport_failure_is_not_absence(void **state)
     transport_close(t);
 }
 
+static void test_flux_per_rank(void **state)
+{
+    struct transport *t = transport_fake_new();
+    struct inventory inv;
+    exa_error_t err = EXA_ERROR_INIT;
+    memset(&inv, 0, sizeof(inv));
+    transport_fake_add(t, "flux version",
+                       "commands:    \t\t0.56.0\nlibflux-core:\t\t0.56.0\n", "",
+                       0, 0, 0);
+    transport_fake_add(t, "flux account --help", "", "", 1, 0, 0);
+    assert_int_equal(transport_fake_add_file(t, "flux resource list",
+                                             "tests/fixtures/flux/"
+                                             "resource-list.txt",
+                                             0, 0),
+                     0);
+    transport_fake_add(t, "flux resource R",
+                       "{\"version\": 1, \"execution\": {\"R_lite\": "
+                       "[{\"rank\": \"0-3\", \"children\": {\"core\": "
+                       "\"0-47\", \"gpu\": \"0-3\"}}, {\"rank\": \"4\", "
+                       "\"children\": {\"core\": \"0-23\", \"gpu\": "
+                       "\"0-1\"}}], \"nodelist\": [\"gpu[1-5]\"]}}",
+                       "", 0, 0, 0);
+    transport_fake_add(t, "nvidia-smi*", "", "", 127, 0, 0);
+    assert_int_equal(probe_inventory(t, NULL, &inv, &err), 0);
+    assert_string_equal(inv.caps.scheduler, "flux");
+    assert_string_equal(inv.caps.version, "0.56.0");
+    assert_int_equal(inv.caps.accounting, 0);
+    assert_int_equal(inv.nnodes, 5);
+    /* order of first appearance: gpu3 gpu4 (free) gpu1 gpu2 gpu5 */
+    assert_string_equal(inv.nodes[0].name, "gpu3");
+    assert_string_equal(inv.nodes[0].state, "idle");
+    assert_int_equal(inv.nodes[0].cpus, 48); /* from R: rank 2 */
+    assert_int_equal(inv.nodes[0].gpus, 4);
+    assert_string_equal(inv.nodes[2].name, "gpu1");
+    assert_string_equal(inv.nodes[2].state, "allocated");
+    /* a single-node row keeps its own counts */
+    assert_string_equal(inv.nodes[4].name, "gpu5");
+    assert_string_equal(inv.nodes[4].state, "down");
+    assert_int_equal(inv.nodes[4].cpus, 48);
+    assert_int_equal(inv.nodes[4].gpus, 4);
+    assert_int_equal(inv.caps.total_gpus, 20);
+    inventory_release(&inv);
+    transport_close(t);
+}
+
+static void test_flux_r_reader(void **state)
+{
+    struct strvec hosts = STRVEC_INIT;
+    long long *c = NULL, *g = NULL;
+    const char *r = "{\"execution\": {\"R_lite\": [{\"rank\": \"0-1\", "
+                    "\"children\": {\"core\": \"0-47\", \"gpu\": "
+                    "\"0-3\"}}, {\"rank\": \"2\", \"children\": "
+                    "{\"core\": \"0-23\"}}], \"nodelist\": "
+                    "[\"gpu[1-2]\", \"login1\"]}}";
+    assert_int_equal(flux_r_per_node(r, strlen(r), &hosts, &c, &g, NULL), 0);
+    assert_int_equal(hosts.nr, 3);
+    assert_string_equal(hosts.v[2], "login1");
+    assert_int_equal(c[0], 48);
+    assert_int_equal(g[1], 4);
+    assert_int_equal(c[2], 24);
+    assert_int_equal(g[2], 0);
+    free(c);
+    free(g);
+    strvec_clear(&hosts);
+    assert_int_equal(flux_r_per_node("[]", 2, &hosts, &c, &g, NULL), -1);
+}
+
 static void test_partitions_capture(void **state)
 {
     FILE *fp = fopen(FIX "scontrol-partition-o.out", "r");
@@ -203,6 +270,8 @@ int main(void)
         cmocka_unit_test(test_no_accounting),
         cmocka_unit_test(test_unmanaged_keeps_inventory),
         cmocka_unit_test(test_transport_failure_is_not_absence),
+        cmocka_unit_test(test_flux_per_rank),
+        cmocka_unit_test(test_flux_r_reader),
         cmocka_unit_test(test_partitions_capture),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -28,18 +28,17 @@ static void test_families_sorted_once(void **state)
     char *s;
     (void)state;
     b = prom_family(set, "slurm_nodes_idle", PROM_GAUGE, "Idle nodes", NULL);
-    a = prom_family(set, "exa_jobs", PROM_GAUGE, "Tracked jobs by state",
-                    NULL);
+    a = prom_family(set, "exa_jobs", PROM_GAUGE, "Tracked jobs by state", NULL);
     assert_non_null(b);
     assert_non_null(a);
-    assert_int_equal(prom_add(b, (const char *[]){ "cluster", "zeta", NULL },
-                              3, NULL), 0);
-    assert_int_equal(prom_add(b, (const char *[]){ "cluster", "alpha", NULL },
-                              1, NULL), 0);
+    assert_int_equal(
+        prom_add(b, (const char *[]){"cluster", "zeta", NULL}, 3, NULL), 0);
+    assert_int_equal(
+        prom_add(b, (const char *[]){"cluster", "alpha", NULL}, 1, NULL), 0);
     b2 = prom_family(set, "slurm_nodes_idle", PROM_GAUGE, "ignored", NULL);
     assert_ptr_equal(b, b2);
-    assert_int_equal(prom_add(a, (const char *[]){ "state", "RUNNING", NULL },
-                              2, NULL), 0);
+    assert_int_equal(
+        prom_add(a, (const char *[]){"state", "RUNNING", NULL}, 2, NULL), 0);
     s = render(set);
     assert_string_equal(s, "# HELP exa_jobs Tracked jobs by state\n"
                            "# TYPE exa_jobs gauge\n"
@@ -59,12 +58,14 @@ static void test_escaping(void **state)
     char *s;
     (void)state;
     f = prom_family(set, "x_total", PROM_COUNTER, "a\\b\nc \"q\"", NULL);
-    assert_int_equal(prom_add(f,
-                              (const char *[]){ "v", "a\\b\"c\nd", "skip",
-                                                NULL, "bad", "x\xff" "y",
-                                                NULL },
-                              1, NULL),
-                     0);
+    assert_int_equal(
+        prom_add(f,
+                 (const char *[]){"v", "a\\b\"c\nd", "skip", NULL, "bad",
+                                  "x\xff"
+                                  "y",
+                                  NULL},
+                 1, NULL),
+        0);
     s = render(set);
     assert_string_equal(s, "# HELP x_total a\\\\b\\nc \"q\"\n"
                            "# TYPE x_total counter\n"
@@ -80,19 +81,19 @@ static void test_values(void **state)
         double v;
         const char *want;
     } cases[] = {
-        { 0, "0" },
-        { -0.0, "0" },
-        { 42, "42" },
-        { -3, "-3" },
-        { 1e15, "1000000000000000" },
-        { 9007199254740991.0, "9007199254740991" },
-        { 9007199254740992.0, "9007199254740992" },
-        { 0.1, "0.1" },
-        { 1.0 / 3.0, "0.33333333333333331" },
-        { 2.5e-7, "2.5e-07" },
-        { INFINITY, "+Inf" },
-        { -INFINITY, "-Inf" },
-        { NAN, "NaN" },
+        {0, "0"},
+        {-0.0, "0"},
+        {42, "42"},
+        {-3, "-3"},
+        {1e15, "1000000000000000"},
+        {9007199254740991.0, "9007199254740991"},
+        {9007199254740992.0, "9007199254740992"},
+        {0.1, "0.1"},
+        {1.0 / 3.0, "0.33333333333333331"},
+        {2.5e-7, "2.5e-07"},
+        {INFINITY, "+Inf"},
+        {-INFINITY, "-Inf"},
+        {NAN, "NaN"},
     };
     (void)state;
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -109,11 +110,10 @@ static void test_duplicates_summed(void **state)
     struct prom_family *f;
     char *s;
     (void)state;
-    f = prom_family(set, "slurm_account_jobs_running", PROM_GAUGE, NULL,
-                    NULL);
+    f = prom_family(set, "slurm_account_jobs_running", PROM_GAUGE, NULL, NULL);
     for (int i = 0; i < 5; i++)
-        prom_add(f, (const char *[]){ "account", i % 2 ? "b" : "a", NULL },
-                 1, NULL);
+        prom_add(f, (const char *[]){"account", i % 2 ? "b" : "a", NULL}, 1,
+                 NULL);
     prom_add(f, NULL, 0.5, NULL);
     assert_int_equal(prom_set_series(set), 3);
     s = render(set);
@@ -140,11 +140,9 @@ static void test_invalid_names(void **state)
     assert_null(prom_family(set, "ok:rule", PROM_COUNTER, NULL, &err));
     assert_string_equal(err.text,
                         "metric 'ok:rule' declared as gauge and counter");
-    assert_int_equal(prom_add(f, (const char *[]){ "__name__", "x", NULL },
-                              1, &err),
-                     -1);
-    assert_int_equal(prom_add(f, (const char *[]){ "a:b", "x", NULL }, 1,
-                              &err),
+    assert_int_equal(
+        prom_add(f, (const char *[]){"__name__", "x", NULL}, 1, &err), -1);
+    assert_int_equal(prom_add(f, (const char *[]){"a:b", "x", NULL}, 1, &err),
                      -1);
     assert_string_equal(err.text,
                         "invalid label name 'a:b' on metric 'ok:rule'");

@@ -143,6 +143,22 @@ static void test_output_cap(void **state)
     subprocess_result_release(&res);
 }
 
+/* A daemon left behind (as ssh's ControlPersist master is) holds the
+ * pipes open: the run must end when the child exits, not when they close. */
+static void test_background_daemon_holding_pipes(void **state)
+{
+    struct subprocess_result res = SUBPROCESS_RESULT_INIT;
+    const char *argv[] = { "sh", "-c", "sleep 4 & echo hi; echo err >&2", NULL };
+    double t0 = subprocess_now();
+
+    assert_int_equal(subprocess_run(argv, NULL, &res, NULL), 0);
+    assert_true(subprocess_now() - t0 < 3.0); /* the daemon lives 4 s */
+    assert_int_equal(res.exit_code, 0);
+    assert_string_equal(res.out.buf, "hi\n");
+    assert_string_equal(res.err.buf, "err\n");
+    subprocess_result_release(&res);
+}
+
 static void test_cwd(void **state)
 {
     struct subprocess_result res = SUBPROCESS_RESULT_INIT;
@@ -166,6 +182,7 @@ int main(void)
         cmocka_unit_test(test_timeout_kills_group),
         cmocka_unit_test(test_timeout_ignored_term_gets_kill),
         cmocka_unit_test(test_output_cap),
+        cmocka_unit_test(test_background_daemon_holding_pipes),
         cmocka_unit_test(test_cwd),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

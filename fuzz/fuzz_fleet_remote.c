@@ -1,0 +1,59 @@
+/*
+ * fuzz_fleet_remote.c - libFuzzer target for the readers of remote output
+ * the fleet parses itself: `scontrol show partition -o` lines, a Flux
+ * resource set R, and ssh-keyscan / public key text (host key pinning).
+ * The first byte picks the reader so one corpus covers all three.
+ */
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "libdiscovery/probe.h"
+#include "libfleet/governance.h"
+#include "libutil/xalloc.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    char *buf;
+    if (!size)
+        return 0;
+    buf = xmalloc(size);
+    memcpy(buf, data + 1, size - 1);
+    buf[size - 1] = '\0';
+    switch (data[0] % 3) {
+    case 0: {
+        struct partition_info *p = NULL;
+        size_t n = 0;
+        if (parse_scontrol_partitions(buf, size - 1, &p, &n, NULL) == 0)
+            for (size_t i = 0; i < n; i++)
+                if (!p[i].name)
+                    __builtin_trap();
+        partition_infos_free(p, n);
+        break;
+    }
+    case 1: {
+        struct strvec hosts = STRVEC_INIT;
+        long long *c = NULL, *g = NULL;
+        if (flux_r_per_node(buf, size - 1, &hosts, &c, &g, NULL) == 0)
+            for (size_t i = 0; i < hosts.nr; i++)
+                if (c[i] < 0 || g[i] < 0)
+                    __builtin_trap();
+        free(c);
+        free(g);
+        strvec_clear(&hosts);
+        break;
+    }
+    default: {
+        char *f = fleet_host_key_fingerprint(buf, NULL);
+        if (f && strncmp(f, "SHA256:", 7))
+            __builtin_trap();
+        free(f);
+        break;
+    }
+    }
+    free(buf);
+    return 0;
+}

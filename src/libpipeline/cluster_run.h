@@ -1,0 +1,176 @@
+/*
+ * cluster_run.h - `exa pipeline run --cluster NAME|auto`: the main job on
+ * a real cluster (shared/DESIGN.md §7), and its resumption by
+ * `exa hpc wait`.
+ *
+ * Order (each step talks to the layer below it):
+ *   1. resolve the cluster: `auto` ranks the ACTIVE clusters by placement
+ *      (libfleet/placement.h, their node snapshots); a named cluster must
+ *      be ACTIVE (EXA_ENOTAPPROVED otherwise, exit 6);
+ *   2. build its transport from the registered connection (host, port,
+ *      user, key, the known_hosts pinned at connect) and preflight it
+ *      (libdiscovery/preflight.h); a failed check stops the run before
+ *      anything is submitted (EXA_EFAIL, the report in the result);
+ *   3. stage run.sh (libsched/runscript.h) whose payload is
+ *      `<remote exa> train --model M --dataset D --dataset-path P
+ *      --out <remote_dir>/out [--dummy]`, and with stage_dataset the local
+ *      dataset file copied into <remote_dir> first;
+ *   4. submit (the run id is in the job name, so a lost reply never makes
+ *      a second job), record the job row (cluster-scoped id, run_uuid,
+ *      remote_dir, model, dataset, the requested gpus/nodes/cpus);
+ *   5. wait through the tracker (one batched status query per poll, a
+ *      deadline, an UNKNOWN streak limit); an interrupt asks the caller
+ *      whether to cancel the job or leave it running;
+ *   6. on the end: record state, raw_state, exit code, signal, reason and
+ *      the scheduler's accounting (libsched/accounting.h: queue and run
+ *      seconds, nodes, cpus, gpus, GPU- and CPU-hours) on the job row;
+ *   7. COMPLETED: fetch model.json, encoders.json, metrics.json and
+ *      SHA256SUMS over the transport into a staging directory, verify
+ *      every checksum, and register the next version with lineage
+ *      (cluster, scheduler, job id, run id, dataset, rows) publishing the
+ *      directory as <models_root>/<model>/<version>/ like mock mode.
+ *      Anything else registers nothing, keeps the tail of the job's
+ *      stderr log and fails (EXA_EFAIL).
+ */
+#ifndef EXA_CLUSTER_RUN_H
+#define EXA_CLUSTER_RUN_H
+
+#include <signal.h>
+
+#include "libdiscovery/preflight.h"
+#include "libfleet/governance.h"
+#include "libsched/accounting.h"
+#include "libsched/resources.h"
+#include "libsched/sched.h"
+#include "libstore/jobs.h"
+#include "libstore/models.h"
+#include "libtransport/transport.h"
+
+/* Lines of the job's stderr log kept in the result of a failed job. */
+#define CLUSTER_RUN_STDERR_LINES 20
+
+/* Callbacks of the front end; every member may be NULL. */
+struct cluster_run_hooks {
+    /* A step finished or started: "placement", "preflight", "stage",
+     * "submit", "wait", "accounting", "fetch", "register"; detail is a
+     * short human line. Borrowed strings. */
+    void (*step)(void *arg, const char *step, const char *detail);
+    /* After every poll of the wait: the job's status, seconds waited. */
+    void (*wait)(void *arg, const struct sched_job *job, double elapsed_s);
+    /* Set (by a SIGINT handler) to interrupt the wait; checked at least
+     * every 0.2 s and reset when seen. */
+    volatile sig_atomic_t *interrupted;
+    /* Called when interrupted was seen: return 1 to cancel the job and
+     * wait for it to end, 0 to stop waiting and leave it running. NULL:
+     * leave it running. */
+    int (*on_interrupt)(void *arg, const char *cluster, const char *job_id);
+    void *arg;
+};
+
+struct cluster_run_request {
+    const char *model;        /* zoo name ("JPCP") */
+    const char *dataset;      /* zoo name ("PM100Dataset") */
+    const char *dataset_path; /* path on the cluster; with stage_dataset
+                                 the local file to copy there */
+    int stage_dataset;
+    int dummy;
+    int nthread;              /* `exa train --threads`, 0: its default */
+    const char *cluster;      /* registered name, or "auto" */
+    const struct sched_resources *res; /* the ask; may be NULL */
+    const char *db_path;      /* NULL: store_default_path() */
+    const char *regpath;      /* NULL: registry_default_path() */
+    const char *models_root;  /* NULL: pipeline_models_root() */
+    const char *remote_exa;   /* NULL: $EXAMLOPS_HPC_REMOTE_EXA, else "exa" */
+    const char *actor;        /* for governance reconciliation; NULL ok */
+    struct cluster_run_hooks hooks;
+};
+
+struct cluster_run_result {
+    char *cluster, *scheduler;   /* where it ran */
+    char *placement_reason;      /* `auto` only */
+    struct preflight_report pf;  /* when preflight ran */
+    int preflight_ran;
+    struct job_rec job;          /* the job row as finally recorded */
+    int job_recorded;
+    struct sched_job last;       /* last status seen */
+    struct sched_acct acct;      /* accounting, when have_acct */
+    int have_acct;
+    struct model_version mv;     /* the registered version */
+    int registered;
+    char *stderr_tail;           /* failed job: last lines of its stderr */
+    int detached;                /* interrupted and left running */
+    int cancelled_by_user;       /* interrupted and cancelled */
+    char *db_path;
+};
+
+void cluster_run_result_init(struct cluster_run_result *res);
+void cluster_run_result_release(struct cluster_run_result *res);
+
+/*
+ * Run req as described above into *res (initialised here; release with
+ * cluster_run_result_release in every case). Returns 0 when a version
+ * was registered, else -1 with err: EXA_EUSAGE (unknown model, dataset,
+ * bad ask), EXA_ENOTFOUND (unknown cluster), EXA_ENOTAPPROVED (cluster
+ * not ACTIVE), EXA_EFAIL (no fitting cluster, failed preflight, job not
+ * COMPLETED, artifacts rejected, or res->detached), EXA_ETRANSPORT,
+ * EXA_ESCHED, EXA_ETIMEOUT (the wait deadline; the job keeps running),
+ * EXA_ECONFIG.
+ */
+int cluster_run(const struct cluster_run_request *req,
+                struct cluster_run_result *res, exa_error_t *err);
+
+/*
+ * 1 when the job row (cluster, job_id) of the database at db_path is a
+ * cluster run still waiting for its registration (it has a run_uuid and a
+ * remote_dir, no model_version, scheduler slurm or flux), 0 when not or
+ * unknown, -1 with err for a database error.
+ */
+int cluster_run_pending(const char *db_path, const char *cluster,
+                        const char *job_id, exa_error_t *err);
+
+/*
+ * Resume a cluster run whose waiting exa went away: wait for the recorded
+ * job (cluster, job_id) over the cluster's registered transport (or over
+ * t when not NULL: borrowed, for tests with the fake transport), then
+ * steps 6 and 7 above. The cluster must still be registered. Paths as in
+ * cluster_run_request (NULL: defaults). Returns and fills res like
+ * cluster_run().
+ */
+int cluster_run_resume(const char *db_path, const char *regpath,
+                       const char *models_root, const char *cluster,
+                       const char *job_id, struct transport *t,
+                       const struct cluster_run_hooks *h,
+                       struct cluster_run_result *res, exa_error_t *err);
+
+/*
+ * The transport of a registered cluster: local for transport "local" or a
+ * local host, else ssh with the cluster's host, port, user, key and the
+ * known_hosts pinned at connect
+ * (${XDG_CONFIG_HOME:-$HOME/.config}/examlops/known_hosts.d/NAME).
+ * NULL with err.
+ */
+struct transport *cluster_run_transport(const struct fleet_cluster *c,
+                                        exa_error_t *err);
+
+/*
+ * Verify an artifact directory fetched from a cluster: dir/SHA256SUMS
+ * lists exactly model.json, encoders.json and metrics.json (sha256sum(1)
+ * format) and each file's SHA-256 matches. Fills sha_hex (65 bytes) with
+ * the SHA-256 of SHA256SUMS. 0, or -1 with err (EXA_EFAIL naming the
+ * file that does not match).
+ */
+int cluster_run_verify_artifacts(const char *dir, char sha_hex[65],
+                                 exa_error_t *err);
+
+/*
+ * Fetch and verify the artifacts in remote_dir over t into a new staging
+ * directory under <models_root>/<model>/, returned malloc'ed (the caller
+ * commits or aborts it, libutil/atomic.h). NULL with err; nothing is
+ * left behind then.
+ */
+char *cluster_run_fetch_artifacts(struct transport *t, const char *remote_dir,
+                                  const char *models_root, const char *model,
+                                  const char *run_uuid, char sha_hex[65],
+                                  exa_error_t *err);
+
+#endif

@@ -1,0 +1,72 @@
+/*
+ * accounting.h - what a finished job really used, read from the scheduler
+ * over the cluster's own transport (shared/DESIGN.md §6: the reference ran
+ * sacct locally, never recorded run_seconds and priced Flux at 0 h,
+ * shared/REFERENCE.md §6 items 2, 3, 16).
+ *
+ *   slurm  `sacct -P -n -j ID -o JobID,ElapsedRaw,AllocTRES,TotalCPU,
+ *          Start,End,Submit,NNodes,AllocCPUS` (sacct(1)); the allocation
+ *          line (JobID == ID) gives the times, ElapsedRaw and the
+ *          allocation; TotalCPU is taken from it, or summed over the step
+ *          lines (ID.batch, ID.0, ...) when the allocation line says 0.
+ *   flux   `flux job info ID eventlog` and `flux job info ID R` (RFC 18,
+ *          RFC 20) through flux_job_accounting() (parse_flux.h).
+ *
+ * Hours are allocation hours: gpu_hours = gpus * run_seconds / 3600 and
+ * cpu_hours = cpus * run_seconds / 3600, what the site gave the job and
+ * what a site bills, not TotalCPU (the CPU time the processes consumed,
+ * kept apart as cpu_seconds): an idle reserved core is still a core
+ * nobody else could use.
+ */
+#ifndef EXA_ACCOUNTING_H
+#define EXA_ACCOUNTING_H
+
+#include <stddef.h>
+
+#include "libsched/sched.h"
+#include "libutil/error.h"
+
+struct sched_acct {
+    char submit[40], start[40], end[40]; /* ISO-8601 UTC "…Z", "" unknown */
+    double queue_seconds;  /* submit -> start, -1 unknown */
+    double run_seconds;    /* ElapsedRaw / start -> finish, -1 unknown */
+    double cpu_seconds;    /* TotalCPU (user + system), -1 unknown */
+    long long nodes, cpus, gpus; /* allocated in total, -1 unknown */
+    double gpu_hours, cpu_hours; /* allocation hours (above), -1 unknown */
+};
+
+/* Everything unknown. */
+void sched_acct_init(struct sched_acct *a);
+
+/*
+ * Parse the output of the sacct command above (text[0..len), '|'
+ * separated, no header) for job_id. Slurm prints times in the cluster's
+ * local time zone without an offset; they are converted with this
+ * process's TZ (set TZ to the cluster's zone when they differ).
+ * Returns 0, or -1 with err (EXA_ENOTFOUND: no allocation line for the
+ * job; EXA_EPARSE: the line has too few fields).
+ */
+int sched_acct_parse_sacct(const char *text, size_t len, const char *job_id,
+                           struct sched_acct *out, exa_error_t *err);
+
+/*
+ * Parse a sacct TRES string ("cpu=2,mem=1G,node=1,billing=2,gres/gpu=1")
+ * for its GPU count per shared/cases/FORMAT.md: the untyped gres/gpu=N
+ * when present, else the sum of typed gres/gpu:T=N, else 0. -1 when s is
+ * empty, "N/A" or truncated.
+ */
+long long sched_acct_tres_gpus(const char *s);
+
+/*
+ * Ask the scheduler of s, over its transport, for the accounting of the
+ * ended job job_id and fill *out. Slurm accounting reaches slurmdbd
+ * asynchronously, so a missing or still-running record is asked again up
+ * to `tries` times, one second apart (tries < 1: 1). Returns 0, or -1
+ * with err (EXA_ENOTFOUND: no record; EXA_ETRANSPORT; EXA_ESCHED: the
+ * command failed; EXA_EUSAGE: mock and other schedulers without
+ * accounting).
+ */
+int sched_accounting(struct sched *s, const char *job_id, int tries,
+                     struct sched_acct *out, exa_error_t *err);
+
+#endif

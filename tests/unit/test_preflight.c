@@ -1,0 +1,220 @@
+/*
+ * test_preflight.c - preflight through a fake transport: every check
+ * passes on a healthy Slurm cluster, and each failure (pinned host key
+ * mismatch, unreachable host, missing partition, account not associated,
+ * QOS not allowed, too many GPUs per node, a drained node, unwritable
+ * work directory, no remote exa) fails exactly its own check.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "libdiscovery/preflight.h"
+
+static const char *sinfo_ok =
+    "NODELIST|CPUS|MEMORY|GRES|GRES_USED|STATE|PARTITION\n"
+    "n1|4|8000|gpu:a100:4|gpu:a100:0(IDX:N/A)|idle|debug*\n"
+    "n2|4|8000|gpu:a100:2|gpu:a100:0(IDX:N/A)|mixed|debug*\n";
+
+static const char *sinfo_drained =
+    "NODELIST|CPUS|MEMORY|GRES|GRES_USED|STATE|PARTITION\n"
+    "n1|4|8000|gpu:a100:4|gpu:a100:0(IDX:N/A)|drained|debug*\n"
+    "n2|4|8000|gpu:a100:2|gpu:a100:0(IDX:N/A)|mixed|debug*\n";
+
+static struct transport *cluster(const char *sinfo, int workdir_rc, int exa_rc)
+{
+    struct transport *t = transport_fake_new();
+    transport_fake_add(t, "hostname", "login1\n", "", 0, 0, 0);
+    transport_fake_add(t, "sinfo --version", "slurm 22.05.8\n", "", 0, 0, 0);
+    transport_fake_add(t, "sacctmgr -n -P list cluster", "testa|x|1|2\n", "", 0,
+                       0, 0);
+    transport_fake_add(t, "sacctmgr -n -P show assoc user=alice *",
+                       "research|normal,high\nroot|normal\n", "", 0, 0, 0);
+    transport_fake_add(t, "scontrol show partition -o",
+                       "PartitionName=debug Default=YES State=UP "
+                       "TotalNodes=2\n",
+                       "", 0, 0, 0);
+    transport_fake_add(t, "sinfo -N --Format=*", sinfo, "", 0, 0, 0);
+    transport_fake_add(t, "mkdir -p *", "",
+                       workdir_rc ? "Permission denied" : "", workdir_rc, 0, 0);
+    transport_fake_add(t, "touch *", "", "", 0, 0, 0);
+    transport_fake_add(t, "rm -f *", "", "", 0, 0, 0);
+    transport_fake_add(t, "exa --version", exa_rc ? "" : "exa 0.1.0\n",
+                       exa_rc ? "exa: command not found" : "", exa_rc, 0, 0);
+    return t;
+}
+
+static const struct preflight_check *find(const struct preflight_report *r,
+                                          const char *name)
+{
+    for (size_t i = 0; i < r->n; i++)
+        if (!strcmp(r->checks[i].check, name))
+            return &r->checks[i];
+    return NULL;
+}
+
+static struct preflight_target target(void)
+{
+    struct preflight_target tg;
+    memset(&tg, 0, sizeof(tg));
+    tg.cluster = "testa";
+    tg.scheduler = "slurm";
+    tg.ssh = 1;
+    tg.known_hosts = "/kh/testa";
+    tg.pinned_fingerprint = "SHA256:abc";
+    tg.host_key_fingerprint = "SHA256:abc";
+    tg.workdir = "exa-runs";
+    tg.remote_exa = "exa";
+    return tg;
+}
+
+/* Count failed checks, asserting the one named (if any) is among them. */
+static size_t failed(const struct preflight_report *r, const char *name)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < r->n; i++)
+        n += !r->checks[i].ok;
+    if (name) {
+        assert_non_null(find(r, name));
+        assert_int_equal(find(r, name)->ok, 0);
+    }
+    return n;
+}
+
+static void test_all_pass(void **state)
+{
+    struct transport *t = cluster(sinfo_ok, 0, 0);
+    struct preflight_target tg = target();
+    struct preflight_ask ask = {4, 1, "debug", "research", "high", "alice"};
+    struct preflight_report r;
+    static const char *const order[] = {
+        "host_key", "transport", "scheduler", "partition",
+        "account",  "qos",       "gpus",      "gpus_per_node",
+        "nodes",    "workdir",   "remote_exa"};
+    preflight_run(t, &tg, &ask, &r);
+    assert_int_equal(r.ok, 1);
+    assert_int_equal(r.n, 11);
+    for (size_t i = 0; i < r.n; i++)
+        assert_string_equal(r.checks[i].check, order[i]);
+    assert_string_equal(find(&r, "gpus")->detail,
+                        "asked 4, debug has 6 on usable nodes");
+    assert_string_equal(find(&r, "transport")->detail,
+                        "host reachable (login1)");
+    {
+        json_t *j = preflight_report_json("testa", &r);
+        assert_true(json_is_true(json_object_get(j, "ok")));
+        assert_int_equal(json_array_size(json_object_get(j, "checks")), 11);
+        json_decref(j);
+    }
+    preflight_report_release(&r);
+    transport_close(t);
+}
+
+static void test_each_failure(void **state)
+{
+    struct preflight_target tg = target();
+    struct preflight_report r;
+    struct transport *t;
+    {
+        struct preflight_ask a = {1, 1, "gpu", NULL, NULL, "alice"};
+        t = cluster(sinfo_ok, 0, 0);
+        preflight_run(t, &tg, &a, &r);
+        assert_int_equal(failed(&r, "partition"), 1);
+        assert_string_equal(find(&r, "partition")->detail,
+                            "'gpu' does not exist");
+        preflight_report_release(&r);
+        transport_close(t);
+    }
+    {
+        struct preflight_ask a = {1, 1, NULL, "nobank", "high", "alice"};
+        t = cluster(sinfo_ok, 0, 0);
+        preflight_run(t, &tg, &a, &r);
+        assert_int_equal(failed(&r, "account"), 2); /* and its QOS */
+        assert_string_equal(find(&r, "account")->detail,
+                            "account 'nobank' is not associated with user "
+                            "'alice'");
+        preflight_report_release(&r);
+        transport_close(t);
+    }
+    {
+        struct preflight_ask a = {1, 1, NULL, "root", "high", "alice"};
+        t = cluster(sinfo_ok, 0, 0);
+        preflight_run(t, &tg, &a, &r);
+        assert_int_equal(failed(&r, "qos"), 1);
+        preflight_report_release(&r);
+        transport_close(t);
+    }
+    {
+        /* 6 GPUs in total, but not 6 on one node */
+        struct preflight_ask a = {6, 1, NULL, NULL, NULL, "alice"};
+        t = cluster(sinfo_ok, 0, 0);
+        preflight_run(t, &tg, &a, &r);
+        assert_int_equal(failed(&r, "gpus_per_node"), 1);
+        preflight_report_release(&r);
+        transport_close(t);
+    }
+    {
+        /* the 4-GPU node is drained: 4 GPUs on one node no longer exist */
+        struct preflight_ask a = {4, 1, NULL, NULL, NULL, "alice"};
+        t = cluster(sinfo_drained, 0, 0);
+        preflight_run(t, &tg, &a, &r);
+        assert_int_equal(failed(&r, "gpus"), 2);
+        assert_int_equal(find(&r, "gpus_per_node")->ok, 0);
+        assert_string_equal(find(&r, "nodes")->detail,
+                            "asked 1, 1 usable (1 down, drained or unknown)");
+        preflight_report_release(&r);
+        transport_close(t);
+    }
+    {
+        struct preflight_ask a = {0, 1, NULL, NULL, NULL, "alice"};
+        t = cluster(sinfo_ok, 1, 127);
+        preflight_run(t, &tg, &a, &r);
+        assert_int_equal(failed(&r, "workdir"), 2);
+        assert_int_equal(find(&r, "remote_exa")->ok, 0);
+        assert_string_equal(find(&r, "remote_exa")->detail,
+                            "'exa --version' not found");
+        preflight_report_release(&r);
+        transport_close(t);
+    }
+    {
+        struct preflight_ask a = {0, 1, NULL, NULL, NULL, "alice"};
+        struct preflight_target bad = target();
+        bad.pinned_fingerprint = "SHA256:other";
+        t = cluster(sinfo_ok, 0, 0);
+        preflight_run(t, &bad, &a, &r);
+        assert_int_equal(failed(&r, "host_key"), 1);
+        preflight_report_release(&r);
+        transport_close(t);
+    }
+}
+
+static void test_unreachable_stops(void **state)
+{
+    struct transport *t = cluster(sinfo_ok, 0, 0);
+    struct preflight_target tg = target();
+    struct preflight_ask a = {1, 1, NULL, NULL, NULL, "alice"};
+    struct preflight_report r;
+    transport_fake_fail_nth(t, 1);
+    preflight_run(t, &tg, &a, &r);
+    assert_int_equal(r.ok, 0);
+    assert_int_equal(r.n, 2); /* host_key, transport: nothing after */
+    assert_string_equal(r.checks[1].check, "transport");
+    assert_int_equal(r.checks[1].ok, 0);
+    assert_int_equal(transport_fake_ncalls(t), 1);
+    preflight_report_release(&r);
+    transport_close(t);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_all_pass),
+        cmocka_unit_test(test_each_failure),
+        cmocka_unit_test(test_unreachable_stops),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
