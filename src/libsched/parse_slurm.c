@@ -560,34 +560,65 @@ static int align_tokens(const enum role *roles, size_t n, char **tok,
 }
 
 /*
- * Column extents of a blank-separated table, from the full rows (exactly
- * n tokens, up to 2000 of them): the union of where each column's values
- * stand, so right-aligned short values still mark the whole column.
- * ext gets 2 * n offsets. Returns 0, or -1 when there is no full row.
+ * Column territories of a blank-separated fixed-width table, from its
+ * full rows (exactly n tokens, up to 2000 of them). A column whose values
+ * all end at one offset but start at several is right-aligned (squeue
+ * %.8j, sacct's default columns) and owns the blanks to its left; one
+ * whose values all start at one offset is left-aligned (-O fields) and
+ * owns the blanks to its right; with no evidence (a single full row)
+ * right-aligned is assumed, Slurm's default for fixed-width text.
+ * ext gets 4 * n offsets: n territories [lo, hi), then the n extents
+ * where values were seen. Returns 0, or -1 without a full row.
  */
 static int column_extents(const struct slurm_table *t, size_t n, size_t *ext)
 {
-    size_t seen = 0;
+    size_t seen = 0, s0[128], e0[128];
+    size_t lo[128], hi[128];
+    int svar[128] = { 0 }, evar[128] = { 0 };
+    if (n > 128)
+        return -1;
     for (size_t r = 0; r < t->nrows && seen < 2000; r++) {
         const struct slurm_row *row = &t->rows[r];
         if (row->nf != n || !row->off || row->sliced)
             continue;
         for (size_t k = 0; k < n; k++) {
-            if (!seen || row->off[2 * k] < ext[2 * k])
-                ext[2 * k] = row->off[2 * k];
-            if (!seen || row->off[2 * k + 1] > ext[2 * k + 1])
-                ext[2 * k + 1] = row->off[2 * k + 1];
+            size_t a = row->off[2 * k], b = row->off[2 * k + 1];
+            if (!seen) {
+                s0[k] = lo[k] = a;
+                e0[k] = hi[k] = b;
+                continue;
+            }
+            if (a != s0[k])
+                svar[k] = 1;
+            if (b != e0[k])
+                evar[k] = 1;
+            if (a < lo[k])
+                lo[k] = a;
+            if (b > hi[k])
+                hi[k] = b;
         }
         seen++;
     }
-    return seen ? 0 : -1;
+    if (!seen)
+        return -1;
+    for (size_t k = 0; k < n; k++) {
+        int left = !svar[k] && evar[k];
+        ext[2 * n + 2 * k] = lo[k];
+        ext[2 * n + 2 * k + 1] = hi[k];
+        /* right-aligned (or unknown): from the previous column's end */
+        ext[2 * k] = left || k == 0 ? lo[k] : hi[k - 1];
+        ext[2 * k + 1] = hi[k];
+        if (left && k + 1 < n)
+            ext[2 * k + 1] = lo[k + 1];
+    }
+    return 0;
 }
 
 /*
  * Place the tokens of a blank-separated row whose token count differs
  * from the column count by where they stand: each token goes to the
- * column (extents from column_extents) it overlaps most, or failing any
- * overlap the nearest, columns in order; tokens landing in one column are
+ * column whose seen values it overlaps most, else whose blanks it stands
+ * in (column_extents), else the nearest, columns in order; tokens landing in one column are
  * joined with a blank (a job name "x; touch"), columns that get none are
  * empty (a blank Partition on a step line). Fixed-width output puts a
  * value under its column whether it is left- or right-aligned. Returns n
@@ -608,19 +639,22 @@ static char **place_by_offsets(const size_t *ext, const struct slurm_row *row,
     for (size_t j = 0; j < row->nf; j++) {
         size_t a = row->off[2 * j], b = row->off[2 * j + 1];
         size_t best = n, best_ov = 0, near = n, near_d = (size_t)-1;
-        for (size_t k = prev; k < n; k++) {
-            size_t ra = ext[2 * k], rb = ext[2 * k + 1];
-            size_t lo = a > ra ? a : ra, hi = b < rb ? b : rb;
-            size_t d = b <= ra ? ra - b : a >= rb ? a - rb : 0;
-            if (hi > lo && hi - lo > best_ov) {
-                best_ov = hi - lo;
-                best = k;
+        /* where values were seen first, then the blanks each column owns */
+        for (int level = 1; level >= 0 && best == n; level--)
+            for (size_t k = prev; k < n; k++) {
+                size_t ra = ext[level * 2 * n + 2 * k];
+                size_t rb = ext[level * 2 * n + 2 * k + 1];
+                size_t lo = a > ra ? a : ra, hi = b < rb ? b : rb;
+                size_t d = b <= ra ? ra - b : a >= rb ? a - rb : 0;
+                if (hi > lo && hi - lo > best_ov) {
+                    best_ov = hi - lo;
+                    best = k;
+                }
+                if (level == 0 && d < near_d) {
+                    near_d = d;
+                    near = k;
+                }
             }
-            if (d < near_d) {
-                near_d = d;
-                near = k;
-            }
-        }
         if (best == n)
             best = near;
         if (best == n)
@@ -671,7 +705,7 @@ static size_t headerless_roles(const struct slurm_table *t,
     for (size_t li = 0; layouts[li].fields; li++) {
         size_t n, bad = 0;
         int ok = 1, tail, full = 0;
-        size_t ext[256];
+        size_t ext[512];
         int have_ext;
         if (layouts[li].sep && layouts[li].sep != t->sep)
             continue;
@@ -1169,7 +1203,7 @@ static int parse_table(const char *buf, size_t len, struct slurm_jobs *jobs,
     size_t nroles = 0;
     int merge_tail = 0;
     struct row_ctx ctx = { !is_sacct, HOST_BUDGET };
-    size_t ext[256];
+    size_t ext[512];
     int have_ext = 0;
 
     memset(&t, 0, sizeof(t));
