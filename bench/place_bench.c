@@ -25,11 +25,11 @@ int main(int argc, char **argv)
     int nc = argc > 1 ? (int)strtol(argv[1], NULL, 10) : 1000;
     int nn = argc > 2 ? (int)strtol(argv[2], NULL, 10) : 100;
     int reps = argc > 3 ? (int)strtol(argv[3], NULL, 10) : 20;
-    static const char *const states[] = { "idle", "mixed", "allocated",
-                                          "down", "drain", "idle" };
+    static const char *const states[] = {"idle", "mixed", "allocated",
+                                         "down", "drain", "idle"};
     struct node_row *rows = xcalloc((size_t)nc * nn, sizeof(*rows));
     struct place_cluster *cl = xcalloc((size_t)nc, sizeof(*cl));
-    struct place_ask ask = { 8, 64, 2 };
+    struct place_ask ask = {8, 64, 2};
     char iso[32];
     time_t now = time(NULL);
     unsigned seed = 42;

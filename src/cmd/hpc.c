@@ -34,12 +34,14 @@ static const struct exa_cmd cmds[] = {
     { "audit", cmd_hpc_audit, "verify", "recompute the audit hash chain", NULL },
     /* placement, queue, capacity (hpc_fleet.c) */
     { "place", cmd_hpc_place, "[--gpus/-g G] [--cpus C] [--nodes/-N N] "
-      "[--placement-provider P] [--explain]", "choose the ACTIVE cluster "
+      "[--placement-provider P] [--explain] [--no-refresh]", "choose the "
+      "ACTIVE cluster "
       "that best fits a job", "Providers: least-loaded (default; most idle "
       "GPUs, then idle nodes), carbon-aware (lowest declared "
       "carbon_intensity), cost-aware (lowest declared cost_per_gpu_hour).\n"
       "Snapshots older than EXAMLOPS_HPC_SNAPSHOT_MAX_AGE_S (300) are "
-      "flagged." },
+      "refreshed through the cluster's transport, or flagged when that "
+      "fails (--no-refresh: only flag)." },
     { "preflight", cmd_hpc_preflight, "NAME [--gpus/-g G] [--nodes/-N N] "
       "[--partition P] [--account A] [--qos Q]", "check that a job can run "
       "on an ACTIVE cluster (exit 1 on any failure)", NULL },

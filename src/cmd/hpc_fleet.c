@@ -33,6 +33,7 @@
 #include "libsched/parse_slurm.h"
 #include "libstore/nodes.h"
 #include "libtransport/transport.h"
+#include "libutil/atomic.h"
 #include "libutil/json.h"
 #include "libutil/strbuf.h"
 #include "libutil/subprocess.h"
@@ -149,12 +150,11 @@ static json_t *cluster_json(const struct fleet_cluster *c)
 
 int cmd_hpc_clusters(struct exa_ctx *ctx, int argc, char **argv)
 {
-    static const char *const cols[] = { "Name",  "Scheduler", "Transport",
-                                        "Host",  "State",     "Approved by",
-                                        NULL };
+    static const char *const cols[] = {
+        "Name", "Scheduler", "Transport", "Host", "State", "Approved by", NULL};
     store_t *st;
     char *regpath;
-    struct fleet f = { NULL, 0 };
+    struct fleet f = {NULL, 0};
     exa_error_t err = EXA_ERROR_INIT;
     int rc;
     if (argc > 1)
@@ -178,12 +178,12 @@ int cmd_hpc_clusters(struct exa_ctx *ctx, int argc, char **argv)
         out_info(ctx, "HPC clusters");
         for (size_t i = 0; i < f.nr; i++) {
             const struct fleet_cluster *c = &f.v[i];
-            const char *v[] = { c->def.name,
-                                c->def.scheduler,
-                                c->def.transport,
-                                c->def.host,
-                                cluster_state_name(c->state),
-                                c->row.approved_by };
+            const char *v[] = {c->def.name,
+                               c->def.scheduler,
+                               c->def.transport,
+                               c->def.host,
+                               cluster_state_name(c->state),
+                               c->row.approved_by};
             out_table_row(t, v);
         }
         out_table_print(ctx, t);
@@ -196,16 +196,14 @@ out:
 
 /* ---- approve / reject ---- */
 
-static int decide_cmd(struct exa_ctx *ctx, int argc, char **argv,
-                      int approve)
+static int decide_cmd(struct exa_ctx *ctx, int argc, char **argv, int approve)
 {
     static const struct option longopts[] = {
-        { "reason", required_argument, NULL, 'r' }, { NULL, 0, NULL, 0 }
-    };
+        {"reason", required_argument, NULL, 'r'}, {NULL, 0, NULL, 0}};
     const char *reason = NULL, *name;
     store_t *st;
     char *regpath, *actor = NULL;
-    struct fleet f = { NULL, 0 };
+    struct fleet f = {NULL, 0};
     struct fleet_cluster *c;
     exa_error_t err = EXA_ERROR_INIT;
     struct strbuf msg = STRBUF_INIT;
@@ -235,8 +233,9 @@ static int decide_cmd(struct exa_ctx *ctx, int argc, char **argv,
         goto out;
     }
     if (approve)
-        strbuf_addf(&msg, "Approve cluster '%s' (%s @ %s, user %s, port %d, "
-                          "key %s, host key %s) for scheduling?",
+        strbuf_addf(&msg,
+                    "Approve cluster '%s' (%s @ %s, user %s, port %d, "
+                    "key %s, host key %s) for scheduling?",
                     name, c->def.scheduler, c->def.host ? c->def.host : "-",
                     c->def.ssh_user ? c->def.ssh_user : "-", c->def.ssh_port,
                     c->row.key_fingerprint ? c->row.key_fingerprint : "-",
@@ -272,12 +271,14 @@ static int decide_cmd(struct exa_ctx *ctx, int argc, char **argv,
     }
     strbuf_reset(&msg);
     if (approve)
-        strbuf_addf(&msg, "Cluster %s is now ACTIVE \u2014 jobs may be "
-                          "scheduled on it.",
+        strbuf_addf(&msg,
+                    "Cluster %s is now ACTIVE \u2014 jobs may be "
+                    "scheduled on it.",
                     name);
     else
-        strbuf_addf(&msg, "Cluster %s is now REJECTED \u2014 scheduling "
-                          "blocked.",
+        strbuf_addf(&msg,
+                    "Cluster %s is now REJECTED \u2014 scheduling "
+                    "blocked.",
                     name);
     out_ok(ctx, msg.buf);
     rc = 0;
@@ -360,8 +361,7 @@ static void print_explain(struct exa_ctx *ctx, const struct place_result *r)
         const struct place_candidate *c = &r->cands[i];
         printf("  #%zu %s: ", i + 1, c->name);
         if (c->fits && c->objective_available)
-            printf("score %g (margin to best %g)", c->score,
-                   c->margin_to_best);
+            printf("score %g (margin to best %g)", c->score, c->margin_to_best);
         else if (c->fits)
             printf("fits, but %s not declared - ranked after those that "
                    "declare it",
@@ -379,25 +379,23 @@ static void print_explain(struct exa_ctx *ctx, const struct place_result *r)
 int cmd_hpc_place(struct exa_ctx *ctx, int argc, char **argv)
 {
     static const struct option longopts[] = {
-        { "gpus", required_argument, NULL, 'g' },
-        { "cpus", required_argument, NULL, 'C' },
-        { "nodes", required_argument, NULL, 'N' },
-        { "placement-provider", required_argument, NULL, 'P' },
-        { "explain", no_argument, NULL, 'E' },
-        { "no-refresh", no_argument, NULL, 'R' },
-        { NULL, 0, NULL, 0 }
-    };
-    static const char *const cols[] = { "Cluster",    "Scheduler",
-                                        "Fits",       "Idle GPUs",
-                                        "Idle nodes", "Score",
-                                        NULL };
-    struct place_ask ask = { 0, 0, 1 };
+        {"gpus", required_argument, NULL, 'g'},
+        {"cpus", required_argument, NULL, 'C'},
+        {"nodes", required_argument, NULL, 'N'},
+        {"placement-provider", required_argument, NULL, 'P'},
+        {"explain", no_argument, NULL, 'E'},
+        {"no-refresh", no_argument, NULL, 'R'},
+        {NULL, 0, NULL, 0}};
+    static const char *const cols[] = {"Cluster",   "Scheduler",  "Fits",
+                                       "Idle GPUs", "Idle nodes", "Score",
+                                       NULL};
+    struct place_ask ask = {0, 0, 1};
     const char *provider = getenv("EXAMLOPS_PLACEMENT_PROVIDER");
     const struct place_scorer *scorer;
     int explain = 0, refresh = 1, max_age = place_max_age_from_env(), rc, o;
     store_t *st;
     char *regpath;
-    struct fleet f = { NULL, 0 };
+    struct fleet f = {NULL, 0};
     struct place_cluster *cands = NULL;
     size_t ncands = 0, nnodes = 0;
     struct node_row *nodes = NULL;
@@ -475,9 +473,21 @@ int cmd_hpc_place(struct exa_ctx *ctx, int argc, char **argv)
         rc = out_error(ctx, &err, NULL);
         goto out;
     }
-    rc = 0;
+    /* Unlike the reference (always 0), a placement that chose nothing
+     * fails, so scripts and CI gates can rely on the exit status: 6 when
+     * no cluster is ACTIVE (nothing approved), 1 when none fits. */
+    rc = res.chosen >= 0 ? 0 : ncands == 0 ? 6 : 1;
     if (ctx->out == OUT_JSON) {
-        out_json(ctx, place_result_json(&res, explain));
+        json_t *doc = place_result_json(&res, explain);
+        if (rc) {
+            jx_set(doc, "error", jx_str(res.reason));
+            jx_set(doc, "exit_code", json_integer(rc));
+            jx_set(doc, "hint",
+                   jx_str(rc == 6 ? "approve a cluster: exa hpc approve NAME"
+                                  : "ask for fewer GPUs or nodes, or see "
+                                    "'exa hpc place --explain'"));
+        }
+        out_json(ctx, doc);
     } else {
         struct out_table *t = out_table_create(cols);
         if (res.chosen >= 0)
@@ -493,8 +503,8 @@ int cmd_hpc_place(struct exa_ctx *ctx, int argc, char **argv)
                 snprintf(sc, sizeof(sc), "%g", c->score);
             else
                 snprintf(sc, sizeof(sc), "\u2014");
-            const char *v[] = { c->name, c->scheduler, c->fits ? "yes" : "no",
-                                ig,      in,           sc };
+            const char *v[] = {c->name, c->scheduler, c->fits ? "yes" : "no",
+                               ig,      in,           sc};
             out_table_row(t, v);
         }
         if (res.n) {
@@ -519,9 +529,9 @@ out:
 
 int cmd_hpc_capacity(struct exa_ctx *ctx, int argc, char **argv)
 {
-    static const char *const cols[] = { "Cluster", "Scheduler",
-                                        "GPUs (idle/total)", "Util %",
-                                        "GPU-hours", "Cost $", NULL };
+    static const char *const cols[] = {
+        "Cluster", "Scheduler", "GPUs (idle/total)", "Util %", "GPU-hours",
+        "Cost $",  NULL};
     store_t *st;
     char *regpath;
     struct capacity_row *rows = NULL;
@@ -551,7 +561,7 @@ int cmd_hpc_capacity(struct exa_ctx *ctx, int argc, char **argv)
             snprintf(u, sizeof(u), "%.1f", rows[i].utilization_pct);
             snprintf(h, sizeof(h), "%.2f", rows[i].gpu_hours_used);
             snprintf(c, sizeof(c), "%.2f", rows[i].cost_usd);
-            const char *v[] = { rows[i].name, rows[i].scheduler, g, u, h, c };
+            const char *v[] = {rows[i].name, rows[i].scheduler, g, u, h, c};
             out_table_row(t, v);
         }
         out_table_print(ctx, t);
@@ -590,8 +600,7 @@ int cmd_hpc_audit(struct exa_ctx *ctx, int argc, char **argv)
         }
     } else {
         char msg[128];
-        snprintf(msg, sizeof(msg), "Audit chain intact: %lld event(s)",
-                 count);
+        snprintf(msg, sizeof(msg), "Audit chain intact: %lld event(s)", count);
         if (ctx->out == OUT_JSON) {
             json_t *d = json_object();
             jx_set(d, "ok", json_true());
@@ -607,7 +616,6 @@ int cmd_hpc_audit(struct exa_ctx *ctx, int argc, char **argv)
     return rc;
 }
 
-
 /* ---- connect ---- */
 
 /* ${XDG_CONFIG_HOME:-$HOME/.config}/examlops/known_hosts.d; caller frees. */
@@ -619,58 +627,6 @@ static char *known_hosts_dir(void)
     return xstrfmt("%s/.config/examlops/known_hosts.d", h && *h ? h : ".");
 }
 
-static int mkdirs(const char *dir)
-{
-    char *d = xstrdup(dir);
-    for (char *p = d + 1; *p; p++) {
-        if (*p != '/')
-            continue;
-        *p = '\0';
-        mkdir(d, 0700);
-        *p = '/';
-    }
-    int rc = mkdir(d, 0700) && errno != EEXIST ? -1 : 0;
-    free(d);
-    return rc;
-}
-
-/* Write data to path atomically (temp + fsync + rename), mode 0600. */
-static int write_file_atomic(const char *path, const char *data, size_t len,
-                             exa_error_t *err)
-{
-    char *tmp = xstrfmt("%s.tmp.%ld", path, (long)getpid());
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600), rc = 0;
-    if (fd < 0) {
-        rc = exa_err(err, EXA_ECONFIG, "cannot write '%s': %s", tmp,
-                     strerror(errno));
-        goto out;
-    }
-    while (len) {
-        ssize_t w = write(fd, data, len);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0) {
-            rc = exa_err(err, EXA_ECONFIG, "cannot write '%s': %s", tmp,
-                         strerror(errno));
-            break;
-        }
-        data += w;
-        len -= (size_t)w;
-    }
-    if (!rc && fsync(fd))
-        rc = exa_err(err, EXA_ECONFIG, "cannot write '%s': %s", tmp,
-                     strerror(errno));
-    close(fd);
-    if (!rc && rename(tmp, path))
-        rc = exa_err(err, EXA_ECONFIG, "cannot replace '%s': %s", path,
-                     strerror(errno));
-    if (rc)
-        unlink(tmp);
-out:
-    free(tmp);
-    return rc;
-}
-
 /*
  * Run a local helper program (ssh-keyscan, ssh-keygen) with argv, no
  * shell, stdin /dev/null, capturing up to 1 MiB of stdout; a wall-clock
@@ -679,7 +635,7 @@ out:
 static int run_local(const char *const *argv, double timeout_s,
                      struct strbuf *out, exa_error_t *err)
 {
-    struct subprocess_opts o = { 0 };
+    struct subprocess_opts o = {0};
     struct subprocess_result r = SUBPROCESS_RESULT_INIT;
     int rc;
     o.timeout_s = timeout_s;
@@ -705,7 +661,7 @@ static char *client_key_fingerprint(const char *key, exa_error_t *err)
 {
     char *pub = xstrfmt("%s.pub", key), *fpr;
     struct strbuf out = STRBUF_INIT;
-    const char *argv[] = { "ssh-keygen", "-y", "-P", "", "-f", key, NULL };
+    const char *argv[] = {"ssh-keygen", "-y", "-P", "", "-f", key, NULL};
     fpr = fleet_pubkey_file_fingerprint(pub, NULL);
     free(pub);
     if (fpr)
@@ -722,7 +678,6 @@ static char *client_key_fingerprint(const char *key, exa_error_t *err)
     strbuf_release(&out);
     return fpr;
 }
-
 
 /* ---- transports and snapshots ---- */
 
@@ -743,7 +698,7 @@ static char *cluster_known_hosts(const char *name)
 static struct transport *cluster_transport(const struct fleet_cluster *c,
                                            exa_error_t *err)
 {
-    struct ssh_config cfg = { 0 };
+    struct ssh_config cfg = {0};
     struct transport *t;
     char *kh;
     if (!strcmp(c->def.transport, "local") || is_local_host(c->def.host))
@@ -768,11 +723,10 @@ static struct transport *cluster_transport(const struct fleet_cluster *c,
  */
 static struct transport *adhoc_transport(const char *host, const char *user,
                                          const char *key, int port,
-                                         const struct fleet *f,
-                                         char **tmpfile, char **fpr,
-                                         exa_error_t *err)
+                                         const struct fleet *f, char **tmpfile,
+                                         char **fpr, exa_error_t *err)
 {
-    struct ssh_config cfg = { 0 };
+    struct ssh_config cfg = {0};
     struct transport *t;
     char *kh = NULL;
     *tmpfile = NULL;
@@ -786,14 +740,15 @@ static struct transport *adhoc_transport(const char *host, const char *user,
     if (!kh) {
         struct strbuf scan = STRBUF_INIT;
         char portbuf[16], tmpl[] = "/tmp/exa-known-hosts-XXXXXX";
-        const char *kargv[] = { "ssh-keyscan", "-p", portbuf, host, NULL };
+        const char *kargv[] = {"ssh-keyscan", "-p", portbuf, host, NULL};
         int fd;
         snprintf(portbuf, sizeof(portbuf), "%d", port);
         if (run_local(kargv, 30, &scan, err) != 0 || !scan.len) {
             if (!err->text[0])
                 exa_err(err, EXA_ETRANSPORT, "no host key offered");
-            exa_err_prefix(err, "ssh to '%s' failed: cannot read its host "
-                                "key",
+            exa_err_prefix(err,
+                           "ssh to '%s' failed: cannot read its host "
+                           "key",
                            host);
             strbuf_release(&scan);
             return NULL;
@@ -844,8 +799,8 @@ static char *join_parts(const struct strvec *v)
 static int save_snapshot(store_t *st, const char *cluster,
                          const struct inventory *inv, exa_error_t *err)
 {
-    struct node_row *rows = xcalloc(inv->nnodes ? inv->nnodes : 1,
-                                    sizeof(*rows));
+    struct node_row *rows =
+        xcalloc(inv->nnodes ? inv->nnodes : 1, sizeof(*rows));
     int rc;
     for (size_t i = 0; i < inv->nnodes; i++) {
         const struct node_info *n = &inv->nodes[i];
@@ -872,7 +827,7 @@ static int refresh_stale(struct exa_ctx *ctx, store_t *st,
                          const struct place_cluster *cands, size_t n,
                          int max_age_s)
 {
-    struct place_ask none = { 0, 0, 1 };
+    struct place_ask none = {0, 0, 1};
     time_t now = time(NULL);
     int refreshed = 0;
     for (size_t i = 0; i < n; i++) {
@@ -891,8 +846,9 @@ static int refresh_stale(struct exa_ctx *ctx, store_t *st,
             t->timeout_s = 15;
         if (!t || probe_inventory(t, c->def.scheduler, &inv, &err) < 0 ||
             save_snapshot(st, c->def.name, &inv, &err) < 0)
-            out_warn(ctx, "snapshot of '%s' is stale and was not refreshed: "
-                          "%s",
+            out_warn(ctx,
+                     "snapshot of '%s' is stale and was not refreshed: "
+                     "%s",
                      c->def.name, err.text);
         else
             refreshed++;
@@ -915,15 +871,14 @@ static int parse_host_opts(struct exa_ctx *ctx, int argc, char **argv,
                            int positional_host)
 {
     static const struct option longopts[] = {
-        { "host", required_argument, NULL, 'H' },
-        { "user", required_argument, NULL, 'u' },
-        { "key", required_argument, NULL, 'k' },
-        { "port", required_argument, NULL, 'p' },
-        { "scheduler", required_argument, NULL, 's' },
-        { "cluster", required_argument, NULL, 'c' },
-        { "save", no_argument, NULL, 'S' },
-        { NULL, 0, NULL, 0 }
-    };
+        {"host", required_argument, NULL, 'H'},
+        {"user", required_argument, NULL, 'u'},
+        {"key", required_argument, NULL, 'k'},
+        {"port", required_argument, NULL, 'p'},
+        {"scheduler", required_argument, NULL, 's'},
+        {"cluster", required_argument, NULL, 'c'},
+        {"save", no_argument, NULL, 'S'},
+        {NULL, 0, NULL, 0}};
     int c, rc;
     memset(o, 0, sizeof(*o));
     o->port = 22;
@@ -964,8 +919,8 @@ static int parse_host_opts(struct exa_ctx *ctx, int argc, char **argv,
     if (optind < argc)
         return out_usage(ctx, "unexpected argument '%s'", argv[optind]);
     if (o->sched && strcmp(o->sched, "auto") && !probe_find(o->sched))
-        return out_errorf(ctx, EXA_EFAIL, NULL,
-                          "unknown scheduler probe: '%s'", o->sched);
+        return out_errorf(ctx, EXA_EFAIL, NULL, "unknown scheduler probe: '%s'",
+                          o->sched);
     return 0;
 }
 
@@ -975,11 +930,10 @@ static int parse_host_opts(struct exa_ctx *ctx, int argc, char **argv,
  * returns 0 or an exit status (transport failures: 4).
  */
 static int probe_target(struct exa_ctx *ctx, const struct host_opts *o,
-                        store_t *st, const char *regpath,
-                        struct inventory *inv, const char **target,
-                        char **fpr)
+                        store_t *st, const char *regpath, struct inventory *inv,
+                        const char **target, char **fpr)
 {
-    struct fleet f = { NULL, 0 };
+    struct fleet f = {NULL, 0};
     struct transport *t = NULL;
     exa_error_t err = EXA_ERROR_INIT;
     char *tmp = NULL;
@@ -1038,9 +992,8 @@ int cmd_hpc_detect(struct exa_ctx *ctx, int argc, char **argv)
         goto out;
     {
         const char *s = inv.caps.scheduler;
-        const char *env_sched = !strcmp(s, "slurm") || !strcmp(s, "flux")
-                                    ? s
-                                    : "mock";
+        const char *env_sched =
+            !strcmp(s, "slurm") || !strcmp(s, "flux") ? s : "mock";
         int remote = !is_local_host(o.host);
         json_t *sug = json_object(), *env = json_object();
         jx_set(env, "EXAMLOPS_HPC_SCHEDULER", jx_str(env_sched));
@@ -1065,8 +1018,9 @@ int cmd_hpc_detect(struct exa_ctx *ctx, int argc, char **argv)
             if (inv.caps.available)
                 printf("\u2713 Detected %s on %s\n", s, target);
             else
-                out_warn(ctx, "No known scheduler detected on %s "
-                              "(scheduler=%s)",
+                out_warn(ctx,
+                         "No known scheduler detected on %s "
+                         "(scheduler=%s)",
                          target, s);
             printf("Scheduler:    %s\n", s);
             printf("Version:      %s\n",
@@ -1084,8 +1038,8 @@ int cmd_hpc_detect(struct exa_ctx *ctx, int argc, char **argv)
                 out_detail(ctx, "%s", inv.caps.notes.v[i]);
             printf("Suggested config (nothing connected \u2014 approve via "
                    "'exa hpc connect' later):\n");
-            json_object_foreach(env, k, v) printf("  export %s=%s\n", k,
-                                                   json_string_value(v));
+            json_object_foreach(env, k, v)
+                printf("  export %s=%s\n", k, json_string_value(v));
             json_decref(sug);
         }
     }
@@ -1098,9 +1052,9 @@ out:
 
 int cmd_hpc_nodes(struct exa_ctx *ctx, int argc, char **argv)
 {
-    static const char *const cols[] = { "Node", "State", "CPUs", "Mem (MB)",
-                                        "GPUs", "GPU model", "Partition",
-                                        NULL };
+    static const char *const cols[] = {"Node",      "State", "CPUs",
+                                       "Mem (MB)",  "GPUs",  "GPU model",
+                                       "Partition", NULL};
     struct host_opts o;
     struct inventory inv;
     store_t *st;
@@ -1118,7 +1072,7 @@ int cmd_hpc_nodes(struct exa_ctx *ctx, int argc, char **argv)
         return rc;
     if (o.save) {
         /* A snapshot is only ever taken from the cluster's own host. */
-        struct fleet f = { NULL, 0 };
+        struct fleet f = {NULL, 0};
         const struct fleet_cluster *c;
         if (fleet_load(st, regpath, &f, &err) < 0) {
             rc = out_error(ctx, &err, NULL);
@@ -1137,8 +1091,7 @@ int cmd_hpc_nodes(struct exa_ctx *ctx, int argc, char **argv)
                             "'%s' (%s port %d); a snapshot is only taken "
                             "from the cluster's own host",
                             o.host, o.port, o.cluster,
-                            c->def.host ? c->def.host : "-",
-                            c->def.ssh_port);
+                            c->def.host ? c->def.host : "-", c->def.ssh_port);
         fleet_release(&f);
         if (rc)
             goto out;
@@ -1152,8 +1105,9 @@ int cmd_hpc_nodes(struct exa_ctx *ctx, int argc, char **argv)
             rc = out_error(ctx, &err, NULL);
             goto out;
         }
-        snprintf(msg, sizeof(msg), "Saved snapshot: %zu nodes for cluster "
-                                   "'%s' (%s)",
+        snprintf(msg, sizeof(msg),
+                 "Saved snapshot: %zu nodes for cluster "
+                 "'%s' (%s)",
                  inv.nnodes, o.cluster, inv.caps.scheduler);
         if (ctx->out != OUT_JSON)
             printf("\u2713 %s\n", msg);
@@ -1167,8 +1121,9 @@ int cmd_hpc_nodes(struct exa_ctx *ctx, int argc, char **argv)
             jx_set(d, "saved", jx_str(o.cluster));
         out_json(ctx, d);
     } else if (!inv.nnodes) {
-        out_warn(ctx, "No nodes discovered (scheduler=%s). Is the host "
-                      "reachable?",
+        out_warn(ctx,
+                 "No nodes discovered (scheduler=%s). Is the host "
+                 "reachable?",
                  inv.caps.scheduler);
     } else {
         struct out_table *t = out_table_create(cols);
@@ -1179,12 +1134,13 @@ int cmd_hpc_nodes(struct exa_ctx *ctx, int argc, char **argv)
             snprintf(c, sizeof(c), "%lld", n->cpus);
             snprintf(m, sizeof(m), "%lld", n->mem_mb);
             snprintf(g, sizeof(g), "%lld", n->gpus);
-            const char *v[] = { n->name, n->raw_state ? n->raw_state
-                                                      : n->state,
-                                n->cpus >= 0 ? c : NULL,
-                                n->mem_mb >= 0 ? m : NULL,
-                                n->gpus >= 0 ? g : NULL, n->gpu_model,
-                                parts };
+            const char *v[] = {n->name,
+                               n->raw_state ? n->raw_state : n->state,
+                               n->cpus >= 0 ? c : NULL,
+                               n->mem_mb >= 0 ? m : NULL,
+                               n->gpus >= 0 ? g : NULL,
+                               n->gpu_model,
+                               parts};
             out_table_row(t, v);
             free(parts);
         }
@@ -1199,9 +1155,9 @@ out:
 
 int cmd_hpc_gpus(struct exa_ctx *ctx, int argc, char **argv)
 {
-    static const char *const cols[] = { "Node",     "Idx",    "Model",
-                                        "Mem (MB)", "Used (MB)", "Util %",
-                                        "State",    NULL };
+    static const char *const cols[] = {"Node",     "Idx",       "Model",
+                                       "Mem (MB)", "Used (MB)", "Util %",
+                                       "State",    NULL};
     struct host_opts o;
     struct inventory inv;
     store_t *st;
@@ -1233,10 +1189,13 @@ int cmd_hpc_gpus(struct exa_ctx *ctx, int argc, char **argv)
             snprintf(m, sizeof(m), "%lld", g->mem_total_mb);
             snprintf(u, sizeof(u), "%lld", g->mem_used_mb);
             snprintf(ut, sizeof(ut), "%.0f", g->util_pct);
-            const char *v[] = { g->node, ix, g->name,
-                                g->mem_total_mb >= 0 ? m : NULL,
-                                g->mem_used_mb >= 0 ? u : NULL,
-                                isnan(g->util_pct) ? NULL : ut, g->state };
+            const char *v[] = {g->node,
+                               ix,
+                               g->name,
+                               g->mem_total_mb >= 0 ? m : NULL,
+                               g->mem_used_mb >= 0 ? u : NULL,
+                               isnan(g->util_pct) ? NULL : ut,
+                               g->state};
             out_table_row(t, v);
         }
         out_table_print(ctx, t);
@@ -1272,17 +1231,16 @@ static char *default_workdir(int local)
 int cmd_hpc_preflight(struct exa_ctx *ctx, int argc, char **argv)
 {
     static const struct option longopts[] = {
-        { "gpus", required_argument, NULL, 'g' },
-        { "nodes", required_argument, NULL, 'N' },
-        { "partition", required_argument, NULL, 'P' },
-        { "account", required_argument, NULL, 'A' },
-        { "qos", required_argument, NULL, 'Q' },
-        { NULL, 0, NULL, 0 }
-    };
-    struct preflight_ask ask = { 0, 1, NULL, NULL, NULL, NULL };
-    struct preflight_target tg = { 0 };
-    struct preflight_report rep = { 0 };
-    struct fleet f = { NULL, 0 };
+        {"gpus", required_argument, NULL, 'g'},
+        {"nodes", required_argument, NULL, 'N'},
+        {"partition", required_argument, NULL, 'P'},
+        {"account", required_argument, NULL, 'A'},
+        {"qos", required_argument, NULL, 'Q'},
+        {NULL, 0, NULL, 0}};
+    struct preflight_ask ask = {0, 1, NULL, NULL, NULL, NULL};
+    struct preflight_target tg = {0};
+    struct preflight_report rep = {0};
+    struct fleet f = {NULL, 0};
     const struct fleet_cluster *c;
     struct transport *t = NULL;
     store_t *st;
@@ -1325,9 +1283,10 @@ int cmd_hpc_preflight(struct exa_ctx *ctx, int argc, char **argv)
         return rc;
     if (fleet_load(st, regpath, &f, &err) < 0 ||
         fleet_require_active(&f, name, &err) < 0) {
-        rc = out_error(ctx, &err, err.code == EXA_ENOTAPPROVED
-                                      ? "a sysadmin runs 'exa hpc approve'"
-                                      : NULL);
+        rc = out_error(ctx, &err,
+                       err.code == EXA_ENOTAPPROVED
+                           ? "a sysadmin runs 'exa hpc approve'"
+                           : NULL);
         goto out;
     }
     c = fleet_find(&f, name);
@@ -1389,12 +1348,11 @@ out:
 int cmd_hpc_queue(struct exa_ctx *ctx, int argc, char **argv)
 {
     static const struct option longopts[] = {
-        { "cluster", required_argument, NULL, 'c' }, { NULL, 0, NULL, 0 }
-    };
-    static const char *const cols[] = { "Job", "Name", "User", "State",
-                                        "Nodes", NULL };
+        {"cluster", required_argument, NULL, 'c'}, {NULL, 0, NULL, 0}};
+    static const char *const cols[] = {"Job",   "Name",  "User",
+                                       "State", "Nodes", NULL};
     const char *name = getenv("EXAMLOPS_HPC_CLUSTER");
-    struct fleet f = { NULL, 0 };
+    struct fleet f = {NULL, 0};
     const struct fleet_cluster *c;
     struct transport *t = NULL;
     struct transport_result r = TRANSPORT_RESULT_INIT;
@@ -1440,8 +1398,8 @@ int cmd_hpc_queue(struct exa_ctx *ctx, int argc, char **argv)
         goto out;
     }
     if (!strcmp(c->def.scheduler, "slurm")) {
-        const char *argv_sq[] = { "squeue", "-h", "-o",
-                                  "%i|%P|%j|%u|%T|%M|%l|%D|%R|%b", NULL };
+        const char *argv_sq[] = {"squeue", "-h", "-o",
+                                 "%i|%P|%j|%u|%T|%M|%l|%D|%R|%b", NULL};
         struct slurm_jobs sj;
         const char *kind = NULL;
         memset(&sj, 0, sizeof(sj));
@@ -1459,15 +1417,15 @@ int cmd_hpc_queue(struct exa_ctx *ctx, int argc, char **argv)
             jx_set(j, "user", jx_str(sj.jobs[i].user));
             jx_set(j, "state", jx_str(sj.jobs[i].state));
             jx_set(j, "raw_state", jx_str(sj.jobs[i].raw_state));
-            jx_set(j, "nodes", sj.jobs[i].nodelist.nr
-                                   ? json_integer((long long)
-                                                      sj.jobs[i].nodelist.nr)
-                                   : NULL);
+            jx_set(j, "nodes",
+                   sj.jobs[i].nodelist.nr
+                       ? json_integer((long long)sj.jobs[i].nodelist.nr)
+                       : NULL);
             json_array_append_new(jobs, j);
         }
         slurm_jobs_free(&sj);
     } else if (!strcmp(c->def.scheduler, "flux")) {
-        const char *argv_fj[] = { "flux", "jobs", "-A", NULL };
+        const char *argv_fj[] = {"flux", "jobs", "-A", NULL};
         const char *kind = NULL;
         json_t *doc;
         if (transport_run_ok(t, argv_fj, NULL, 0, &r, &err) < 0 ||
@@ -1483,9 +1441,10 @@ int cmd_hpc_queue(struct exa_ctx *ctx, int argc, char **argv)
             jx_set(j, "name", jx_str(jx_get_str(s, "name", NULL)));
             jx_set(j, "user", jx_str(jx_get_str(s, "user", NULL)));
             jx_set(j, "state", jx_str(jx_get_str(s, "state", NULL)));
-            jx_set(j, "nodes", json_object_get(s, "nodes")
-                                   ? json_copy(json_object_get(s, "nodes"))
-                                   : NULL);
+            jx_set(j, "nodes",
+                   json_object_get(s, "nodes")
+                       ? json_copy(json_object_get(s, "nodes"))
+                       : NULL);
             json_array_append_new(jobs, j);
         }
         json_decref(doc);
@@ -1497,8 +1456,9 @@ int cmd_hpc_queue(struct exa_ctx *ctx, int argc, char **argv)
         jx_set(d, "jobs", json_incref(jobs));
         out_json(ctx, d);
     } else if (!json_array_size(jobs)) {
-        out_info(ctx, "No jobs in the queue on '%s' (or scheduler not "
-                      "queryable).",
+        out_info(ctx,
+                 "No jobs in the queue on '%s' (or scheduler not "
+                 "queryable).",
                  name);
     } else {
         struct out_table *tb = out_table_create(cols);
@@ -1507,14 +1467,13 @@ int cmd_hpc_queue(struct exa_ctx *ctx, int argc, char **argv)
             json_t *j = json_array_get(jobs, i);
             char nb[32] = "";
             if (json_is_integer(json_object_get(j, "nodes")))
-                snprintf(nb, sizeof(nb), "%lld",
-                         (long long)json_integer_value(
-                             json_object_get(j, "nodes")));
-            const char *v[] = { jx_get_str(j, "job_id", NULL),
-                                jx_get_str(j, "name", NULL),
-                                jx_get_str(j, "user", NULL),
-                                jx_get_str(j, "state", NULL),
-                                *nb ? nb : NULL };
+                snprintf(
+                    nb, sizeof(nb), "%lld",
+                    (long long)json_integer_value(json_object_get(j, "nodes")));
+            const char *v[] = {jx_get_str(j, "job_id", NULL),
+                               jx_get_str(j, "name", NULL),
+                               jx_get_str(j, "user", NULL),
+                               jx_get_str(j, "state", NULL), *nb ? nb : NULL};
             out_table_row(tb, v);
         }
         out_table_print(ctx, tb);
@@ -1552,10 +1511,9 @@ static int probe_for_connect(struct exa_ctx *ctx, const char *host,
     if (is_local_host(host)) {
         t = transport_local_new();
     } else {
-        struct ssh_config cfg = { 0 };
+        struct ssh_config cfg = {0};
         fd = mkstemp(tmpl);
-        if (fd < 0 ||
-            write(fd, scan->buf, scan->len) != (ssize_t)scan->len) {
+        if (fd < 0 || write(fd, scan->buf, scan->len) != (ssize_t)scan->len) {
             rc = out_errorf(ctx, EXA_ECONFIG, NULL,
                             "cannot write a temporary known_hosts");
             goto out;
@@ -1595,13 +1553,12 @@ out:
 int cmd_hpc_connect(struct exa_ctx *ctx, int argc, char **argv)
 {
     static const struct option longopts[] = {
-        { "name", required_argument, NULL, 'n' },
-        { "user", required_argument, NULL, 'u' },
-        { "key", required_argument, NULL, 'k' },
-        { "port", required_argument, NULL, 'p' },
-        { "scheduler", required_argument, NULL, 's' },
-        { NULL, 0, NULL, 0 }
-    };
+        {"name", required_argument, NULL, 'n'},
+        {"user", required_argument, NULL, 'u'},
+        {"key", required_argument, NULL, 'k'},
+        {"port", required_argument, NULL, 'p'},
+        {"scheduler", required_argument, NULL, 's'},
+        {NULL, 0, NULL, 0}};
     const char *name = NULL, *user = NULL, *key = NULL, *sched = NULL;
     const char *host;
     int port = 22, rc, o;
@@ -1612,8 +1569,8 @@ int cmd_hpc_connect(struct exa_ctx *ctx, int argc, char **argv)
     struct inventory inv;
     struct strbuf scan = STRBUF_INIT, msg = STRBUF_INIT;
     exa_error_t err = EXA_ERROR_INIT;
-    struct gov_connect_req req = { 0 };
-    struct gov_result res = { 0 };
+    struct gov_connect_req req = {0};
+    struct gov_result res = {0};
 
     memset(&inv, 0, sizeof(inv));
     optind = 0;
@@ -1656,7 +1613,7 @@ int cmd_hpc_connect(struct exa_ctx *ctx, int argc, char **argv)
     }
     if (!is_local_host(host)) {
         char portbuf[16];
-        const char *kargv[] = { "ssh-keyscan", "-p", portbuf, host, NULL };
+        const char *kargv[] = {"ssh-keyscan", "-p", portbuf, host, NULL};
         snprintf(portbuf, sizeof(portbuf), "%d", port);
         if (run_local(kargv, 30, &scan, &err) != 0 || !scan.len) {
             if (!err.text[0])
@@ -1676,8 +1633,8 @@ int cmd_hpc_connect(struct exa_ctx *ctx, int argc, char **argv)
                         sched);
         goto out;
     }
-    if ((rc = probe_for_connect(ctx, host, user, key, port, &scan, sched,
-                                &inv)))
+    if ((rc =
+             probe_for_connect(ctx, host, user, key, port, &scan, sched, &inv)))
         goto out;
     probed_sched = inv.caps.scheduler;
     {
@@ -1702,10 +1659,8 @@ int cmd_hpc_connect(struct exa_ctx *ctx, int argc, char **argv)
     if (hfpr) {
         khdir = known_hosts_dir();
         khpath = xstrfmt("%s/%s", khdir, name);
-        if (mkdirs(khdir) ||
-            write_file_atomic(khpath, scan.buf, scan.len, &err) < 0) {
-            if (!err.text[0])
-                exa_err(&err, EXA_ECONFIG, "cannot create '%s'", khdir);
+        if (mkdir_p(khdir, 0700, &err) < 0 ||
+            atomic_write_file(khpath, scan.buf, scan.len, 0600, &err) < 0) {
             rc = out_error(ctx, &err, NULL);
             goto out;
         }
@@ -1721,8 +1676,8 @@ int cmd_hpc_connect(struct exa_ctx *ctx, int argc, char **argv)
         json_t *d = json_object();
         jx_set(d, "cluster", jx_str(name));
         jx_set(d, "state", jx_str(cluster_state_name(res.to)));
-        jx_set(d, "previous_state", res.from == CLUSTER_NONE
-                                        ? NULL
+        jx_set(d, "previous_state",
+               res.from == CLUSTER_NONE ? NULL
                                         : jx_str(cluster_state_name(res.from)));
         jx_set(d, "host", jx_str(host));
         jx_set(d, "scheduler", jx_str(probed_sched));
@@ -1734,12 +1689,14 @@ int cmd_hpc_connect(struct exa_ctx *ctx, int argc, char **argv)
         out_json(ctx, d);
     } else {
         if (res.identity_changed)
-            out_warn(ctx, "connection identity of '%s' changed: it needs a "
-                          "new approval",
+            out_warn(ctx,
+                     "connection identity of '%s' changed: it needs a "
+                     "new approval",
                      name);
         if (res.to == CLUSTER_ACTIVE)
-            strbuf_addf(&msg, "Re-probed cluster %s (state: ACTIVE); "
-                              "capabilities refreshed",
+            strbuf_addf(&msg,
+                        "Re-probed cluster %s (state: ACTIVE); "
+                        "capabilities refreshed",
                         name);
         else
             strbuf_addf(&msg, "Registered cluster %s (state: %s)", name,
@@ -1751,8 +1708,9 @@ int cmd_hpc_connect(struct exa_ctx *ctx, int argc, char **argv)
             out_info(ctx, "client key: %s (%s)", kfpr, key);
         out_detail(ctx, "scheduler: %s  host: %s", probed_sched, host);
         if (res.to == CLUSTER_PENDING)
-            out_info(ctx, "No jobs will run here until approved. Sysadmin: "
-                          "exa hpc approve %s",
+            out_info(ctx,
+                     "No jobs will run here until approved. Sysadmin: "
+                     "exa hpc approve %s",
                      name);
     }
     rc = 0;

@@ -86,6 +86,12 @@ int cmd_hpc_prometheus_sd(struct exa_ctx *ctx, int argc, char **argv)
     }
     store_close(st);
 
+    for (size_t i = 0; i < fleet.nr; i++)
+        if (fleet.clusters[i].nr_nodes == 0)
+            out_warn(ctx,
+                     "cluster '%s' has no saved node snapshot: run 'exa hpc "
+                     "nodes --cluster %s --save'",
+                     fleet.clusters[i].name, fleet.clusters[i].name);
     groups = file_sd_build(&fleet, getenv("EXAMLOPS_TENANT"), &ntargets);
     fv_fleet_release(&fleet);
     if (!out) {

@@ -7,6 +7,7 @@
  * default "default"). Status and wait ask the scheduler about all given
  * ids in one batch; wait shows state and elapsed time on a terminal.
  */
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -323,9 +324,11 @@ int cmd_hpc_submit(struct exa_ctx *ctx, int argc, char **argv)
     }
     script = argv[optind++];
     if (access(script, R_OK) < 0) {
+        /* a missing or unreadable file is configuration (doc/exit-codes.md) */
+        int eno = errno;
         sched_resources_release(&res);
-        return out_errorf(ctx, EXA_ENOTFOUND, NULL, "cannot read script '%s'",
-                          script);
+        return out_errorf(ctx, EXA_ECONFIG, NULL, "cannot read script '%s': %s",
+                          script, strerror(eno));
     }
     if (sched_resources_from_env(&res, &err) < 0) {
         sched_resources_release(&res);
@@ -606,7 +609,7 @@ int cmd_hpc_cancel(struct exa_ctx *ctx, int argc, char **argv)
     char **ids;
     size_t n;
     struct sched_env e;
-    exa_error_t err = EXA_ERROR_INIT;
+    exa_error_t err = EXA_ERROR_INIT, first = EXA_ERROR_INIT;
     json_t *arr = json_array();
     int rc, failed = 0;
 
@@ -623,10 +626,11 @@ int cmd_hpc_cancel(struct exa_ctx *ctx, int argc, char **argv)
         json_t *o = json_object();
         jx_set(o, "job_id", jx_str(ids[i]));
         if (sched_cancel(e.s, ids[i], &err) < 0) {
-            failed = 1;
+            if (!failed++)
+                first = err;
             jx_set(o, "cancelled", json_false());
             jx_set(o, "error", jx_str(err.text));
-            if (ctx->out != OUT_JSON)
+            if (ctx->out != OUT_JSON && n > 1)
                 out_warn(ctx, "%s", err.text);
         } else {
             jx_set(o, "cancelled", json_true());
@@ -634,12 +638,65 @@ int cmd_hpc_cancel(struct exa_ctx *ctx, int argc, char **argv)
         }
         json_array_append_new(arr, o);
     }
-    if (ctx->out == OUT_JSON)
-        out_json(ctx, arr);
-    else
-        json_decref(arr);
-    env_close(&e);
-    return failed ? exa_errc_exit(err.code) : 0;
+    if (!failed) {
+        if (ctx->out == OUT_JSON)
+            out_json(ctx, arr);
+        else
+            json_decref(arr);
+        env_close(&e);
+        return 0;
+    }
+    /* Any failure follows the error convention ({error, exit_code, hint});
+     * in JSON mode the same document also carries every id's outcome. The
+     * exit code is the first failure's. */
+    {
+        const char *hint = first.code == EXA_ENOTFOUND
+                               ? "the job may have ended or never existed; "
+                                 "see 'exa hpc status JOBID'"
+                               : NULL;
+        int code = exa_errc_exit(first.code ? first.code : EXA_EFAIL);
+        if (n > 1) {
+            char text[sizeof(first.text)];
+            xsnprintf(text, sizeof(text), "%d of %zu cancels failed: %.400s",
+                      failed, n, first.text);
+            xsnprintf(first.text, sizeof(first.text), "%s", text);
+        }
+        if (ctx->out == OUT_JSON) {
+            json_t *doc = json_object();
+            jx_set(doc, "error", jx_str(first.text));
+            jx_set(doc, "exit_code", json_integer(code));
+            if (hint)
+                jx_set(doc, "hint", jx_str(hint));
+            jx_set(doc, "results", arr);
+            out_json(ctx, doc);
+        } else {
+            json_decref(arr);
+            out_error(ctx, &first, hint);
+        }
+        env_close(&e);
+        return code;
+    }
+}
+
+/* EXAMLOPS_HPC_LOG_MAX_BYTES: the cap of a shown log, default 8 MiB. */
+static int log_max_from_env(size_t *max, exa_error_t *err)
+{
+    const char *v = getenv("EXAMLOPS_HPC_LOG_MAX_BYTES");
+    char *end;
+    unsigned long long n;
+
+    *max = SCHED_LOG_MAX_DEFAULT;
+    if (!v || !*v)
+        return 0;
+    errno = 0;
+    n = strtoull(v, &end, 10);
+    if (errno || end == v || *end || n == 0 || v[0] == '-' ||
+        n > ((unsigned long long)1 << 40))
+        return exa_err(err, EXA_ECONFIG,
+                       "EXAMLOPS_HPC_LOG_MAX_BYTES '%s' is not a positive "
+                       "number of bytes", v);
+    *max = (size_t)n;
+    return 0;
 }
 
 int cmd_hpc_logs(struct exa_ctx *ctx, int argc, char **argv)
@@ -652,15 +709,20 @@ int cmd_hpc_logs(struct exa_ctx *ctx, int argc, char **argv)
     struct strbuf log = STRBUF_INIT;
     struct job_rec r;
     int rc, want_err = 0, have_rec;
+    size_t max;
 
     if ((rc = parse_ids(ctx, argc, argv, &cluster, &want_err, &ids, &n)) != 0)
         return rc;
     if (n != 1)
         return out_usage(ctx, "logs takes one JOBID");
+    if (log_max_from_env(&max, &err) < 0)
+        return out_error(ctx, &err, "set it to a positive number of bytes "
+                                    "(default 8388608)");
     if ((rc = env_open(ctx, &e, cluster, 1)) != 0) {
         env_close(&e);
         return rc;
     }
+    e.s->log_max_bytes = max;
     have_rec = store_job_get(e.st, e.cluster, ids[0], &r, NULL) == 0;
     if (want_err) {
         if (!have_rec || !r.remote_dir) {
@@ -669,7 +731,7 @@ int cmd_hpc_logs(struct exa_ctx *ctx, int argc, char **argv)
             rc = -1;
         } else {
             char *path = xstrfmt("%s/%s.err", r.remote_dir, ids[0]);
-            rc = sched_fetch_file(e.s, path, &log, &err);
+            rc = sched_fetch_tail(e.s, path, max, &log, &err);
             free(path);
         }
     } else {
@@ -677,6 +739,9 @@ int cmd_hpc_logs(struct exa_ctx *ctx, int argc, char **argv)
     }
     if (have_rec)
         job_rec_release(&r);
+    if (rc == 0 && e.s->log_truncated)
+        out_warn(ctx, "log of job '%s' truncated: showing its last %zu bytes "
+                 "(EXAMLOPS_HPC_LOG_MAX_BYTES)", ids[0], max);
     if (rc < 0) {
         rc = out_error(ctx, &err, NULL);
     } else if (ctx->out == OUT_JSON) {
@@ -684,6 +749,7 @@ int cmd_hpc_logs(struct exa_ctx *ctx, int argc, char **argv)
         jx_set(o, "job_id", jx_str(ids[0]));
         jx_set(o, "cluster", jx_str(e.cluster));
         jx_set(o, "log", jx_str(log.buf));
+        jx_set(o, "truncated", json_boolean(e.s->log_truncated));
         out_json(ctx, o);
         rc = 0;
     } else {

@@ -7,6 +7,15 @@
 
 #include "cmd/cmd.h"
 
+/*
+ * The command handlers: argv[0] is the subcommand name, options as in
+ * HPC_SCHED_CMDS below. Each prints through output.c (one JSON document
+ * with --json; {"error","exit_code","hint"} on failure, cancel adding
+ * "results") and returns the exit status of doc/exit-codes.md: 0 ok,
+ * 1 failure (a job not COMPLETED for wait, an unknown id for cancel),
+ * 2 usage, 3 configuration (missing script, bad environment value),
+ * 4 transport, 5 scheduler, 6 cluster not approved.
+ */
 int cmd_hpc_submit(struct exa_ctx *ctx, int argc, char **argv);
 int cmd_hpc_status(struct exa_ctx *ctx, int argc, char **argv);
 int cmd_hpc_wait(struct exa_ctx *ctx, int argc, char **argv);
@@ -38,9 +47,13 @@ int cmd_hpc_logs(struct exa_ctx *ctx, int argc, char **argv);
       "after EXAMLOPS_SLURM_MAX_UNKNOWN_POLLS (5) polls that do not see a\n" \
       "job. Exit 0 when all COMPLETED, 1 otherwise." },                     \
     { "cancel", cmd_hpc_cancel, "JOBID... [--cluster NAME]",                \
-      "cancel jobs (scancel, flux cancel)", NULL },                         \
+      "cancel jobs (scancel, flux cancel)",                                 \
+      "Cancels each JOBID. When any fails the exit status is the first\n"   \
+      "failure's and --json prints {error, exit_code, hint, results}." },   \
     { "logs", cmd_hpc_logs, "JOBID [--cluster NAME] [--err]",               \
       "print a job's output log",                                           \
-      "Fetches <job dir>/<JOBID>.out (or .err) over the transport." },
+      "Fetches <job dir>/<JOBID>.out (or .err) over the transport,\n"      \
+      "keeping its last EXAMLOPS_HPC_LOG_MAX_BYTES bytes (8 MiB); a\n"      \
+      "warning on stderr says when the start was cut." },
 
 #endif

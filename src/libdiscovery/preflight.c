@@ -68,9 +68,9 @@ json_t *preflight_report_json(const char *cluster,
 
 static int node_can_take_work(const struct node_info *n)
 {
-    return n->state && (!strcmp(n->state, "idle") ||
-                        !strcmp(n->state, "mixed") ||
-                        !strcmp(n->state, "allocated"));
+    return n->state &&
+           (!strcmp(n->state, "idle") || !strcmp(n->state, "mixed") ||
+            !strcmp(n->state, "allocated"));
 }
 
 static int in_partition(const struct node_info *n, const char *part)
@@ -98,7 +98,7 @@ static void first_line(const struct transport_result *r, char *buf, size_t n)
 /* The remote user: ask->user, else `id -un` through t. */
 static char *remote_user(struct transport *t, const char *user)
 {
-    const char *argv[] = { "id", "-un", NULL };
+    const char *argv[] = {"id", "-un", NULL};
     struct transport_result r = TRANSPORT_RESULT_INIT;
     char *u = NULL;
     if (user && *user)
@@ -134,8 +134,9 @@ static void check_slurm_assoc(struct transport *t,
     }
     ufilter = xstrfmt("user=%s", user);
     {
-        const char *argv[] = { "sacctmgr", "-n", "-P", "show", "assoc",
-                               ufilter, "format=account,qos", NULL };
+        const char *argv[] = {
+            "sacctmgr",           "-n", "-P", "show", "assoc", ufilter,
+            "format=account,qos", NULL};
         ran = probe_run(t, argv, &r, &err);
     }
     if (ran <= 0 || r.rc != 0) {
@@ -145,8 +146,8 @@ static void check_slurm_assoc(struct transport *t,
             xsnprintf(line, sizeof(line), "%s",
                       ran < 0 ? err.text : "sacctmgr not found");
         if (ask->account)
-            add(rep, "account", 0, "cannot list associations of '%s': %s",
-                user, line);
+            add(rep, "account", 0, "cannot list associations of '%s': %s", user,
+                line);
         if (ask->qos)
             add(rep, "qos", 0, "cannot list associations of '%s': %s", user,
                 line);
@@ -212,8 +213,8 @@ static void check_flux_bank(struct transport *t,
     }
     user = remote_user(t, ask->user);
     {
-        const char *argv[] = { "flux", "account", "view-user",
-                               user ? user : "", NULL };
+        const char *argv[] = {"flux", "account", "view-user", user ? user : "",
+                              NULL};
         ran = probe_run(t, argv, &r, NULL);
     }
     add(rep, "account",
@@ -258,8 +259,8 @@ static void check_nodes(const struct inventory *inv,
     }
     if (unusable)
         add(rep, "nodes", usable >= nn,
-            "asked %d, %lld usable (%lld down, drained or unknown)", nn,
-            usable, unusable);
+            "asked %d, %lld usable (%lld down, drained or unknown)", nn, usable,
+            unusable);
     else
         add(rep, "nodes", usable >= nn, "asked %d, %lld usable", nn, usable);
 }
@@ -268,9 +269,9 @@ static void check_workdir(struct transport *t, const char *dir,
                           struct preflight_report *rep)
 {
     char *probe = xstrfmt("%s/.exa-preflight", dir);
-    const char *mk[] = { "mkdir", "-p", dir, NULL };
-    const char *touch[] = { "touch", probe, NULL };
-    const char *rm[] = { "rm", "-f", probe, NULL };
+    const char *mk[] = {"mkdir", "-p", dir, NULL};
+    const char *touch[] = {"touch", probe, NULL};
+    const char *rm[] = {"rm", "-f", probe, NULL};
     struct transport_result r = TRANSPORT_RESULT_INIT;
     exa_error_t err = EXA_ERROR_INIT;
     char line[200] = "";
@@ -298,7 +299,7 @@ static void check_workdir(struct transport *t, const char *dir,
 static void check_remote_exa(struct transport *t, const char *exa,
                              struct preflight_report *rep)
 {
-    const char *argv[] = { exa, "--version", NULL };
+    const char *argv[] = {exa, "--version", NULL};
     struct transport_result r = TRANSPORT_RESULT_INIT;
     exa_error_t err = EXA_ERROR_INIT;
     int ran = probe_run(t, argv, &r, &err);
@@ -310,8 +311,13 @@ static void check_remote_exa(struct transport *t, const char *exa,
         if (ran == 1)
             first_line(&r, line, sizeof(line));
         add(rep, "remote_exa", 0, "'%s --version' %s%s%s", exa,
-            ran == 0 ? "not found" : ran < 0 ? "failed: " : "failed",
-            ran < 0 ? err.text : *line ? ": " : "", ran < 0 ? "" : line);
+            ran == 0  ? "not found"
+            : ran < 0 ? "failed: "
+                      : "failed",
+            ran < 0 ? err.text
+            : *line ? ": "
+                    : "",
+            ran < 0 ? "" : line);
     }
     transport_result_release(&r);
 }
@@ -320,7 +326,7 @@ void preflight_run(struct transport *t, const struct preflight_target *tg,
                    const struct preflight_ask *ask,
                    struct preflight_report *rep)
 {
-    const char *hn[] = { "hostname", NULL };
+    const char *hn[] = {"hostname", NULL};
     struct transport_result r = TRANSPORT_RESULT_INIT;
     struct inventory inv;
     exa_error_t err = EXA_ERROR_INIT;
@@ -344,8 +350,8 @@ void preflight_run(struct transport *t, const struct preflight_target *tg,
                 tg->pinned_fingerprint,
                 tg->host_key_fingerprint ? tg->host_key_fingerprint : "-");
         else
-            add(rep, "host_key", 1, "%s (pinned in %s)",
-                tg->pinned_fingerprint, tg->known_hosts);
+            add(rep, "host_key", 1, "%s (pinned in %s)", tg->pinned_fingerprint,
+                tg->known_hosts);
     }
     if (transport_run(t, hn, NULL, 0, 0, &r, &err) < 0 || r.rc != 0) {
         char line[200] = "";
@@ -385,16 +391,15 @@ void preflight_run(struct transport *t, const struct preflight_target *tg,
             for (size_t i = 0; i < inv.nnodes && !any; i++)
                 any = in_partition(&inv.nodes[i], ask->partition);
             add(rep, "partition", any,
-                any ? "'%s' exists" : "'%s' does not exist",
-                ask->partition);
+                any ? "'%s' exists" : "'%s' does not exist", ask->partition);
             if (any)
                 node_part = ask->partition;
         } else if (!found) {
             add(rep, "partition", 0, "'%s' does not exist", ask->partition);
         } else {
             int up = !found->state || !strcmp(found->state, "UP");
-            add(rep, "partition", up, "'%s' exists (state %s)",
-                ask->partition, found->state ? found->state : "?");
+            add(rep, "partition", up, "'%s' exists (state %s)", ask->partition,
+                found->state ? found->state : "?");
             node_part = ask->partition;
         }
     }

@@ -40,15 +40,15 @@ struct preflight_ask {
 };
 
 struct preflight_target {
-    const char *cluster;   /* name, for messages */
-    const char *scheduler; /* slurm | flux | unmanaged */
-    int ssh;               /* the transport is ssh: host key checked */
-    const char *known_hosts; /* pinned file, for messages */
+    const char *cluster;            /* name, for messages */
+    const char *scheduler;          /* slurm | flux | unmanaged */
+    int ssh;                        /* the transport is ssh: host key checked */
+    const char *known_hosts;        /* pinned file, for messages */
     const char *pinned_fingerprint; /* of the pinned file's key, NULL when
                                        the file is missing or unreadable */
     const char *host_key_fingerprint; /* recorded at connect, or NULL */
-    const char *workdir;   /* remote work directory */
-    const char *remote_exa; /* program to run with --version */
+    const char *workdir;              /* remote work directory */
+    const char *remote_exa;           /* program to run with --version */
 };
 
 struct preflight_check {

@@ -32,8 +32,7 @@ static const char *const SINFO_NODES_ARGV[] = {
     "sinfo", "-N",
     "--Format=NodeList:|,CPUs:|,Memory:|,Gres:|,GresUsed:|,StateLong:|,"
     "Partition:",
-    NULL
-};
+    NULL};
 
 /* ---- running ---- */
 
@@ -191,9 +190,8 @@ json_t *node_infos_json(const struct node_info *v, size_t n)
         jx_set(o, "gpus", int_or_null(v[i].gpus));
         jx_set(o, "gpus_used", int_or_null(v[i].gpus_used));
         jx_set(o, "gpu_model", jx_str(v[i].gpu_model));
-        jx_set(o, "partition", jx_str(v[i].partitions.nr
-                                          ? v[i].partitions.v[0]
-                                          : NULL));
+        jx_set(o, "partition",
+               jx_str(v[i].partitions.nr ? v[i].partitions.v[0] : NULL));
         jx_set(o, "partitions", p);
         json_array_append_new(a, o);
     }
@@ -261,7 +259,7 @@ static int gpus_by_count(struct transport *t,
 static int slurm_available(struct transport *t, char **version,
                            exa_error_t *err)
 {
-    const char *argv[] = { "sinfo", "--version", NULL };
+    const char *argv[] = {"sinfo", "--version", NULL};
     struct transport_result r = TRANSPORT_RESULT_INIT;
     int ok = run_ok(t, argv, &r, err);
     if (ok == 1 && version)
@@ -342,8 +340,8 @@ int parse_scontrol_partitions(const char *buf, size_t len,
 static int slurm_caps(struct transport *t, struct cluster_caps *caps,
                       exa_error_t *err)
 {
-    const char *acct[] = { "sacctmgr", "-n", "-P", "list", "cluster", NULL };
-    const char *part[] = { "scontrol", "show", "partition", "-o", NULL };
+    const char *acct[] = {"sacctmgr", "-n", "-P", "list", "cluster", NULL};
+    const char *part[] = {"scontrol", "show", "partition", "-o", NULL};
     struct transport_result r = TRANSPORT_RESULT_INIT;
     int ok;
     if (!caps->version && slurm_available(t, &caps->version, err) < 0)
@@ -377,8 +375,8 @@ static char *join_or_null(const char *s)
     return s && *s ? xstrdup(s) : NULL;
 }
 
-static int slurm_nodes(struct transport *t, struct node_info **out,
-                       size_t *n, exa_error_t *err)
+static int slurm_nodes(struct transport *t, struct node_info **out, size_t *n,
+                       exa_error_t *err)
 {
     struct transport_result r = TRANSPORT_RESULT_INIT;
     struct sinfo_result sr;
@@ -429,10 +427,9 @@ static int slurm_gpus(struct transport *t, struct gpu_info **out, size_t *n,
 
 /* ---- flux ---- */
 
-static int flux_available(struct transport *t, char **version,
-                          exa_error_t *err)
+static int flux_available(struct transport *t, char **version, exa_error_t *err)
 {
-    const char *argv[] = { "flux", "version", NULL };
+    const char *argv[] = {"flux", "version", NULL};
     struct transport_result r = TRANSPORT_RESULT_INIT;
     int ok = run_ok(t, argv, &r, err);
     if (ok == 1 && version) {
@@ -455,7 +452,7 @@ static int flux_available(struct transport *t, char **version,
 static int flux_caps(struct transport *t, struct cluster_caps *caps,
                      exa_error_t *err)
 {
-    const char *acct[] = { "flux", "account", "--help", NULL };
+    const char *acct[] = {"flux", "account", "--help", NULL};
     struct transport_result r = TRANSPORT_RESULT_INIT;
     int ok;
     if (!caps->version && flux_available(t, &caps->version, err) < 0)
@@ -521,10 +518,10 @@ int flux_r_per_node(const char *buf, size_t len, struct strvec *hosts,
         const char *ranks = json_string_value(json_object_get(e, "rank"));
         long long *ids = NULL;
         size_t nids = 0;
-        long long nc = idset_count(json_string_value(
-            json_object_get(ch, "core")));
-        long long ng = idset_count(json_string_value(
-            json_object_get(ch, "gpu")));
+        long long nc =
+            idset_count(json_string_value(json_object_get(ch, "core")));
+        long long ng =
+            idset_count(json_string_value(json_object_get(ch, "gpu")));
         if (!ranks || flux_idset_expand(ranks, &ids, &nids) < 0) {
             free(ids);
             exa_err(err, EXA_EPARSE, "flux resource R: bad rank idset");
@@ -557,7 +554,7 @@ out:
 static void flux_fill_per_rank(struct transport *t, struct node_info *v,
                                size_t n)
 {
-    const char *argv[] = { "flux", "resource", "R", NULL };
+    const char *argv[] = {"flux", "resource", "R", NULL};
     struct transport_result r = TRANSPORT_RESULT_INIT;
     struct strvec hosts = STRVEC_INIT;
     long long *cores = NULL, *gpus = NULL;
@@ -567,8 +564,7 @@ static void flux_fill_per_rank(struct transport *t, struct node_info *v,
     if (i == n)
         return;
     if (run_ok(t, argv, &r, NULL) == 1 &&
-        flux_r_per_node(r.out.buf, r.out.len, &hosts, &cores, &gpus,
-                        NULL) == 0)
+        flux_r_per_node(r.out.buf, r.out.len, &hosts, &cores, &gpus, NULL) == 0)
         for (i = 0; i < n; i++)
             for (size_t h = 0; h < hosts.nr; h++)
                 if (!strcmp(hosts.v[h], v[i].name)) {
@@ -587,7 +583,7 @@ static void flux_fill_per_rank(struct transport *t, struct node_info *v,
 static int flux_nodes(struct transport *t, struct node_info **out, size_t *n,
                       exa_error_t *err)
 {
-    const char *argv[] = { "flux", "resource", "list", NULL };
+    const char *argv[] = {"flux", "resource", "list", NULL};
     struct transport_result r = TRANSPORT_RESULT_INIT;
     const char *kind = NULL;
     json_t *doc = NULL, *nodes;
@@ -647,7 +643,7 @@ static int flux_gpus(struct transport *t, struct gpu_info **out, size_t *n,
 static int nvsmi_available(struct transport *t, char **version,
                            exa_error_t *err)
 {
-    const char *argv[] = { "nvidia-smi", "-L", NULL };
+    const char *argv[] = {"nvidia-smi", "-L", NULL};
     struct transport_result r = TRANSPORT_RESULT_INIT;
     int ok = run_ok(t, argv, &r, err);
     if (ok == 1 && !r.out.len)
@@ -668,7 +664,7 @@ static int nvsmi_caps(struct transport *t, struct cluster_caps *caps,
 
 static char *remote_hostname(struct transport *t, exa_error_t *err)
 {
-    const char *argv[] = { "hostname", NULL };
+    const char *argv[] = {"hostname", NULL};
     struct transport_result r = TRANSPORT_RESULT_INIT;
     char *h = NULL;
     int ok = run_ok(t, argv, &r, err);
@@ -689,11 +685,11 @@ static double jreal(const json_t *o, const char *k)
 static int nvsmi_gpus(struct transport *t, struct gpu_info **out, size_t *n,
                       exa_error_t *err)
 {
-    const char *argv[] = { "nvidia-smi", "--query-gpu=" NVSMI_PRODUCT_QUERY,
-                           "--format=csv,noheader,nounits", NULL };
-    static const char *const fields[] = { "index", "uuid", "name",
-                                          "memory.total", "memory.used",
-                                          "utilization.gpu", "power.draw" };
+    const char *argv[] = {"nvidia-smi", "--query-gpu=" NVSMI_PRODUCT_QUERY,
+                          "--format=csv,noheader,nounits", NULL};
+    static const char *const fields[] = {
+        "index",           "uuid",      "name", "memory.total", "memory.used",
+        "utilization.gpu", "power.draw"};
     struct transport_result r = TRANSPORT_RESULT_INIT;
     const char *kind = NULL;
     json_t *doc = NULL, *gpus;
@@ -749,8 +745,8 @@ static int gpu_busy(const struct gpu_info *g)
     return (!isnan(g->util_pct) && g->util_pct > 0) || g->mem_used_mb > 256;
 }
 
-static int nvsmi_nodes(struct transport *t, struct node_info **out,
-                       size_t *n, exa_error_t *err)
+static int nvsmi_nodes(struct transport *t, struct node_info **out, size_t *n,
+                       exa_error_t *err)
 {
     struct gpu_info *g = NULL;
     size_t ng = 0;
@@ -767,8 +763,9 @@ static int nvsmi_nodes(struct transport *t, struct node_info **out,
         busy += gpu_busy(&g[i]);
     v->gpus_used = busy;
     v->gpu_model = ng && g[0].name ? xstrdup(g[0].name) : NULL;
-    v->state = xstrdup(!busy ? "idle" : busy == (long long)ng ? "allocated"
-                                                              : "mixed");
+    v->state = xstrdup(!busy                   ? "idle"
+                       : busy == (long long)ng ? "allocated"
+                                               : "mixed");
     v->raw_state = xstrdup("nvidia-smi");
     strvec_init(&v->partitions);
     gpu_infos_free(g, ng);
@@ -779,18 +776,17 @@ static int nvsmi_nodes(struct transport *t, struct node_info **out,
 
 /* ---- registry ---- */
 
-static const struct probe probe_flux = { "flux", "flux", flux_available,
-                                         flux_caps, flux_nodes, flux_gpus };
-static const struct probe probe_slurm = { "slurm", "slurm", slurm_available,
-                                          slurm_caps, slurm_nodes,
-                                          slurm_gpus };
-static const struct probe probe_nvsmi = { "nvidia-smi", "unmanaged",
-                                          nvsmi_available, nvsmi_caps,
-                                          nvsmi_nodes, nvsmi_gpus };
+static const struct probe probe_flux = {"flux",    "flux",     flux_available,
+                                        flux_caps, flux_nodes, flux_gpus};
+static const struct probe probe_slurm = {
+    "slurm", "slurm", slurm_available, slurm_caps, slurm_nodes, slurm_gpus};
+static const struct probe probe_nvsmi = {"nvidia-smi",    "unmanaged",
+                                         nvsmi_available, nvsmi_caps,
+                                         nvsmi_nodes,     nvsmi_gpus};
 
 #define MAX_PROBES 16
-static const struct probe *probes[MAX_PROBES] = { &probe_flux, &probe_slurm,
-                                                  &probe_nvsmi };
+static const struct probe *probes[MAX_PROBES] = {&probe_flux, &probe_slurm,
+                                                 &probe_nvsmi};
 static size_t nprobes = 3;
 
 int probe_register(const struct probe *p)

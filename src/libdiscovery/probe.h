@@ -54,9 +54,9 @@ struct gpu_info {
 
 struct partition_info {
     char *name;
-    char *state;    /* UP, DOWN, ... */
-    char *max_time; /* as printed: UNLIMITED, 1-00:00:00 */
-    long long max_nodes; /* -1 unlimited/unknown */
+    char *state;                       /* UP, DOWN, ... */
+    char *max_time;                    /* as printed: UNLIMITED, 1-00:00:00 */
+    long long max_nodes;               /* -1 unlimited/unknown */
     long long total_nodes, total_cpus; /* -1 unknown */
     int is_default;
 };
@@ -87,8 +87,8 @@ struct probe {
     int (*capabilities)(struct transport *t, struct cluster_caps *caps,
                         exa_error_t *err);
     /* Nodes: *out malloc'ed array (node_infos_free). 0 or -1. */
-    int (*list_nodes)(struct transport *t, struct node_info **out,
-                      size_t *n, exa_error_t *err);
+    int (*list_nodes)(struct transport *t, struct node_info **out, size_t *n,
+                      exa_error_t *err);
     /* GPUs: *out malloc'ed array (gpu_infos_free). 0 or -1. */
     int (*list_gpus)(struct transport *t, struct gpu_info **out, size_t *n,
                      exa_error_t *err);

@@ -73,15 +73,15 @@ void capacity_rows_free(struct capacity_row *rows, size_t n)
 int capacity_report(store_t *st, const char *regpath,
                     struct capacity_row **rows, size_t *n, exa_error_t *err)
 {
-    struct fleet f = { NULL, 0 };
+    struct fleet f = {NULL, 0};
     struct capacity_row *v = NULL;
     size_t nr = 0, alloc = 0;
     char *path = regpath ? xstrdup(regpath) : registry_default_path(err);
-    double grate = capacity_rate_from_env("GPU_COST_PER_HOUR",
-                                          CAPACITY_GPU_COST_PER_HOUR);
-    double crate = capacity_rate_from_env("CPU_COST_PER_HOUR",
-                                          CAPACITY_CPU_COST_PER_HOUR);
-    struct place_ask ask = { 0, 0, 1 };
+    double grate =
+        capacity_rate_from_env("GPU_COST_PER_HOUR", CAPACITY_GPU_COST_PER_HOUR);
+    double crate =
+        capacity_rate_from_env("CPU_COST_PER_HOUR", CAPACITY_CPU_COST_PER_HOUR);
+    struct place_ask ask = {0, 0, 1};
     int rc = -1;
 
     if (!path || fleet_load(st, path, &f, err) < 0)
@@ -112,11 +112,10 @@ int capacity_report(store_t *st, const char *regpath,
         r->total_nodes = cap.total_nodes;
         r->idle_nodes = cap.idle_nodes;
         r->utilization_pct =
-            cap.total_gpus
-                ? round_to(100.0 * (cap.total_gpus - cap.idle_gpus) /
-                               cap.total_gpus,
-                           10)
-                : 0;
+            cap.total_gpus ? round_to(100.0 * (cap.total_gpus - cap.idle_gpus) /
+                                          cap.total_gpus,
+                                      10)
+                           : 0;
         r->gpu_hours_used = round_to(gh, 100);
         r->cpu_hours_used = round_to(ch, 100);
         r->cost_usd = round_to(gh * grate + ch * crate, 100);

@@ -48,9 +48,8 @@ enum cluster_state cluster_state_parse(const char *s)
     return CLUSTER_NONE;
 }
 
-int gov_transition(const char *name, enum cluster_state from,
-                   enum gov_event ev, enum cluster_state *to,
-                   exa_error_t *err)
+int gov_transition(const char *name, enum cluster_state from, enum gov_event ev,
+                   enum cluster_state *to, exa_error_t *err)
 {
     switch (ev) {
     case GOV_CONNECT:
@@ -317,8 +316,7 @@ static char *def_key_fingerprint(const char *key)
 
 /* Identity differences between a YAML def and a DB row (new object). */
 static json_t *def_row_changes(const struct cluster_def *d,
-                               const struct cluster_row *r,
-                               const char *key_fpr)
+                               const struct cluster_row *r, const char *key_fpr)
 {
     json_t *c = json_object();
     if (d->host)
@@ -339,7 +337,7 @@ static json_t *def_row_changes(const struct cluster_def *d,
 static int reconcile_one(store_t *st, const struct cluster_def *d,
                          const char *actor, int *changed, exa_error_t *err)
 {
-    struct cluster_row row = { 0 };
+    struct cluster_row row = {0};
     char *fpr = def_key_fingerprint(d->ssh_key);
     json_t *c = NULL;
     int found, rc = -1;
@@ -399,8 +397,8 @@ static int reconcile_one(store_t *st, const struct cluster_def *d,
             }
             if (d->transport)
                 set(&row.transport, d->transport);
-            rc = apply_identity_change(st, &row, c, "clusters.yaml", actor,
-                                       err);
+            rc =
+                apply_identity_change(st, &row, c, "clusters.yaml", actor, err);
             c = NULL;
             if (rc < 0)
                 goto fail;
@@ -486,7 +484,7 @@ int fleet_load(store_t *st, const char *regpath, struct fleet *out,
     struct cluster_row *rows = NULL;
     size_t nrows = 0, i = 0, j = 0, alloc = 0;
     char *actor = audit_actor();
-    struct fleet f = { NULL, 0 };
+    struct fleet f = {NULL, 0};
     int rc = -1, fd;
 
     if (gov_reconcile(st, regpath, actor, NULL, err) < 0)
@@ -573,7 +571,7 @@ static int connect_db(store_t *st, const struct gov_connect_req *q,
                       const char *actor, struct gov_result *res,
                       exa_error_t *err)
 {
-    struct cluster_row row = { 0 };
+    struct cluster_row row = {0};
     enum cluster_state from = CLUSTER_NONE, to = CLUSTER_PENDING;
     int found = store_cluster_get(st, q->name, &row, err), rc = -1;
     json_t *d;
@@ -588,8 +586,7 @@ static int connect_db(store_t *st, const struct gov_connect_req *q,
         diff_str(c, "ssh_user", row.ssh_user, q->ssh_user);
         diff_str(c, "ssh_key", row.ssh_key, q->ssh_key);
         diff_str(c, "transport", row.transport, q->transport);
-        diff_str(c, "key_fingerprint", row.key_fingerprint,
-                 q->key_fingerprint);
+        diff_str(c, "key_fingerprint", row.key_fingerprint, q->key_fingerprint);
         diff_str(c, "host_key_fingerprint", row.host_key_fingerprint,
                  q->host_key_fingerprint);
         set(&row.host, q->host);
@@ -656,7 +653,7 @@ int gov_connect(store_t *st, const char *regpath,
                 struct gov_result *res, exa_error_t *err)
 {
     struct registry reg = REGISTRY_INIT;
-    struct cluster_def def = { 0 }, *old;
+    struct cluster_def def = {0}, *old;
     struct gov_result tmp;
     int fd, rc = -1;
 
@@ -713,7 +710,7 @@ static int decide(store_t *st, const char *regpath, const char *name,
                   const struct cluster_row *seen, const char *actor,
                   struct gov_result *res, exa_error_t *err)
 {
-    struct cluster_row row = { 0 };
+    struct cluster_row row = {0};
     enum cluster_state from, to = CLUSTER_NONE;
     int found, rc = -1;
     json_t *d;
@@ -758,8 +755,7 @@ static int decide(store_t *st, const char *regpath, const char *name,
     }
     jx_set(d, "from_state", jx_str(cluster_state_name(from)));
     if (write_audit(st, actor,
-                    ev == GOV_APPROVE ? "cluster_approved"
-                                      : "cluster_rejected",
+                    ev == GOV_APPROVE ? "cluster_approved" : "cluster_rejected",
                     name, d, err) < 0)
         goto out;
     if (store_commit(st, err) < 0)
@@ -781,14 +777,12 @@ int gov_approve(store_t *st, const char *regpath, const char *name,
                 const struct cluster_row *seen, const char *actor,
                 struct gov_result *res, exa_error_t *err)
 {
-    return decide(st, regpath, name, GOV_APPROVE, NULL, seen, actor, res,
-                  err);
+    return decide(st, regpath, name, GOV_APPROVE, NULL, seen, actor, res, err);
 }
 
 int gov_reject(store_t *st, const char *regpath, const char *name,
                const char *reason, const struct cluster_row *seen,
                const char *actor, struct gov_result *res, exa_error_t *err)
 {
-    return decide(st, regpath, name, GOV_REJECT, reason, seen, actor, res,
-                  err);
+    return decide(st, regpath, name, GOV_REJECT, reason, seen, actor, res, err);
 }

@@ -55,15 +55,14 @@ enum cluster_state cluster_state_parse(const char *s);
  * "cluster 'x' is REJECTED; only a new 'exa hpc connect' returns it to
  * PENDING". name is used only in messages.
  */
-int gov_transition(const char *name, enum cluster_state from,
-                   enum gov_event ev, enum cluster_state *to,
-                   exa_error_t *err);
+int gov_transition(const char *name, enum cluster_state from, enum gov_event ev,
+                   enum cluster_state *to, exa_error_t *err);
 
 /* A cluster as the rest of exa sees it: the YAML definition (wins for
  * definition fields) over the DB copy, and the DB's governance state. */
 struct fleet_cluster {
-    struct cluster_def def;  /* merged definition; def.ssh_port >= 1 */
-    struct cluster_row row;  /* the DB row (row.name NULL when absent) */
+    struct cluster_def def;   /* merged definition; def.ssh_port >= 1 */
+    struct cluster_row row;   /* the DB row (row.name NULL when absent) */
     enum cluster_state state; /* PENDING when only in clusters.yaml */
     int in_yaml, in_db;
 };
@@ -99,12 +98,12 @@ int gov_reconcile(store_t *st, const char *regpath, const char *actor,
 
 struct gov_connect_req {
     const char *name;
-    const char *scheduler;  /* probed or forced; "unknown" when none */
-    const char *transport;  /* ssh | local */
+    const char *scheduler; /* probed or forced; "unknown" when none */
+    const char *transport; /* ssh | local */
     const char *host;
-    const char *ssh_user;   /* may be NULL */
-    int ssh_port;           /* 22 when 0 */
-    const char *ssh_key;    /* path, may be NULL */
+    const char *ssh_user;             /* may be NULL */
+    int ssh_port;                     /* 22 when 0 */
+    const char *ssh_key;              /* path, may be NULL */
     const char *key_fingerprint;      /* "SHA256:..." or NULL */
     const char *host_key_fingerprint; /* "SHA256:..." or NULL */
     const char *capabilities;         /* JSON text or NULL */

@@ -50,15 +50,14 @@ static double score_cost(const struct place_candidate *c,
     return cl->has_cost_per_gpu_hour ? -cl->cost_per_gpu_hour : 0;
 }
 
-static const struct place_scorer least_loaded = { "least-loaded", "headroom",
-                                                  score_least_loaded };
-static const struct place_scorer carbon_aware = { "carbon-aware", "carbon",
-                                                  score_carbon };
-static const struct place_scorer cost_aware = { "cost-aware", "cost",
-                                                score_cost };
+static const struct place_scorer least_loaded = {"least-loaded", "headroom",
+                                                 score_least_loaded};
+static const struct place_scorer carbon_aware = {"carbon-aware", "carbon",
+                                                 score_carbon};
+static const struct place_scorer cost_aware = {"cost-aware", "cost",
+                                               score_cost};
 static const struct place_scorer *const scorers[] = {
-    &least_loaded, &carbon_aware, &cost_aware, NULL
-};
+    &least_loaded, &carbon_aware, &cost_aware, NULL};
 
 const struct place_scorer *const *place_scorers(void)
 {
@@ -124,8 +123,8 @@ void place_capacity_of(const struct node_row *nodes, size_t n,
         int fg = node_free_gpus(r);
         time_t t;
         /* A snapshot's rows share one timestamp: parse it once. */
-        if (last_s && r->captured_at && (last_s == r->captured_at ||
-                                         !strcmp(last_s, r->captured_at))) {
+        if (last_s && r->captured_at &&
+            (last_s == r->captured_at || !strcmp(last_s, r->captured_at))) {
             t = last_t;
         } else {
             t = place_parse_utc(r->captured_at);
@@ -152,7 +151,6 @@ void place_capacity_of(const struct node_row *nodes, size_t n,
 }
 
 /* ---- choosing ---- */
-
 
 static int cmp_cand(const void *pa, const void *pb)
 {
@@ -187,15 +185,17 @@ static void explain_why(struct place_candidate *c, const struct place_ask *a,
             strbuf_addf(&sb, " and >= %d CPU(s)", k->per_node_cpus);
         strbuf_addf(&sb, ", need %d", nn);
     } else {
-        strbuf_addf(&sb, "does not fit: %d usable node(s) with >= %d free "
-                         "GPU(s)",
+        strbuf_addf(&sb,
+                    "does not fit: %d usable node(s) with >= %d free "
+                    "GPU(s)",
                     k->fit_nodes, k->per_node_gpus);
         if (k->per_node_cpus)
             strbuf_addf(&sb, " and >= %d CPU(s)", k->per_node_cpus);
         strbuf_addf(&sb, ", need %d", nn);
         if (k->total_nodes > k->usable_nodes)
-            strbuf_addf(&sb, " (%d of %d node(s) down, drained, allocated "
-                             "or unknown)",
+            strbuf_addf(&sb,
+                        " (%d of %d node(s) down, drained, allocated "
+                        "or unknown)",
                         k->total_nodes - k->usable_nodes, k->total_nodes);
     }
     if (c->stale)
@@ -207,9 +207,9 @@ static void explain_why(struct place_candidate *c, const struct place_ask *a,
 }
 
 int place_choose(const struct place_cluster *cl, size_t n,
-                 const struct place_ask *ask,
-                 const struct place_scorer *scorer, int max_age_s,
-                 time_t now, struct place_result *res, exa_error_t *err)
+                 const struct place_ask *ask, const struct place_scorer *scorer,
+                 int max_age_s, time_t now, struct place_result *res,
+                 exa_error_t *err)
 {
     struct strbuf sb = STRBUF_INIT;
     double best = NAN;
@@ -255,13 +255,13 @@ int place_choose(const struct place_cluster *cl, size_t n,
             res->cands[i].margin_to_best = best - res->cands[i].score;
     if (res->chosen >= 0) {
         const struct place_candidate *c = &res->cands[0];
-        strbuf_addf(&sb,
-                    "chose %s@%s \u2014 %d/%d idle GPUs, %d/%d idle nodes",
-                    c->scheduler, c->name, c->cap.idle_gpus,
-                    c->cap.total_gpus, c->cap.idle_nodes, c->cap.total_nodes);
+        strbuf_addf(&sb, "chose %s@%s \u2014 %d/%d idle GPUs, %d/%d idle nodes",
+                    c->scheduler, c->name, c->cap.idle_gpus, c->cap.total_gpus,
+                    c->cap.idle_nodes, c->cap.total_nodes);
         if (!c->objective_available)
-            strbuf_addf(&sb, " [objectives unavailable: %s not declared for "
-                             "'%s']",
+            strbuf_addf(&sb,
+                        " [objectives unavailable: %s not declared for "
+                        "'%s']",
                         scorer->objective, c->name);
         if (c->stale)
             strbuf_addf(&sb, " [stale snapshot: %.0f s old, limit %d s]",
@@ -307,8 +307,8 @@ static json_t *cand_json(const struct place_candidate *c, int rank)
     jx_set(o, "idle_nodes", json_integer(c->cap.idle_nodes));
     jx_set(o, "total_nodes", json_integer(c->cap.total_nodes));
     jx_set(o, "fit_nodes", json_integer(c->cap.fit_nodes));
-    jx_set(o, "snapshot_age_s", c->cap.age_s < 0 ? NULL
-                                                 : jx_real(c->cap.age_s));
+    jx_set(o, "snapshot_age_s",
+           c->cap.age_s < 0 ? NULL : jx_real(c->cap.age_s));
     jx_set(o, "stale", json_boolean(c->stale));
     jx_set(o, "objective_available", json_boolean(c->objective_available));
     jx_set(o, "why", jx_str(c->why));

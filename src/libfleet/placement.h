@@ -76,8 +76,8 @@ struct place_scorer {
     const char *objective; /* "headroom", "carbon", "cost" */
     /* Higher is better; set *available = 0 when the input is missing. */
     double (*score)(const struct place_candidate *c,
-                    const struct place_cluster *cl,
-                    const struct place_ask *ask, int *available);
+                    const struct place_cluster *cl, const struct place_ask *ask,
+                    int *available);
 };
 
 /* The scorer named name (NULL or "" gives least-loaded), or NULL. */
@@ -112,9 +112,9 @@ struct place_result {
  * Release res with place_result_release().
  */
 int place_choose(const struct place_cluster *clusters, size_t n,
-                 const struct place_ask *ask,
-                 const struct place_scorer *scorer, int max_age_s,
-                 time_t now, struct place_result *res, exa_error_t *err);
+                 const struct place_ask *ask, const struct place_scorer *scorer,
+                 int max_age_s, time_t now, struct place_result *res,
+                 exa_error_t *err);
 void place_result_release(struct place_result *res);
 
 /*

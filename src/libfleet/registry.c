@@ -19,6 +19,7 @@
 #include <unistd.h>
 #include <yaml.h>
 
+#include "libutil/atomic.h"
 #include "libutil/strbuf.h"
 #include "libutil/xalloc.h"
 
@@ -89,8 +90,7 @@ void registry_release(struct registry *reg)
     reg->nr = reg->alloc = 0;
 }
 
-struct cluster_def *registry_find(const struct registry *reg,
-                                  const char *name)
+struct cluster_def *registry_find(const struct registry *reg, const char *name)
 {
     for (size_t i = 0; i < reg->nr; i++)
         if (!strcmp(reg->defs[i].name, name))
@@ -127,8 +127,7 @@ int registry_remove(struct registry *reg, const char *name)
         return 0;
     i = (size_t)(d - reg->defs);
     cluster_def_release(d);
-    memmove(&reg->defs[i], &reg->defs[i + 1],
-            (reg->nr - i - 1) * sizeof(*d));
+    memmove(&reg->defs[i], &reg->defs[i + 1], (reg->nr - i - 1) * sizeof(*d));
     reg->nr--;
     return 1;
 }
@@ -141,8 +140,7 @@ struct ydoc {
     exa_error_t *err;
 };
 
-static int yerr(struct ydoc *y, yaml_node_t *n, const char *fmt,
-                const char *a)
+static int yerr(struct ydoc *y, yaml_node_t *n, const char *fmt, const char *a)
 {
     char msg[160];
     snprintf(msg, sizeof(msg), fmt, a);
@@ -170,8 +168,7 @@ static int is_null_scalar(yaml_node_t *n)
             !strcmp(s, "Null") || !strcmp(s, "NULL"));
 }
 
-static int set_str(struct ydoc *y, yaml_node_t *v, const char *key,
-                   char **out)
+static int set_str(struct ydoc *y, yaml_node_t *v, const char *key, char **out)
 {
     const char *s = scalar(v);
     if (is_null_scalar(v))
@@ -183,8 +180,7 @@ static int set_str(struct ydoc *y, yaml_node_t *v, const char *key,
     return 0;
 }
 
-static int set_port(struct ydoc *y, yaml_node_t *v, const char *key,
-                    int *out)
+static int set_port(struct ydoc *y, yaml_node_t *v, const char *key, int *out)
 {
     const char *s = scalar(v);
     char *end;
@@ -201,8 +197,8 @@ static int set_port(struct ydoc *y, yaml_node_t *v, const char *key,
     return 0;
 }
 
-static int set_num(struct ydoc *y, yaml_node_t *v, const char *key,
-                   int *has, double *out)
+static int set_num(struct ydoc *y, yaml_node_t *v, const char *key, int *has,
+                   double *out)
 {
     const char *s = scalar(v);
     char *end;
@@ -223,7 +219,7 @@ static int set_num(struct ydoc *y, yaml_node_t *v, const char *key,
 static int parse_def(struct ydoc *y, yaml_node_t *m, const char *name,
                      struct registry *reg)
 {
-    struct cluster_def d = { 0 };
+    struct cluster_def d = {0};
     int rc = -1;
     if (m->type != YAML_MAPPING_NODE) {
         if (is_null_scalar(m))
@@ -257,8 +253,7 @@ static int parse_def(struct ydoc *y, yaml_node_t *m, const char *name,
         else if (!strcmp(k, "dcgm_exporter_port"))
             r = set_port(y, vn, k, &d.dcgm_exporter_port);
         else if (!strcmp(k, "carbon_intensity"))
-            r = set_num(y, vn, k, &d.has_carbon_intensity,
-                        &d.carbon_intensity);
+            r = set_num(y, vn, k, &d.has_carbon_intensity, &d.carbon_intensity);
         else if (!strcmp(k, "cost_per_gpu_hour"))
             r = set_num(y, vn, k, &d.has_cost_per_gpu_hour,
                         &d.cost_per_gpu_hour);
@@ -282,8 +277,7 @@ out:
     return rc;
 }
 
-static int parse_name_map(struct ydoc *y, yaml_node_t *m,
-                          struct registry *reg)
+static int parse_name_map(struct ydoc *y, yaml_node_t *m, struct registry *reg)
 {
     for (yaml_node_pair_t *p = m->data.mapping.pairs.start;
          p < m->data.mapping.pairs.top; p++) {
@@ -322,7 +316,7 @@ int registry_parse(const char *text, size_t len, const char *where,
                    struct registry *reg, exa_error_t *err)
 {
     yaml_parser_t parser;
-    struct ydoc y = { .where = where, .err = err };
+    struct ydoc y = {.where = where, .err = err};
     yaml_node_t *root;
     int rc = 0;
 
@@ -354,11 +348,10 @@ int registry_parse(const char *text, size_t len, const char *where,
         else if (clusters->type == YAML_SEQUENCE_NODE)
             rc = parse_list(&y, clusters, reg);
         else if (!is_null_scalar(clusters))
-            rc = yerr(&y, clusters,
-                      "'clusters' must be a mapping or a list%s", "");
+            rc = yerr(&y, clusters, "'clusters' must be a mapping or a list%s",
+                      "");
     } else {
-        rc = yerr(&y, root, "the top level must be a mapping or a list%s",
-                  "");
+        rc = yerr(&y, root, "the top level must be a mapping or a list%s", "");
     }
 out:
     if (rc < 0)
@@ -384,17 +377,16 @@ int registry_load(const char *path, struct registry *reg, exa_error_t *err)
         if (n < 0 && errno == EINTR)
             continue;
         if (n < 0) {
-            rc = exa_err(err, EXA_ECONFIG,
-                         "cannot read clusters.yaml '%s': %s", path,
-                         strerror(errno));
+            rc = exa_err(err, EXA_ECONFIG, "cannot read clusters.yaml '%s': %s",
+                         path, strerror(errno));
             goto out;
         }
         if (n == 0)
             break;
         if (sb.len + (size_t)n > REGISTRY_MAX_BYTES) {
-            rc = exa_err(err, EXA_ECONFIG,
-                         "clusters.yaml '%s' exceeds %u bytes", path,
-                         REGISTRY_MAX_BYTES);
+            rc =
+                exa_err(err, EXA_ECONFIG, "clusters.yaml '%s' exceeds %u bytes",
+                        path, REGISTRY_MAX_BYTES);
             goto out;
         }
         strbuf_add(&sb, buf, (size_t)n);
@@ -417,10 +409,9 @@ static int emit_handler(void *data, unsigned char *buffer, size_t size)
 static void emit_scalar(yaml_emitter_t *e, const char *s, int plain_ok)
 {
     yaml_event_t ev;
-    yaml_scalar_event_initialize(&ev, NULL, NULL, (yaml_char_t *)s,
-                                 (int)strlen(s), plain_ok, 1,
-                                 plain_ok ? YAML_ANY_SCALAR_STYLE
-                                          : YAML_SINGLE_QUOTED_SCALAR_STYLE);
+    yaml_scalar_event_initialize(
+        &ev, NULL, NULL, (yaml_char_t *)s, (int)strlen(s), plain_ok, 1,
+        plain_ok ? YAML_ANY_SCALAR_STYLE : YAML_SINGLE_QUOTED_SCALAR_STYLE);
     yaml_emitter_emit(e, &ev);
 }
 
@@ -490,9 +481,9 @@ char *registry_format(const struct registry *reg)
                                         YAML_BLOCK_MAPPING_STYLE);
     yaml_emitter_emit(&e, &ev);
     emit_scalar(&e, "clusters", 1);
-    yaml_mapping_start_event_initialize(
-        &ev, NULL, NULL, 1,
-        reg->nr ? YAML_BLOCK_MAPPING_STYLE : YAML_FLOW_MAPPING_STYLE);
+    yaml_mapping_start_event_initialize(&ev, NULL, NULL, 1,
+                                        reg->nr ? YAML_BLOCK_MAPPING_STYLE
+                                                : YAML_FLOW_MAPPING_STYLE);
     yaml_emitter_emit(&e, &ev);
     for (size_t i = 0; i < reg->nr; i++) {
         const struct cluster_def *d = &reg->defs[i];
@@ -552,76 +543,23 @@ static int mkdir_parent(const char *path, exa_error_t *err)
     return rc;
 }
 
-static int write_all(int fd, const char *p, size_t n)
-{
-    while (n) {
-        ssize_t w = write(fd, p, n);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return -1;
-        p += w;
-        n -= (size_t)w;
-    }
-    return 0;
-}
-
 int registry_save(const char *path, const struct registry *reg,
                   exa_error_t *err)
 {
+    static const char header[] = "# exa cluster registry (connection "
+                                 "definitions); approval state lives in "
+                                 "platform.db\n";
     char *text = registry_format(reg);
-    char *tmp = xstrfmt("%s.tmp.%ld", path, (long)getpid());
-    char *dir = xstrdup(path);
-    char *slash = strrchr(dir, '/');
-    int fd = -1, rc = -1;
-
+    struct strbuf sb = STRBUF_INIT;
+    int rc = -1;
     if (mkdir_parent(path, err) < 0)
         goto out;
-    fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-    if (fd < 0) {
-        exa_err(err, EXA_ECONFIG, "cannot write '%s': %s", tmp,
-                strerror(errno));
-        goto out;
-    }
-    if (write_all(fd, "# exa cluster registry (connection definitions); "
-                      "approval state lives in platform.db\n",
-                  strlen("# exa cluster registry (connection definitions); "
-                         "approval state lives in platform.db\n")) ||
-        write_all(fd, text, strlen(text)) || fsync(fd)) {
-        exa_err(err, EXA_ECONFIG, "cannot write '%s': %s", tmp,
-                strerror(errno));
-        goto out;
-    }
-    if (close(fd)) {
-        fd = -1;
-        exa_err(err, EXA_ECONFIG, "cannot write '%s': %s", tmp,
-                strerror(errno));
-        goto out;
-    }
-    fd = -1;
-    if (rename(tmp, path)) {
-        exa_err(err, EXA_ECONFIG, "cannot replace '%s': %s", path,
-                strerror(errno));
-        goto out;
-    }
-    if (slash) {
-        int dfd;
-        *slash = '\0';
-        dfd = open(slash == dir ? "/" : dir, O_RDONLY | O_DIRECTORY);
-        if (dfd >= 0) {
-            fsync(dfd);
-            close(dfd);
-        }
-    }
-    rc = 0;
+    strbuf_addstr(&sb, header);
+    strbuf_addstr(&sb, text);
+    rc = atomic_write_file(path, sb.buf, sb.len, 0600, err);
 out:
-    if (fd >= 0)
-        close(fd);
-    if (rc < 0)
-        unlink(tmp);
+    strbuf_release(&sb);
     free(text);
-    free(tmp);
-    free(dir);
     return rc;
 }
 
@@ -643,8 +581,7 @@ int registry_lock(const char *path, int excl, exa_error_t *err)
     while (flock(fd, excl ? LOCK_EX : LOCK_SH)) {
         if (errno == EINTR)
             continue;
-        exa_err(err, EXA_ECONFIG, "cannot lock '%s': %s", lp,
-                strerror(errno));
+        exa_err(err, EXA_ECONFIG, "cannot lock '%s': %s", lp, strerror(errno));
         close(fd);
         free(lp);
         return -1;

@@ -51,7 +51,10 @@ struct registry {
     size_t nr, alloc;
 };
 
-#define REGISTRY_INIT { NULL, 0, 0 }
+#define REGISTRY_INIT                                                          \
+    {                                                                          \
+        NULL, 0, 0                                                             \
+    }
 
 /*
  * Path of clusters.yaml: $EXAMLOPS_HPC_REGISTRY, else
@@ -107,8 +110,7 @@ int registry_update(const char *path, registry_update_f fn, void *arg,
                     exa_error_t *err);
 
 /* Borrowed pointer to the named definition, or NULL. */
-struct cluster_def *registry_find(const struct registry *reg,
-                                  const char *name);
+struct cluster_def *registry_find(const struct registry *reg, const char *name);
 
 /*
  * Insert def (copied) or replace the definition of the same name; keeps

@@ -173,7 +173,7 @@ static struct cmd_stat *stat_for(struct obs_exporter *ex, const char *cluster,
 static int refresh_sources(struct obs_exporter *ex, exa_error_t *err)
 {
     struct fv_fleet fleet;
-    if (fv_fleet_load(ex->st, NULL, 0, NULL, &fleet, err) < 0)
+    if (fv_fleet_load_ex(ex->st, NULL, 0, 0, NULL, &fleet, err) < 0)
         return -1;
     for (size_t i = 0; i < ex->nslots; i++)
         ex->slots[i].seen = 0;

@@ -23,28 +23,37 @@
 
 #include "libutil/json.h"
 #include "libutil/strbuf.h"
+#include "libutil/strvec.h"
 #include "libutil/xalloc.h"
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
 
 static json_t *group(const struct fv_cluster *c, const char *job,
                      const char *tenant, int port, int gpu_only,
                      size_t *ntargets)
 {
-    json_t *targets = json_array(), *labels = json_object(), *g;
+    json_t *targets = json_array(), *labels, *g;
+    struct strvec names = STRVEC_INIT;
     for (size_t i = 0; i < c->nr_nodes; i++) {
         const struct fv_node *n = &c->nodes[i];
-        char *t;
         if (gpu_only && n->gpus <= 0)
             continue;
-        t = xstrfmt("%s:%d", n->name, port);
-        json_array_append_new(targets, jx_str(t));
-        free(t);
+        strvec_pushf(&names, "%s:%d", n->name, port);
     }
-    if (json_array_size(targets) == 0) {
+    if (names.nr == 0) {
         json_decref(targets);
-        json_decref(labels);
         return NULL;
     }
-    *ntargets += json_array_size(targets);
+    /* node-name order whatever order the caller's snapshot had */
+    qsort(names.v, names.nr, sizeof(*names.v), cmp_str);
+    for (size_t i = 0; i < names.nr; i++)
+        json_array_append_new(targets, jx_str(names.v[i]));
+    *ntargets += names.nr;
+    strvec_clear(&names);
+    labels = json_object();
     jx_set(labels, "cluster", jx_str(c->name));
     jx_set(labels, "scheduler",
            jx_str(c->scheduler ? c->scheduler : "unknown"));

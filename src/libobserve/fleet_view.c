@@ -65,6 +65,13 @@ static int load_nodes(store_t *st, struct fv_cluster *c, exa_error_t *err)
 int fv_fleet_load(store_t *st, const char *only, int all_states,
                   const char *registry, struct fv_fleet *out, exa_error_t *err)
 {
+    return fv_fleet_load_ex(st, only, all_states, 1, registry, out, err);
+}
+
+int fv_fleet_load_ex(store_t *st, const char *only, int all_states,
+                     int with_nodes, const char *registry,
+                     struct fv_fleet *out, exa_error_t *err)
+{
     size_t alloc = 0;
     int rc;
     char *reg = registry ? xstrdup(registry) : registry_default_path(NULL);
@@ -106,7 +113,7 @@ int fv_fleet_load(store_t *st, const char *only, int all_states,
     }
     for (size_t i = 0; i < out->nr; i++) {
         struct fv_cluster *c = &out->clusters[i];
-        if (load_nodes(st, c, err) < 0)
+        if (with_nodes && load_nodes(st, c, err) < 0)
             goto fail;
     }
     if (reg && fv_registry_apply(reg, out, err) < 0)

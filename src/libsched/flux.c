@@ -11,12 +11,14 @@
  * wait status, exception the cancel/timeout cause.
  */
 #include <jansson.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "libsched/runscript.h"
 #include "libsched/sched.h"
+#include "libsched/sched_lines.h"
 #include "libutil/xalloc.h"
 
 #define US "\x1f"
@@ -47,7 +49,21 @@ static void decode_wait(long long st, int *exit_code, int *sig)
     }
 }
 
-/* Number field: empty, "0", "0.0" and "-" mean unset. */
+/* A plausible epoch time: finite, > 0 and at most SCHED_MAX_EPOCH, so
+ * "%.6f" of it fits struct sched_job's 40-byte time fields. */
+static int epoch_ok(double d)
+{
+    return isfinite(d) && d > 0 && d <= SCHED_MAX_EPOCH;
+}
+
+static void put_epoch(char *dst, size_t n, double d)
+{
+    if (epoch_ok(d))
+        xsnprintf(dst, n, "%.6f", d);
+}
+
+/* Number field: empty, "0", "0.0" and "-" mean unset; so do values that
+ * are not a plausible epoch time (inf, nan, 1e300, negative). */
 static int time_field(const char *s, char *dst, size_t n)
 {
     char *end;
@@ -56,13 +72,13 @@ static int time_field(const char *s, char *dst, size_t n)
     if (!*s || !strcmp(s, "-"))
         return 0;
     d = strtod(s, &end);
-    if (end == s || d <= 0)
+    if (end == s || !epoch_ok(d))
         return 0;
     xsnprintf(dst, n, "%.6f", d);
     return 1;
 }
 
-static int parse_flux_line(char *line, struct sched_job *j)
+int sched_flux_parse_jobs_line(char *line, struct sched_job *j)
 {
     char *f[8];
     size_t nf = 0;
@@ -95,14 +111,13 @@ static int parse_flux_line(char *line, struct sched_job *j)
     {
         char *end;
         double rt = strtod(f[7], &end);
-        if (end != f[7] && rt > 0)
+        if (end != f[7] && epoch_ok(rt))
             j->elapsed_s = (long long)(rt + 0.5);
     }
     return 0;
 }
 
-/* Summarize an RFC 18 eventlog (JSON lines) into j. 0, or -1 if empty. */
-static int parse_eventlog(const char *text, struct sched_job *j)
+int sched_flux_parse_eventlog(const char *text, struct sched_job *j)
 {
     const char *p = text;
     int any = 0, alloc = 0, finished = 0, clean = 0;
@@ -125,6 +140,8 @@ static int parse_eventlog(const char *text, struct sched_job *j)
         {
             const char *name = json_string_value(json_object_get(ev, "name"));
             double ts = json_number_value(json_object_get(ev, "timestamp"));
+            if (!epoch_ok(ts))
+                ts = 0; /* absurd or absent: unknown */
             json_t *ctx = json_object_get(ev, "context");
             if (!name)
                 continue;
@@ -158,13 +175,10 @@ static int parse_eventlog(const char *text, struct sched_job *j)
         json_decref(keep);
         return -1;
     }
-    if (t_submit > 0)
-        xsnprintf(j->submit, sizeof(j->submit), "%.6f", t_submit);
-    if (t_start > 0)
-        xsnprintf(j->start, sizeof(j->start), "%.6f", t_start);
+    put_epoch(j->submit, sizeof(j->submit), t_submit);
+    put_epoch(j->start, sizeof(j->start), t_start);
     if (clean || finished || exc_type) {
-        if (t_end > 0)
-            xsnprintf(j->end, sizeof(j->end), "%.6f", t_end);
+        put_epoch(j->end, sizeof(j->end), t_end);
         if (status >= 0)
             decode_wait(status, &j->exit_code, &j->signal);
     }
@@ -211,7 +225,7 @@ static int flux_status_batch(struct sched *s, const char *const *ids, size_t n,
             struct sched_job row;
             if (nl)
                 *nl = '\0';
-            if (parse_flux_line(p, &row) == 0) {
+            if (sched_flux_parse_jobs_line(p, &row) == 0) {
                 const char *b = f58_body(row.id);
                 for (long i = sched_idmap_find(&map, b, strlen(b)); i >= 0;
                      i = map.next[i]) {
@@ -232,7 +246,7 @@ static int flux_status_batch(struct sched *s, const char *const *ids, size_t n,
             continue;
         asked = 1;
         if (res.rc == 0)
-            parse_eventlog(res.out.buf, &out[i]);
+            sched_flux_parse_eventlog(res.out.buf, &out[i]);
     }
     transport_result_release(&res);
     if (!asked) {
@@ -393,7 +407,7 @@ static int flux_logs(struct sched *s, const char *id, const char *remote_dir,
     if (remote_dir && *remote_dir) {
         char *path = xstrfmt("%s/%s.out", remote_dir, id);
         exa_error_t e1 = EXA_ERROR_INIT;
-        int rc = sched_fetch_file(s, path, out, &e1);
+        int rc = sched_fetch_tail(s, path, s->log_max_bytes, out, &e1);
         free(path);
         if (rc == 0)
             return 0;
@@ -402,8 +416,15 @@ static int flux_logs(struct sched *s, const char *id, const char *remote_dir,
         const char *argv[] = { "flux", "job", "attach", id, NULL };
         struct transport_result res = TRANSPORT_RESULT_INIT;
         int rc = transport_run_ok(s->t, argv, NULL, 0, &res, err);
-        if (rc == 0)
+        size_t max = s->log_max_bytes ? s->log_max_bytes : SCHED_LOG_MAX_DEFAULT;
+        /* a stream has no tail(1): the transport's output cap bounds it,
+         * and only its last max bytes are kept */
+        if (rc == 0 && res.out.len > max) {
+            s->log_truncated = 1;
+            strbuf_add(out, res.out.buf + (res.out.len - max), max);
+        } else if (rc == 0) {
             strbuf_addbuf(out, &res.out);
+        }
         transport_result_release(&res);
         return rc;
     }

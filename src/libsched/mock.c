@@ -7,6 +7,9 @@
  * <mock_dir>/<id>.json (state, exit code, times), so a later `exa hpc
  * status` in another process sees the job. Ids are "mock-<run id>". An id
  * without a record is UNKNOWN (as in the reference, §4.5), never an error.
+ * Times are UTC "YYYY-MM-DDTHH:MM:SSZ" (timeutil.h) like every stored time;
+ * logs and records are written atomically (atomic.h) and a failed write
+ * fails the submit or cancel instead of leaving a silent half-file.
  * The job directory lives under the user's data directory, never inside a
  * source checkout (§6 item 32).
  */
@@ -19,7 +22,9 @@
 #include <time.h>
 
 #include "libsched/sched.h"
+#include "libutil/atomic.h"
 #include "libutil/subprocess.h"
+#include "libutil/timeutil.h"
 #include "libutil/xalloc.h"
 
 static const char *mock_dir(struct sched *s)
@@ -39,38 +44,24 @@ static const char *mock_dir(struct sched *s)
     return s->mock_dir;
 }
 
-static void mkdirs(const char *dir)
-{
-    char *d = xstrdup(dir);
-    for (char *p = d + 1; *p; p++) {
-        if (*p == '/') {
-            *p = '\0';
-            mkdir(d, 0700);
-            *p = '/';
-        }
-    }
-    mkdir(d, 0700);
-    free(d);
-}
-
+/* Now as "YYYY-MM-DDTHH:MM:SSZ" (UTC), like every time exa stores. */
 static void iso_now(char *buf, size_t n)
 {
-    time_t t = time(NULL);
-    struct tm tm;
-    localtime_r(&t, &tm);
-    strftime(buf, n, "%Y-%m-%dT%H:%M:%S", &tm);
+    time_format_iso8601(time(NULL), buf, n);
 }
 
-static int write_text(const char *path, const char *data, size_t len)
+/* Write the record doc to path atomically (readers in other processes
+ * never see half a record). */
+static int write_record(const char *path, json_t *doc, exa_error_t *err)
 {
-    FILE *f = fopen(path, "w");
-    if (!f)
-        return -1;
-    if (len && fwrite(data, 1, len, f) != len) {
-        fclose(f);
-        return -1;
-    }
-    return fclose(f);
+    char *text = json_dumps(doc, JSON_COMPACT);
+    int rc;
+
+    if (!text)
+        return exa_err(err, EXA_ECONFIG, "cannot encode record '%s'", path);
+    rc = atomic_write_file(path, text, strlen(text), 0600, err);
+    free(text);
+    return rc;
 }
 
 static int mock_submit(struct sched *s, const struct sched_submit_req *req,
@@ -80,7 +71,7 @@ static int mock_submit(struct sched *s, const struct sched_submit_req *req,
     char *script = xstrfmt("%s/run.sh", req->remote_dir);
     char *outp = NULL, *errp = NULL, *rec = NULL;
     const char *argv[] = { "bash", script, NULL };
-    char start[40], end[40];
+    char start[TIME_ISO_MAX], end[TIME_ISO_MAX];
     double cap = 86400, t0;
     json_t *doc;
     int rc = -1;
@@ -109,11 +100,13 @@ static int mock_submit(struct sched *s, const struct sched_submit_req *req,
         iso_now(end, sizeof(end));
         outp = xstrfmt("%s/%s.out", req->remote_dir, out->job_id);
         errp = xstrfmt("%s/%s.err", req->remote_dir, out->job_id);
-        mkdirs(req->remote_dir);
-        write_text(outp, res.out.buf, res.out.len);
-        write_text(errp, res.err.buf, res.err.len);
+        if (mkdir_p(req->remote_dir, 0700, err) < 0 ||
+            atomic_write_file(outp, res.out.buf, res.out.len, 0644, err) < 0 ||
+            atomic_write_file(errp, res.err.buf, res.err.len, 0644, err) < 0)
+            goto done;
     }
-    mkdirs(mock_dir(s));
+    if (mkdir_p(mock_dir(s), 0700, err) < 0)
+        goto done;
     rec = xstrfmt("%s/%s.json", mock_dir(s), out->job_id);
     doc = json_pack("{s:s, s:s, s:s, s:s}", "id", out->job_id, "state",
                     sched_state_name(st), "remote_dir", req->remote_dir,
@@ -127,9 +120,8 @@ static int mock_submit(struct sched *s, const struct sched_submit_req *req,
             json_object_set_new(doc, "exit_code", json_integer(res.rc));
         json_object_set_new(doc, "signal", json_integer(res.signal));
     }
-    if (json_dump_file(doc, rec, JSON_COMPACT) < 0) {
+    if (write_record(rec, doc, err) < 0) {
         json_decref(doc);
-        exa_err(err, EXA_ECONFIG, "cannot write '%s'", rec);
         goto done;
     }
     json_decref(doc);
@@ -187,12 +179,11 @@ static int mock_cancel(struct sched *s, const char *id, exa_error_t *err)
     } else if (json_string_value(json_object_get(doc, "state")) &&
                !strcmp(json_string_value(json_object_get(doc, "state")),
                        "PENDING")) {
-        char now[40];
+        char now[TIME_ISO_MAX];
         iso_now(now, sizeof(now));
         json_object_set_new(doc, "state", json_string("CANCELLED"));
         json_object_set_new(doc, "end", json_string(now));
-        if (json_dump_file(doc, rec, JSON_COMPACT) < 0)
-            rc = exa_err(err, EXA_ECONFIG, "cannot write '%s'", rec);
+        rc = write_record(rec, doc, err);
     }
     json_decref(doc);
     free(rec);
@@ -219,7 +210,7 @@ static int mock_logs(struct sched *s, const char *id, const char *remote_dir,
     } else {
         path = xstrfmt("%s/%s.out", remote_dir, id);
     }
-    rc = sched_fetch_file(s, path, out, err);
+    rc = sched_fetch_tail(s, path, s->log_max_bytes, out, err);
     free(path);
     return rc;
 }

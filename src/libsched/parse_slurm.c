@@ -165,7 +165,7 @@ static const struct name_role squeue_names[] = {
     { "GRES", R_TRES_PER_NODE },    { "HET_JOB_ID", R_IGNORE },
     { "HET_JOB_OFFSET", R_IGNORE }, { "HET_JOB_ID_SET", R_IGNORE },
     { "EXIT_CODE", R_IGNORE },      { "LAST_SCHED_EVAL", R_IGNORE },
-    { "STEPID", R_IGNORE },         { "MCS_LABEL", R_IGNORE },
+    { "STEPID", R_ID },             { "MCS_LABEL", R_IGNORE },
     { "PREEMPT_TIME", R_IGNORE },   { "SUSPEND_TIME", R_IGNORE },
     { "DEADLINE", R_IGNORE },       { "STDOUT", R_IGNORE },
     { "STDERR", R_IGNORE },         { "TRES_PER_SOCKET", R_IGNORE },
@@ -560,46 +560,130 @@ static int align_tokens(const enum role *roles, size_t n, char **tok,
 }
 
 /*
- * Place the tokens of a short blank-separated row by where they stand:
- * each token goes to the column of the first full row (all columns
- * filled) whose text it overlaps most, columns kept in order. Fixed-width
- * output puts a value under its column whether it is left- or
- * right-aligned. Returns 0 with map filled, or -1 (no full row, lines of
- * different layout, or two tokens for one column).
+ * Column territories of a blank-separated fixed-width table, from its
+ * full rows (exactly n tokens, up to 2000 of them). A column whose values
+ * all end at one offset but start at several is right-aligned (squeue
+ * %.8j, sacct's default columns) and owns the blanks to its left; one
+ * whose values all start at one offset is left-aligned (-O fields) and
+ * owns the blanks to its right; with no evidence (a single full row)
+ * right-aligned is assumed, Slurm's default for fixed-width text.
+ * ext gets 4 * n offsets: n territories [lo, hi), then the n extents
+ * where values were seen. Returns 0, or -1 without a full row.
  */
-static int align_by_offsets(const struct slurm_table *t,
-                            const struct slurm_row *row,
-                            const enum role *roles, size_t n, long *map)
+static int column_extents(const struct slurm_table *t, size_t n, size_t *ext)
 {
-    const struct slurm_row *ref = NULL;
-    long prev = -1;
-    for (size_t r = 0; r < t->nrows; r++)
-        if (t->rows[r].nf == n && t->rows[r].off && !t->rows[r].sliced) {
-            ref = &t->rows[r];
-            break;
-        }
-    if (!ref || !row->off || n > 128)
+    size_t seen = 0, s0[128], e0[128];
+    size_t lo[128], hi[128];
+    int svar[128] = { 0 }, evar[128] = { 0 };
+    if (n > 128)
         return -1;
-    for (size_t k = 0; k < n; k++)
-        map[k] = -1;
-    for (size_t j = 0; j < row->nf; j++) {
-        size_t a = row->off[2 * j], b = row->off[2 * j + 1];
-        long best = -1;
-        size_t best_ov = 0;
-        for (size_t k = (size_t)(prev + 1); k < n; k++) {
-            size_t ra = ref->off[2 * k], rb = ref->off[2 * k + 1];
-            size_t lo = a > ra ? a : ra, hi = b < rb ? b : rb;
-            if (hi > lo && hi - lo > best_ov) {
-                best_ov = hi - lo;
-                best = (long)k;
+    for (size_t r = 0; r < t->nrows && seen < 2000; r++) {
+        const struct slurm_row *row = &t->rows[r];
+        if (row->nf != n || !row->off || row->sliced)
+            continue;
+        for (size_t k = 0; k < n; k++) {
+            size_t a = row->off[2 * k], b = row->off[2 * k + 1];
+            if (!seen) {
+                s0[k] = lo[k] = a;
+                e0[k] = hi[k] = b;
+                continue;
             }
+            if (a != s0[k])
+                svar[k] = 1;
+            if (b != e0[k])
+                evar[k] = 1;
+            if (a < lo[k])
+                lo[k] = a;
+            if (b > hi[k])
+                hi[k] = b;
         }
-        if (best < 0 || !valid_for(roles[best], row->f[j]))
-            return -1;
-        map[best] = (long)j;
-        prev = best;
+        seen++;
+    }
+    if (!seen)
+        return -1;
+    for (size_t k = 0; k < n; k++) {
+        int left = !svar[k] && evar[k];
+        ext[2 * n + 2 * k] = lo[k];
+        ext[2 * n + 2 * k + 1] = hi[k];
+        /* right-aligned (or unknown): from the previous column's end */
+        ext[2 * k] = left || k == 0 ? lo[k] : hi[k - 1];
+        ext[2 * k + 1] = hi[k];
+        if (left && k + 1 < n)
+            ext[2 * k + 1] = lo[k + 1];
     }
     return 0;
+}
+
+/*
+ * Place the tokens of a blank-separated row whose token count differs
+ * from the column count by where they stand: each token goes to the
+ * column whose seen values it overlaps most, else whose blanks it stands
+ * in (column_extents), else the nearest, columns in order; tokens landing in one column are
+ * joined with a blank (a job name "x; touch"), columns that get none are
+ * empty (a blank Partition on a step line). Fixed-width output puts a
+ * value under its column whether it is left- or right-aligned. Returns n
+ * malloc'ed cells (free with free_cells) that all fit their roles, or
+ * NULL.
+ */
+static char **place_by_offsets(const size_t *ext, const struct slurm_row *row,
+                               const enum role *roles, size_t n)
+{
+    struct strbuf *cell;
+    char **out;
+    size_t prev = 0;
+    if (!ext || !row->off || !row->nf || n > 128)
+        return NULL;
+    cell = xcalloc(n, sizeof(*cell));
+    for (size_t k = 0; k < n; k++)
+        strbuf_init(&cell[k], 0);
+    for (size_t j = 0; j < row->nf; j++) {
+        size_t a = row->off[2 * j], b = row->off[2 * j + 1];
+        size_t best = n, best_ov = 0, near = n, near_d = (size_t)-1;
+        /* where values were seen first, then the blanks each column owns */
+        for (int level = 1; level >= 0 && best == n; level--)
+            for (size_t k = prev; k < n; k++) {
+                size_t ra = ext[level * 2 * n + 2 * k];
+                size_t rb = ext[level * 2 * n + 2 * k + 1];
+                size_t lo = a > ra ? a : ra, hi = b < rb ? b : rb;
+                size_t d = b <= ra ? ra - b : a >= rb ? a - rb : 0;
+                if (hi > lo && hi - lo > best_ov) {
+                    best_ov = hi - lo;
+                    best = k;
+                }
+                if (level == 0 && d < near_d) {
+                    near_d = d;
+                    near = k;
+                }
+            }
+        if (best == n)
+            best = near;
+        if (best == n)
+            goto fail;
+        if (cell[best].len)
+            strbuf_addch(&cell[best], ' ');
+        strbuf_addstr(&cell[best], row->f[j]);
+        prev = best;
+    }
+    for (size_t k = 0; k < n; k++)
+        if (cell[k].len && !valid_for(roles[k], cell[k].buf))
+            goto fail;
+    out = xcalloc(n, sizeof(*out));
+    for (size_t k = 0; k < n; k++)
+        out[k] = strbuf_detach(&cell[k], NULL);
+    free(cell);
+    return out;
+fail:
+    for (size_t k = 0; k < n; k++)
+        strbuf_release(&cell[k]);
+    free(cell);
+    return NULL;
+}
+
+static void free_cells(char **c, size_t n)
+{
+    for (size_t k = 0; k < n; k++)
+        free(c[k]);
+    free(c);
 }
 
 /*
@@ -619,31 +703,42 @@ static size_t headerless_roles(const struct slurm_table *t,
         return 0;
     for (int pass = 0; pass < 2; pass++)
     for (size_t li = 0; layouts[li].fields; li++) {
-        size_t n;
+        size_t n, bad = 0;
         int ok = 1, tail, full = 0;
+        size_t ext[512];
+        int have_ext;
         if (layouts[li].sep && layouts[li].sep != t->sep)
             continue;
         n = layout_roles(layouts[li].fields, tbl, roles, max);
         tail = t->sep == ' ' && free_text(roles[n - 1]);
+        have_ext = t->sep == ' ' && n <= 128 && column_extents(t, n, ext) == 0;
         for (size_t r = 0; r < check && ok; r++) {
             const struct slurm_row *row = &t->rows[r];
-            if (pass == 1 && row->nf < n && t->sep == ' ') {
+            int row_ok = 1;
+            if (pass == 1 && row->nf != n && t->sep == ' ') {
                 long map[128];
-                if (align_tokens(roles, n, row->f, row->nf, map) < 0)
-                    ok = 0;
-                continue;
+                char **c = place_by_offsets(have_ext ? ext : NULL, row,
+                                            roles, n);
+                if (c)
+                    free_cells(c, n);
+                else if (row->nf > n ||
+                         align_tokens(roles, n, row->f, row->nf, map) < 0)
+                    row_ok = 0;
+            } else if (row->nf != n && !(tail && row->nf > n)) {
+                row_ok = 0;
+            } else {
+                full = 1;
+                for (size_t k = 0; k < n && row_ok; k++) {
+                    if (k == n - 1 && tail && row->nf > n)
+                        continue;
+                    if (!valid_for(roles[k], row->f[k]))
+                        row_ok = 0;
+                }
             }
-            if (row->nf != n && !(tail && row->nf > n)) {
+            /* a stray row (a job name with a blank) must not sink a
+             * layout every other row fits; it is reported, not guessed */
+            if (!row_ok && (pass == 0 || ++bad * 10 > check))
                 ok = 0;
-                break;
-            }
-            full = 1;
-            for (size_t k = 0; k < n && ok; k++) {
-                if (k == n - 1 && tail && row->nf > n)
-                    continue;
-                if (!valid_for(roles[k], row->f[k]))
-                    ok = 0;
-            }
         }
         if (ok && full) {
             *merge_tail = tail;
@@ -1007,10 +1102,10 @@ static void build_job(struct slurm_job *j, char **f, size_t nf,
         j->job_id_raw = xstrdup(id2);
         j->have |= SJ_JOB_ID_RAW;
     }
-    if (id)
+    if (id && *id)
         j->id = xstrdup(id);
-    else if (j->job_id_raw && !(j->have & SJ_JOB_ID_RAW && id2))
-        j->id = xstrdup(j->job_id_raw);
+    else if (j->job_id_raw && *j->job_id_raw)
+        j->id = xstrdup(j->job_id_raw); /* JobIDRaw alone names the job */
     if (state && !*state)
         state = NULL;
     if (state_c && !*state_c)
@@ -1108,6 +1203,8 @@ static int parse_table(const char *buf, size_t len, struct slurm_jobs *jobs,
     size_t nroles = 0;
     int merge_tail = 0;
     struct row_ctx ctx = { !is_sacct, HOST_BUDGET };
+    size_t ext[512];
+    int have_ext = 0;
 
     memset(&t, 0, sizeof(t));
     cur_names = tbl;
@@ -1136,6 +1233,8 @@ static int parse_table(const char *buf, size_t len, struct slurm_jobs *jobs,
                                       &merge_tail);
         }
     }
+    have_ext = t.sep == ' ' && nroles && nroles <= 128 &&
+               column_extents(&t, nroles, ext) == 0;
     for (size_t r = 0; r < t.nrows; r++) {
         struct slurm_row *row = &t.rows[r];
         struct slurm_job j;
@@ -1171,11 +1270,20 @@ static int parse_table(const char *buf, size_t len, struct slurm_jobs *jobs,
                 continue;
             }
         }
+        if (t.sep == ' ' && nf != nroles && !row->sliced && nroles) {
+            char **c = place_by_offsets(have_ext ? ext : NULL, row, roles,
+                                        nroles);
+            if (c) {
+                build_job(&j, c, nroles, roles, nroles, &ctx);
+                free_cells(c, nroles);
+                free(joined);
+                goto built;
+            }
+        }
         if (t.sep == ' ' && nf < nroles && !row->sliced) {
             long map[128];
             char **g;
-            if (align_by_offsets(&t, row, roles, nroles, map) == 0 ||
-                align_tokens(roles, nroles, f, nf, map) == 0) {
+            if (align_tokens(roles, nroles, f, nf, map) == 0) {
                 g = xcalloc(nroles, sizeof(*g));
                 for (size_t k = 0; k < nroles; k++)
                     g[k] = map[k] >= 0 ? f[map[k]] : (char *)"";

@@ -26,6 +26,7 @@ struct sched_resources {
 };
 #define SCHED_RESOURCES_INIT { 0 }
 
+/* Free r's strings and reset it to SCHED_RESOURCES_INIT (r not freed). */
 void sched_resources_release(struct sched_resources *r);
 
 /*
@@ -51,15 +52,23 @@ int sched_resources_from_env(struct sched_resources *r, exa_error_t *err);
 int sched_time_seconds(const char *s, long long *out, int *unlimited,
                        exa_error_t *err);
 
-/* Append the sbatch flags (`--partition=...` in the reference's order). */
+/*
+ * Append to argv the sbatch(1) flags for r, in the reference's order:
+ * --partition --qos --time --nodes --ntasks --cpus-per-task --mem
+ * --gpus=N (job total) --constraint --account --array --hold; unset keys
+ * add nothing. Values were checked by sched_resources_set(), so this
+ * returns 0 (err is kept for symmetry with the Flux variant).
+ */
 int sched_resources_slurm_argv(const struct sched_resources *r,
                                struct strvec *argv, exa_error_t *err);
 
 /*
- * Append the flux batch/submit flags: --queue (qos, else partition is
+ * Append the flux-batch(1)/flux-submit(1) flags: --queue (qos, else partition is
  * dropped), --bank only when accounting is 1, --requires, -N -n -c,
  * -g ceil(gpus/ntasks), -t <seconds>s, --urgency=0 for hold. Dropped keys
- * (mem, partition, array throttle) add a line to warnings.
+ * (mem, partition, array throttle) add a line to warnings. accounting:
+ * 1 when flux-accounting answers. Returns 0, or -1 with err (EXA_EUSAGE)
+ * when the time does not parse.
  */
 int sched_resources_flux_argv(const struct sched_resources *r, int accounting,
                               struct strvec *argv, struct strvec *warnings,

@@ -28,12 +28,16 @@ struct runscript {
 int runscript_render(const struct runscript *rs, struct strbuf *out,
                      exa_error_t *err);
 
-/* Write text to path with mode 0700 (temp file, fsync, rename). */
+/* Write text (NUL-terminated) to the local path with mode 0700 (temp file,
+ * fsync, rename: never half-written). 0, or -1 with err (EXA_ECONFIG
+ * naming the path and the errno text). */
 int runscript_write(const char *path, const char *text, exa_error_t *err);
 
 /*
- * The --output/--error value for a scheduler: Slurm
- * "<dir with % doubled>/%j.<ext>", Flux "<dir>/{{id}}.<ext>". malloc'ed.
+ * The --output/--error value for sched ("slurm", else Flux): Slurm
+ * "<dir with % doubled>/%j.<ext>" (sbatch(1) "filename pattern"), Flux
+ * "<dir>/{{id}}.<ext>" (flux-submit(1) mustache templates). ext: "out" or
+ * "err". malloc'ed; the caller frees.
  */
 char *runscript_log_pattern(const char *sched, const char *remote_dir,
                             const char *ext);

@@ -134,6 +134,7 @@ struct sched *sched_new(const char *kind, struct transport *t, exa_error_t *err)
     s->flux_accounting = -1;
     s->slurm_accounting = -1;
     s->sacct_chunk_bytes = 96 * 1024;
+    s->log_max_bytes = SCHED_LOG_MAX_DEFAULT;
     if (!strcmp(kind, "slurm"))
         sched_slurm_init(s);
     else if (!strcmp(kind, "flux"))
@@ -196,7 +197,50 @@ int sched_cancel(struct sched *s, const char *id, exa_error_t *err)
 int sched_logs(struct sched *s, const char *id, const char *remote_dir,
                struct strbuf *out, exa_error_t *err)
 {
+    s->log_truncated = 0;
+    if (!s->log_max_bytes)
+        s->log_max_bytes = SCHED_LOG_MAX_DEFAULT;
     return s->ops->logs(s, id, remote_dir, out, err);
+}
+
+int sched_fetch_tail(struct sched *s, const char *remote, size_t max_bytes,
+                     struct strbuf *out, exa_error_t *err)
+{
+    char nbuf[32];
+    const char *argv[] = { "tail", "-c", nbuf, "--", remote, NULL };
+    struct transport_result res = TRANSPORT_RESULT_INIT;
+    int rc = -1;
+
+    s->log_truncated = 0;
+    if (!max_bytes)
+        max_bytes = SCHED_LOG_MAX_DEFAULT;
+    /* one byte more than kept tells a file of exactly max_bytes apart */
+    xsnprintf(nbuf, sizeof(nbuf), "%zu", max_bytes + 1);
+    if (transport_run(s->t, argv, NULL, 0, 0, &res, err) < 0)
+        goto out;
+    if (res.rc != 0) {
+        char *nl;
+        strbuf_trim(&res.err);
+        nl = strchr(res.err.buf, '\n');
+        if (nl)
+            *nl = '\0';
+        exa_err(err,
+                strstr(res.err.buf, "No such file") ? EXA_ENOTFOUND
+                                                    : EXA_ETRANSPORT,
+                "cannot read '%s' on '%s': %s", remote, s->t->host,
+                res.err.len ? res.err.buf : "tail failed");
+        goto out;
+    }
+    if (res.out.len > max_bytes) {
+        s->log_truncated = 1;
+        strbuf_add(out, res.out.buf + (res.out.len - max_bytes), max_bytes);
+    } else {
+        strbuf_addbuf(out, &res.out);
+    }
+    rc = 0;
+out:
+    transport_result_release(&res);
+    return rc;
 }
 
 const char *sched_name(const struct sched *s)

@@ -82,6 +82,8 @@ struct sched_submit_result {
     struct strvec ids;  /* every id (Flux --cc arrays give several) */
     struct strvec warnings;
 };
+/* Free r's ids and warnings (sched_submit() initialises r, also on
+ * failure, so this is always safe after it). r itself is not freed. */
 void sched_submit_result_release(struct sched_submit_result *r);
 
 struct sched;
@@ -111,6 +113,10 @@ struct sched {
     int slurm_accounting;    /* -1 unknown, 0 sacct unusable, 1 works */
     char *mock_dir;          /* mock: where job records live */
     size_t sacct_chunk_bytes;/* max bytes of ids per sacct/squeue (96 KiB) */
+    size_t log_max_bytes;    /* logs keep at most this many trailing bytes
+                                (SCHED_LOG_MAX_DEFAULT) */
+    int log_truncated;       /* set by sched_logs/sched_fetch_tail: 1 when
+                                the log was longer than log_max_bytes */
     void *priv;
 };
 
@@ -125,15 +131,81 @@ struct sched *sched_new(const char *kind, struct transport *t, exa_error_t *err)
  * else "mock". Borrowed static string or environment value.
  */
 const char *sched_kind_from_env(void);
+/* Free s, its adapter state and mock_dir; not the transport (borrowed).
+ * NULL is accepted. */
 void sched_free(struct sched *s);
 
+/*
+ * Submit one job (or one Flux --cc array) and fill out, which this
+ * initialises (release it with sched_submit_result_release() either way).
+ * req->script_path (local) is staged as <remote_dir>/run.sh with
+ * transport_put(); logs go to <remote_dir>/<jobid>.out|err.
+ *   slurm  `sbatch --parsable --job-name=<name> [resource flags]
+ *          --output=... --error=... --chdir=<remote_dir> run.sh` (sbatch(1))
+ *   flux   `flux batch` or, for an array, `flux submit --cc=IDSET bash
+ *          run.sh` (flux-batch(1), flux-submit(1)); --bank only when
+ *          `flux account --help` works
+ *   mock   runs `bash run.sh` at once over the transport and writes the
+ *          logs and a record under s->mock_dir
+ * The job name carries req->run_id (sched_job_name()); when the reply is
+ * lost (transport error after the command may have run) the name is
+ * looked up (`squeue --name` + `sacct --name`; `flux jobs -a --name`)
+ * before another try, at most s->submit_attempts commands in all, and
+ * never a new try when the lookup itself cannot run. Returns 0 with
+ * out->job_id set (out->reused = 1 when recovered by the lookup), or -1
+ * with err: EXA_EUSAGE for a bad run id, resource or empty remote_dir,
+ * EXA_ETRANSPORT/EXA_ETIMEOUT when the transport failed, EXA_ESCHED when
+ * the scheduler refused ("sbatch on 'HOST' exited 1: MESSAGE") or printed
+ * no id, EXA_ECONFIG (mock) when a log or record cannot be written.
+ */
 int sched_submit(struct sched *s, const struct sched_submit_req *req,
                  struct sched_submit_result *out, exa_error_t *err);
+
+/*
+ * Status of n jobs at once: out[i] (caller-owned array of n) describes
+ * ids[i]; every out[i] is reset with sched_job_init() first, and an id the
+ * scheduler does not know stays SCHED_UNKNOWN (never an error). Commands,
+ * ids chunked below s->sacct_chunk_bytes per command line:
+ *   slurm  one `squeue -h -j IDS -o FMT` (squeue(1)), then for ids gone
+ *          from the queue or ended one `sacct -X -P -n --delimiter=US -S
+ *          SINCE -j IDS -o FIELDS` (sacct(1)); without accounting one
+ *          `scontrol show job -o` (scontrol(1))
+ *   flux   one `flux jobs --no-header -o FMT IDS` (flux-jobs(1)), then
+ *          `flux job info ID eventlog` (flux-job(1), RFC 18) per id it no
+ *          longer lists
+ *   mock   reads the records, runs nothing
+ * Times in out are as the scheduler prints them (Slurm ISO-8601 local,
+ * Flux epoch seconds "%.6f", mock UTC "...Z"); absurd values are left
+ * empty. Returns 0, or -1 with err (the transport's) only when no command
+ * could be run at all.
+ */
 int sched_status_batch(struct sched *s, const char *const *ids, size_t n,
                        struct sched_job *out, exa_error_t *err);
+
+/*
+ * Cancel job id: `scancel ID` (scancel(1)), `flux cancel ID`
+ * (flux-cancel(1)); mock marks a held (PENDING) record CANCELLED, and a
+ * finished one is left as it is. Returns 0, or -1 with err: EXA_ESCHED
+ * when the command exits non-zero ("'scancel' on 'HOST' exited 1: ..."),
+ * EXA_ENOTFOUND for an unknown mock id, the transport's code otherwise.
+ */
 int sched_cancel(struct sched *s, const char *id, exa_error_t *err);
+
+/*
+ * Append at most the last s->log_max_bytes bytes of job id's stdout log
+ * to out (caller-owned) and set s->log_truncated to 1 when bytes before
+ * them were dropped. The log is <remote_dir>/<id>.out read with
+ * sched_fetch_tail(); when remote_dir is NULL or empty, Slurm asks
+ * `scontrol show job -o ID` for StdOut, mock reads the directory from its
+ * record, and Flux falls back to `flux job attach ID` (flux-job(1)),
+ * whose output is bounded by the transport's cap and then cut to the last
+ * bytes. Returns 0, or -1 with err: EXA_ENOTFOUND when the log (or the
+ * job) does not exist, EXA_ESCHED/EXA_ETRANSPORT otherwise.
+ */
 int sched_logs(struct sched *s, const char *id, const char *remote_dir,
                struct strbuf *out, exa_error_t *err);
+
+/* "slurm", "flux" or "mock" (static string, never NULL). */
 const char *sched_name(const struct sched *s);
 
 /*
@@ -155,8 +227,25 @@ char *sched_job_name(const char *job_name, const char *run_id);
 void sched_chunk_ids(const char *const *ids, size_t n, size_t max_bytes,
                      struct strvec *out);
 
-/* Fetch the bytes of a file on the cluster into out (via transport_get and
- * a private temp file). -1 with err; EXA_ENOTFOUND when it is absent. */
+/* Default cap of a fetched log: the last 8 MiB. */
+#define SCHED_LOG_MAX_DEFAULT ((size_t)8 << 20)
+
+/*
+ * Append the last max_bytes bytes (> 0) of the file remote on the cluster
+ * to out, without holding more than max_bytes + 1 of them: runs
+ * `tail -c MAX+1 -- REMOTE` (tail(1), POSIX -c) over the transport, so
+ * the transport's output cap bounds it. Sets s->log_truncated to 1 when
+ * the file was longer (the first bytes were dropped), else 0. -1 with err:
+ * EXA_ENOTFOUND when the file is absent, EXA_ETRANSPORT when tail fails
+ * otherwise or the transport does.
+ */
+int sched_fetch_tail(struct sched *s, const char *remote, size_t max_bytes,
+                     struct strbuf *out, exa_error_t *err);
+
+/* Append all bytes of the file remote on the cluster to out (via
+ * transport_get and a private temp file in /tmp, removed after). Not
+ * capped beyond the transport's own limit: for logs use
+ * sched_fetch_tail(). 0, or -1 with err; EXA_ENOTFOUND when it is absent. */
 int sched_fetch_file(struct sched *s, const char *remote, struct strbuf *out,
                      exa_error_t *err);
 
@@ -172,13 +261,17 @@ struct sched_idmap {
     const char *const *ids;
     const char *(*key)(const char *);
 };
+/* Fill m for ids[0..n) (borrowed: they must outlive m). key may be NULL
+ * (the id itself). Release with sched_idmap_free(). */
 void sched_idmap_build(struct sched_idmap *m, const char *const *ids, size_t n,
                        const char *(*key)(const char *));
 /* First index whose key equals s[0..len), or -1; follow m->next[i]. */
 long sched_idmap_find(const struct sched_idmap *m, const char *s, size_t len);
+/* Free m's arrays (not the ids). */
 void sched_idmap_free(struct sched_idmap *m);
 
-/* Internal constructors (one per adapter file). */
+/* Internal constructors (one per adapter file): set s->ops. Called only
+ * by sched_new(). */
 void sched_slurm_init(struct sched *s);
 void sched_flux_init(struct sched *s);
 void sched_mock_init(struct sched *s);

@@ -31,6 +31,7 @@
 #include "libsched/parse_slurm.h"
 #include "libsched/runscript.h"
 #include "libsched/sched.h"
+#include "libsched/sched_lines.h"
 #include "libutil/xalloc.h"
 
 #define US "\x1f"
@@ -227,7 +228,7 @@ static const char squeue_fmt[] = "%i" US "%T" US "%r" US "%V" US "%S" US "%e";
 static const char sacct_fields[] =
     "JobID,State,ExitCode,Submit,Start,End,ElapsedRaw,AllocTRES";
 
-static int parse_squeue_line(char *line, struct sched_job *j)
+int sched_slurm_parse_squeue_line(char *line, struct sched_job *j)
 {
     char *f[8];
     size_t nf = split_us(line, f, 8);
@@ -247,7 +248,7 @@ static int parse_squeue_line(char *line, struct sched_job *j)
     return 0;
 }
 
-static int parse_sacct_line(char *line, struct sched_job *j)
+int sched_slurm_parse_sacct_line(char *line, struct sched_job *j)
 {
     char *f[10];
     size_t nf = split_us(line, f, 10);
@@ -272,7 +273,7 @@ static int parse_sacct_line(char *line, struct sched_job *j)
 }
 
 /* scontrol show job -o: one line of Key=Value words per job. */
-static int parse_scontrol_line(const char *line, struct sched_job *j)
+int sched_slurm_parse_scontrol_line(const char *line, struct sched_job *j)
 {
     char jobid[64] = "", arr_job[64] = "", arr_task[64] = "";
     char state[64] = "", reason[128] = "", exitc[32] = "";
@@ -354,7 +355,7 @@ static void feed_lines(struct strbuf *text, struct tracked *tk,
 
 static int scontrol_parse_adapter(char *line, struct sched_job *j)
 {
-    return parse_scontrol_line(line, j);
+    return sched_slurm_parse_scontrol_line(line, j);
 }
 
 static void since_arg(struct sched *s, char *buf, size_t n)
@@ -397,7 +398,7 @@ static int slurm_status_batch(struct sched *s, const char *const *ids, size_t n,
             continue; /* this poll learns nothing from squeue */
         asked = 1;
         /* exit 1 + "Invalid job id specified" when none is known */
-        feed_lines(&res.out, &tk, out, parse_squeue_line);
+        feed_lines(&res.out, &tk, out, sched_slurm_parse_squeue_line);
     }
     strvec_clear(&chunks);
 
@@ -422,7 +423,7 @@ static int slurm_status_batch(struct sched *s, const char *const *ids, size_t n,
             }
             if (res.rc == 0)
                 s->slurm_accounting = 1;
-            feed_lines(&res.out, &tk, out, parse_sacct_line);
+            feed_lines(&res.out, &tk, out, sched_slurm_parse_sacct_line);
         }
         strvec_clear(&chunks);
     }
@@ -643,7 +644,7 @@ static int slurm_logs(struct sched *s, const char *id, const char *remote_dir,
 
     if (remote_dir && *remote_dir) {
         path = xstrfmt("%s/%s.out", remote_dir, id);
-        rc = sched_fetch_file(s, path, out, err);
+        rc = sched_fetch_tail(s, path, s->log_max_bytes, out, err);
         free(path);
         return rc;
     }
@@ -671,7 +672,7 @@ static int slurm_logs(struct sched *s, const char *id, const char *remote_dir,
         }
         so[n] = '\0';
         transport_result_release(&res);
-        return sched_fetch_file(s, so, out, err);
+        return sched_fetch_tail(s, so, s->log_max_bytes, out, err);
     }
 }
 

@@ -231,6 +231,22 @@ static int should_slice(const char *line, size_t len, const size_t *starts,
     return 1;
 }
 
+/* Is the next non-blank line at p a dashed ruler (sacct's fixed width)? */
+static int next_is_ruler(const char *p, const char *end)
+{
+    while (p < end) {
+        const char *e = memchr(p, '\n', (size_t)(end - p));
+        size_t l;
+        if (!e)
+            e = end;
+        l = (size_t)(e - p);
+        if (!is_blank(p, l))
+            return is_ruler(p, l);
+        p = e + 1;
+    }
+    return 0;
+}
+
 /* The first n (<= 4) bytes of p as a string (for the weekday test). */
 static const char *head4(const char *p, size_t n)
 {
@@ -366,8 +382,9 @@ int slurm_table_split(const char *buf, size_t len, slurm_hdr_known_f known,
                 if (known(u))
                     nknown++;
             }
-            if (nf && known((upper_name(f[0], u, sizeof(u)), u)) &&
-                nknown * 2 >= nf) {
+            if (nf && ((known((upper_name(f[0], u, sizeof(u)), u)) &&
+                        nknown * 2 >= nf) ||
+                       (t->sep == ' ' && next_is_ruler(e + 1, end)))) {
                 t->hdr = f;
                 t->nhdr = nf;
                 /* sacct -p ends every line with the separator */

@@ -26,12 +26,15 @@ struct tracker_opts {
     void (*sleep_fn)(void *arg, double seconds);
 };
 
-/* Defaults overridden by the environment; -1 with err on a bad value. */
+/* Fill o with the defaults above, overridden by the environment variables
+ * named there (seconds, a count); progress/sleep_fn/arg are cleared.
+ * 0, or -1 with err (EXA_ECONFIG) on a value that is not positive. */
 int tracker_opts_from_env(struct tracker_opts *o, exa_error_t *err);
 
 /*
- * Poll until every job in ids[0..n) is terminal. out[i] holds the last
- * status of ids[i] (also on failure). Returns 0 when all are terminal
+ * Poll until every job in ids[0..n) is terminal. out (caller-owned, n
+ * entries): out[i] holds the last status of ids[i] (also on failure);
+ * *polls (may be NULL) the number of sched_status_batch() rounds. Returns 0 when all are terminal
  * (whatever their state), -1 with err: EXA_ETIMEOUT when the deadline
  * passed ("N job(s) not terminal after S s: ID..."), EXA_ENOTFOUND when a
  * job stayed UNKNOWN for max_unknown polls in a row ("job 'ID' not

@@ -9,9 +9,9 @@
 
 #include "libutil/xalloc.h"
 
-#define CLUSTER_COLS                                                        \
-    "name, scheduler, transport, host, port, ssh_user, ssh_key, "           \
-    "key_fingerprint, host_key_fingerprint, state, capabilities, "          \
+#define CLUSTER_COLS                                                           \
+    "name, scheduler, transport, host, port, ssh_user, ssh_key, "              \
+    "key_fingerprint, host_key_fingerprint, state, capabilities, "             \
     "requested_by, approved_by, reason, created_at, updated_at"
 
 static char *col(sqlite3_stmt *s, int i)

@@ -21,7 +21,7 @@ struct cluster_row {
     char *host;
     int port; /* 0 when NULL */
     char *ssh_user;
-    char *ssh_key; /* a path, never key material */
+    char *ssh_key;              /* a path, never key material */
     char *key_fingerprint;      /* OpenSSH "SHA256:..." of the client key */
     char *host_key_fingerprint; /* "SHA256:..." of the pinned host key */
     char *state;                /* PENDING | ACTIVE | REJECTED */

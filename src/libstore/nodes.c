@@ -40,9 +40,8 @@ static void bind_int_or_null(sqlite3_stmt *s, int i, long long v)
         sqlite3_bind_int64(s, i, v);
 }
 
-int store_nodes_replace(store_t *st, const char *cluster,
-                        const char *scheduler, const struct node_row *rows,
-                        size_t n, exa_error_t *err)
+int store_nodes_replace(store_t *st, const char *cluster, const char *scheduler,
+                        const struct node_row *rows, size_t n, exa_error_t *err)
 {
     int own = sqlite3_get_autocommit(st->db);
     sqlite3_stmt *s = NULL;

@@ -23,10 +23,10 @@ struct node_row {
     int gpus;      /* total GPUs (0 when none) */
     int gpus_used; /* from GresUsed; -1 unknown */
     char *gpu_model;
-    char *state;      /* idle|allocated|mixed|down|drain|unknown */
-    char *raw_state;  /* scheduler's token, e.g. "idle*" */
-    char *flags;      /* comma-separated flag words, or NULL */
-    char *partitions; /* comma-separated, or NULL */
+    char *state;       /* idle|allocated|mixed|down|drain|unknown */
+    char *raw_state;   /* scheduler's token, e.g. "idle*" */
+    char *flags;       /* comma-separated flag words, or NULL */
+    char *partitions;  /* comma-separated, or NULL */
     char *captured_at; /* ISO-8601 UTC */
 };
 
@@ -39,9 +39,9 @@ void node_rows_free(struct node_row *rows, size_t n);
  * ignored; captured_at NULL means now). Runs its own transaction unless
  * one is open. 0 or -1 with err.
  */
-int store_nodes_replace(store_t *st, const char *cluster,
-                        const char *scheduler, const struct node_row *rows,
-                        size_t n, exa_error_t *err);
+int store_nodes_replace(store_t *st, const char *cluster, const char *scheduler,
+                        const struct node_row *rows, size_t n,
+                        exa_error_t *err);
 
 /*
  * The snapshot of cluster (all clusters when NULL), ordered by cluster then

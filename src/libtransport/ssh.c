@@ -332,12 +332,27 @@ struct transport *transport_ssh_new(const struct ssh_config *cfg,
                          : xstrfmt("/tmp/exa-%ld", (long)getuid());
     p->ssh_program = xstrdup(cfg->ssh_program ? cfg->ssh_program : "ssh");
     {
-        unsigned h = 2166136261u; /* FNV-1a over "known_hosts\nkey" */
+        /* FNV-1a over "known_hosts\nkey\n<known_hosts contents>": a
+         * re-pinned host key (new file contents) must not reuse a master
+         * connection that was verified against the old one. */
+        unsigned h = 2166136261u;
         const char *parts[2] = { p->known_hosts, p->key ? p->key : "" };
+        FILE *kh;
         for (int i = 0; i < 2; i++) {
             for (const char *c = parts[i]; *c; c++)
                 h = (h ^ (unsigned char)*c) * 16777619u;
             h = (h ^ '\n') * 16777619u;
+        }
+        if ((kh = fopen(p->known_hosts, "r"))) {
+            char buf[4096];
+            size_t n, total = 0;
+            while (total < (1u << 20) &&
+                   (n = fread(buf, 1, sizeof(buf), kh)) > 0) {
+                for (size_t i = 0; i < n; i++)
+                    h = (h ^ (unsigned char)buf[i]) * 16777619u;
+                total += n;
+            }
+            fclose(kh);
         }
         xsnprintf(p->tag, sizeof(p->tag), "%08x", h);
     }

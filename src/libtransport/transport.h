@@ -37,6 +37,8 @@ struct transport_result {
     struct strbuf err; /* stderr bytes */
 };
 #define TRANSPORT_RESULT_INIT { -1, 0, STRBUF_INIT, STRBUF_INIT }
+/* Free res's buffers and reset it to TRANSPORT_RESULT_INIT, so a result
+ * may be reused for the next transport_run(). */
 void transport_result_release(struct transport_result *res);
 
 struct transport;
@@ -92,6 +94,8 @@ void transport_close(struct transport *t);
 const char *transport_describe(const struct transport *t);
 
 /* ---- local ---- */
+/* New local transport (never fails); host "localhost", timeout
+ * TRANSPORT_DEFAULT_TIMEOUT_S. Free with transport_close(). */
 struct transport *transport_local_new(void);
 
 /* ---- ssh ---- */
@@ -126,6 +130,8 @@ typedef int (*fake_handler_f)(void *arg, const char *const *argv,
                               const char *stdin_data, size_t stdin_len,
                               struct transport_result *res, exa_error_t *err);
 
+/* New fake transport with no rules (every command exits 127); host
+ * "fake". Free with transport_close(). */
 struct transport *transport_fake_new(void);
 /*
  * Add a rule: the first rule whose fnmatch(3) glob matches the argv joined

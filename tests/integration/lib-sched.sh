@@ -43,6 +43,9 @@ sched_setup() {
     export EXAMLOPS_HPC_SCHEDULER=slurm EXAMLOPS_HPC_CLUSTER=$cluster
     export EXAMLOPS_HPC_POLL_INTERVAL=1 EXAMLOPS_SLURM_CMD_TIMEOUT=20
     export EXAMLOPS_HPC_ACCOUNT=$TESTBED_ACCOUNT
+    # every job directory lives under $T: over ssh the testbed's sshd logs
+    # in as this machine's user, and the default ($HOME/.local/share/...
+    # of the remote side) would be the real home directory
     export EXAMLOPS_HPC_REMOTE_WORKDIR=$T/remote
     local conf_var=TESTBED_SLURM_CONF_$up port_var=TESTBED_SSH_PORT_$up
     TB_CONF=${!conf_var}   # for checks made directly with Slurm's tools

@@ -63,8 +63,15 @@ SH
     "$EXA" hpc wait "$id" > /dev/null 2>&1
     ok $? "array wait ends COMPLETED"
     is "$(jfield "$id" state)" COMPLETED "array state COMPLETED"
-    is "$(SLURM_CONF=$TB_CONF sacct -X -n -P -j "$id" -o JobID | grep -c "^${id}_")" 10 \
-        "array ran 10 tasks"
+    # slurmdbd records the last task a moment after the controller ends it:
+    # give accounting up to 15 s to catch up before counting
+    local ntask=0
+    for _ in $(seq 30); do
+        ntask=$(SLURM_CONF=$TB_CONF sacct -X -n -P -j "$id" -o JobID | grep -c "^${id}_")
+        [ "$ntask" -ge 10 ] && break
+        sleep 0.5
+    done
+    is "$ntask" 10 "array ran 10 tasks"
 
     # injection strings in job name, partition, account
     id=$(submit "$T/ok.sh" --job-name="x; touch $mark \$(touch $mark) 'q\"")

@@ -80,7 +80,9 @@ is "$(jfield "$ida" state)/$(jfield "$ida" exit_code)" COMPLETED/0 "job $ida on 
 is "$(sqlite3 "$EXAMLOPS_DB" "select count(*)||' '||state from jobs where job_id='$ida'")" \
     "1 COMPLETED" "the jobs row of testa was not touched by testb's job"
 
-# --- host keys over ssh
+# --- host keys over ssh (a fresh $T: remove the first one, whose EXIT trap
+# sched_setup replaces; its remote work dir stays under $T too)
+rm -rf "$T"
 sched_setup testa ssh
 grep "2223" "$TESTBED_SSH_KNOWN_HOSTS" | sed 's/\[127.0.0.1\]:2223/[127.0.0.1]:2222/; s/\[localhost\]:2223/[localhost]:2222/' > "$T/kh-changed"
 EXAMLOPS_HPC_SSH_KNOWN_HOSTS=$T/kh-changed "$EXA" hpc status 1 > /dev/null 2> "$T/err"

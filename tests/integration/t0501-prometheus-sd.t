@@ -40,6 +40,12 @@ is "an unknown cluster is an error (exit 1)" "$?" 1
 "$EXA" hpc prometheus-sd --bogus >/dev/null 2>&1
 is "unknown option is a usage error (exit 2)" "$?" 2
 
+add_cluster c3 slurm ACTIVE
+err=$("$EXA" hpc prometheus-sd 2>&1 >/dev/null)
+is "an ACTIVE cluster without a snapshot is named on stderr" "$err" \
+    "exa: warning: cluster 'c3' has no saved node snapshot: run 'exa hpc nodes --cluster c3 --save'"
+sql "DELETE FROM clusters WHERE name='c3'"
+
 out="$EXA_T/sd/targets.json"
 mkdir -p "$EXA_T/sd"
 "$EXA" -q hpc prometheus-sd --out "$out"

@@ -101,9 +101,8 @@ static void test_registry_shapes(void **state)
     for (size_t i = 0; i < 3; i++) {
         struct registry reg = REGISTRY_INIT;
         exa_error_t err = EXA_ERROR_INIT;
-        assert_int_equal(registry_parse(shapes[i], strlen(shapes[i]), "t",
-                                        &reg, &err),
-                         0);
+        assert_int_equal(
+            registry_parse(shapes[i], strlen(shapes[i]), "t", &reg, &err), 0);
         assert_int_equal(reg.nr, 2);
         /* sorted by name whatever the input order */
         assert_string_equal(reg.defs[0].name, "testa");
@@ -117,7 +116,7 @@ static void test_registry_round_trip(void **state)
 {
     struct env *e = *state;
     struct registry reg = REGISTRY_INIT, back = REGISTRY_INIT;
-    struct cluster_def d = { 0 };
+    struct cluster_def d = {0};
     exa_error_t err = EXA_ERROR_INIT;
     struct stat sb;
     d.name = (char *)"weird: name";
@@ -151,11 +150,12 @@ static void test_registry_round_trip(void **state)
         assert_true(w->cost_per_gpu_hour == 2.1);
         assert_null(registry_find(&back, "testa")->ssh_user);
     }
-    /* no temp file left behind */
+    /* no temp file left behind: the directory holds clusters.yaml only */
     {
-        char *tmp = xstrfmt("%s.tmp.%ld", e->reg, (long)getpid());
-        assert_int_not_equal(access(tmp, F_OK), 0);
-        free(tmp);
+        char *cmd =
+            xstrfmt("test \"$(ls -A '%s/cfg')\" = clusters.yaml", e->dir);
+        assert_int_equal(system(cmd), 0);
+        free(cmd);
     }
     registry_release(&reg);
     registry_release(&back);
@@ -200,7 +200,8 @@ static void test_fingerprints(void **state)
         "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIB+3fhnQf0eWc883MdMb0NG7iLdubz"
         "SoWNj5SsGYOTZX test@exa\n",
         &err);
-    assert_string_equal(f, "SHA256:GrZPTzVzm9iHPYaIE5tKEUtviHg/PpsoHUclpAzzkPI");
+    assert_string_equal(f,
+                        "SHA256:GrZPTzVzm9iHPYaIE5tKEUtviHg/PpsoHUclpAzzkPI");
     free(f);
     /* base64 with "==" padding, as a known_hosts line */
     f = fleet_pubkey_fingerprint(
@@ -209,7 +210,8 @@ static void test_fingerprints(void **state)
         "/wmkMEvy189lOdtW7ofb6RogvhmZhTuCwQzq3N3EH1QToz6iRaOu7+l31BlqFSl0fII"
         "VTgkNfvodjusLeAFolzl7Gw==",
         &err);
-    assert_string_equal(f, "SHA256:E3EdYOsk0iBPoDnOb9QuFAfO+9d7pqnn6DmxQsjPU8U");
+    assert_string_equal(f,
+                        "SHA256:E3EdYOsk0iBPoDnOb9QuFAfO+9d7pqnn6DmxQsjPU8U");
     free(f);
     assert_null(fleet_pubkey_fingerprint("not a key", &err));
     assert_int_equal(err.code, EXA_EPARSE);
@@ -224,7 +226,8 @@ static void test_fingerprints(void **state)
         "login1 ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIB+3fhnQf0eWc883MdMb0NG7"
         "iLdubzSoWNj5SsGYOTZX\n",
         &err);
-    assert_string_equal(f, "SHA256:GrZPTzVzm9iHPYaIE5tKEUtviHg/PpsoHUclpAzzkPI");
+    assert_string_equal(f,
+                        "SHA256:GrZPTzVzm9iHPYaIE5tKEUtviHg/PpsoHUclpAzzkPI");
     free(f);
     assert_null(fleet_host_key_fingerprint("# only a comment\n", &err));
     {
@@ -249,22 +252,22 @@ static void test_transitions(void **state)
         int ok;
         enum cluster_state to;
     } t[] = {
-        { CLUSTER_NONE, GOV_CONNECT, 1, CLUSTER_PENDING },
-        { CLUSTER_PENDING, GOV_CONNECT, 1, CLUSTER_PENDING },
-        { CLUSTER_ACTIVE, GOV_CONNECT, 1, CLUSTER_ACTIVE },
-        { CLUSTER_REJECTED, GOV_CONNECT, 1, CLUSTER_PENDING },
-        { CLUSTER_PENDING, GOV_APPROVE, 1, CLUSTER_ACTIVE },
-        { CLUSTER_ACTIVE, GOV_APPROVE, 0, 0 },
-        { CLUSTER_REJECTED, GOV_APPROVE, 0, 0 },
-        { CLUSTER_NONE, GOV_APPROVE, 0, 0 },
-        { CLUSTER_PENDING, GOV_REJECT, 1, CLUSTER_REJECTED },
-        { CLUSTER_ACTIVE, GOV_REJECT, 1, CLUSTER_REJECTED },
-        { CLUSTER_REJECTED, GOV_REJECT, 0, 0 },
-        { CLUSTER_NONE, GOV_REJECT, 0, 0 },
-        { CLUSTER_ACTIVE, GOV_IDENTITY_CHANGE, 1, CLUSTER_PENDING },
-        { CLUSTER_PENDING, GOV_IDENTITY_CHANGE, 1, CLUSTER_PENDING },
-        { CLUSTER_REJECTED, GOV_IDENTITY_CHANGE, 1, CLUSTER_REJECTED },
-        { CLUSTER_NONE, GOV_IDENTITY_CHANGE, 0, 0 },
+        {CLUSTER_NONE, GOV_CONNECT, 1, CLUSTER_PENDING},
+        {CLUSTER_PENDING, GOV_CONNECT, 1, CLUSTER_PENDING},
+        {CLUSTER_ACTIVE, GOV_CONNECT, 1, CLUSTER_ACTIVE},
+        {CLUSTER_REJECTED, GOV_CONNECT, 1, CLUSTER_PENDING},
+        {CLUSTER_PENDING, GOV_APPROVE, 1, CLUSTER_ACTIVE},
+        {CLUSTER_ACTIVE, GOV_APPROVE, 0, 0},
+        {CLUSTER_REJECTED, GOV_APPROVE, 0, 0},
+        {CLUSTER_NONE, GOV_APPROVE, 0, 0},
+        {CLUSTER_PENDING, GOV_REJECT, 1, CLUSTER_REJECTED},
+        {CLUSTER_ACTIVE, GOV_REJECT, 1, CLUSTER_REJECTED},
+        {CLUSTER_REJECTED, GOV_REJECT, 0, 0},
+        {CLUSTER_NONE, GOV_REJECT, 0, 0},
+        {CLUSTER_ACTIVE, GOV_IDENTITY_CHANGE, 1, CLUSTER_PENDING},
+        {CLUSTER_PENDING, GOV_IDENTITY_CHANGE, 1, CLUSTER_PENDING},
+        {CLUSTER_REJECTED, GOV_IDENTITY_CHANGE, 1, CLUSTER_REJECTED},
+        {CLUSTER_NONE, GOV_IDENTITY_CHANGE, 0, 0},
     };
     for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
         enum cluster_state to = (enum cluster_state)99;
@@ -306,7 +309,7 @@ static long long count(store_t *st, const char *sql)
 
 static const char *state_of(store_t *st, const char *name, char *buf)
 {
-    struct cluster_row r = { 0 };
+    struct cluster_row r = {0};
     assert_int_equal(store_cluster_get(st, name, &r, NULL), 1);
     xsnprintf(buf, 16, "%s", r.state);
     cluster_row_release(&r);
@@ -316,7 +319,7 @@ static const char *state_of(store_t *st, const char *name, char *buf)
 static struct gov_connect_req req_for(const char *name, const char *host,
                                       const char *hostkey)
 {
-    struct gov_connect_req q = { 0 };
+    struct gov_connect_req q = {0};
     q.name = name;
     q.scheduler = "slurm";
     q.transport = "ssh";
@@ -335,7 +338,7 @@ static void test_governance_flow(void **state)
     exa_error_t err = EXA_ERROR_INIT;
     struct gov_connect_req q = req_for("testa", "login1", "SHA256:hk1");
     struct gov_result res;
-    struct fleet f = { NULL, 0 };
+    struct fleet f = {NULL, 0};
     char b[16];
     long long n;
 
@@ -349,9 +352,8 @@ static void test_governance_flow(void **state)
     assert_int_equal(err.code, EXA_ENOTAPPROVED);
     fleet_release(&f);
 
-    assert_int_equal(gov_approve(e->st, e->reg, "testa", NULL, "ops",
-                                 &res, &err),
-                     0);
+    assert_int_equal(
+        gov_approve(e->st, e->reg, "testa", NULL, "ops", &res, &err), 0);
     assert_string_equal(state_of(e->st, "testa", b), "ACTIVE");
     /* approving twice is refused and changes nothing */
     assert_int_equal(
@@ -420,15 +422,14 @@ static void test_yaml_edit_returns_to_pending(void **state)
     exa_error_t err = EXA_ERROR_INIT;
     struct gov_connect_req q = req_for("testa", "login1", "SHA256:hk1");
     struct registry reg = REGISTRY_INIT;
-    struct fleet f = { NULL, 0 };
-    struct cluster_row seen = { 0 };
+    struct fleet f = {NULL, 0};
+    struct cluster_row seen = {0};
     char b[16];
 
     assert_int_equal(gov_connect(e->st, e->reg, &q, "root", NULL, &err), 0);
     assert_int_equal(store_cluster_get(e->st, "testa", &seen, &err), 1);
-    assert_int_equal(gov_approve(e->st, e->reg, "testa", &seen, "ops", NULL,
-                                 &err),
-                     0);
+    assert_int_equal(
+        gov_approve(e->st, e->reg, "testa", &seen, "ops", NULL, &err), 0);
     /* carbon_intensity is not identity: editing it keeps ACTIVE */
     assert_int_equal(registry_load(e->reg, &reg, &err), 0);
     reg.defs[0].has_carbon_intensity = 1;
@@ -455,16 +456,15 @@ static void test_yaml_edit_returns_to_pending(void **state)
                                   "details LIKE '%clusters.yaml%'"),
                      1);
     /* approving with the identity shown before the edit is refused */
-    assert_int_equal(gov_approve(e->st, e->reg, "testa", &seen, "ops", NULL,
-                                 &err),
-                     -1);
+    assert_int_equal(
+        gov_approve(e->st, e->reg, "testa", &seen, "ops", NULL, &err), -1);
     assert_non_null(strstr(err.text, "changed its connection identity"));
     assert_string_equal(state_of(e->st, "testa", b), "PENDING");
     cluster_row_release(&seen);
     /* a YAML-only cluster shows as PENDING and gets a row */
     assert_int_equal(registry_load(e->reg, &reg, &err), 0);
     {
-        struct cluster_def d = { 0 };
+        struct cluster_def d = {0};
         d.name = (char *)"yamlonly";
         d.host = (char *)"h2";
         registry_put(&reg, &d);
@@ -484,7 +484,7 @@ static void test_unknown_cluster(void **state)
 {
     struct env *e = *state;
     exa_error_t err = EXA_ERROR_INIT;
-    struct fleet f = { NULL, 0 };
+    struct fleet f = {NULL, 0};
     assert_int_equal(
         gov_approve(e->st, e->reg, "nope", NULL, "ops", NULL, &err), -1);
     assert_int_equal(err.code, EXA_ENOTFOUND);
@@ -507,12 +507,10 @@ int main(void)
         cmocka_unit_test(test_registry_errors),
         cmocka_unit_test_setup_teardown(test_fingerprints, setup, teardown),
         cmocka_unit_test(test_transitions),
-        cmocka_unit_test_setup_teardown(test_governance_flow, setup,
-                                        teardown),
+        cmocka_unit_test_setup_teardown(test_governance_flow, setup, teardown),
         cmocka_unit_test_setup_teardown(test_yaml_edit_returns_to_pending,
                                         setup, teardown),
-        cmocka_unit_test_setup_teardown(test_unknown_cluster, setup,
-                                        teardown),
+        cmocka_unit_test_setup_teardown(test_unknown_cluster, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -312,6 +312,28 @@ static void test_sacct_blank_cells(void **state)
     slurm_jobs_free(&j);
 }
 
+static void test_squeue_default_blank_in_name(void **state)
+{
+    /* `squeue -h` (testbed capture): %.8j right-aligned, a name with a
+     * blank, a cancelled job with no node list */
+    const char *in =
+        "               120     debug     wrap     root CA       0:08      1 testa-n1\n"
+        "               127     debug exa-t050     root CA       0:00      1 \n"
+        "               146     debug x; touch     root CD       0:00      1 testa-n1\n";
+    struct slurm_jobs j;
+    (void)state;
+    parse(squeue_parse, in, &j);
+    assert_int_equal(j.njobs, 3);
+    assert_string_equal(j.jobs[2].name, "x; touch");
+    assert_string_equal(j.jobs[2].user, "root");
+    assert_string_equal(j.jobs[2].state, "COMPLETED");
+    assert_string_equal(j.jobs[2].nodelist.v[0], "testa-n1");
+    assert_string_equal(j.jobs[1].state, "CANCELLED");
+    assert_int_equal(j.jobs[1].nodelist.nr, 0);
+    assert_int_equal((long long)j.jobs[0].elapsed_s, 8);
+    slurm_jobs_free(&j);
+}
+
 static void test_sacct_parsable_trailing(void **state)
 {
     /* sacct -p (not -P) ends each line with the separator */
@@ -393,6 +415,7 @@ int main(void)
         cmocka_unit_test(test_sinfo_own_format),
         cmocka_unit_test(test_sinfo_column_overflow),
         cmocka_unit_test(test_sacct_blank_cells),
+        cmocka_unit_test(test_squeue_default_blank_in_name),
         cmocka_unit_test(test_sacct_parsable_trailing),
         cmocka_unit_test(test_no_state_column),
         cmocka_unit_test(test_sinfo_headerless_shapes),

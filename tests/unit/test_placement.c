@@ -27,8 +27,7 @@ static time_t now_t(void)
 }
 
 static struct node_row N(const char *name, const char *state, int gpus,
-                         int used, int cpus)
-{
+                         int used, int cpus) {
     struct node_row r;
     memset(&r, 0, sizeof(r));
     r.node = (char *)name;
@@ -41,9 +40,8 @@ static struct node_row N(const char *name, const char *state, int gpus,
     return r;
 }
 
-static struct place_cluster C(const char *name, struct node_row *nodes,
-                              size_t n)
-{
+static struct place_cluster
+C(const char *name, struct node_row *nodes, size_t n) {
     struct place_cluster c;
     memset(&c, 0, sizeof(c));
     c.name = name;
@@ -53,7 +51,8 @@ static struct place_cluster C(const char *name, struct node_row *nodes,
     return c;
 }
 
-static void test_capacity_rules(void **state)
+static void
+test_capacity_rules(void **state)
 {
     struct node_row nodes[] = {
         N("n1", "idle", 4, 0, 32),      /* 4 free, idle node */
@@ -65,7 +64,7 @@ static void test_capacity_rules(void **state)
         N("n7", "unknown", 4, 0, 32),   /* nothing */
         N("n8", "idle", 0, -1, 8),      /* CPU-only idle node */
     };
-    struct place_ask ask = { 0, 0, 1 };
+    struct place_ask ask = {0, 0, 1};
     struct place_capacity cap;
     place_capacity_of(nodes, 8, &ask, now_t(), &cap);
     assert_int_equal(cap.total_nodes, 8);
@@ -82,7 +81,7 @@ static void test_fit_is_per_node(void **state)
     struct node_row ones[8];
     struct place_cluster c;
     struct place_result r;
-    struct place_ask one = { 8, 0, 1 }, eight = { 8, 0, 8 };
+    struct place_ask one = {8, 0, 1}, eight = {8, 0, 8};
     char name[8][16];
     for (int i = 0; i < 8; i++) {
         snprintf(name[i], sizeof(name[i]), "n%d", i);
@@ -99,15 +98,15 @@ static void test_fit_is_per_node(void **state)
     assert_string_equal(r.cands[0].why, "does not fit: 0 usable node(s) "
                                         "with >= 8 free GPU(s), need 1");
     place_result_release(&r);
-    assert_int_equal(
-        place_choose(&c, 1, &eight, NULL, 300, now_t(), &r, NULL), 0);
+    assert_int_equal(place_choose(&c, 1, &eight, NULL, 300, now_t(), &r, NULL),
+                     0);
     assert_int_equal(r.chosen, 0);
     place_result_release(&r);
     /* ceil: 5 GPUs on 2 nodes need 3 per node */
     {
-        struct node_row two[] = { N("a", "idle", 3, 0, 8),
-                                  N("b", "mixed", 4, 2, 8) };
-        struct place_ask a = { 5, 0, 2 };
+        struct node_row two[] = {N("a", "idle", 3, 0, 8),
+                                 N("b", "mixed", 4, 2, 8)};
+        struct place_ask a = {5, 0, 2};
         c = C("c", two, 2);
         assert_int_equal(place_choose(&c, 1, &a, NULL, 0, now_t(), &r, NULL),
                          0);
@@ -118,9 +117,9 @@ static void test_fit_is_per_node(void **state)
     }
     /* CPUs per node are checked when known */
     {
-        struct node_row two[] = { N("a", "idle", 4, 0, 8),
-                                  N("b", "idle", 4, 0, 64) };
-        struct place_ask a = { 1, 32, 1 };
+        struct node_row two[] = {N("a", "idle", 4, 0, 8),
+                                 N("b", "idle", 4, 0, 64)};
+        struct place_ask a = {1, 32, 1};
         c = C("c", two, 2);
         assert_int_equal(place_choose(&c, 1, &a, NULL, 0, now_t(), &r, NULL),
                          0);
@@ -132,14 +131,14 @@ static void test_fit_is_per_node(void **state)
 
 static void test_least_loaded_and_reason(void **state)
 {
-    struct node_row a[] = { N("a1", "mixed", 4, 1, 32) };
-    struct node_row b[] = { N("b1", "idle", 2, 0, 32),
-                            N("b2", "idle*", 2, 0, 32) };
-    struct node_row dead[] = { N("d1", "down", 8, 0, 32),
-                               N("d2", "drain", 8, 0, 32) };
+    struct node_row a[] = {N("a1", "mixed", 4, 1, 32)};
+    struct node_row b[] = {N("b1", "idle", 2, 0, 32),
+                           N("b2", "idle*", 2, 0, 32)};
+    struct node_row dead[] = {N("d1", "down", 8, 0, 32),
+                              N("d2", "drain", 8, 0, 32)};
     struct place_cluster cl[3];
     struct place_result r;
-    struct place_ask ask = { 1, 0, 1 };
+    struct place_ask ask = {1, 0, 1};
     /* "idle*" is not a normalized state: it must not count as idle */
     cl[0] = C("testb", b, 2);
     cl[1] = C("testa", a, 1);
@@ -162,10 +161,10 @@ static void test_least_loaded_and_reason(void **state)
 
     /* equal idle GPUs: more idle nodes wins */
     {
-        struct node_row x[] = { N("x1", "idle", 2, 0, 8),
-                                N("x2", "mixed", 2, 1, 8) };
-        struct node_row y[] = { N("y1", "idle", 1, 0, 8),
-                                N("y2", "idle", 2, 0, 8) };
+        struct node_row x[] = {N("x1", "idle", 2, 0, 8),
+                               N("x2", "mixed", 2, 1, 8)};
+        struct node_row y[] = {N("y1", "idle", 1, 0, 8),
+                               N("y2", "idle", 2, 0, 8)};
         cl[0] = C("x", x, 2);
         cl[1] = C("y", y, 2);
         assert_int_equal(
@@ -176,8 +175,7 @@ static void test_least_loaded_and_reason(void **state)
         place_result_release(&r);
     }
     /* an empty fleet */
-    assert_int_equal(place_choose(NULL, 0, &ask, NULL, 300, now_t(), &r,
-                                  NULL),
+    assert_int_equal(place_choose(NULL, 0, &ask, NULL, 300, now_t(), &r, NULL),
                      0);
     assert_int_equal(r.chosen, -1);
     assert_string_equal(r.reason, "no ACTIVE clusters registered \u2014 'exa "
@@ -187,12 +185,12 @@ static void test_least_loaded_and_reason(void **state)
 
 static void test_carbon_and_cost(void **state)
 {
-    struct node_row big[] = { N("b1", "idle", 8, 0, 32) };
-    struct node_row small[] = { N("s1", "idle", 2, 0, 32) };
-    struct node_row undeclared[] = { N("u1", "idle", 8, 0, 32) };
+    struct node_row big[] = {N("b1", "idle", 8, 0, 32)};
+    struct node_row small[] = {N("s1", "idle", 2, 0, 32)};
+    struct node_row undeclared[] = {N("u1", "idle", 8, 0, 32)};
     struct place_cluster cl[3];
     struct place_result r;
-    struct place_ask ask = { 1, 0, 1 };
+    struct place_ask ask = {1, 0, 1};
     cl[0] = C("dirty", big, 1);
     cl[0].has_carbon_intensity = 1;
     cl[0].carbon_intensity = 600;
@@ -214,9 +212,8 @@ static void test_carbon_and_cost(void **state)
     assert_int_equal(r.cands[2].objective_available, 0);
     assert_int_equal(r.objective_unavailable, 1);
     place_result_release(&r);
-    assert_int_equal(place_choose(cl, 3, &ask,
-                                  place_scorer_find("cost-aware"), 300,
-                                  now_t(), &r, NULL),
+    assert_int_equal(place_choose(cl, 3, &ask, place_scorer_find("cost-aware"),
+                                  300, now_t(), &r, NULL),
                      0);
     assert_string_equal(r.cands[0].name, "dirty");
     place_result_release(&r);
@@ -231,12 +228,12 @@ static void test_carbon_and_cost(void **state)
 
 static void test_stale_and_json(void **state)
 {
-    struct node_row fresh[] = { N("f1", "idle", 2, 0, 8) };
-    struct node_row old[] = { N("o1", "idle", 4, 0, 8) };
-    struct node_row none[] = { N("z1", "down", 4, 0, 8) };
+    struct node_row fresh[] = {N("f1", "idle", 2, 0, 8)};
+    struct node_row old[] = {N("o1", "idle", 4, 0, 8)};
+    struct node_row none[] = {N("z1", "down", 4, 0, 8)};
     struct place_cluster cl[3];
     struct place_result r;
-    struct place_ask ask = { 1, 0, 1 };
+    struct place_ask ask = {1, 0, 1};
     char *text;
     json_t *doc;
     old[0].captured_at = (char *)OLD_ISO;
@@ -259,8 +256,7 @@ static void test_stale_and_json(void **state)
     {
         json_t *c = json_array_get(json_object_get(doc, "candidates"), 2);
         json_t *e = json_array_get(
-            json_object_get(json_object_get(doc, "explain"), "candidates"),
-            2);
+            json_object_get(json_object_get(doc, "explain"), "candidates"), 2);
         assert_string_equal(jx_get_str(c, "name", ""), "none");
         assert_true(json_is_null(json_object_get(c, "score")));
         assert_true(json_is_null(json_object_get(e, "score")));
@@ -278,16 +274,15 @@ static void test_stale_and_json(void **state)
     free(text);
     place_result_release(&r);
     /* max_age 0 disables the check */
-    assert_int_equal(place_choose(cl, 3, &ask, NULL, 0, now_t(), &r, NULL),
-                     0);
+    assert_int_equal(place_choose(cl, 3, &ask, NULL, 0, now_t(), &r, NULL), 0);
     assert_int_equal(r.cands[0].stale, 0);
     place_result_release(&r);
     /* bad asks */
     {
-        struct place_ask bad = { 1, 0, 0 };
+        struct place_ask bad = {1, 0, 0};
         exa_error_t err = EXA_ERROR_INIT;
-        assert_int_equal(
-            place_choose(cl, 3, &bad, NULL, 0, now_t(), &r, &err), -1);
+        assert_int_equal(place_choose(cl, 3, &bad, NULL, 0, now_t(), &r, &err),
+                         -1);
         assert_int_equal(err.code, EXA_EUSAGE);
     }
 }

@@ -25,14 +25,13 @@ static const char *sinfo_drained =
     "n1|4|8000|gpu:a100:4|gpu:a100:0(IDX:N/A)|drained|debug*\n"
     "n2|4|8000|gpu:a100:2|gpu:a100:0(IDX:N/A)|mixed|debug*\n";
 
-static struct transport *cluster(const char *sinfo, int workdir_rc,
-                                 int exa_rc)
+static struct transport *cluster(const char *sinfo, int workdir_rc, int exa_rc)
 {
     struct transport *t = transport_fake_new();
     transport_fake_add(t, "hostname", "login1\n", "", 0, 0, 0);
     transport_fake_add(t, "sinfo --version", "slurm 22.05.8\n", "", 0, 0, 0);
-    transport_fake_add(t, "sacctmgr -n -P list cluster", "testa|x|1|2\n", "",
-                       0, 0, 0);
+    transport_fake_add(t, "sacctmgr -n -P list cluster", "testa|x|1|2\n", "", 0,
+                       0, 0);
     transport_fake_add(t, "sacctmgr -n -P show assoc user=alice *",
                        "research|normal,high\nroot|normal\n", "", 0, 0, 0);
     transport_fake_add(t, "scontrol show partition -o",
@@ -40,9 +39,8 @@ static struct transport *cluster(const char *sinfo, int workdir_rc,
                        "TotalNodes=2\n",
                        "", 0, 0, 0);
     transport_fake_add(t, "sinfo -N --Format=*", sinfo, "", 0, 0, 0);
-    transport_fake_add(t, "mkdir -p *", "", workdir_rc ? "Permission denied"
-                                                       : "",
-                       workdir_rc, 0, 0);
+    transport_fake_add(t, "mkdir -p *", "",
+                       workdir_rc ? "Permission denied" : "", workdir_rc, 0, 0);
     transport_fake_add(t, "touch *", "", "", 0, 0, 0);
     transport_fake_add(t, "rm -f *", "", "", 0, 0, 0);
     transport_fake_add(t, "exa --version", exa_rc ? "" : "exa 0.1.0\n",
@@ -91,12 +89,12 @@ static void test_all_pass(void **state)
 {
     struct transport *t = cluster(sinfo_ok, 0, 0);
     struct preflight_target tg = target();
-    struct preflight_ask ask = { 4, 1, "debug", "research", "high", "alice" };
+    struct preflight_ask ask = {4, 1, "debug", "research", "high", "alice"};
     struct preflight_report r;
-    static const char *const order[] = { "host_key", "transport", "scheduler",
-                                         "partition", "account", "qos",
-                                         "gpus", "gpus_per_node", "nodes",
-                                         "workdir", "remote_exa" };
+    static const char *const order[] = {
+        "host_key", "transport", "scheduler", "partition",
+        "account",  "qos",       "gpus",      "gpus_per_node",
+        "nodes",    "workdir",   "remote_exa"};
     preflight_run(t, &tg, &ask, &r);
     assert_int_equal(r.ok, 1);
     assert_int_equal(r.n, 11);
@@ -122,7 +120,7 @@ static void test_each_failure(void **state)
     struct preflight_report r;
     struct transport *t;
     {
-        struct preflight_ask a = { 1, 1, "gpu", NULL, NULL, "alice" };
+        struct preflight_ask a = {1, 1, "gpu", NULL, NULL, "alice"};
         t = cluster(sinfo_ok, 0, 0);
         preflight_run(t, &tg, &a, &r);
         assert_int_equal(failed(&r, "partition"), 1);
@@ -132,7 +130,7 @@ static void test_each_failure(void **state)
         transport_close(t);
     }
     {
-        struct preflight_ask a = { 1, 1, NULL, "nobank", "high", "alice" };
+        struct preflight_ask a = {1, 1, NULL, "nobank", "high", "alice"};
         t = cluster(sinfo_ok, 0, 0);
         preflight_run(t, &tg, &a, &r);
         assert_int_equal(failed(&r, "account"), 2); /* and its QOS */
@@ -143,7 +141,7 @@ static void test_each_failure(void **state)
         transport_close(t);
     }
     {
-        struct preflight_ask a = { 1, 1, NULL, "root", "high", "alice" };
+        struct preflight_ask a = {1, 1, NULL, "root", "high", "alice"};
         t = cluster(sinfo_ok, 0, 0);
         preflight_run(t, &tg, &a, &r);
         assert_int_equal(failed(&r, "qos"), 1);
@@ -152,7 +150,7 @@ static void test_each_failure(void **state)
     }
     {
         /* 6 GPUs in total, but not 6 on one node */
-        struct preflight_ask a = { 6, 1, NULL, NULL, NULL, "alice" };
+        struct preflight_ask a = {6, 1, NULL, NULL, NULL, "alice"};
         t = cluster(sinfo_ok, 0, 0);
         preflight_run(t, &tg, &a, &r);
         assert_int_equal(failed(&r, "gpus_per_node"), 1);
@@ -161,7 +159,7 @@ static void test_each_failure(void **state)
     }
     {
         /* the 4-GPU node is drained: 4 GPUs on one node no longer exist */
-        struct preflight_ask a = { 4, 1, NULL, NULL, NULL, "alice" };
+        struct preflight_ask a = {4, 1, NULL, NULL, NULL, "alice"};
         t = cluster(sinfo_drained, 0, 0);
         preflight_run(t, &tg, &a, &r);
         assert_int_equal(failed(&r, "gpus"), 2);
@@ -172,7 +170,7 @@ static void test_each_failure(void **state)
         transport_close(t);
     }
     {
-        struct preflight_ask a = { 0, 1, NULL, NULL, NULL, "alice" };
+        struct preflight_ask a = {0, 1, NULL, NULL, NULL, "alice"};
         t = cluster(sinfo_ok, 1, 127);
         preflight_run(t, &tg, &a, &r);
         assert_int_equal(failed(&r, "workdir"), 2);
@@ -183,7 +181,7 @@ static void test_each_failure(void **state)
         transport_close(t);
     }
     {
-        struct preflight_ask a = { 0, 1, NULL, NULL, NULL, "alice" };
+        struct preflight_ask a = {0, 1, NULL, NULL, NULL, "alice"};
         struct preflight_target bad = target();
         bad.pinned_fingerprint = "SHA256:other";
         t = cluster(sinfo_ok, 0, 0);
@@ -198,7 +196,7 @@ static void test_unreachable_stops(void **state)
 {
     struct transport *t = cluster(sinfo_ok, 0, 0);
     struct preflight_target tg = target();
-    struct preflight_ask a = { 1, 1, NULL, NULL, NULL, "alice" };
+    struct preflight_ask a = {1, 1, NULL, NULL, NULL, "alice"};
     struct preflight_report r;
     transport_fake_fail_nth(t, 1);
     preflight_run(t, &tg, &a, &r);

@@ -37,13 +37,13 @@ static const char *partitions_out =
 static struct transport *slurm_fake(void)
 {
     struct transport *t = transport_fake_new();
-    transport_fake_add(t, "flux version", "", "flux: command not found", 127,
-                       0, 0);
+    transport_fake_add(t, "flux version", "", "flux: command not found", 127, 0,
+                       0);
     transport_fake_add(t, "sinfo --version", "slurm 22.05.8\n", "", 0, 0, 0);
     transport_fake_add(t, "sacctmgr -n -P list cluster",
                        "testa|127.0.0.1|6817|9728\n", "", 0, 0, 0);
-    transport_fake_add(t, "scontrol show partition -o", partitions_out, "",
-                       0, 0, 0);
+    transport_fake_add(t, "scontrol show partition -o", partitions_out, "", 0,
+                       0, 0);
     transport_fake_add(t, "sinfo -N --Format=*", sinfo_out, "", 0, 0, 0);
     transport_fake_add(t, "nvidia-smi*", "", "not found", 127, 0, 0);
     return t;
@@ -98,10 +98,10 @@ static void test_no_accounting(void **state)
     memset(&inv, 0, sizeof(inv));
     transport_fake_add(t, "sinfo --version", "slurm 22.05.8\n", "", 0, 0, 0);
     transport_fake_add(t, "sacctmgr *", "",
-                       "sacctmgr: error: Problem talking to the database", 1,
+                       "sacctmgr: error: Problem talking to the database", 1, 0,
+                       0);
+    transport_fake_add(t, "scontrol show partition -o", partitions_out, "", 0,
                        0, 0);
-    transport_fake_add(t, "scontrol show partition -o", partitions_out, "",
-                       0, 0, 0);
     transport_fake_add(t, "sinfo -N --Format=*", sinfo_out, "", 0, 0, 0);
     assert_int_equal(probe_inventory(t, "slurm", &inv, &err), 0);
     assert_int_equal(inv.caps.accounting, 0);
@@ -122,8 +122,8 @@ static void test_unmanaged_keeps_inventory(void **state)
     transport_fake_add(t, "nvidia-smi -L",
                        "GPU 0: NVIDIA H200 (UUID: GPU-5d5e)\n", "", 0, 0, 0);
     transport_fake_add(t, "nvidia-smi --query-gpu=*",
-                       "0, GPU-5d5e, NVIDIA H200, 143771, 0, 0, 75.20\n", "",
-                       0, 0, 0);
+                       "0, GPU-5d5e, NVIDIA H200, 143771, 0, 0, 75.20\n", "", 0,
+                       0, 0);
     transport_fake_add(t, "hostname", "gpubox\n", "", 0, 0, 0);
     assert_int_equal(probe_inventory(t, NULL, &inv, &err), 0);
     assert_string_equal(inv.caps.scheduler, "unmanaged");
@@ -178,8 +178,8 @@ static void test_flux_per_rank(void **state)
     exa_error_t err = EXA_ERROR_INIT;
     memset(&inv, 0, sizeof(inv));
     transport_fake_add(t, "flux version",
-                       "commands:    \t\t0.56.0\nlibflux-core:\t\t0.56.0\n",
-                       "", 0, 0, 0);
+                       "commands:    \t\t0.56.0\nlibflux-core:\t\t0.56.0\n", "",
+                       0, 0, 0);
     transport_fake_add(t, "flux account --help", "", "", 1, 0, 0);
     assert_int_equal(transport_fake_add_file(t, "flux resource list",
                                              "tests/fixtures/flux/"

@@ -11,6 +11,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -18,8 +20,10 @@
 #include "libsched/resources.h"
 #include "libsched/runscript.h"
 #include "libsched/sched.h"
+#include "libsched/sched_lines.h"
 #include "libsched/tracker.h"
 #include "libutil/subprocess.h"
+#include "libutil/timeutil.h"
 #include "libutil/xalloc.h"
 
 #define FIX "tests/fixtures/slurm-adapter/"
@@ -744,6 +748,51 @@ static void test_flux_status(void **state)
     transport_close(t);
 }
 
+/* Untrusted times: 1e300, inf, nan and negatives are unknown, never a
+ * 40-byte buffer overflow (which xsnprintf turns into an abort). */
+static void test_flux_absurd_times(void **state)
+{
+    struct sched_job j;
+    char line[512];
+    const char *el =
+        "{\"timestamp\":1e300,\"name\":\"submit\",\"context\":{}}\n"
+        "{\"timestamp\":-5,\"name\":\"start\",\"context\":{}}\n"
+        "{\"timestamp\":1738774200.5,\"name\":\"finish\",\"context\":"
+        "{\"status\":0}}\n"
+        "{\"timestamp\":1.5e11,\"name\":\"clean\",\"context\":{}}\n";
+
+    xsnprintf(line, sizeof(line), "%s",
+              "f1\037INACTIVE\037COMPLETED\0371e300\037inf\037"
+              "1738774200.25\0370\0371e300");
+    assert_int_equal(sched_flux_parse_jobs_line(line, &j), 0);
+    assert_string_equal(j.id, "f1");
+    assert_int_equal(j.state, SCHED_COMPLETED);
+    assert_string_equal(j.submit, "");
+    assert_string_equal(j.start, "");
+    assert_string_equal(j.end, "1738774200.250000");
+    assert_int_equal(j.exit_code, 0);
+    assert_int_equal(j.elapsed_s, -1);
+
+    xsnprintf(line, sizeof(line), "%s",
+              "f2\037INACTIVE\037FAILED\037nan\037-1738774200\037"
+              "99999999999999999999\037256\0373.4");
+    assert_int_equal(sched_flux_parse_jobs_line(line, &j), 0);
+    assert_string_equal(j.submit, "");
+    assert_string_equal(j.start, "");
+    assert_string_equal(j.end, "");
+    assert_int_equal(j.exit_code, 1);
+    assert_int_equal(j.elapsed_s, 3);
+
+    sched_job_init(&j, "f3");
+    assert_int_equal(sched_flux_parse_eventlog(el, &j), 0);
+    assert_string_equal(j.submit, "");
+    assert_string_equal(j.start, "");
+    /* clean's absurd time is dropped; finish's stays the end */
+    assert_string_equal(j.end, "1738774200.500000");
+    assert_int_equal(j.state, SCHED_COMPLETED);
+    assert_int_equal(j.elapsed_s, -1);
+}
+
 static void test_flux_submit_flags(void **state)
 {
     struct transport *t = transport_fake_new();
@@ -820,8 +869,41 @@ static void test_mock_end_to_end(void **state)
     assert_int_equal(out[0].exit_code, 0);
     assert_int_equal(out[1].state, SCHED_FAILED);
     assert_int_equal(out[1].exit_code, 3);
+    /* times are stored as UTC ISO-8601 with Z, like everywhere else */
+    {
+        const char *tv[] = { out[0].submit, out[0].start, out[0].end };
+        time_t now = time(NULL);
+        for (int k = 0; k < 3; k++) {
+            time_t tt;
+            assert_int_equal(strlen(tv[k]), 20);
+            assert_int_equal(tv[k][19], 'Z');
+            assert_int_equal(time_parse_iso8601(tv[k], &tt, NULL), 0);
+            assert_true(tt <= now && tt >= now - 60);
+        }
+    }
     assert_int_equal(sched_logs(s, "mock-run3", NULL, &logs, &err), 0);
     assert_string_equal(logs.buf, "out-ok\n");
+    assert_int_equal(s->log_truncated, 0);
+    s->log_max_bytes = 3;
+    strbuf_reset(&logs);
+    assert_int_equal(sched_logs(s, "mock-run3", NULL, &logs, &err), 0);
+    assert_string_equal(logs.buf, "ok\n");
+    assert_int_equal(s->log_truncated, 1);
+    /* a log that cannot be written fails the submit, naming the file */
+    {
+        char *blocker = xstrfmt("%s/mock-run5.out", rdir);
+        char *want = xstrfmt(".tmp-XXXXXX' to '%s': Is a directory", blocker);
+        assert_int_equal(mkdir(blocker, 0700), 0);
+        req.run_id = "run5";
+        assert_int_equal(sched_submit(s, &req, &r, &err), -1);
+        assert_int_equal(err.code, EXA_ECONFIG);
+        assert_true(starts_with(err.text, "cannot rename '"));
+        assert_string_equal(err.text + strlen(err.text) - strlen(want) + 11,
+                            want + 11);
+        sched_submit_result_release(&r);
+        free(blocker);
+        free(want);
+    }
     ids[0] = "mock-nope";
     assert_int_equal(sched_status_batch(s, ids, 1, out, &err), 0);
     assert_int_equal(out[0].state, SCHED_UNKNOWN);
@@ -831,6 +913,94 @@ static void test_mock_end_to_end(void **state)
     free(rdir);
     sched_free(s);
     transport_close(t);
+}
+
+/* Logs keep the last log_max_bytes bytes, asked with tail -c MAX+1 so a
+ * file of exactly MAX bytes is not reported truncated. */
+static void test_logs_capped(void **state)
+{
+    struct transport *t = transport_fake_new();
+    exa_error_t err = EXA_ERROR_INIT;
+    struct sched *s = sched_new("slurm", t, &err);
+    struct sched *f = sched_new("flux", t, &err);
+    struct strbuf log = STRBUF_INIT;
+
+    s->log_max_bytes = 10;
+    transport_fake_add(t, "tail -c 11 -- /r/x/7.out", "0123456789A", "", 0, 0, 0);
+    transport_fake_add(t, "tail -c 11 -- /r/x/8.out", "0123456789", "", 0, 0, 0);
+    transport_fake_add(t, "tail -c 11 -- /r/x/9.out", "",
+                       "tail: cannot open '/r/x/9.out' for reading: No such "
+                       "file or directory\n", 1, 0, 0);
+    assert_int_equal(sched_logs(s, "7", "/r/x", &log, &err), 0);
+    assert_string_equal(log.buf, "123456789A");
+    assert_int_equal(s->log_truncated, 1);
+    strbuf_reset(&log);
+    assert_int_equal(sched_logs(s, "8", "/r/x", &log, &err), 0);
+    assert_string_equal(log.buf, "0123456789");
+    assert_int_equal(s->log_truncated, 0);
+    strbuf_reset(&log);
+    assert_int_equal(sched_logs(s, "9", "/r/x", &log, &err), -1);
+    assert_int_equal(err.code, EXA_ENOTFOUND);
+    assert_string_equal(err.text, "cannot read '/r/x/9.out' on 'fake': tail: "
+                        "cannot open '/r/x/9.out' for reading: No such file "
+                        "or directory");
+    /* flux: no file, the attach stream keeps its last bytes */
+    f->log_max_bytes = 4;
+    transport_fake_add(t, "flux job attach fZ", "line1\nline2\n", "", 0, 0, 0);
+    strbuf_reset(&log);
+    assert_int_equal(sched_logs(f, "fZ", "/r/x", &log, &err), 0);
+    assert_string_equal(log.buf, "ne2\n");
+    assert_int_equal(f->log_truncated, 1);
+    strbuf_release(&log);
+    sched_free(s);
+    sched_free(f);
+    transport_close(t);
+}
+
+/* The job directory: EXAMLOPS_HPC_REMOTE_WORKDIR, then
+ * EXAMLOPS_HPC_WORKDIR, else over ssh the remote $HOME's data directory
+ * (asked with printenv HOME; here a stand-in ssh answers). */
+static void test_remote_jobdir(void **state)
+{
+    exa_error_t err = EXA_ERROR_INIT;
+    char *wrap = xstrfmt("%s/fake-ssh", tmpdir);
+    char *calls = xstrfmt("%s/fake-ssh.calls", tmpdir);
+    char *text = xstrfmt("#!/bin/sh\nfor a; do last=$a; done\n"
+                         "echo \"$last\" >> '%s'\n"
+                         "[ \"$last\" = 'printenv HOME' ] && echo /home/alice\n",
+                         calls);
+    struct ssh_config cfg = { "login1", NULL, NULL, 0, NULL, tmpdir, wrap };
+    struct transport *t;
+    struct sched *s;
+    char *d, *cl;
+
+    assert_int_equal(runscript_write(wrap, text, &err), 0);
+    t = transport_ssh_new(&cfg, &err);
+    assert_non_null(t);
+    s = sched_new("slurm", t, &err);
+    setenv("EXAMLOPS_HPC_REMOTE_WORKDIR", "/scratch/exa", 1);
+    setenv("EXAMLOPS_HPC_WORKDIR", "/other", 1);
+    d = sched_remote_jobdir(s, "run9", &err);
+    assert_string_equal(d, "/scratch/exa/run9");
+    free(d);
+    unsetenv("EXAMLOPS_HPC_REMOTE_WORKDIR");
+    d = sched_remote_jobdir(s, "run9", &err);
+    assert_string_equal(d, "/other/run9");
+    free(d);
+    assert_int_equal(access(calls, F_OK), -1); /* nothing asked yet */
+    unsetenv("EXAMLOPS_HPC_WORKDIR");
+    d = sched_remote_jobdir(s, "run9", &err);
+    assert_string_equal(d, "/home/alice/.local/share/examlops/jobs/run9");
+    free(d);
+    cl = slurp(calls);
+    assert_string_equal(cl, "printenv HOME\n");
+    free(cl);
+    sched_free(s);
+    transport_close(t);
+    unlink(calls);
+    free(wrap);
+    free(calls);
+    free(text);
 }
 
 static void test_kind_from_env(void **state)
@@ -871,8 +1041,11 @@ int main(void)
         cmocka_unit_test(test_submit_dropped_reply),
         cmocka_unit_test(test_submit_lost_then_retry),
         cmocka_unit_test(test_flux_status),
+        cmocka_unit_test(test_flux_absurd_times),
         cmocka_unit_test(test_flux_submit_flags),
         cmocka_unit_test(test_mock_end_to_end),
+        cmocka_unit_test(test_logs_capped),
+        cmocka_unit_test(test_remote_jobdir),
         cmocka_unit_test(test_kind_from_env),
     };
     int rc;

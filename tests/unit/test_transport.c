@@ -16,6 +16,7 @@
 #include <cmocka.h>
 
 #include "libtransport/transport.h"
+#include "libutil/xalloc.h"
 
 static char tmpdir[64];
 
@@ -159,6 +160,54 @@ static void test_ssh_argv_and_quoting(void **state)
     strvec_clear(&base);
     transport_result_release(&res);
     transport_close(t);
+}
+
+/* The ControlPath argument of a transport's base argv (malloc'ed). */
+static char *control_path_of(const char *known_hosts)
+{
+    struct ssh_config c = { 0 };
+    exa_error_t err = EXA_ERROR_INIT;
+    struct strvec base = STRVEC_INIT;
+    struct transport *t;
+    char *cp = NULL;
+
+    c.host = "login1";
+    c.port = 22;
+    c.known_hosts = known_hosts;
+    c.control_dir = path_in("cm");
+    c.ssh_program = "/bin/false";
+    t = transport_ssh_new(&c, &err);
+    assert_non_null(t);
+    transport_ssh_base_argv(t, &base);
+    for (size_t i = 0; i < base.nr; i++)
+        if (starts_with(base.v[i], "-oControlPath="))
+            cp = xstrdup(base.v[i]);
+    assert_non_null(cp);
+    strvec_clear(&base);
+    transport_close(t);
+    return cp;
+}
+
+static void test_ssh_master_follows_pinned_key(void **state)
+{
+    /* A master connection verified against one pinned host key must not
+     * serve commands after the pin changed: the socket name changes. */
+    char kh[256];
+    char *a, *b, *c;
+
+    snprintf(kh, sizeof(kh), "%s", path_in("pinned_known_hosts"));
+    write_file(kh, "[login1]:22 ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIA1\n",
+               0600);
+    a = control_path_of(kh);
+    b = control_path_of(kh);
+    assert_string_equal(a, b);
+    write_file(kh, "[login1]:22 ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIB2\n",
+               0600);
+    c = control_path_of(kh);
+    assert_string_not_equal(a, c);
+    free(a);
+    free(b);
+    free(c);
 }
 
 static void test_ssh_host_key_changed(void **state)
@@ -317,6 +366,7 @@ int main(void)
         cmocka_unit_test(test_local_timeout),
         cmocka_unit_test(test_local_put_get),
         cmocka_unit_test(test_ssh_argv_and_quoting),
+        cmocka_unit_test(test_ssh_master_follows_pinned_key),
         cmocka_unit_test(test_ssh_host_key_changed),
         cmocka_unit_test(test_ssh_host_key_unknown),
         cmocka_unit_test(test_ssh_other_failure),

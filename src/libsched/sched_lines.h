@@ -1,0 +1,60 @@
+/*
+ * sched_lines.h - the adapters' own line parsers, exposed for the unit
+ * tests and fuzz/fuzz_flux_adapter.c.
+ *
+ * These read only the formats slurm.c and flux.c ask their scheduler for
+ * (fields separated by 0x1F), plus `scontrol show job -o` and the Flux job
+ * eventlog. Scheduler output is untrusted: every parser accepts any bytes,
+ * maps what it cannot read to "unknown" (empty string, -1, SCHED_UNKNOWN)
+ * and never aborts. Times that are not finite or lie outside
+ * [0, SCHED_MAX_EPOCH] seconds are treated as unknown.
+ */
+#ifndef EXA_SCHED_LINES_H
+#define EXA_SCHED_LINES_H
+
+#include "libsched/sched.h"
+
+/* Largest epoch time (seconds) accepted from a scheduler: year ~5138. */
+#define SCHED_MAX_EPOCH 1e11
+
+/*
+ * One row of `flux jobs --no-header -o FMT` with flux.c's format
+ * {id.f58} {state} {result} {t_submit} {t_run} {t_inactive} {waitstatus}
+ * {runtime} joined by 0x1F (flux-jobs(1) "OUTPUT FORMAT"). line is
+ * NUL-terminated and modified in place. Times are epoch seconds printed
+ * "%.6f" into j->submit/start/end; runtime rounds to j->elapsed_s.
+ * 0 with j filled, -1 when the line has fewer than 8 fields or no id.
+ */
+int sched_flux_parse_jobs_line(char *line, struct sched_job *j);
+
+/*
+ * Summarize an RFC 18 eventlog (`flux job info ID eventlog`: one JSON
+ * object per line, {"timestamp": epoch s, "name": ..., "context": {...}})
+ * into j, which the caller has initialised with sched_job_init(). text is
+ * NUL-terminated. 0, or -1 when no line is a JSON object.
+ */
+int sched_flux_parse_eventlog(const char *text, struct sched_job *j);
+
+/*
+ * One row of `squeue -h -o "%i<US>%T<US>%r<US>%V<US>%S<US>%e"` (squeue(1)
+ * -o): id, state, reason, submit, start, end. line is modified in place.
+ * 0 with j filled, -1 with fewer than 6 fields or no id.
+ */
+int sched_slurm_parse_squeue_line(char *line, struct sched_job *j);
+
+/*
+ * One row of `sacct -X -P -n --delimiter=<US> -o
+ * JobID,State,ExitCode,Submit,Start,End,ElapsedRaw,AllocTRES` (sacct(1)
+ * --format). line is modified in place. 0 with j filled, -1 with fewer
+ * than 8 fields, no id, or a step id ("123.batch").
+ */
+int sched_slurm_parse_sacct_line(char *line, struct sched_job *j);
+
+/*
+ * One line of `scontrol show job -o` (scontrol(1): Key=Value words; array
+ * tasks become "ArrayJobId_ArrayTaskId"). 0 with j filled, -1 without a
+ * JobId.
+ */
+int sched_slurm_parse_scontrol_line(const char *line, struct sched_job *j);
+
+#endif
