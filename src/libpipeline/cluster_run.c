@@ -161,8 +161,8 @@ static int place_auto(store_t *st, const struct fleet *f,
         }
     }
     if (!nr) {
-        exa_err(err, EXA_EFAIL, "auto-placement found no cluster: no ACTIVE "
-                "cluster (connect one and have it approved)");
+        exa_err(err, EXA_ENOTAPPROVED, "auto-placement found no cluster: "
+                "no cluster is ACTIVE (connect one and have it approved)");
         goto out;
     }
     if (place_choose(v, nr, ask, NULL, place_max_age_from_env(), time(NULL),
