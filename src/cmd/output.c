@@ -250,8 +250,8 @@ int cmd_parse_uint(struct exa_ctx *ctx, const char *opt, const char *s,
 
 void cmd_print_help(const char *group, const struct exa_cmd *cmd, FILE *fp)
 {
-    fprintf(fp, "usage: exa %s %s %s\n\n%s\n", group, cmd->name,
-            cmd->usage ? cmd->usage : "", cmd->summary);
+    fprintf(fp, "usage: exa %s%s%s %s\n\n%s\n", group, group[0] ? " " : "",
+            cmd->name, cmd->usage ? cmd->usage : "", cmd->summary);
     if (cmd->help)
         fprintf(fp, "\n%s\n", cmd->help);
 }

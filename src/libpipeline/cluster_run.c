@@ -447,7 +447,10 @@ static void keep_stderr_tail(struct sched *s, struct cluster_run_result *res)
     if (!res->job.remote_dir)
         return;
     path = xstrfmt("%s/%s.err", res->job.remote_dir, res->job.job_id);
-    if (sched_fetch_file(s, path, &sb, NULL) == 0 && sb.len)
+    /* The last 64 KiB hold far more than CLUSTER_RUN_STDERR_LINES lines;
+     * a job's stderr can be gigabytes and is never read whole. */
+    if (sched_fetch_tail(s, path, (size_t)64 << 10, &sb, NULL) == 0 &&
+        sb.len)
         res->stderr_tail = tail_lines(sb.buf, sb.len, CLUSTER_RUN_STDERR_LINES);
     strbuf_release(&sb);
     free(path);
