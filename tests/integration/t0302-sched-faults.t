@@ -1,14 +1,15 @@
 #!/bin/bash
 # t0302-sched-faults.t - faults on the real testbed:
-#  - slurmctld of testa stopped (SIGSTOP) for 20 s during a wait, then
-#    continued: squeue hangs and is killed at the per-command cap, sacct
-#    (slurmdbd is up) keeps the job observable, and the wait completes;
+#  - slurmctld of testa shut down (SIGTERM) for 20 s during a wait, then
+#    started again by the testbed's own (idempotent) up script: squeue
+#    fails while it is away, sacct (slurmdbd is up) keeps the job
+#    observable, and the wait completes with the job's real end state;
 #  - two clusters with the same numeric job id are kept apart;
 #  - a changed or unknown host key is refused with the host named.
 set -u
 . "$(dirname "$0")/lib-sched.sh"
 require_testbed
-echo "1..12"
+echo "1..13"
 sched_setup testa local
 export EXAMLOPS_SLURM_CMD_TIMEOUT=3
 
@@ -21,14 +22,23 @@ wait_state "$id" RUNNING 30
 ok $? "job running before the fault"
 pidf=$TESTBED_ROOT/testa/run/slurmctld.pid
 ctld=$(cat "$pidf" 2>/dev/null || pgrep -f "slurmctld -f $TESTBED_SLURM_CONF_TESTA" | head -n 1)
-( sleep 2; kill -STOP "$ctld"; sleep 20; kill -CONT "$ctld" ) &
+tb_up=$(cd "$(dirname "$0")/../testbed" && pwd)/up.sh
+restart_ctld() { TESTBED_ROOT=$TESTBED_ROOT "$tb_up" > /dev/null 2> "$T/up.err"; }
+(
+    sleep 2
+    kill -TERM "$ctld"
+    for _ in $(seq 1 100); do kill -0 "$ctld" 2>/dev/null || break; sleep 0.1; done
+    sleep 20
+    restart_ctld
+) &
 faulter=$!
-trap 'kill -CONT "$ctld" 2>/dev/null; rm -rf "$T"' EXIT
+trap 'scontrol ping >/dev/null 2>&1 || restart_ctld; rm -rf "$T"' EXIT
 start=$SECONDS
 "$EXA" hpc wait "$id" > "$T/wait.out" 2> "$T/wait.err"
 rc=$?
 wait "$faulter"
-is "$rc" 0 "wait completes across a 20 s controller stop"
+is "$rc" 0 "wait completes across a 20 s controller shutdown and restart"
+ok "$(scontrol ping >/dev/null 2>&1; echo $?)" "slurmctld of testa is back"
 is "$(jfield "$id" state)" COMPLETED "job COMPLETED after the controller returns"
 [ $((SECONDS - start)) -ge 20 ]
 ok $? "the wait really spanned the stop ($((SECONDS - start)) s)"
