@@ -205,9 +205,64 @@ void flux_waitstatus_decode(long long status, int *exit_code, int *signal)
         *signal = (int)(status & 0x7f);
 }
 
+/*
+ * "H:MM:SS", "D day, H:MM:SS" or "D days, H:MM:SS": the text of Python's
+ * str(datetime.timedelta), which flux-jobs prints for the !H conversion
+ * ({runtime!H}, {t_remaining!H}). Returns 0 and *secs, or -1.
+ */
+static int hms_parse(const char *s, double *secs)
+{
+    long long days = 0, h, m;
+    double sec;
+    char *end;
+    const char *p = s;
+
+    while (*p == ' ')
+        p++;
+    if (!isdigit((unsigned char)*p))
+        return -1;
+    h = strtoll(p, &end, 10);
+    if (*end == ' ') {
+        /* "1 day, " / "2 days, " */
+        days = h;
+        p = end + 1;
+        if (!strncmp(p, "days, ", 6))
+            p += 6;
+        else if (!strncmp(p, "day, ", 5))
+            p += 5;
+        else
+            return -1;
+        if (!isdigit((unsigned char)*p))
+            return -1;
+        h = strtoll(p, &end, 10);
+    }
+    if (*end != ':' || !isdigit((unsigned char)end[1]))
+        return -1;
+    p = end + 1;
+    m = strtoll(p, &end, 10);
+    if (end - p != 2 || *end != ':' || !isdigit((unsigned char)end[1]) ||
+        m > 59)
+        return -1;
+    p = end + 1;
+    sec = strtod(p, &end);
+    if (end - p < 2 || sec >= 60 || !isfinite(sec))
+        return -1;
+    while (*end == ' ')
+        end++;
+    if (*end)
+        return -1;
+    *secs = (double)days * 86400.0 + (double)h * 3600.0 + (double)m * 60.0
+            + sec;
+    return 0;
+}
+
 int flux_fsd_parse(const char *s, double *secs)
 {
     double v;
+    if (s && hms_parse(s, &v) == 0) {
+        *secs = v;
+        return 0;
+    }
     /* "-" (no value) and "inf" (no limit) are not elapsed times */
     if (!s || fsd_parse(s, &v) < 0 || !isfinite(v) || v < 0)
         return -1;
