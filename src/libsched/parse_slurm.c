@@ -763,11 +763,12 @@ static int layout_plausible(const struct slurm_table *t, const enum role *roles,
 /*
  * Column shape over the full rows of a headerless table: 'i' (ISO times
  * and blanks), 'd' (durations with a colon and blanks such as
- * UNLIMITED/N/A), or 0.
+ * UNLIMITED/N/A), 'f' (durations of which some have a fractional part:
+ * sacct prints CPU times as MM:SS.mmm, never an elapsed time), or 0.
  */
 static char column_shape(const struct slurm_table *t, size_t k, size_t n)
 {
-    int iso = 0, dur = 0, other = 0;
+    int iso = 0, dur = 0, frac = 0, other = 0;
     size_t check = t->nrows < 200 ? t->nrows : 200;
     for (size_t r = 0; r < check; r++) {
         const struct slurm_row *row = &t->rows[r];
@@ -779,9 +780,11 @@ static char column_shape(const struct slurm_table *t, size_t k, size_t n)
         if (is_iso(v))
             iso++;
         else if (strchr(v, ':') && isdigit((unsigned char)v[0]) &&
-                 slurm_duration_parse(v, &d) == 1)
+                 slurm_duration_parse(v, &d) == 1) {
             dur++;
-        else if (!(none_token(v) || slurm_duration_parse(v, &d) == 0))
+            if (strchr(v, '.'))
+                frac++;
+        } else if (!(none_token(v) || slurm_duration_parse(v, &d) == 0))
             other++;
     }
     if (other)
@@ -789,7 +792,7 @@ static char column_shape(const struct slurm_table *t, size_t k, size_t n)
     if (iso && !dur)
         return 'i';
     if (dur && !iso)
-        return 'd';
+        return frac ? 'f' : 'd';
     return 0;
 }
 
@@ -886,6 +889,8 @@ static size_t headerless_roles(const struct slurm_table *t,
                 have_exit = 1;
             } else if (shape == 'i' && nts < 4) {
                 ts[nts++] = k;
+            } else if (shape == 'f') {
+                roles[k] = is_squeue ? R_IGNORE : R_TOTALCPU;
             } else if (shape == 'd') {
                 if (is_squeue) {
                     if (nd < 3)
