@@ -594,6 +594,13 @@ int sinfo_parse(const char *buf, size_t len, struct sinfo_result *res,
             for (size_t i = 0; i < row->nf; i++)
                 if (role[i] == C_INT && nints++ && to_ll(row->f[i]) > mem)
                     mem = to_ll(row->f[i]);
+            /* "%m %c": two integers, the first far larger than any CPU
+             * count and the second not, are memory (MiB) then CPUs */
+            if (nints == 2 && cpus > 4096 && mem <= 4096) {
+                long long x = cpus;
+                cpus = mem;
+                mem = x;
+            }
         } else if (!hroles && cpus < 0 && nints == 1) {
             cpus = first_int;
             mem = -1;
