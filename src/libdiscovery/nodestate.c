@@ -31,6 +31,8 @@ static const struct {
     { "plnd", "idle" },         { "planned", "idle" },
     { "block", "idle" },        { "blocked", "idle" },
     { "boot", "down" },         { "reboot", "down" },
+    { "reboot_issued", "down" }, { "reboot_requested", "down" },
+    { "perfctrs", "unknown" },  { "external", "unknown" },
     { "futr", "unknown" },      { "future", "unknown" },
     { "unk", "unknown" },       { "unknown", "unknown" },
     { "npc", "unknown" },       { "resm", "unknown" },

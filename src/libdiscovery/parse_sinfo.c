@@ -27,8 +27,14 @@
 
 enum col {
     C_IGNORE, C_NAME, C_COUNT, C_CPUS, C_CPUSTATE, C_MEM, C_GRES,
-    C_GRESUSED, C_STATE, C_PART, C_INT
+    C_GRESUSED, C_STATE, C_PART, C_INT, C_COUNT_AIOT, C_COUNT_AI
 };
+
+/* A column that prints how many nodes a row stands for (%D, %F, %A). */
+static int count_col(enum col c)
+{
+    return c == C_COUNT || c == C_COUNT_AIOT || c == C_COUNT_AI;
+}
 
 static const struct {
     const char *name;
@@ -54,6 +60,7 @@ static const struct {
     { "ROOT", C_IGNORE },      { "GROUPS", C_IGNORE },
     { "JOB_SIZE", C_IGNORE },  { "DEFAULTTIME", C_IGNORE },
     { "CPUS(A/I)", C_IGNORE }, { "FEATURES", C_IGNORE },
+    { "NODES(A/I/O/T)", C_COUNT_AIOT }, { "NODES(A/I)", C_COUNT_AI },
 };
 
 /* Role of header name u; a name cut to its column width ("AVAIL_FE")
@@ -485,7 +492,7 @@ int sinfo_parse(const char *buf, size_t len, struct sinfo_result *res,
             if (hroles[i] == C_NAME)
                 has_name = 1;
         for (size_t i = 0; i < nh; i++)
-            if (hroles[i] == C_COUNT && !has_name)
+            if (count_col(hroles[i]) && !has_name)
                 res->is_groups = 1;
     }
     if (t.hdr) {
@@ -504,7 +511,7 @@ int sinfo_parse(const char *buf, size_t len, struct sinfo_result *res,
                 has_name = 1;
         }
         for (size_t i = 0; i < t.nhdr; i++)
-            if (hroles[i] == C_COUNT && !has_name)
+            if (count_col(hroles[i]) && !has_name)
                 res->is_groups = 1;
     }
     /* sinfo's %N,%G joins GRES entries with the separator: re-merge them */
@@ -545,6 +552,18 @@ int sinfo_parse(const char *buf, size_t len, struct sinfo_result *res,
             switch (role[i]) {
             case C_NAME: name = v; break;
             case C_COUNT: if (is_int(v)) count = to_ll(v); break;
+            case C_COUNT_AIOT: /* %F "A/I/O/T": the total */
+                if (cpustate_total(v, &x))
+                    count = x;
+                break;
+            case C_COUNT_AI: { /* %A "A/I": allocated plus idle */
+                const char *sl = strchr(v, '/');
+                char *a = sl ? xstrndup(v, (size_t)(sl - v)) : NULL;
+                if (a && is_int(a) && is_int(sl + 1))
+                    count = to_ll(a) + to_ll(sl + 1);
+                free(a);
+                break;
+            }
             case C_CPUS: if (is_int(v)) cpus = to_ll(v); break;
             case C_CPUSTATE: if (cpustate_total(v, &x)) cpus = x; break;
             case C_MEM: if (is_int(v)) mem = to_ll(v); break;
@@ -575,6 +594,13 @@ int sinfo_parse(const char *buf, size_t len, struct sinfo_result *res,
             for (size_t i = 0; i < row->nf; i++)
                 if (role[i] == C_INT && nints++ && to_ll(row->f[i]) > mem)
                     mem = to_ll(row->f[i]);
+            /* "%m %c": two integers, the first far larger than any CPU
+             * count and the second not, are memory (MiB) then CPUs */
+            if (nints == 2 && cpus > 4096 && mem <= 4096) {
+                long long x = cpus;
+                cpus = mem;
+                mem = x;
+            }
         } else if (!hroles && cpus < 0 && nints == 1) {
             cpus = first_int;
             mem = -1;

@@ -205,9 +205,64 @@ void flux_waitstatus_decode(long long status, int *exit_code, int *signal)
         *signal = (int)(status & 0x7f);
 }
 
+/*
+ * "H:MM:SS", "D day, H:MM:SS" or "D days, H:MM:SS": the text of Python's
+ * str(datetime.timedelta), which flux-jobs prints for the !H conversion
+ * ({runtime!H}, {t_remaining!H}). Returns 0 and *secs, or -1.
+ */
+static int hms_parse(const char *s, double *secs)
+{
+    long long days = 0, h, m;
+    double sec;
+    char *end;
+    const char *p = s;
+
+    while (*p == ' ')
+        p++;
+    if (!isdigit((unsigned char)*p))
+        return -1;
+    h = strtoll(p, &end, 10);
+    if (*end == ' ') {
+        /* "1 day, " / "2 days, " */
+        days = h;
+        p = end + 1;
+        if (!strncmp(p, "days, ", 6))
+            p += 6;
+        else if (!strncmp(p, "day, ", 5))
+            p += 5;
+        else
+            return -1;
+        if (!isdigit((unsigned char)*p))
+            return -1;
+        h = strtoll(p, &end, 10);
+    }
+    if (*end != ':' || !isdigit((unsigned char)end[1]))
+        return -1;
+    p = end + 1;
+    m = strtoll(p, &end, 10);
+    if (end - p != 2 || *end != ':' || !isdigit((unsigned char)end[1]) ||
+        m > 59)
+        return -1;
+    p = end + 1;
+    sec = strtod(p, &end);
+    if (end - p < 2 || sec >= 60 || !isfinite(sec))
+        return -1;
+    while (*end == ' ')
+        end++;
+    if (*end)
+        return -1;
+    *secs = (double)days * 86400.0 + (double)h * 3600.0 + (double)m * 60.0
+            + sec;
+    return 0;
+}
+
 int flux_fsd_parse(const char *s, double *secs)
 {
     double v;
+    if (s && hms_parse(s, &v) == 0) {
+        *secs = v;
+        return 0;
+    }
     /* "-" (no value) and "inf" (no limit) are not elapsed times */
     if (!s || fsd_parse(s, &v) < 0 || !isfinite(v) || v < 0)
         return -1;
@@ -1024,6 +1079,66 @@ static json_t *default_format_row(const char *s, size_t l,
     return job;
 }
 
+/*
+ * A row of `flux jobs --no-header -o FORMAT` in a format other than the
+ * default: a job id first, then cells named by their shape alone, since
+ * nothing else says what they are. An upper-case status word gives STATUS
+ * (ST when abbreviated, "CD"), the first duration with a unit, a dot or
+ * a colon ("0.057s", "1:02:03") gives RUNTIME; other cells are left out.
+ * Returns the job or NULL when the row does not start with a job id or
+ * has no status.
+ */
+static json_t *guess_format_row(const char *s, const struct tok *t, size_t nt,
+                                const char *instance, int has_sections)
+{
+    struct flux_table_hdr h = { 0 };
+    char **cells, *first;
+    const char **names;
+    uint64_t id;
+    int have_st = 0, have_rt = 0;
+    json_t *job = NULL;
+
+    if (nt < 2 || nt > 64)
+        return NULL;
+    first = xstrndup(s + t[0].b0, t[0].b1 - t[0].b0);
+    if (flux_jobid_parse(first, &id) < 0) {
+        free(first);
+        return NULL;
+    }
+    names = xcalloc(nt, sizeof(*names));
+    cells = xcalloc(nt, sizeof(char *));
+    cells[0] = first;
+    names[0] = "JOBID";
+    for (size_t c = 1; c < nt; c++) {
+        char *v = xstrndup(s + t[c].b0, t[c].b1 - t[c].b0);
+        int upper = 1;
+        double d;
+        cells[c] = v;
+        names[c] = "-";
+        for (const char *q = v; *q; q++)
+            if (!isupper((unsigned char)*q))
+                upper = 0;
+        if (!have_st && upper && strcmp(flux_state_normalize(v), "UNKNOWN")) {
+            names[c] = strlen(v) <= 2 ? "ST" : "STATUS";
+            have_st = 1;
+        } else if (!have_rt && isdigit((unsigned char)v[0]) &&
+                   strpbrk(v, "smhd.:") && flux_fsd_parse(v, &d) == 0) {
+            names[c] = "RUNTIME";
+            have_rt = 1;
+        }
+    }
+    if (have_st) {
+        h.ncols = nt;
+        h.names = (char **)names;
+        job = job_from_row(&h, cells, instance, has_sections, 0);
+    }
+    for (size_t c = 0; c < nt; c++)
+        free(cells[c]);
+    free(cells);
+    free(names);
+    return job;
+}
+
 static json_t *flux_jobs_json(const char *buf, size_t len, exa_error_t *err)
 {
     json_error_t jerr;
@@ -1159,6 +1274,9 @@ static json_t *flux_jobs_parse_clean(const char *buf, size_t len,
                 json_array_append_new(jobs, job);
             } else if ((job = default_format_row(s, l, t, nt, instance,
                                                  has_sections))) {
+                json_array_append_new(jobs, job);
+            } else if ((job = guess_format_row(s, t, nt, instance,
+                                               has_sections))) {
                 json_array_append_new(jobs, job);
             } else if (unknown_job_line(s, l, &unknown_id)) {
                 unknown = 1;

@@ -59,6 +59,8 @@ void flux_waitstatus_decode(long long status, int *exit_code, int *signal);
 /*
  * Parse a Flux Standard Duration (RFC 23): a non-negative number with an
  * optional unit s, m, h or d ("0.057s", "1.765m", "1d", "45").
+ * Also takes the "H:MM:SS" / "D days, H:MM:SS" text that flux-jobs prints
+ * for the !H conversion ({runtime!H}; Python str(timedelta)).
  * Returns 0 and *secs, or -1 when s is not a finite FSD ("-", "inf").
  * Wraps fsd_parse() of libutil/duration.h.
  */

@@ -47,6 +47,15 @@ static const struct {
 };
 #define NSTATES (sizeof(job_states) / sizeof(job_states[0]))
 
+/* Is v exactly a compact job state code ("R", "PD", "CG", "OOM")? */
+static int compact_state(const char *v)
+{
+    for (size_t i = 0; i < NSTATES; i++)
+        if (!strcmp(v, job_states[i].cmp))
+            return 1;
+    return 0;
+}
+
 static char *trim_dup(const char *s)
 {
     size_t n;
@@ -687,6 +696,107 @@ static void free_cells(char **c, size_t n)
 }
 
 /*
+ * Shape of a cell that only a typed column prints: an ISO time, a
+ * duration with a colon ("1:00", "2-00:00:00"), or a GRES/TRES request.
+ * 1 = typed shape, 0 = neutral ("N/A", "None", empty), -1 = other text.
+ */
+static int typed_shape(const char *v)
+{
+    double d;
+    if (none_token(v))
+        return 0;
+    if (is_iso(v))
+        return 1;
+    if (strchr(v, ':') && isdigit((unsigned char)v[0]) &&
+        slurm_duration_parse(v, &d) == 1)
+        return 1;
+    if (!strncmp(v, "gres/", 5) || !strncmp(v, "gres:", 5) ||
+        !strncmp(v, "cpu=", 4) || !strncmp(v, "billing=", 8))
+        return 1;
+    return -1;
+}
+
+/* Free-text roles that a well-known layout may put on any value. */
+static int free_role(enum role r)
+{
+    switch (r) {
+    case R_REASON: case R_NODELIST_REASON: case R_NODELIST:
+    case R_PARTITION: case R_USER: case R_ACCOUNT: case R_NAME:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+/*
+ * A layout whose free-text column holds, on every full row, a time, a
+ * duration or a GRES request (and nothing else but "N/A"-like blanks)
+ * has put a typed column under a text role ("123 RUNNING 1:00" read as
+ * JOBID STATE NAME): it is not the layout the output was printed with.
+ */
+static int layout_plausible(const struct slurm_table *t, const enum role *roles,
+                            size_t n, size_t check)
+{
+    for (size_t k = 0; k < n; k++) {
+        int typed = 0, other = 0;
+        if (!free_role(roles[k]))
+            continue;
+        for (size_t r = 0; r < check; r++) {
+            const struct slurm_row *row = &t->rows[r];
+            int sh;
+            /* a longer row may be a free-text tail joined into the last
+             * column: the columns before it still stand where they are */
+            if (row->nf < n || (row->nf > n && k == n - 1))
+                continue;
+            sh = typed_shape(row->f[k]);
+            if (sh > 0)
+                typed++;
+            else if (sh < 0)
+                other++;
+        }
+        if (typed && !other)
+            return 0;
+    }
+    return 1;
+}
+
+/*
+ * Column shape over the full rows of a headerless table: 'i' (ISO times
+ * and blanks), 'd' (durations with a colon and blanks such as
+ * UNLIMITED/N/A), 'f' (durations of which some have a fractional part:
+ * sacct prints CPU times as MM:SS.mmm, never an elapsed time), or 0.
+ */
+static char column_shape(const struct slurm_table *t, size_t k, size_t n)
+{
+    int iso = 0, dur = 0, frac = 0, other = 0;
+    size_t check = t->nrows < 200 ? t->nrows : 200;
+    for (size_t r = 0; r < check; r++) {
+        const struct slurm_row *row = &t->rows[r];
+        const char *v;
+        double d;
+        if (row->nf != n)
+            continue;
+        v = row->f[k];
+        if (is_iso(v))
+            iso++;
+        else if (strchr(v, ':') && isdigit((unsigned char)v[0]) &&
+                 slurm_duration_parse(v, &d) == 1) {
+            dur++;
+            if (strchr(v, '.'))
+                frac++;
+        } else if (!(none_token(v) || slurm_duration_parse(v, &d) == 0))
+            other++;
+    }
+    if (other)
+        return 0;
+    if (iso && !dur)
+        return 'i';
+    if (dur && !iso)
+        return frac ? 'f' : 'd';
+    return 0;
+}
+
+/*
  * Choose roles for a headerless table: the first well-known field list
  * whose every typed column validates on every row (up to 200 rows), else
  * roles guessed from the values. Returns the number of roles.
@@ -740,21 +850,27 @@ static size_t headerless_roles(const struct slurm_table *t,
             if (!row_ok && (pass == 0 || ++bad * 10 > check))
                 ok = 0;
         }
+        if (ok && full && !layout_plausible(t, roles, n, check))
+            ok = 0;
         if (ok && full) {
             *merge_tail = tail;
             layout_matched = 1;
             return n;
         }
     }
-    /* guess from the values of the first row */
+    /* guess from the values: id and state from the first row, times and
+     * durations from the shape of each column over every full row */
     {
         const struct slurm_row *row = &t->rows[0];
         size_t n = row->nf < max ? row->nf : max;
-        int have_id = 0, have_state = 0, have_exit = 0, nts = 0, have_el = 0;
+        int have_id = 0, have_state = 0, have_exit = 0, nts = 0, nd = 0;
+        int is_squeue = tbl == squeue_names;
         size_t ts[4];
+        static const enum role squeue_durs[] = { R_ELAPSED, R_TIMELIMIT,
+                                                 R_TIMELEFT };
         for (size_t k = 0; k < n; k++) {
             const char *v = row->f[k];
-            double d;
+            char shape = column_shape(t, k, row->nf);
             roles[k] = R_IGNORE;
             if (!have_id && is_job_id(v)) {
                 roles[k] = R_ID;
@@ -764,18 +880,30 @@ static size_t headerless_roles(const struct slurm_table *t,
                               "UNKNOWN") && strlen(v) > 2) {
                 roles[k] = R_STATE;
                 have_state = 1;
-            } else if (!have_exit && strchr(v, ':') && valid_for(R_EXIT, v) &&
-                       *v) {
+            } else if (!have_state && is_squeue && compact_state(v)) {
+                roles[k] = R_STATE_COMPACT;
+                have_state = 1;
+            } else if (!is_squeue && !have_exit && strchr(v, ':') &&
+                       valid_for(R_EXIT, v) && *v) {
                 roles[k] = R_EXIT;
                 have_exit = 1;
-            } else if (is_iso(v) && nts < 4) {
+            } else if (shape == 'i' && nts < 4) {
                 ts[nts++] = k;
-            } else if (!have_el && strchr(v, ':') &&
-                       slurm_duration_parse(v, &d) == 1) {
-                roles[k] = R_ELAPSED;
-                have_el = 1;
+            } else if (shape == 'f') {
+                roles[k] = is_squeue ? R_IGNORE : R_TOTALCPU;
+            } else if (shape == 'd') {
+                if (is_squeue) {
+                    if (nd < 3)
+                        roles[k] = squeue_durs[nd];
+                } else if (!nd) {
+                    roles[k] = R_ELAPSED;
+                }
+                nd++;
             } else if (strstr(v, "cpu=")) {
                 roles[k] = R_TRES_ALLOC;
+            } else if (is_squeue && (!strncmp(v, "gres/", 5) ||
+                                     !strncmp(v, "gres:", 5))) {
+                roles[k] = R_TRES_PER_NODE;
             }
         }
         if (nts == 1) {

@@ -100,6 +100,18 @@ static void test_fsd(void **state)
     assert_int_equal(flux_fsd_parse("5x", &s), -1);
     assert_int_equal(flux_fsd_parse("-3s", &s), -1);
     assert_int_equal(flux_fsd_parse("inf", &s), -1);
+    /* {runtime!H}: Python str(timedelta) */
+    assert_int_equal(flux_fsd_parse("1:02:03", &s), 0);
+    assert_true(s == 3723.0);
+    assert_int_equal(flux_fsd_parse("0:00:09", &s), 0);
+    assert_true(s == 9.0);
+    assert_int_equal(flux_fsd_parse("2 days, 3:04:05", &s), 0);
+    assert_true(s == 2 * 86400.0 + 11045.0);
+    assert_int_equal(flux_fsd_parse("1 day, 0:00:00", &s), 0);
+    assert_true(s == 86400.0);
+    assert_int_equal(flux_fsd_parse("1:2:03", &s), -1);
+    assert_int_equal(flux_fsd_parse("1:60:00", &s), -1);
+    assert_int_equal(flux_fsd_parse("1 week, 0:00:00", &s), -1);
 }
 
 static void test_hostlist_idset(void **state)
