@@ -10,8 +10,10 @@ started=
 if [ "${EXA_TESTBED:-1}" != 0 ] && [ -z "${TESTBED_ROOT:-}" ]; then
     root=${EXA_TESTBED_ROOT:-/tmp/exa-testbed}
     was_up=
-    if [ -r "$root/env.sh" ] && (
-        . "$root/env.sh" && timeout 10 scontrol ping >/dev/null 2>&1); then
+    # Up already when its env file exists and its MariaDB still runs (not
+    # only when slurmctld answers: a fault test may have it down briefly).
+    if [ -r "$root/env.sh" ] && [ -r "$root/mariadb/run/mariadbd.pid" ] &&
+        kill -0 "$(cat "$root/mariadb/run/mariadbd.pid")" 2>/dev/null; then
         was_up=1
     fi
     tb_env=$(TESTBED_ROOT=$root timeout 300 tests/testbed/up.sh) || {

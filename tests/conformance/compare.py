@@ -40,12 +40,12 @@ REQUIRED = {
 TOP_REQUIRED = {
     "sbatch": ["job_id", "cluster"],
     "hostlist": ["hosts"],
-    "sinfo": [],
+    "sinfo": "*",  # nodes or groups, whichever the case expects
     "squeue": ["jobs"],
     "sacct": ["jobs", "steps"],
     "nvidia-smi": ["gpus"],
     "flux-jobs": ["jobs"],
-    "flux-resource": [],
+    "flux-resource": "*",
     "flux-eventlog": ["events", "summary"],
 }
 FSD_KEYS = ("elapsed_s", "runtime", "t_offset", "duration_s", "time_limit_s")
