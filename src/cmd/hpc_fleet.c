@@ -26,6 +26,7 @@
 #include "libdiscovery/preflight.h"
 #include "libdiscovery/probe.h"
 #include "libfleet/capacity.h"
+#include "libfleet/connect.h"
 #include "libfleet/governance.h"
 #include "libfleet/placement.h"
 #include "libstore/audit.h"
@@ -618,15 +619,6 @@ int cmd_hpc_audit(struct exa_ctx *ctx, int argc, char **argv)
 
 /* ---- connect ---- */
 
-/* ${XDG_CONFIG_HOME:-$HOME/.config}/examlops/known_hosts.d; caller frees. */
-static char *known_hosts_dir(void)
-{
-    const char *x = getenv("XDG_CONFIG_HOME"), *h = getenv("HOME");
-    if (x && *x)
-        return xstrfmt("%s/examlops/known_hosts.d", x);
-    return xstrfmt("%s/.config/examlops/known_hosts.d", h && *h ? h : ".");
-}
-
 /*
  * Run a local helper program (ssh-keyscan, ssh-keygen) with argv, no
  * shell, stdin /dev/null, capturing up to 1 MiB of stdout; a wall-clock
@@ -686,34 +678,6 @@ static int is_local_host(const char *h)
     return !h || !*h || !strcmp(h, "local") || !strcmp(h, "localhost");
 }
 
-/* The pinned known_hosts file of a cluster; caller frees. */
-static char *cluster_known_hosts(const char *name)
-{
-    char *dir = known_hosts_dir(), *p = xstrfmt("%s/%s", dir, name);
-    free(dir);
-    return p;
-}
-
-/* A transport for a registered cluster: its own pinned known_hosts. */
-static struct transport *cluster_transport(const struct fleet_cluster *c,
-                                           exa_error_t *err)
-{
-    struct ssh_config cfg = {0};
-    struct transport *t;
-    char *kh;
-    if (!strcmp(c->def.transport, "local") || is_local_host(c->def.host))
-        return transport_local_new();
-    kh = cluster_known_hosts(c->def.name);
-    cfg.host = c->def.host;
-    cfg.user = c->def.ssh_user;
-    cfg.key = c->def.ssh_key;
-    cfg.port = c->def.ssh_port;
-    cfg.known_hosts = kh;
-    t = transport_ssh_new(&cfg, err);
-    free(kh);
-    return t;
-}
-
 /*
  * A transport for an ad-hoc --host (detect, nodes, gpus). A host that a
  * registered cluster names (same host and port) uses that cluster's
@@ -736,7 +700,7 @@ static struct transport *adhoc_transport(const char *host, const char *user,
     for (size_t i = 0; f && i < f->nr; i++)
         if (f->v[i].def.host && !strcmp(f->v[i].def.host, host) &&
             f->v[i].def.ssh_port == port && f->v[i].row.host_key_fingerprint)
-            kh = cluster_known_hosts(f->v[i].def.name);
+            kh = fleet_known_hosts_path(f->v[i].def.name);
     if (!kh) {
         struct strbuf scan = STRBUF_INIT;
         char portbuf[16], tmpl[] = "/tmp/exa-known-hosts-XXXXXX";
@@ -841,7 +805,7 @@ static int refresh_stale(struct exa_ctx *ctx, store_t *st,
             (cands[i].nnodes && cap.age_s >= 0 && cap.age_s <= max_age_s))
             continue;
         memset(&inv, 0, sizeof(inv));
-        t = cluster_transport(c, &err);
+        t = fleet_cluster_transport(c, &err);
         if (t)
             t->timeout_s = 15;
         if (!t || probe_inventory(t, c->def.scheduler, &inv, &err) < 0 ||
@@ -952,7 +916,7 @@ static int probe_target(struct exa_ctx *ctx, const struct host_opts *o,
                             o->cluster);
             goto out;
         }
-        t = cluster_transport(c, &err);
+        t = fleet_cluster_transport(c, &err);
         if (!sched && strcmp(c->def.scheduler, "unknown") &&
             probe_find(c->def.scheduler))
             sched = c->def.scheduler;
@@ -1290,7 +1254,7 @@ int cmd_hpc_preflight(struct exa_ctx *ctx, int argc, char **argv)
         goto out;
     }
     c = fleet_find(&f, name);
-    if (!(t = cluster_transport(c, &err))) {
+    if (!(t = fleet_cluster_transport(c, &err))) {
         rc = out_error(ctx, &err, NULL);
         goto out;
     }
@@ -1302,7 +1266,7 @@ int cmd_hpc_preflight(struct exa_ctx *ctx, int argc, char **argv)
         FILE *fp;
         char buf[4096];
         size_t n;
-        kh = cluster_known_hosts(name);
+        kh = fleet_known_hosts_path(name);
         if ((fp = fopen(kh, "re"))) {
             while ((n = fread(buf, 1, sizeof(buf), fp)) > 0 &&
                    text.len < (1u << 20))
@@ -1393,7 +1357,7 @@ int cmd_hpc_queue(struct exa_ctx *ctx, int argc, char **argv)
         goto out;
     }
     c = fleet_find(&f, name);
-    if (!(t = cluster_transport(c, &err))) {
+    if (!(t = fleet_cluster_transport(c, &err))) {
         rc = out_error(ctx, &err, NULL);
         goto out;
     }
@@ -1657,7 +1621,7 @@ int cmd_hpc_connect(struct exa_ctx *ctx, int argc, char **argv)
     req.capabilities = caps;
     /* Pin the host key before the row says so. */
     if (hfpr) {
-        khdir = known_hosts_dir();
+        khdir = fleet_known_hosts_dir();
         khpath = xstrfmt("%s/%s", khdir, name);
         if (mkdir_p(khdir, 0700, &err) < 0 ||
             atomic_write_file(khpath, scan.buf, scan.len, 0600, &err) < 0) {

@@ -20,6 +20,7 @@
 
 #include "libdiscovery/parse_flux_resource.h"
 #include "libdiscovery/parse_sinfo.h"
+#include "libfleet/connect.h"
 #include "libsched/parse_flux.h"
 #include "libsched/parse_slurm.h"
 #include "libtransport/transport.h"
@@ -303,20 +304,6 @@ struct obs_source *obs_source_new(const char *cluster, const char *scheduler,
     return src;
 }
 
-/*
- * The known_hosts file `exa hpc connect` pins a cluster's host key in:
- * ${XDG_CONFIG_HOME:-$HOME/.config}/examlops/known_hosts.d/NAME (the same
- * rule as src/cmd/hpc_fleet.c). Caller frees.
- */
-static char *cluster_known_hosts(const char *name)
-{
-    const char *x = getenv("XDG_CONFIG_HOME"), *h = getenv("HOME");
-    if (x && *x)
-        return xstrfmt("%s/examlops/known_hosts.d/%s", x, name);
-    return xstrfmt("%s/.config/examlops/known_hosts.d/%s", h && *h ? h : ".",
-                   name);
-}
-
 static int transport_runner(void *ctx, const char *const *argv,
                             struct strbuf *out, exa_error_t *err)
 {
@@ -337,10 +324,9 @@ static void transport_destroy(void *ctx)
 struct obs_source *obs_collect_factory(const struct fv_cluster *c, void *ctx,
                                        exa_error_t *err)
 {
-    const char *kind = c->transport ? c->transport : "ssh";
+    struct fleet_conn conn;
     struct transport *t;
     struct obs_source *src;
-    double cap;
     (void)ctx;
     if (!c->scheduler ||
         (strcmp(c->scheduler, "slurm") && strcmp(c->scheduler, "flux"))) {
@@ -348,33 +334,16 @@ struct obs_source *obs_collect_factory(const struct fv_cluster *c, void *ctx,
                 c->scheduler ? c->scheduler : "unknown", c->name);
         return NULL;
     }
-    if (transport_env_seconds("EXAMLOPS_SLURM_CMD_TIMEOUT",
-                              TRANSPORT_DEFAULT_TIMEOUT_S, &cap, err) < 0)
+    /* the identity the sysadmin approved (the table's row), and the host
+     * key `exa hpc connect` pinned for this cluster */
+    conn.name = c->name;
+    conn.transport = c->transport;
+    conn.host = c->host;
+    conn.ssh_user = c->ssh_user;
+    conn.ssh_key = c->ssh_key;
+    conn.ssh_port = c->ssh_port;
+    if (!(t = fleet_conn_transport(&conn, err)))
         return NULL;
-    if (!strcmp(kind, "local") || !c->host || !*c->host ||
-        !strcmp(c->host, "local") || !strcmp(c->host, "localhost")) {
-        t = transport_local_new();
-    } else if (!strcmp(kind, "ssh")) {
-        /* the identity the sysadmin approved (the table's row), and the
-         * host key `exa hpc connect` pinned for this cluster */
-        struct ssh_config cfg;
-        char *kh = cluster_known_hosts(c->name);
-        memset(&cfg, 0, sizeof(cfg));
-        cfg.host = c->host;
-        cfg.user = c->ssh_user;
-        cfg.key = c->ssh_key;
-        cfg.port = c->ssh_port > 0 ? c->ssh_port : 22;
-        cfg.known_hosts = kh;
-        t = transport_ssh_new(&cfg, err);
-        free(kh);
-        if (!t)
-            return NULL;
-    } else {
-        exa_err(err, EXA_ECONFIG, "unknown transport '%s' of '%s'", kind,
-                c->name);
-        return NULL;
-    }
-    t->timeout_s = cap;
     src = obs_source_new(c->name, c->scheduler, transport_runner, t,
                          transport_destroy, err);
     if (!src)

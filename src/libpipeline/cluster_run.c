@@ -25,6 +25,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "libfleet/connect.h"
 #include "libfleet/placement.h"
 #include "libfleet/registry.h"
 #include "libpipeline/run.h"
@@ -85,45 +86,6 @@ static void hook_step(const struct cluster_run_hooks *h, const char *step,
 }
 
 /* ---- cluster, transport, placement ---- */
-
-static int is_local_host(const char *h)
-{
-    return !h || !*h || !strcmp(h, "local") || !strcmp(h, "localhost");
-}
-
-static char *known_hosts_path(const char *name)
-{
-    const char *x = getenv("XDG_CONFIG_HOME"), *h = getenv("HOME");
-    if (x && *x)
-        return xstrfmt("%s/examlops/known_hosts.d/%s", x, name);
-    return xstrfmt("%s/.config/examlops/known_hosts.d/%s", h && *h ? h : ".",
-                   name);
-}
-
-struct transport *cluster_run_transport(const struct fleet_cluster *c,
-                                        exa_error_t *err)
-{
-    struct ssh_config cfg = { 0 };
-    struct transport *t;
-    char *kh;
-    double tmo;
-
-    if ((c->def.transport && !strcmp(c->def.transport, "local")) ||
-        is_local_host(c->def.host))
-        return transport_local_new();
-    kh = known_hosts_path(c->def.name);
-    cfg.host = c->def.host;
-    cfg.user = c->def.ssh_user;
-    cfg.key = c->def.ssh_key;
-    cfg.port = c->def.ssh_port;
-    cfg.known_hosts = kh;
-    t = transport_ssh_new(&cfg, err);
-    free(kh);
-    if (t && transport_env_seconds("EXAMLOPS_SLURM_CMD_TIMEOUT",
-                                   TRANSPORT_DEFAULT_TIMEOUT_S, &tmo, NULL) == 0)
-        t->timeout_s = tmo;
-    return t;
-}
 
 /* Placement over the ACTIVE clusters of f; sets *chosen. */
 static int place_auto(store_t *st, const struct fleet *f,
@@ -211,7 +173,7 @@ static int run_preflight(struct transport *t, const struct fleet_cluster *c,
     tg.scheduler = c->def.scheduler;
     tg.ssh = strcmp(t->ops->kind, "local") != 0;
     if (tg.ssh) {
-        kh = known_hosts_path(c->def.name);
+        kh = fleet_known_hosts_path(c->def.name);
         if ((text = read_small_file(kh))) {
             pinned = fleet_host_key_fingerprint(text, NULL);
             free(text);
@@ -900,7 +862,7 @@ int cluster_run(const struct cluster_run_request *req,
     }
 
     /* 2. transport and preflight */
-    if (!(t = cluster_run_transport(c, err)))
+    if (!(t = fleet_cluster_transport(c, err)))
         goto out;
     if (!(s = sched_new(res->scheduler, t, err)))
         goto out;
@@ -1106,7 +1068,7 @@ int cluster_run_resume(const char *db_path, const char *regpath,
     }
     res->cluster = xstrdup(cluster);
     res->scheduler = xstrdup(res->job.scheduler);
-    if (!t && !(t = cluster_run_transport(c, err)))
+    if (!t && !(t = fleet_cluster_transport(c, err)))
         goto out;
     if (!(s = sched_new(res->job.scheduler, t, err)))
         goto out;

@@ -143,16 +143,6 @@ int cluster_run_resume(const char *db_path, const char *regpath,
                        struct cluster_run_result *res, exa_error_t *err);
 
 /*
- * The transport of a registered cluster: local for transport "local" or a
- * local host, else ssh with the cluster's host, port, user, key and the
- * known_hosts pinned at connect
- * (${XDG_CONFIG_HOME:-$HOME/.config}/examlops/known_hosts.d/NAME).
- * NULL with err.
- */
-struct transport *cluster_run_transport(const struct fleet_cluster *c,
-                                        exa_error_t *err);
-
-/*
  * Verify an artifact directory fetched from a cluster: dir/SHA256SUMS
  * lists exactly model.json, encoders.json and metrics.json (sha256sum(1)
  * format) and each file's SHA-256 matches. Fills sha_hex (65 bytes) with
