@@ -307,44 +307,6 @@ int cmd_hpc_reject(struct exa_ctx *ctx, int argc, char **argv)
  * Load the ACTIVE clusters and their snapshots into a place_cluster array.
  * *nodes owns the rows (one query for all clusters). 0 or -1 with err.
  */
-static int load_candidates(store_t *st, const struct fleet *f,
-                           struct place_cluster **out, size_t *nout,
-                           struct node_row **nodes, size_t *nnodes,
-                           exa_error_t *err)
-{
-    struct place_cluster *v = NULL;
-    size_t nr = 0, alloc = 0, j = 0;
-    if (store_nodes_list(st, NULL, nodes, nnodes, err) < 0)
-        return -1;
-    for (size_t i = 0; i < f->nr; i++) {
-        const struct fleet_cluster *c = &f->v[i];
-        struct place_cluster *p;
-        if (c->state != CLUSTER_ACTIVE)
-            continue;
-        ALLOC_GROW(v, nr + 1, alloc);
-        p = &v[nr++];
-        memset(p, 0, sizeof(*p));
-        p->name = c->def.name;
-        p->scheduler = c->def.scheduler;
-        p->has_carbon_intensity = c->def.has_carbon_intensity;
-        p->carbon_intensity = c->def.carbon_intensity;
-        p->has_cost_per_gpu_hour = c->def.has_cost_per_gpu_hour;
-        p->cost_per_gpu_hour = c->def.cost_per_gpu_hour;
-        /* Rows and clusters are both sorted by name (SQLite's BINARY
-         * collation is strcmp order): one merge pass over the rows. */
-        while (j < *nnodes && strcmp((*nodes)[j].cluster, p->name) < 0)
-            j++;
-        p->nodes = *nodes + j;
-        while (j < *nnodes && !strcmp((*nodes)[j].cluster, p->name)) {
-            p->nnodes++;
-            j++;
-        }
-    }
-    *out = v;
-    *nout = nr;
-    return 0;
-}
-
 static void fmt_idle(char *buf, size_t n, int idle, int total)
 {
     snprintf(buf, n, "%d/%d", idle, total);
@@ -450,7 +412,7 @@ int cmd_hpc_place(struct exa_ctx *ctx, int argc, char **argv)
     if ((rc = open_fleet(ctx, &st, &regpath)))
         return rc;
     if (fleet_load(st, regpath, &f, &err) < 0 ||
-        load_candidates(st, &f, &cands, &ncands, &nodes, &nnodes, &err) < 0) {
+        place_load_candidates(st, &f, &cands, &ncands, &nodes, &nnodes, &err) < 0) {
         rc = out_error(ctx, &err, NULL);
         goto out;
     }
@@ -463,7 +425,7 @@ int cmd_hpc_place(struct exa_ctx *ctx, int argc, char **argv)
         cands = NULL;
         nodes = NULL;
         ncands = nnodes = 0;
-        if (load_candidates(st, &f, &cands, &ncands, &nodes, &nnodes, &err) <
+        if (place_load_candidates(st, &f, &cands, &ncands, &nodes, &nnodes, &err) <
             0) {
             rc = out_error(ctx, &err, NULL);
             goto out;

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "libfleet/governance.h"
 #include "libutil/json.h"
 #include "libutil/strbuf.h"
 #include "libutil/xalloc.h"
@@ -372,4 +373,44 @@ int place_max_age_from_env(void)
     if (errno || *end || v < 0 || v > 100000000)
         return PLACE_DEFAULT_MAX_AGE_S;
     return (int)v;
+}
+
+/* ---- candidates from the store ---- */
+
+int place_load_candidates(store_t *st, const struct fleet *f,
+                          struct place_cluster **out, size_t *nout,
+                          struct node_row **nodes, size_t *nnodes,
+                          exa_error_t *err)
+{
+    struct place_cluster *v = NULL;
+    size_t nr = 0, alloc = 0, j = 0;
+    if (store_nodes_list(st, NULL, nodes, nnodes, err) < 0)
+        return -1;
+    for (size_t i = 0; i < f->nr; i++) {
+        const struct fleet_cluster *c = &f->v[i];
+        struct place_cluster *p;
+        if (c->state != CLUSTER_ACTIVE)
+            continue;
+        ALLOC_GROW(v, nr + 1, alloc);
+        p = &v[nr++];
+        memset(p, 0, sizeof(*p));
+        p->name = c->def.name;
+        p->scheduler = c->def.scheduler;
+        p->has_carbon_intensity = c->def.has_carbon_intensity;
+        p->carbon_intensity = c->def.carbon_intensity;
+        p->has_cost_per_gpu_hour = c->def.has_cost_per_gpu_hour;
+        p->cost_per_gpu_hour = c->def.cost_per_gpu_hour;
+        /* Rows and clusters are both sorted by name (SQLite's BINARY
+         * collation is strcmp order): one merge pass over the rows. */
+        while (j < *nnodes && strcmp((*nodes)[j].cluster, p->name) < 0)
+            j++;
+        p->nodes = *nodes + j;
+        while (j < *nnodes && !strcmp((*nodes)[j].cluster, p->name)) {
+            p->nnodes++;
+            j++;
+        }
+    }
+    *out = v;
+    *nout = nr;
+    return 0;
 }

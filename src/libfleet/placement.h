@@ -25,7 +25,10 @@
 #include <time.h>
 
 #include "libstore/nodes.h"
+#include "libstore/store.h"
 #include "libutil/error.h"
+
+struct fleet; /* libfleet/governance.h */
 
 #define PLACE_DEFAULT_MAX_AGE_S 300
 
@@ -129,6 +132,27 @@ json_t *place_result_json(const struct place_result *res, int explain);
  * non-negative integer, else 300.
  */
 int place_max_age_from_env(void);
+
+/*
+ * The placement candidates of fleet f (governance.h fleet_load()): one
+ * place_cluster per ACTIVE cluster, in f's order (sorted by name), carrying
+ * the clusters.yaml carbon/cost declarations and its rows of the latest
+ * inventory snapshot in st. The rows are read with one store_nodes_list()
+ * over all clusters (ordered by cluster, then node: SQLite's BINARY
+ * collation, i.e. strcmp order, the same order as f) and split among the
+ * clusters in one merge pass. `exa hpc place` and
+ * `exa pipeline run --cluster auto` both build their candidates here, so
+ * they choose alike.
+ * Returns 0 with *out (n = *nout, possibly 0 and NULL) and *nodes
+ * (n = *nnodes); the names in *out are borrowed from f and the node
+ * pointers from *nodes: free *out with free() and *nodes with
+ * node_rows_free() after the last use of *out. -1 with err (database
+ * error) and nothing to free.
+ */
+int place_load_candidates(store_t *st, const struct fleet *f,
+                          struct place_cluster **out, size_t *nout,
+                          struct node_row **nodes, size_t *nnodes,
+                          exa_error_t *err);
 
 /* Parse "YYYY-MM-DDTHH:MM:SSZ" (or with a space, no Z) as UTC; -1 bad. */
 time_t place_parse_utc(const char *s);

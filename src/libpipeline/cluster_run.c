@@ -94,34 +94,13 @@ static int place_auto(store_t *st, const struct fleet *f,
 {
     struct node_row *nodes = NULL;
     size_t nnodes = 0, nr = 0;
-    struct place_cluster *v = xcalloc(f->nr ? f->nr : 1, sizeof(*v));
+    struct place_cluster *v = NULL;
     struct place_result pr;
     int rc = -1;
 
     memset(&pr, 0, sizeof(pr));
-    if (store_nodes_list(st, NULL, &nodes, &nnodes, err) < 0)
+    if (place_load_candidates(st, f, &v, &nr, &nodes, &nnodes, err) < 0)
         goto out;
-    for (size_t i = 0; i < f->nr; i++) {
-        const struct fleet_cluster *c = &f->v[i];
-        struct place_cluster *p;
-        size_t j;
-        if (c->state != CLUSTER_ACTIVE)
-            continue;
-        p = &v[nr++];
-        p->name = c->def.name;
-        p->scheduler = c->def.scheduler;
-        p->has_carbon_intensity = c->def.has_carbon_intensity;
-        p->carbon_intensity = c->def.carbon_intensity;
-        p->has_cost_per_gpu_hour = c->def.has_cost_per_gpu_hour;
-        p->cost_per_gpu_hour = c->def.cost_per_gpu_hour;
-        for (j = 0; j < nnodes && strcmp(nodes[j].cluster, p->name); j++)
-            ;
-        p->nodes = nodes + j;
-        while (j < nnodes && !strcmp(nodes[j].cluster, p->name)) {
-            p->nnodes++;
-            j++;
-        }
-    }
     if (!nr) {
         exa_err(err, EXA_ENOTAPPROVED, "auto-placement found no cluster: "
                 "no cluster is ACTIVE (connect one and have it approved)");

@@ -1,0 +1,56 @@
+#!/bin/bash
+# `exa hpc place` and `exa pipeline run --cluster auto` choose the same
+# cluster for the same ask over the same seeded fleet (they share
+# libfleet's place_load_candidates and place_choose): more idle GPUs wins,
+# a PENDING cluster and snapshot rows of an unregistered cluster are
+# ignored, upper-case names (which sort first in strcmp order) are matched
+# to their own rows, and a follow-up occupancy change moves both. The
+# clusters use the mock scheduler, so the pipeline stops right after
+# placement (a cluster run needs slurm or flux) and nothing runs.
+. "$(dirname "$0")/lib-fleet.sh"
+cat > "$EXAMLOPS_HPC_REGISTRY" <<'Y'
+clusters:
+  Zeta: {scheduler: mock, transport: local, host: localhost}
+  alpha: {scheduler: mock, transport: local, host: localhost}
+  beta: {scheduler: mock, transport: local, host: localhost}
+  gamma: {scheduler: mock, transport: local, host: localhost}
+Y
+"$EXA" hpc capacity >/dev/null 2>&1 # reconcile creates rows
+for c in Zeta alpha beta; do "$EXA" --yes hpc approve "$c" >/dev/null; done
+seed() { # seed CLUSTER "node state gpus gpus_used" ... (mock scheduler rows)
+    seed_nodes "$@"
+    sqlite3 "$EXAMLOPS_DB" "UPDATE nodes SET scheduler='mock' WHERE cluster='$1'"
+}
+place_reason() { "$EXA" --json hpc place --no-refresh "$@" | jget 'd["reason"]'; }
+auto_reason() {
+    "$EXA" pipeline run --model JPCP --dataset PM100Dataset --dummy --cluster auto "$@" </dev/null 2>&1 |
+        sed -n 's/^ *placement  //p'
+}
+agree() { # agree DESCRIPTION WANT-CLUSTER ARGS...
+    local what=$1 want=$2; shift 2
+    local p a
+    p=$(place_reason "$@")
+    a=$(auto_reason "$@")
+    like_chose=$(printf '%s' "$p" | sed -n 's/^chose mock@\([^ ]*\) .*/\1/p')
+    is "$like_chose" "$want" "hpc place: $what"
+    is "$a" "$p" "pipeline --cluster auto agrees: $what"
+}
+seed alpha "a1 mixed 4 3" "a2 down 8 0"
+seed beta "b1 mixed 4 1" "b2 drain 8 0"
+seed Zeta "z1 mixed 4 2"
+seed gamma "g1 idle 8 0" "g2 idle 8 0"        # PENDING: never chosen
+seed aardvark "x1 idle 8 0" "x2 idle 8 0"     # not registered: ignored
+agree "most idle GPUs among ACTIVE clusters" beta --gpus 1
+agree "only one cluster fits 3 GPUs" beta --gpus 3
+seed Zeta "z1 idle 4 0" "z2 idle 4 0"
+agree "an upper-case name gets its own rows" Zeta --gpus 1
+seed Zeta "z1 down 4 0"
+seed alpha "a1 idle 4 0" "a2 idle 4 0"
+agree "occupancy changes move both" alpha --gpus 2
+p=$(place_reason --gpus 5)
+a=$("$EXA" pipeline run --model JPCP --dataset PM100Dataset --dummy --cluster auto --gpus 5 </dev/null 2>&1)
+like_chose=$(printf '%s' "$p" | grep -c '^chose')
+is "$like_chose" 0 "hpc place: nothing fits 5 GPUs on one node"
+printf '%s\n' "$a" | grep -qxF "exa: error: auto-placement found no cluster: $p"
+ok $? "pipeline --cluster auto fails with the same reason"
+tap_done
