@@ -18,6 +18,7 @@
 #include "libobserve/fleet_view.h"
 #include "libobserve/jobmap.h"
 #include "libstore/store.h"
+#include "libutil/atomic.h"
 #include "libutil/json.h"
 #include "libutil/strvec.h"
 #include "libutil/xalloc.h"
@@ -106,7 +107,7 @@ int cmd_hpc_prometheus_sd(struct exa_ctx *ctx, int argc, char **argv)
         return 0;
     }
     text = file_sd_render(groups);
-    if (file_write_atomic(out, text, strlen(text), 0644, &err) < 0) {
+    if (atomic_write_file(out, text, strlen(text), 0644, &err) < 0) {
         free(text);
         json_decref(groups);
         return out_error(ctx, &err, "the previous file, if any, is unchanged");

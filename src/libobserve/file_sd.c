@@ -1,25 +1,21 @@
 /*
  * file_sd.c - Prometheus file_sd target groups from the fleet's saved
- * node snapshots, and the atomic file replacement they are written with.
+ * node snapshots, rendered to the bytes callers write with
+ * atomic_write_file() (libutil/atomic.h).
  *
  * Prometheus watches the file with inotify and re-reads it on every
  * change, so two properties matter more than anything else: it must never
  * see a half-written file (it would drop every target until the next
  * write), and an unchanged fleet must rewrite identical bytes (so a cron
  * job that regenerates the file every minute causes no churn). The first
- * is temp-file + fsync + rename in the same directory; the second is a
- * fixed order (clusters and nodes sorted by name, groups by job) and
- * sorted JSON keys.
+ * is libutil's temp-file + fsync + rename in the same directory; the
+ * second is a fixed order (clusters and nodes sorted by name, groups by
+ * job) and sorted JSON keys.
  */
 #include "libobserve/file_sd.h"
 
-#include <errno.h>
-#include <fcntl.h>
-#include <libgen.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "libutil/json.h"
 #include "libutil/strbuf.h"
@@ -95,61 +91,4 @@ char *file_sd_render(const json_t *groups)
     out = xstrfmt("%s\n", s);
     free(s);
     return out;
-}
-
-static int write_all(int fd, const char *p, size_t len)
-{
-    while (len) {
-        ssize_t n = write(fd, p, len);
-        if (n < 0) {
-            if (errno == EINTR)
-                continue;
-            return -1;
-        }
-        p += n;
-        len -= (size_t)n;
-    }
-    return 0;
-}
-
-int file_write_atomic(const char *path, const void *data, size_t len,
-                      unsigned mode, exa_error_t *err)
-{
-    char *dcopy = xstrdup(path), *bcopy = xstrdup(path);
-    const char *dir = dirname(dcopy), *base = basename(bcopy);
-    char *tmp = xstrfmt("%s/.%s.XXXXXX", dir, base);
-    int fd, dfd, saved;
-
-    fd = mkstemp(tmp);
-    if (fd < 0)
-        goto fail;
-    if (write_all(fd, data, len) < 0 || fchmod(fd, mode) < 0 || fsync(fd) < 0) {
-        saved = errno;
-        close(fd);
-        unlink(tmp);
-        errno = saved;
-        goto fail;
-    }
-    if (close(fd) < 0 || rename(tmp, path) < 0) {
-        saved = errno;
-        unlink(tmp);
-        errno = saved;
-        goto fail;
-    }
-    /* make the rename itself durable; failure here loses nothing */
-    dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dfd >= 0) {
-        (void)fsync(dfd);
-        close(dfd);
-    }
-    free(tmp);
-    free(dcopy);
-    free(bcopy);
-    return 0;
-fail:
-    exa_err(err, EXA_ECONFIG, "writing '%s': %s", path, strerror(errno));
-    free(tmp);
-    free(dcopy);
-    free(bcopy);
-    return -1;
 }

@@ -35,15 +35,4 @@ json_t *file_sd_build(const struct fv_fleet *fleet, const char *tenant,
  */
 char *file_sd_render(const json_t *groups);
 
-/*
- * Replace the file at path with len bytes of data so that readers see
- * either the old or the new content, never a mix: write a temporary file
- * in the same directory, fsync it, chmod it to mode, rename it over path
- * and fsync the directory. On any failure (no space, read-only directory)
- * the temporary is removed and the old file is left as it was. Returns 0
- * or -1 with err (EXA_ECONFIG, "writing 'path': <strerror>").
- */
-int file_write_atomic(const char *path, const void *data, size_t len,
-                      unsigned mode, exa_error_t *err);
-
 #endif

@@ -21,7 +21,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "libobserve/file_sd.h"
+#include "libutil/atomic.h"
 #include "libutil/strbuf.h"
 #include "libutil/xalloc.h"
 
@@ -244,7 +244,7 @@ static int update_file(const char *dir, const char *gpu, const char *job_id,
         struct strbuf sb = STRBUF_INIT;
         for (size_t i = 0; i < keep.nr; i++)
             strbuf_addf(&sb, "%s\n", keep.v[i]);
-        rc = file_write_atomic(path, sb.buf, sb.len, 0644, err);
+        rc = atomic_write_file(path, sb.buf, sb.len, 0644, err);
         strbuf_release(&sb);
         if (rc < 0)
             goto out;

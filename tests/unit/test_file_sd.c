@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "libobserve/file_sd.h"
+#include "libutil/atomic.h"
 #include "libutil/strbuf.h"
 #include "libutil/xalloc.h"
 
@@ -99,8 +100,8 @@ static void test_atomic_write(void **state)
     (void)state;
     assert_non_null(dir);
     path = xstrfmt("%s/targets.json", dir);
-    assert_int_equal(file_write_atomic(path, "old\n", 4, 0644, &err), 0);
-    assert_int_equal(file_write_atomic(path, "new\n", 4, 0644, &err), 0);
+    assert_int_equal(atomic_write_file(path, "old\n", 4, 0644, &err), 0);
+    assert_int_equal(atomic_write_file(path, "new\n", 4, 0644, &err), 0);
     fp = fopen(path, "r");
     assert_non_null(fp);
     n = fread(buf, 1, sizeof(buf) - 1, fp);
@@ -108,9 +109,9 @@ static void test_atomic_write(void **state)
     buf[n] = '\0';
     assert_string_equal(buf, "new\n");
     assert_int_equal(
-        file_write_atomic("/nonexistent-exa/x.json", "x", 1, 0644, &err), -1);
+        atomic_write_file("/nonexistent-exa/x.json", "x", 1, 0644, &err), -1);
     assert_int_equal(err.code, EXA_ECONFIG);
-    assert_string_equal(err.text, "writing '/nonexistent-exa/x.json': No "
+    assert_string_equal(err.text, "cannot write '/nonexistent-exa/x.json': No "
                                   "such file or directory");
     unlink(path);
     assert_int_equal(rmdir(dir), 0); /* no temporary left behind */
