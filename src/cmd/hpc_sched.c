@@ -26,6 +26,7 @@
 #include "libtransport/transport.h"
 #include "libutil/json.h"
 #include "libutil/strbuf.h"
+#include "libutil/timeutil.h"
 #include "libutil/subprocess.h"
 #include "libutil/xalloc.h"
 
@@ -82,25 +83,11 @@ static void env_close(struct sched_env *e)
 /* Scheduler time (Slurm local ISO without zone, Flux epoch) -> UTC "Z". */
 static int to_utc(const char *s, char *buf, size_t n, time_t *epoch)
 {
-    struct tm tm;
-    time_t t;
-    char *end;
+    time_t t = time_parse_sched(s);
 
-    if (!s || !*s)
+    if (t < 0)
         return -1;
-    memset(&tm, 0, sizeof(tm));
-    end = strptime(s, "%Y-%m-%dT%H:%M:%S", &tm);
-    if (end && !*end) {
-        tm.tm_isdst = -1;
-        t = mktime(&tm);
-    } else {
-        double d = strtod(s, &end);
-        if (end == s || *end || d <= 0)
-            return -1;
-        t = (time_t)d;
-    }
-    gmtime_r(&t, &tm);
-    strftime(buf, n, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    time_format_iso8601(t, buf, n);
     if (epoch)
         *epoch = t;
     return 0;
@@ -231,19 +218,15 @@ static void set_since(struct sched_env *e, char **ids, size_t n)
 
     for (size_t i = 0; e->st && i < n; i++) {
         struct job_rec r;
-        struct tm tm;
+        time_t t;
         if (store_job_get(e->st, e->cluster, ids[i], &r, NULL) < 0)
             continue;
-        memset(&tm, 0, sizeof(tm));
-        if (r.submit_time && strptime(r.submit_time, "%Y-%m-%dT%H:%M:%SZ", &tm)) {
-            long long t = (long long)timegm(&tm);
-            if (!since || t < since)
-                since = t;
-        } else if (r.created_at &&
-                   strptime(r.created_at, "%Y-%m-%dT%H:%M:%SZ", &tm)) {
-            long long t = (long long)timegm(&tm);
-            if (!since || t < since)
-                since = t;
+        /* Stored times are UTC "…Z" (timeutil.h). */
+        if ((r.submit_time &&
+             time_parse_iso8601(r.submit_time, &t, NULL) == 0) ||
+            (r.created_at && time_parse_iso8601(r.created_at, &t, NULL) == 0)) {
+            if (!since || (long long)t < since)
+                since = (long long)t;
         }
         job_rec_release(&r);
     }

@@ -6,6 +6,8 @@
  */
 #include "libfleet/placement.h"
 
+#include "libutil/timeutil.h"
+
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -79,17 +81,10 @@ const struct place_scorer *place_scorer_find(const char *name)
 
 time_t place_parse_utc(const char *s)
 {
-    struct tm tm;
-    const char *p;
-    if (!s)
+    time_t t;
+    if (!s || time_parse_iso8601(s, &t, NULL) < 0)
         return -1;
-    memset(&tm, 0, sizeof(tm));
-    p = strptime(s, "%Y-%m-%dT%H:%M:%S", &tm);
-    if (!p)
-        p = strptime(s, "%Y-%m-%d %H:%M:%S", &tm);
-    if (!p || (*p && strcmp(p, "Z") && strcmp(p, "+00:00")))
-        return -1;
-    return timegm(&tm);
+    return t;
 }
 
 static int node_usable(const struct node_row *r)

@@ -253,25 +253,11 @@ static void wait_progress(void *arg, const struct sched_job *jobs, size_t n,
 /* Scheduler time (Slurm local ISO, Flux epoch) -> UTC "…Z"; "" if none. */
 static void to_utc(const char *s, char *buf, size_t n)
 {
-    struct tm tm;
-    char *end;
-    time_t t;
+    time_t t = time_parse_sched(s);
 
     buf[0] = '\0';
-    if (!s || !*s)
-        return;
-    memset(&tm, 0, sizeof(tm));
-    end = strptime(s, "%Y-%m-%dT%H:%M:%S", &tm);
-    if (end && !*end) {
-        tm.tm_isdst = -1;
-        t = mktime(&tm);
-    } else {
-        double d = strtod(s, &end);
-        if (end == s || *end || d <= 0)
-            return;
-        t = (time_t)d;
-    }
-    time_format_iso8601(t, buf, n);
+    if (t >= 0)
+        time_format_iso8601(t, buf, n);
 }
 
 static void set_str(char **dst, const char *v)

@@ -74,21 +74,6 @@ long long sched_acct_tres_gpus(const char *s)
     return untyped >= 0 ? untyped : typed;
 }
 
-/* Slurm's local "YYYY-MM-DDTHH:MM:SS" -> epoch; -1 for Unknown/None. */
-static time_t slurm_local_time(const char *s)
-{
-    struct tm tm;
-    char *end;
-
-    if (!s || !*s)
-        return -1;
-    memset(&tm, 0, sizeof(tm));
-    end = strptime(s, "%Y-%m-%dT%H:%M:%S", &tm);
-    if (!end || *end)
-        return -1;
-    tm.tm_isdst = -1;
-    return mktime(&tm);
-}
 
 static void iso_of(time_t t, char *buf, size_t n)
 {
@@ -158,9 +143,9 @@ int sched_acct_parse_sacct(const char *text, size_t len, const char *job_id,
             out->gpus = sched_acct_tres_gpus(f[F_TRES]);
             if (slurm_duration_parse(f[F_TOTALCPU], &d) == 1)
                 out->cpu_seconds = d;
-            st = slurm_local_time(f[F_START]);
-            en = slurm_local_time(f[F_END]);
-            sub = slurm_local_time(f[F_SUBMIT]);
+            st = time_parse_sched(f[F_START]);
+            en = time_parse_sched(f[F_END]);
+            sub = time_parse_sched(f[F_SUBMIT]);
             if (parse_count(f[F_NNODES], &v) == 0)
                 out->nodes = v;
             if (parse_count(f[F_ALLOCCPUS], &v) == 0)

@@ -6,7 +6,9 @@
 
 #include <ctype.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/resource.h>
 
 /* Read exactly n digits at *p into *v; advances only on success. */
@@ -121,4 +123,24 @@ double time_cpu_seconds(int children)
     if (children && !getrusage(RUSAGE_CHILDREN, &ru))
         s += tv(ru.ru_utime) + tv(ru.ru_stime);
     return s;
+}
+
+time_t time_parse_sched(const char *s)
+{
+    struct tm tm;
+    char *end;
+    double d;
+
+    if (!s || !*s)
+        return -1;
+    memset(&tm, 0, sizeof(tm));
+    end = strptime(s, "%Y-%m-%dT%H:%M:%S", &tm);
+    if (end && !*end) {
+        tm.tm_isdst = -1;
+        return mktime(&tm);
+    }
+    d = strtod(s, &end);
+    if (end == s || *end || !(d > 0) || d > 1e11)
+        return -1;
+    return (time_t)d;
 }

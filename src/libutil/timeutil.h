@@ -29,6 +29,15 @@
  */
 int time_parse_iso8601(const char *s, time_t *out, exa_error_t *err);
 
+/*
+ * Parse a time as a scheduler prints it: Slurm's "YYYY-MM-DDTHH:MM:SS"
+ * (local time of the host that printed it, no zone: sacct(1), squeue(1)
+ * "TIME FORMAT"), or epoch seconds, possibly fractional (Slurm with
+ * SLURM_TIME_FORMAT=%s, Flux t_submit/t_run). Returns the epoch second,
+ * or -1 for NULL, "", "Unknown", "None", "N/A" and anything else.
+ */
+time_t time_parse_sched(const char *s);
+
 /* Write t as "YYYY-MM-DDTHH:MM:SSZ" into buf (n >= TIME_ISO_MAX). */
 void time_format_iso8601(time_t t, char *buf, size_t n);
 

@@ -59,6 +59,30 @@ static void test_parse_bad(void **state)
     }
 }
 
+static void test_parse_sched(void **state)
+{
+    /* Slurm prints local time without a zone: pin the zone to see it. */
+    setenv("TZ", "UTC", 1);
+    tzset();
+    assert_int_equal(time_parse_sched("2022-07-05T16:21:22"), 1657038082);
+    setenv("TZ", "CET-1", 1); /* UTC+1, no DST rule */
+    tzset();
+    assert_int_equal(time_parse_sched("2022-07-05T16:21:22"),
+                     1657038082 - 3600);
+    setenv("TZ", "UTC", 1);
+    tzset();
+    /* epoch seconds, as SLURM_TIME_FORMAT=%s or Flux print them */
+    assert_int_equal(time_parse_sched("1738774194"), 1738774194);
+    assert_int_equal(time_parse_sched("1738774194.078433"), 1738774194);
+    assert_int_equal(time_parse_sched("Unknown"), -1);
+    assert_int_equal(time_parse_sched("None"), -1);
+    assert_int_equal(time_parse_sched(""), -1);
+    assert_int_equal(time_parse_sched(NULL), -1);
+    assert_int_equal(time_parse_sched("1e300"), -1);
+    assert_int_equal(time_parse_sched("-5"), -1);
+    assert_int_equal(time_parse_sched("2022-07-05T16:21:22Z"), -1);
+}
+
 static void test_format_roundtrip(void **state)
 {
     char buf[TIME_ISO_MAX];
@@ -86,6 +110,7 @@ int main(void)
         cmocka_unit_test(test_parse_good),
         cmocka_unit_test(test_parse_bad),
         cmocka_unit_test(test_format_roundtrip),
+        cmocka_unit_test(test_parse_sched),
         cmocka_unit_test(test_clocks),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
