@@ -1,0 +1,94 @@
+/*
+ * hpc_fleet_int.h - private helpers of the `exa hpc` fleet commands
+ * (hpc_discover.c, hpc_govern.c, hpc_place.c), defined in
+ * hpc_fleet_common.c. Not for other commands: the public entry points are
+ * in hpc_fleet.h.
+ */
+#ifndef EXA_HPC_FLEET_INT_H
+#define EXA_HPC_FLEET_INT_H
+
+#include <getopt.h>
+#include <jansson.h>
+
+#include "cmd/cmd.h"
+#include "libstore/store.h"
+#include "libutil/error.h"
+
+struct fleet;     /* libfleet/governance.h */
+struct inventory; /* libdiscovery/probe.h */
+struct strbuf;    /* libutil/strbuf.h */
+struct strvec;    /* libutil/strvec.h */
+struct transport; /* libtransport/transport.h */
+
+/* Print msg as "✓ msg" in text mode (nothing with --quiet), or
+ * {"ok": true, "message": msg} in JSON mode. */
+void out_ok(struct exa_ctx *ctx, const char *msg);
+
+/*
+ * Resolve the clusters.yaml path into *regpath (caller frees) and open the
+ * default store into *st. Returns 0, or the exit status after printing the
+ * error (then *regpath is NULL, *st untouched). Release with close_fleet().
+ */
+int open_fleet(struct exa_ctx *ctx, store_t **st, char **regpath);
+
+/* Close st and free regpath, as opened by open_fleet(). */
+void close_fleet(store_t *st, char *regpath);
+
+/* getopt_long(argc, argv, shortopts, longopts, NULL). Callers set
+ * optind = 0 and opterr = 0 before the first call. */
+int next_opt(int argc, char **argv, const char *shortopts,
+             const struct option *longopts);
+
+/* Print a usage error naming argv[optind - 1] (the option getopt just
+ * refused); returns the usage exit status (2). */
+int bad_option(struct exa_ctx *ctx, int argc, char **argv);
+
+/* Parse s, the value of option opt, as an integer in 0..1000000 into *out.
+ * Returns 0, or the usage exit status after printing the error. */
+int parse_int_opt(struct exa_ctx *ctx, const char *opt, const char *s,
+                  int *out);
+
+/* The JSON document text (a cluster's stored capabilities) parsed; JSON
+ * null when text is NULL or not JSON. Caller owns the reference. */
+json_t *caps_json(const char *text);
+
+/*
+ * Run the local program argv[0] (ssh-keyscan, ssh-keygen) with argv, no
+ * shell, stdin /dev/null, appending up to 1 MiB of its stdout to out,
+ * killed after timeout_s seconds. Returns its exit status (non-zero also
+ * sets err with its stderr, code EXA_ETRANSPORT), or -1 with err when it
+ * could not be run.
+ */
+int run_local(const char *const *argv, double timeout_s, struct strbuf *out,
+              exa_error_t *err);
+
+/* 1 when h names this machine: NULL, "", "local" or "localhost". */
+int is_local_host(const char *h);
+
+/*
+ * A transport for an ad-hoc --host (detect, nodes, gpus); local when
+ * is_local_host(host). A host and port a registered cluster in f (may be
+ * NULL) names with a pinned host key use that pin. Otherwise the key
+ * ssh-keyscan reads now is trusted for this run only: it is written to a
+ * temporary known_hosts whose path goes to *tmpfile (remove with
+ * drop_tmpfile()) and its fingerprint to *fpr (caller frees; NULL when
+ * not derivable). Returns the transport (transport_close()), or NULL with
+ * err (EXA_ETRANSPORT when no host key could be read).
+ */
+struct transport *adhoc_transport(const char *host, const char *user,
+                                  const char *key, int port,
+                                  const struct fleet *f, char **tmpfile,
+                                  char **fpr, exa_error_t *err);
+
+/* Unlink the file p names (when not NULL) and free p. */
+void drop_tmpfile(char *p);
+
+/* The strings of v joined with ','; NULL when v is empty. Caller frees. */
+char *join_parts(const struct strvec *v);
+
+/* Replace cluster's node snapshot in st with the nodes of inv (probed on
+ * that cluster's own host). 0, or -1 with err. */
+int save_snapshot(store_t *st, const char *cluster, const struct inventory *inv,
+                  exa_error_t *err);
+
+#endif
