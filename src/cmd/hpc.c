@@ -12,7 +12,7 @@
 #include "cmd/hpc_sched.h"
 
 static const struct exa_cmd cmds[] = {
-    /* discovery and registry (hpc_fleet.c) */
+    /* discovery and registry (hpc_discover.c, hpc_govern.c) */
     { "detect", cmd_hpc_detect, "[HOST] [--user/-u U] [--key/-k K] "
       "[--port/-p 22] [--scheduler/-s S]", "probe a host (read-only) and "
       "suggest a config", NULL },
@@ -32,7 +32,7 @@ static const struct exa_cmd cmds[] = {
     { "reject", cmd_hpc_reject, "NAME [--reason/-r TEXT]", "reject a cluster: "
       "scheduling blocked until a new connect (prompts unless --yes)", NULL },
     { "audit", cmd_hpc_audit, "verify", "recompute the audit hash chain", NULL },
-    /* placement, queue, capacity (hpc_fleet.c) */
+    /* placement, queue, capacity (hpc_place.c) */
     { "place", cmd_hpc_place, "[--gpus/-g G] [--cpus C] [--nodes/-N N] "
       "[--placement-provider P] [--explain] [--no-refresh]", "choose the "
       "ACTIVE cluster "
