@@ -70,6 +70,8 @@ static int parse_host_opts(struct exa_ctx *ctx, int argc, char **argv,
         case 'p':
             if ((rc = parse_int_opt(ctx, "--port", optarg, &o->port)))
                 return rc;
+            if (o->port < 1 || o->port > 65535)
+                return out_usage(ctx, "--port must be in 1..65535");
             break;
         case 's':
             o->sched = optarg;

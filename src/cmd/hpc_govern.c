@@ -135,7 +135,7 @@ static int decide_cmd(struct exa_ctx *ctx, int argc, char **argv, int approve)
         goto out;
     }
     c = fleet_find(&f, name);
-    if (!c) {
+    if (!c || !c->in_db) { /* refuse before asking, not after */
         rc = out_errorf(ctx, EXA_EFAIL, "exa hpc clusters",
                         "Unknown cluster: %s", name);
         goto out;
@@ -167,10 +167,6 @@ static int decide_cmd(struct exa_ctx *ctx, int argc, char **argv, int approve)
         goto out;
     }
     actor = audit_actor();
-    if (!c->in_db) {
-        rc = out_errorf(ctx, EXA_EFAIL, NULL, "Unknown cluster: %s", name);
-        goto out;
-    }
     if ((approve ? gov_approve(st, regpath, name, &c->row, actor, NULL, &err)
                  : gov_reject(st, regpath, name, reason, &c->row, actor, NULL,
                               &err)) < 0) {

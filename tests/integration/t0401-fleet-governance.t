@@ -74,4 +74,6 @@ out=$("$EXA" --json hpc capacity)
 is "$(echo "$out" | jget '[(c["gpu_hours_used"], c["cpu_hours_used"], c["cost_usd"]) for c in d]')" "[(8.0, 12.0, 20.6)]" "GPU-hours and cost from this cluster's jobs only"
 out=$(GPU_COST_PER_HOUR=1 CPU_COST_PER_HOUR=bogus "$EXA" --json hpc capacity)
 is "$(echo "$out" | jget 'd[0]["cost_usd"]')" 8.6 "rates from the environment; an invalid one falls back to its default"
+"$EXA" hpc detect login1 --port 70000 >/dev/null 2>&1; is $? 2 "detect refuses a port outside 1..65535"
+"$EXA" -y hpc approve no-such-cluster >/dev/null 2>&1; is $? 1 "approving an unknown cluster is refused"
 tap_done
