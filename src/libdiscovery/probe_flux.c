@@ -1,0 +1,222 @@
+/*
+ * probe_flux.c - the flux probe: `flux version` for presence, `flux
+ * account --help` for flux-accounting, `flux resource list` for the nodes
+ * (parsed by parse_flux_resource.c) with the resource set R (`flux
+ * resource R`, RFC 20) filling per-rank cpus and GPUs a grouped row
+ * cannot split, and GPUs as counts per node. Read-only commands only,
+ * each through the transport; registered by probe.c as "flux".
+ */
+#include "libdiscovery/probe_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "libdiscovery/parse_flux_resource.h"
+#include "libsched/parse_flux.h"
+#include "libutil/json.h"
+#include "libutil/strbuf.h"
+#include "libutil/xalloc.h"
+
+static int flux_available(struct transport *t, char **version, exa_error_t *err)
+{
+    const char *argv[] = {"flux", "version", NULL};
+    struct transport_result r = TRANSPORT_RESULT_INIT;
+    int ok = run_ok(t, argv, &r, err);
+    if (ok == 1 && version) {
+        const char *c = strstr(r.out.buf, "commands:");
+        if (c) {
+            struct strbuf sb = STRBUF_INIT;
+            const char *e = strchr(c, '\n');
+            c += strlen("commands:");
+            strbuf_add(&sb, c, e ? (size_t)(e - c) : strlen(c));
+            strbuf_trim(&sb);
+            *version = strbuf_detach(&sb, NULL);
+        } else {
+            *version = first_line_dup(&r.out);
+        }
+    }
+    transport_result_release(&r);
+    return ok;
+}
+
+static int flux_caps(struct transport *t, struct cluster_caps *caps,
+                     exa_error_t *err)
+{
+    const char *acct[] = {"flux", "account", "--help", NULL};
+    struct transport_result r = TRANSPORT_RESULT_INIT;
+    int ok;
+    if (!caps->version && flux_available(t, &caps->version, err) < 0)
+        return -1;
+    ok = run_ok(t, acct, &r, err);
+    transport_result_release(&r);
+    if (ok < 0)
+        return -1;
+    caps->accounting = ok == 1;
+    if (!caps->accounting)
+        strvec_push(&caps->notes, "flux-accounting not detected \u2014 "
+                                  "--bank/--queue flags may be ignored");
+    return 0;
+}
+
+/* Number of ids in an RFC 22 idset, or -1. */
+static long long idset_count(const char *s)
+{
+    long long *ids = NULL;
+    size_t n = 0;
+    if (!s || flux_idset_expand(s, &ids, &n) < 0) {
+        free(ids);
+        return -1;
+    }
+    free(ids);
+    return (long long)n;
+}
+
+int flux_r_per_node(const char *buf, size_t len, struct strvec *hosts,
+                    long long **cores, long long **gpus, exa_error_t *err)
+{
+    json_t *r = json_loadb(buf, len, 0, NULL), *ex, *rl, *nl;
+    long long *c = NULL, *g = NULL;
+    int rc = -1;
+    if (!r || !(ex = json_object_get(r, "execution")) ||
+        !json_is_array(rl = json_object_get(ex, "R_lite")) ||
+        !json_is_array(nl = json_object_get(ex, "nodelist"))) {
+        exa_err(err, EXA_EPARSE, "flux resource R: not an R object");
+        goto out;
+    }
+    for (size_t i = 0; i < json_array_size(nl); i++) {
+        const char *h = json_string_value(json_array_get(nl, i));
+        if (!h || flux_hostlist_expand(h, hosts) < 0) {
+            exa_err(err, EXA_EPARSE, "flux resource R: bad nodelist");
+            goto out;
+        }
+    }
+    c = xcalloc(hosts->nr ? hosts->nr : 1, sizeof(*c));
+    g = xcalloc(hosts->nr ? hosts->nr : 1, sizeof(*g));
+    for (size_t i = 0; i < json_array_size(rl); i++) {
+        const json_t *e = json_array_get(rl, i);
+        const json_t *ch = json_object_get(e, "children");
+        const char *ranks = json_string_value(json_object_get(e, "rank"));
+        long long *ids = NULL;
+        size_t nids = 0;
+        long long nc =
+            idset_count(json_string_value(json_object_get(ch, "core")));
+        long long ng =
+            idset_count(json_string_value(json_object_get(ch, "gpu")));
+        if (!ranks || flux_idset_expand(ranks, &ids, &nids) < 0) {
+            free(ids);
+            exa_err(err, EXA_EPARSE, "flux resource R: bad rank idset");
+            goto out;
+        }
+        for (size_t k = 0; k < nids; k++) {
+            if (ids[k] < 0 || (size_t)ids[k] >= hosts->nr)
+                continue;
+            c[ids[k]] += nc > 0 ? nc : 0;
+            g[ids[k]] += ng > 0 ? ng : 0;
+        }
+        free(ids);
+    }
+    *cores = c;
+    *gpus = g;
+    c = g = NULL;
+    rc = 0;
+out:
+    free(c);
+    free(g);
+    json_decref(r);
+    return rc;
+}
+
+/*
+ * A `flux resource list` row that groups several nodes cannot be split
+ * exactly, so those nodes have unknown cpus/gpus; the resource set R
+ * (`flux resource R`, RFC 20) has them per rank. Fill what is unknown.
+ */
+static void flux_fill_per_rank(struct transport *t, struct node_info *v,
+                               size_t n)
+{
+    const char *argv[] = {"flux", "resource", "R", NULL};
+    struct transport_result r = TRANSPORT_RESULT_INIT;
+    struct strvec hosts = STRVEC_INIT;
+    long long *cores = NULL, *gpus = NULL;
+    size_t i;
+    for (i = 0; i < n && v[i].cpus >= 0 && v[i].gpus >= 0; i++)
+        ;
+    if (i == n)
+        return;
+    if (run_ok(t, argv, &r, NULL) == 1 &&
+        flux_r_per_node(r.out.buf, r.out.len, &hosts, &cores, &gpus, NULL) == 0)
+        for (i = 0; i < n; i++)
+            for (size_t h = 0; h < hosts.nr; h++)
+                if (!strcmp(hosts.v[h], v[i].name)) {
+                    if (v[i].cpus < 0)
+                        v[i].cpus = cores[h];
+                    if (v[i].gpus < 0)
+                        v[i].gpus = gpus[h];
+                    break;
+                }
+    free(cores);
+    free(gpus);
+    strvec_clear(&hosts);
+    transport_result_release(&r);
+}
+
+static int flux_nodes(struct transport *t, struct node_info **out, size_t *n,
+                      exa_error_t *err)
+{
+    const char *argv[] = {"flux", "resource", "list", NULL};
+    struct transport_result r = TRANSPORT_RESULT_INIT;
+    const char *kind = NULL;
+    json_t *doc = NULL, *nodes;
+    struct node_info *v = NULL;
+    size_t nr;
+    int ran = probe_run(t, argv, &r, err), rc = -1;
+    if (ran < 0)
+        goto out;
+    if (ran == 0 || r.rc != 0) {
+        sched_fail(t, "flux resource list", &r, err);
+        goto out;
+    }
+    doc = flux_resource_parse(r.out.buf, r.out.len, &kind, err);
+    if (!doc) {
+        exa_err_prefix(err, "flux resource list on '%s'", t->host);
+        goto out;
+    }
+    nodes = json_object_get(doc, "nodes");
+    nr = json_array_size(nodes);
+    v = xcalloc(nr ? nr : 1, sizeof(*v));
+    for (size_t i = 0; i < nr; i++) {
+        const json_t *o = json_array_get(nodes, i);
+        const json_t *parts = json_object_get(o, "partitions");
+        struct node_info *d = &v[i];
+        d->name = xstrdup(jx_get_str(o, "name", "?"));
+        d->cpus = jint(o, "cpus");
+        d->mem_mb = jint(o, "mem_mb");
+        d->gpus = jint(o, "gpus");
+        d->gpus_used = jint(o, "gpus_used");
+        d->gpu_model = join_or_null(jx_get_str(o, "gpu_type", NULL));
+        d->state = xstrdup(jx_get_str(o, "state", "unknown"));
+        d->raw_state = join_or_null(jx_get_str(o, "raw_state", NULL));
+        strvec_init(&d->partitions);
+        for (size_t k = 0; k < json_array_size(parts); k++)
+            if (json_is_string(json_array_get(parts, k)))
+                strvec_push(&d->partitions,
+                            json_string_value(json_array_get(parts, k)));
+    }
+    flux_fill_per_rank(t, v, nr);
+    *out = v;
+    *n = nr;
+    rc = 0;
+out:
+    json_decref(doc);
+    transport_result_release(&r);
+    return rc;
+}
+
+static int flux_gpus(struct transport *t, struct gpu_info **out, size_t *n,
+                     exa_error_t *err)
+{
+    return probe_gpus_by_count(t, flux_nodes, out, n, err);
+}
+
+const struct probe probe_flux = {"flux",    "flux",     flux_available,
+                                 flux_caps, flux_nodes, flux_gpus};
