@@ -1,7 +1,7 @@
 /*
  * test_parse_flux.c - Flux job ids, wait statuses, FSD, hostlists, table
  * cutting, flux jobs / eventlog parsing and job accounting
- * (src/libsched/parse_flux.c).
+ * (src/libsched/parse_flux*.c).
  */
 #include <math.h>
 #include <setjmp.h>
