@@ -14,6 +14,7 @@
 #include "libdiscovery/parse_flux_resource.h"
 
 #include <ctype.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -337,11 +338,13 @@ static json_t *resource_parse_clean(const char *buf, size_t len,
                         strvec_push(&rn->parts, qs.v[p]);
                 if (nnodes != 1)
                     rn->all_single = 0;
-                if (ncores >= 0)
+                /* A sum that would overflow is as unknown as a missing
+                 * count (untrusted input: never signed overflow). */
+                if (ncores >= 0 && rn->cpus <= LLONG_MAX - ncores)
                     rn->cpus += ncores;
                 else
                     rn->cpus_known = 0;
-                if (ngpus >= 0)
+                if (ngpus >= 0 && rn->gpus <= LLONG_MAX - ngpus)
                     rn->gpus += ngpus;
                 else
                     rn->gpus_known = 0;

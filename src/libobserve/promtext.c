@@ -347,7 +347,8 @@ void prom_format_value(struct strbuf *out, double v)
 
 void prom_render(struct prom_set *set, struct strbuf *out)
 {
-    qsort(set->fams, set->nr, sizeof(*set->fams), cmp_family);
+    if (set->nr) /* qsort(3) needs a non-NULL base */
+        qsort(set->fams, set->nr, sizeof(*set->fams), cmp_family);
     for (size_t i = 0; i < set->nr; i++) {
         struct prom_family *f = set->fams[i];
         family_settle(f);
