@@ -3,8 +3,8 @@
  * selection by name and environment, job names with run ids, id chunking
  * and the remote job directory.
  *
- * Slurm state normalization is parse_slurm.c's table (shared/cases/FORMAT.md
- * "Job states"), mapped onto enum sched_state here.
+ * Slurm state normalization is parse_slurm_state.c's table
+ * (shared/cases/FORMAT.md "Job states"), mapped onto enum sched_state here.
  */
 #include "libsched/sched.h"
 
@@ -43,7 +43,7 @@ int sched_state_terminal(enum sched_state s)
            s == SCHED_TIMEOUT;
 }
 
-/* The one Slurm state table lives with the parsers (parse_slurm.c). */
+/* The one Slurm state table lives with the parsers (parse_slurm_state.c). */
 enum sched_state sched_slurm_state(const char *raw)
 {
     if (!raw)

@@ -20,7 +20,7 @@
  *
  * The formats parsed here are the ones this file asks for, so the small
  * splitters below are all it needs; the general-purpose parsers for
- * arbitrary user formats live in parse_slurm.c.
+ * arbitrary user formats live in parse_squeue.c and parse_sacct.c.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -448,7 +448,7 @@ static int slurm_status_batch(struct sched *s, const char *const *ids, size_t n,
     return rc;
 }
 
-/* Job id from sbatch's stdout (parse_slurm.c: --parsable or long form). */
+/* Job id from sbatch's stdout (parse_sbatch.c: --parsable or long form). */
 static int parse_sbatch(const struct strbuf *out, struct sched_submit_result *r)
 {
     struct sbatch_result sr;

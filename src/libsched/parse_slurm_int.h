@@ -1,0 +1,99 @@
+/*
+ * parse_slurm_int.h - private to the Slurm job parsers (parse_slurm*.c,
+ * parse_squeue.c, parse_sacct.c, parse_scontrol.c, parse_sbatch.c): the
+ * column roles, the tables that name them, and the helpers those files
+ * share. Nothing outside src/libsched/parse_*.c includes it; the public
+ * contract is parse_slurm.h.
+ */
+#ifndef EXA_PARSE_SLURM_INT_H
+#define EXA_PARSE_SLURM_INT_H
+
+#include <stddef.h>
+
+#include "libsched/parse_slurm.h"
+
+/* What a column (or scontrol key) holds; R_IGNORE: not read. */
+enum slurm_role {
+    R_IGNORE, R_ID, R_ID_RAW, R_STATE, R_STATE_COMPACT, R_EXIT, R_START,
+    R_END, R_SUBMIT, R_ELAPSED, R_ELAPSED_RAW, R_TRES_ALLOC, R_TRES_PER_JOB,
+    R_TRES_PER_NODE, R_NODES, R_NODELIST, R_NODELIST_REASON, R_REASON,
+    R_PARTITION, R_ACCOUNT, R_USER, R_NAME, R_NCPUS, R_TIMELIMIT,
+    R_TIMELIMIT_RAW, R_TIMELEFT, R_TOTALCPU, R_MAXRSS, R_BATCHHOST,
+    R_CLUSTER, R_PRIORITY,
+};
+
+/* Upper-case header name -> role; tables end with a NULL name. */
+struct slurm_name_role {
+    const char *name;
+    enum slurm_role role;
+};
+
+/* A well-known headerless field list; arrays end with NULL fields. */
+struct slurm_layout {
+    char sep;            /* ' ' for blank-separated only, 0 for any */
+    const char *fields;  /* header names separated by single spaces */
+};
+
+/* Per-parse state slurm_build_job reads and updates. */
+struct slurm_row_ctx {
+    int squeue;          /* apply squeue's projected-time rules */
+    size_t host_budget;  /* node names left to expand in this parse */
+};
+
+/* squeue's column names (parse_squeue.c); the table walk tells squeue
+ * from sacct by this address when it guesses roles from values. */
+extern const struct slurm_name_role slurm_squeue_names[];
+
+/* parse_slurm_state.c */
+
+/* Non-zero when v is exactly a compact job state code ("R", "PD", "OOM"). */
+int slurm_compact_state(const char *v);
+
+/* Malloc'ed copy of s without leading/trailing blanks, tabs, CR, LF. */
+char *slurm_trim_dup(const char *s);
+
+/* Non-zero when v reads as a job state word: known, truncated, or
+ * all-caps/underscore of at least 4 characters. */
+int slurm_state_shaped(const char *v);
+
+/* parse_slurm.c */
+
+/* Non-zero for an empty cell or Unknown/None/N/A (any case) or "(null)". */
+int slurm_none_token(const char *v);
+
+/* Non-zero when v starts with an ISO time "YYYY-MM-DDTHH:MM:SS". */
+int slurm_is_iso(const char *v);
+
+/* Non-zero when v is a whole job id: 123, 123_4, 123_[1-9%2], 12+1, 7.0. */
+int slurm_is_job_id(const char *v);
+
+/* Non-zero when value v fits a column of role r (untyped roles: always). */
+int slurm_valid_for(enum slurm_role r, const char *v);
+
+/* Fill j's array / het fields from j->job_id (else j->id); no-op without. */
+void slurm_id_parts(struct slurm_job *j);
+
+/* Build *j (overwritten, caller frees) from nf cells f with roles; ids are
+ * not split into array/het parts (slurm_id_parts does that). */
+void slurm_build_job(struct slurm_job *j, char **f, size_t nf,
+                     const enum slurm_role *roles, size_t nroles,
+                     struct slurm_row_ctx *ctx);
+
+/* parse_slurm_table.c */
+
+/* Role of upper-case header name u in t (exact, else unique 4+ char
+ * prefix) into *r; returns 1, or 0 when unknown (*r untouched). */
+int slurm_lookup_role(const struct slurm_name_role *t, const char *u,
+                      enum slurm_role *r);
+
+/* Upper-case s into buf (n bytes, NUL-terminated), stopping at a '%'. */
+void slurm_upper(const char *s, char *buf, size_t n);
+
+/* Parse an squeue (is_sacct 0) or sacct (1) table into jobs: 0, -1 with
+ * err (parse error), or -2 with err EXA_ESCHED (only Slurm error text). */
+int slurm_parse_table(const char *buf, size_t len, struct slurm_jobs *jobs,
+                      const struct slurm_name_role *tbl,
+                      const struct slurm_layout *layouts, int is_sacct,
+                      exa_error_t *err);
+
+#endif

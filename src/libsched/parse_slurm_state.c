@@ -1,0 +1,108 @@
+/*
+ * parse_slurm_state.c - the Slurm job state table: long and compact state
+ * names normalized to exa's eight states (shared/cases/FORMAT.md "Job
+ * states"), and the state-shape tests the table parsers use to recognize a
+ * state column without a header. One table serves squeue, sacct, scontrol
+ * and sched.c, so a state is never normalized two ways.
+ */
+#include "libsched/parse_slurm.h"
+
+#include <ctype.h>
+#include <string.h>
+
+#include "libsched/parse_slurm_int.h"
+#include "libutil/xalloc.h"
+
+static const struct {
+    const char *lng, *cmp, *norm;
+} job_states[] = {
+    { "PENDING", "PD", "PENDING" },       { "REQUEUED", "RQ", "PENDING" },
+    { "REQUEUE_HOLD", "RH", "PENDING" },  { "REQUEUE_FED", "RF", "PENDING" },
+    { "RESV_DEL_HOLD", "RD", "PENDING" }, { "SPECIAL_EXIT", "SE", "PENDING" },
+    { "CONFIGURING", "CF", "PENDING" },   { "RUNNING", "R", "RUNNING" },
+    { "COMPLETING", "CG", "RUNNING" },    { "STAGE_OUT", "SO", "RUNNING" },
+    { "SIGNALING", "SI", "RUNNING" },     { "RESIZING", "RS", "RUNNING" },
+    { "SUSPENDED", "S", "SUSPENDED" },    { "STOPPED", "ST", "SUSPENDED" },
+    { "COMPLETED", "CD", "COMPLETED" },   { "FAILED", "F", "FAILED" },
+    { "OUT_OF_MEMORY", "OOM", "FAILED" }, { "NODE_FAIL", "NF", "FAILED" },
+    { "BOOT_FAIL", "BF", "FAILED" },      { "PREEMPTED", "PR", "FAILED" },
+    { "CANCELLED", "CA", "CANCELLED" },   { "REVOKED", "RV", "CANCELLED" },
+    { "TIMEOUT", "TO", "TIMEOUT" },       { "DEADLINE", "DL", "TIMEOUT" },
+};
+#define NSTATES (sizeof(job_states) / sizeof(job_states[0]))
+
+/* Is v exactly a compact job state code ("R", "PD", "CG", "OOM")? */
+int slurm_compact_state(const char *v)
+{
+    for (size_t i = 0; i < NSTATES; i++)
+        if (!strcmp(v, job_states[i].cmp))
+            return 1;
+    return 0;
+}
+
+char *slurm_trim_dup(const char *s)
+{
+    size_t n;
+    while (*s == ' ' || *s == '\t' || *s == '\r' || *s == '\n')
+        s++;
+    n = strlen(s);
+    while (n && (s[n - 1] == ' ' || s[n - 1] == '\t' || s[n - 1] == '\r' ||
+                 s[n - 1] == '\n'))
+        n--;
+    return xstrndup(s, n);
+}
+
+const char *slurm_job_state_normalize(const char *token, char **raw)
+{
+    char w[64];
+    size_t n = 0;
+    const char *s, *match = NULL;
+    int nmatch = 0;
+
+    if (raw)
+        *raw = token ? slurm_trim_dup(token) : NULL;
+    if (!token)
+        return "UNKNOWN";
+    s = token;
+    while (*s == ' ' || *s == '\t')
+        s++;
+    while (*s && *s != ' ' && *s != '\t' && *s != '\r' && *s != '\n' &&
+           n + 1 < sizeof(w))
+        w[n++] = (char)toupper((unsigned char)*s++);
+    w[n] = '\0';
+    if (n && w[n - 1] == '+')
+        w[--n] = '\0';
+    if (!n)
+        return "UNKNOWN";
+    for (size_t i = 0; i < NSTATES; i++)
+        if (!strcmp(w, job_states[i].lng) || !strcmp(w, job_states[i].cmp))
+            return job_states[i].norm;
+    if (n < 4)
+        return "UNKNOWN";
+    for (size_t i = 0; i < NSTATES; i++)
+        if (!strncmp(job_states[i].lng, w, n)) {
+            if (!match || strcmp(match, job_states[i].norm))
+                nmatch++;
+            match = job_states[i].norm;
+        }
+    return nmatch == 1 ? match : "UNKNOWN";
+}
+
+int slurm_job_state_terminal(const char *st)
+{
+    return st && (!strcmp(st, "COMPLETED") || !strcmp(st, "FAILED") ||
+                  !strcmp(st, "CANCELLED") || !strcmp(st, "TIMEOUT"));
+}
+
+/* Does token read as a job state word (known, truncated, or shaped so)? */
+int slurm_state_shaped(const char *v)
+{
+    size_t n = 0;
+    if (strcmp(slurm_job_state_normalize(v, NULL), "UNKNOWN"))
+        return 1;
+    for (; v[n] && v[n] != ' '; n++)
+        if (!(isupper((unsigned char)v[n]) || v[n] == '_' ||
+              (v[n] == '+' && (v[n + 1] == '\0' || v[n + 1] == ' '))))
+            return 0;
+    return n >= 4;
+}
