@@ -1,6 +1,6 @@
 #!/bin/bash
 # check.sh - what `make check` runs after installing test dependencies:
-# build, unit tests, integration tests against the real Slurm testbed, then
+# the layering scan (scripts/check-layering.sh), build, unit tests, integration tests against the real Slurm testbed, then
 # both suites again built with ASan+UBSan. The testbed is started once
 # (tests/testbed/up.sh) and stopped at the end if this script started it.
 set -euo pipefail
@@ -25,6 +25,7 @@ cleanup() {
     if [ -n "$started" ]; then tests/testbed/down.sh --purge >&2 || true; fi
 }
 trap cleanup EXIT
+scripts/check-layering.sh
 $MAKE --no-print-directory -j2 all
 $MAKE --no-print-directory check-unit check-integration
 $MAKE --no-print-directory sanitize
