@@ -1,6 +1,7 @@
 #!/bin/bash
 # check.sh - what `make check` runs after installing test dependencies:
-# the layering scan (scripts/check-layering.sh), build, unit tests, integration tests against the real Slurm testbed, then
+# the layering scan (scripts/check-layering.sh), build, unit tests,
+# integration tests against the real Slurm testbed, then
 # both suites again built with ASan+UBSan. The testbed is started once
 # (tests/testbed/up.sh) and stopped at the end if this script started it.
 set -euo pipefail
