@@ -26,7 +26,8 @@ cd "$root"
 # Known violations that colleagues are removing right now, as "FILE RULE"
 # (RULE: frontend, libfront, layer, sql). Each entry names why it is here;
 # the list must end empty (doc/architecture.md). An entry that no longer
-# matches anything is itself reported, so the list cannot go stale.
+# matches anything is reported on stderr (not a failure, so that the
+# colleague who fixes it is not blocked) and should then be removed.
 allow=(
     # gate (issue 9 item 1): hpc_sched.c stops building transports and
     # schedulers once libfleet/gate.h lands.
@@ -34,15 +35,10 @@ allow=(
     # parsers (issue 15 item 1): TRES/GRES parsing moves below libsched.
     "src/libsched/parse_slurm.c layer"
     # below (issue 9 item 1): the trust step, snapshot refresh and queue
-    # move into libfleet/libsched; SQL moves into libstore accessors.
+    # move into libfleet/libsched.
     "src/cmd/hpc_discover.c frontend"
     "src/cmd/hpc_fleet_common.c frontend"
     "src/cmd/hpc_place.c frontend"
-    "src/libfleet/capacity.c sql"
-    "src/libfleet/carbon.c sql"
-    "src/libfleet/cost.c sql"
-    "src/libobserve/exporter.c sql"
-    "src/libobserve/fleet_view.c sql"
 )
 
 perl -e '
@@ -153,7 +149,7 @@ for my $f (@files) {
 }
 for my $k (sort keys %allow) {
     next if $used{$k};
-    print "allowlist: stale entry \x27$k\x27 matches nothing\n"; $bad++;
+    print STDERR "check-layering: allowlist entry \x27$k\x27 matches nothing; remove it\n";
 }
 exit($bad ? 1 : 0);
 ' -- "${allow[@]+"${allow[@]}"}"

@@ -327,8 +327,8 @@ static int carbon_record_cmd(struct exa_ctx *ctx, int argc, char **argv)
     long long version = -1, id = 0;
     char *run_uuid = NULL, *actor = NULL, *msg = NULL;
     const char *run_id;
-    int from_job = 0;
-    json_t *details = NULL, *doc;
+    int from_job = 0, changed = 0;
+    json_t *doc;
     int rc = parse_carbon_opts(ctx, argc, argv, 1, &o);
     if (rc)
         return rc;
@@ -354,16 +354,9 @@ static int carbon_record_cmd(struct exa_ctx *ctx, int argc, char **argv)
         goto out;
     }
     run_id = o.run_id ? o.run_id : run_uuid;
-    details = carbon_result_json(&r);
-    json_object_del(details, "methodology");
-    jx_set(details, "version", jx_int_or_null(version >= 0, version));
     actor = audit_actor();
-    if (store_begin(st, &err) < 0 ||
-        carbon_record_insert(st, o.model, version, run_id, &r, &id, &err) < 0 ||
-        audit_append(st, "cli", actor, "carbon_recorded", o.model, details,
-                     &err) < 0 ||
-        store_commit(st, &err) < 0) {
-        store_rollback(st);
+    if (carbon_record(st, o.model, version, run_id, &r, "cli", actor, &id,
+                      &changed, &err) < 0) {
         rc = out_error(ctx, &err, NULL);
         goto out;
     }
@@ -374,6 +367,11 @@ static int carbon_record_cmd(struct exa_ctx *ctx, int argc, char **argv)
     else
         msg = xstrfmt("Recorded %.3f kWh / %.1f gCO2e for %s (provider: %s)",
                       r.kwh, r.co2e_g, o.model, prov->name);
+    if (!changed) {
+        char *m2 = xstrfmt("%s; already recorded, unchanged", msg);
+        free(msg);
+        msg = m2;
+    }
     if (ctx->out == OUT_JSON) {
         doc = carbon_result_json(&r);
         jx_set(doc, "ok", json_true());
@@ -383,12 +381,12 @@ static int carbon_record_cmd(struct exa_ctx *ctx, int argc, char **argv)
         jx_set(doc, "version", jx_int_or_null(version >= 0, version));
         jx_set(doc, "run_id", jx_str(run_id));
         jx_set(doc, "hours_from", jx_str(from_job ? "job" : "flags"));
+        jx_set(doc, "changed", json_boolean(changed));
         out_json(ctx, doc);
     } else {
         out_info(ctx, "\u2713 %s", msg);
     }
 out:
-    json_decref(details);
     free(msg);
     free(actor);
     free(run_uuid);

@@ -37,118 +37,80 @@ static void fmt_usd(char *buf, size_t n, double usd)
         snprintf(buf, n, "$%.4f", usd);
 }
 
+/* The warnings for the versions rep skipped or costed in part. */
+static void print_outcomes(struct exa_ctx *ctx, const char *model,
+                           const struct cost_record_report *rep)
+{
+    for (size_t i = 0; i < rep->n; i++) {
+        const struct cost_version_outcome *o = &rep->v[i];
+        switch (o->outcome) {
+        case COST_NO_JOB:
+            out_warn(ctx,
+                     "version %lld of '%s' has no job on record; no "
+                     "cost recorded",
+                     o->version, model);
+            break;
+        case COST_NO_HOURS:
+            out_warn(ctx,
+                     "GPU- and CPU-hours of version %lld of '%s' (job "
+                     "'%s' on '%s') were not recorded; no cost recorded",
+                     o->version, model, o->job_id ? o->job_id : "?",
+                     o->cluster ? o->cluster : "?");
+            break;
+        case COST_GPU_ONLY:
+            out_warn(ctx,
+                     "CPU-hours of version %lld of '%s' were not "
+                     "recorded; its cost covers GPU-hours only",
+                     o->version, model);
+            break;
+        case COST_CPU_ONLY:
+            out_warn(ctx,
+                     "GPU-hours of version %lld of '%s' were not "
+                     "recorded; its cost covers CPU-hours only",
+                     o->version, model);
+            break;
+        case COST_RECORDED:
+            break;
+        }
+    }
+}
+
 /*
- * Cost every version of model with provider prov and store the rows in one
- * transaction, with one audit event when something changed. Returns 0 or
- * an exit status (printed).
+ * Cost every version of model with provider prov (libfleet's
+ * cost_record_model: one transaction, one audit event when something
+ * changed) and report the skipped versions. 0 or an exit status (printed).
  */
 static int record_costs(struct exa_ctx *ctx, store_t *st, const char *model,
                         const struct cost_provider *prov)
 {
     struct cost_params p;
-    struct cost_usage *u = NULL;
-    size_t n = 0, recorded = 0, changed_n = 0;
+    struct cost_record_report rep;
     exa_error_t err = EXA_ERROR_INIT;
-    json_t *versions = NULL, *details = NULL;
-    char *actor = NULL;
+    char *actor, *hint = NULL;
     int rc = 0;
     if (cost_params_from_env(&p, &err) < 0)
         return out_error(ctx, &err, NULL);
-    if (cost_usage_list(st, model, -1, &u, &n, &err) < 0)
-        return out_error(ctx, &err, NULL);
-    if (!n) {
-        char hint[256];
-        snprintf(hint, sizeof(hint),
-                 "train one with 'exa pipeline run --model %s'", model);
-        rc = out_errorf(ctx, EXA_ENOTFOUND, hint,
-                        "no versions found for model '%s'", model);
+    actor = audit_actor();
+    if (cost_record_model(st, model, prov, &p, "cli", actor, &rep, &err) < 0) {
+        if (err.code == EXA_ENOTFOUND)
+            hint = xstrfmt("train one with 'exa pipeline run --model %s'",
+                           model);
+        else if (err.code == EXA_EFAIL)
+            hint = xstrdup("hours come from the scheduler's accounting when "
+                           "a job ends; see doc/finops.md");
+        print_outcomes(ctx, model, &rep);
+        rc = out_error(ctx, &err, hint);
         goto out;
     }
-    if (store_begin(st, &err) < 0) {
-        rc = out_error(ctx, &err, NULL);
-        goto out;
-    }
-    versions = json_array();
-    for (size_t i = 0; i < n; i++) {
-        const struct cost_usage *v = &u[i];
-        double usd;
-        int changed = 0;
-        if (!v->linked) {
-            out_warn(ctx,
-                     "version %lld of '%s' has no job on record; no "
-                     "cost recorded",
-                     v->version, model);
-            continue;
-        }
-        if (!v->has_gpu && !v->has_cpu) {
-            out_warn(ctx,
-                     "GPU- and CPU-hours of version %lld of '%s' (job "
-                     "'%s' on '%s') were not recorded; no cost recorded",
-                     v->version, model, v->job_id ? v->job_id : "?",
-                     v->cluster ? v->cluster : "?");
-            continue;
-        }
-        if (!v->has_cpu)
-            out_warn(ctx,
-                     "CPU-hours of version %lld of '%s' were not "
-                     "recorded; its cost covers GPU-hours only",
-                     v->version, model);
-        else if (!v->has_gpu)
-            out_warn(ctx,
-                     "GPU-hours of version %lld of '%s' were not "
-                     "recorded; its cost covers CPU-hours only",
-                     v->version, model);
-        if (cost_compute(prov, &p, v->has_gpu ? v->gpu_hours : 0,
-                         v->has_cpu ? v->cpu_hours : 0, &usd, &err) < 0 ||
-            cost_record(st, model, v, prov->name, usd, &changed, &err) < 0) {
-            store_rollback(st);
-            rc = out_error(ctx, &err, NULL);
-            goto out;
-        }
-        recorded++;
-        if (changed) {
-            changed_n++;
-            json_array_append_new(versions, json_integer(v->version));
-        }
-    }
-    if (!recorded) {
-        store_rollback(st);
-        rc = out_errorf(ctx, EXA_EFAIL,
-                        "hours come from the scheduler's accounting when a "
-                        "job ends; see doc/finops.md",
-                        "no version of '%s' has recorded GPU- or CPU-hours; "
-                        "nothing to cost",
-                        model);
-        goto out;
-    }
-    if (changed_n) {
-        details = json_object();
-        jx_set(details, "provider", jx_str(prov->name));
-        jx_set(details, "versions", json_incref(versions));
-        jx_set(details, "gpu_rate_usd", jx_real(p.gpu_rate));
-        jx_set(details, "cpu_rate_usd", jx_real(p.cpu_rate));
-        actor = audit_actor();
-        if (audit_append(st, "cli", actor, "cost_recorded", model, details,
-                         &err) < 0) {
-            store_rollback(st);
-            rc = out_error(ctx, &err, NULL);
-            goto out;
-        }
-    }
-    if (store_commit(st, &err) < 0) {
-        store_rollback(st);
-        rc = out_error(ctx, &err, NULL);
-        goto out;
-    }
+    print_outcomes(ctx, model, &rep);
     out_info(ctx,
              "\u2713 Recorded cost data for %zu version(s) of %s "
              "(provider: %s, %zu changed)",
-             recorded, model, prov->name, changed_n);
+             rep.recorded, model, prov->name, rep.changed);
 out:
-    json_decref(versions);
-    json_decref(details);
+    cost_record_report_release(&rep);
     free(actor);
-    cost_usage_free(u, n);
+    free(hint);
     return rc;
 }
 

@@ -13,6 +13,7 @@
 
 #include "libfleet/governance.h"
 #include "libfleet/placement.h"
+#include "libstore/finops.h"
 #include "libstore/nodes.h"
 #include "libutil/json.h"
 #include "libutil/xalloc.h"
@@ -34,26 +35,7 @@ double capacity_rate_from_env(const char *name, double def)
 int capacity_hours(store_t *st, const char *cluster, double *gpu_hours,
                    double *cpu_hours, exa_error_t *err)
 {
-    sqlite3_stmt *s = store_prepare(
-        st,
-        "SELECT COALESCE(SUM(COALESCE(gpu_hours, "
-        "  COALESCE(gpus, 0) * COALESCE(run_seconds, 0) / 3600.0)), 0), "
-        "COALESCE(SUM(COALESCE(cpu_hours, "
-        "  COALESCE(cpus, 0) * COALESCE(run_seconds, 0) / 3600.0)), 0) "
-        "FROM jobs WHERE cluster = ?",
-        err);
-    int rc = 0;
-    if (!s)
-        return -1;
-    store_bind_text(s, 1, cluster);
-    if (sqlite3_step(s) == SQLITE_ROW) {
-        *gpu_hours = sqlite3_column_double(s, 0);
-        *cpu_hours = sqlite3_column_double(s, 1);
-    } else {
-        rc = store_err(st, err, "summing job hours");
-    }
-    sqlite3_finalize(s);
-    return rc;
+    return store_job_hours(st, cluster, gpu_hours, cpu_hours, err);
 }
 
 static double round_to(double v, double scale)

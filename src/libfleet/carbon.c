@@ -14,6 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "libstore/audit.h"
+#include "libstore/finops.h"
 #include "libutil/json.h"
 #include "libutil/strbuf.h"
 
@@ -313,87 +315,71 @@ json_t *carbon_result_json(const struct carbon_result *r)
 
 /* ---- the database ---- */
 
-static void bind_real(sqlite3_stmt *stmt, int idx, double v)
-{
-    if (isfinite(v))
-        sqlite3_bind_double(stmt, idx, v);
-    else
-        sqlite3_bind_null(stmt, idx);
-}
-
 int carbon_record_insert(store_t *st, const char *model, long long version,
                          const char *run_id, const struct carbon_result *r,
-                         long long *id, exa_error_t *err)
+                         long long *id, int *changed, exa_error_t *err)
 {
-    sqlite3_stmt *stmt = store_prepare(
-        st,
-        "INSERT INTO carbon_records (ts, model, version, run_id, provider,"
-        "  gpu_hours, cpu_hours, kwh, co2e_g, grid_intensity, pue,"
-        "  gpu_power_w, cpu_power_w, signal_type, signal_method, inputs)"
-        " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13,"
-        "  ?14, ?15, ?16)",
-        err);
-    json_t *inputs;
-    char *inputs_s;
-    char now[32];
+    struct carbon_rec rec;
+    json_t *inputs = carbon_inputs_json(r);
+    char *inputs_s = jx_dumps_canonical(inputs);
     int rc;
-    if (!stmt)
-        return -1;
-    store_now(now, sizeof(now));
-    inputs = carbon_inputs_json(r);
-    inputs_s = jx_dumps_canonical(inputs);
     json_decref(inputs);
-    store_bind_text(stmt, 1, now);
-    store_bind_text(stmt, 2, model);
-    if (version >= 0)
-        sqlite3_bind_int64(stmt, 3, version);
-    else
-        sqlite3_bind_null(stmt, 3);
-    store_bind_text(stmt, 4, run_id);
-    store_bind_text(stmt, 5, r->provider->name);
-    bind_real(stmt, 6, r->gpu_hours);
-    bind_real(stmt, 7, r->cpu_hours);
-    bind_real(stmt, 8, r->kwh);
-    bind_real(stmt, 9, r->co2e_g);
-    bind_real(stmt, 10, r->grid_intensity);
-    bind_real(stmt, 11, r->pue);
-    bind_real(stmt, 12, r->gpu_power_w);
-    bind_real(stmt, 13, r->cpu_power_w);
-    store_bind_text(stmt, 14, carbon_signal_type_name(r->signal_type));
-    store_bind_text(stmt, 15, r->method);
-    store_bind_text(stmt, 16, inputs_s);
-    rc = sqlite3_step(stmt);
+    memset(&rec, 0, sizeof(rec));
+    rec.model = model;
+    rec.version = version;
+    rec.run_id = run_id;
+    rec.provider = r->provider->name;
+    rec.gpu_hours = r->gpu_hours;
+    rec.cpu_hours = r->cpu_hours;
+    rec.kwh = r->kwh;
+    rec.co2e_g = r->co2e_g;
+    rec.grid_intensity = r->grid_intensity;
+    rec.pue = r->pue;
+    rec.gpu_power_w = r->gpu_power_w;
+    rec.cpu_power_w = r->cpu_power_w;
+    rec.signal_type = carbon_signal_type_name(r->signal_type);
+    rec.signal_method = r->method;
+    rec.inputs = inputs_s;
+    rc = store_carbon_put(st, &rec, id, changed, err);
     free(inputs_s);
-    if (rc != SQLITE_DONE) {
-        store_err(st, err, "recording carbon");
-        sqlite3_finalize(stmt);
-        return -1;
-    }
-    if (id)
-        *id = sqlite3_last_insert_rowid(st->db);
-    sqlite3_finalize(stmt);
-    return 0;
+    return rc;
 }
 
 int carbon_totals_get(store_t *st, const char *model, struct carbon_totals *out,
                       exa_error_t *err)
 {
-    sqlite3_stmt *stmt = store_prepare(
-        st,
-        "SELECT count(*), COALESCE(sum(kwh), 0), COALESCE(sum(co2e_g), 0)"
-        " FROM carbon_records WHERE ?1 IS NULL OR model = ?1",
-        err);
-    if (!stmt)
+    return store_carbon_totals(st, model, &out->n, &out->kwh, &out->co2e_g,
+                               err);
+}
+
+int carbon_record(store_t *st, const char *model, long long version,
+                  const char *run_id, const struct carbon_result *r,
+                  const char *source, const char *actor, long long *id,
+                  int *changed, exa_error_t *err)
+{
+    json_t *details;
+    int ch = 0;
+    if (store_begin(st, err) < 0)
         return -1;
-    store_bind_text(stmt, 1, model);
-    if (sqlite3_step(stmt) != SQLITE_ROW) {
-        store_err(st, err, "reading carbon records");
-        sqlite3_finalize(stmt);
-        return -1;
+    if (carbon_record_insert(st, model, version, run_id, r, id, &ch, err) < 0)
+        goto fail;
+    if (ch) {
+        details = carbon_result_json(r);
+        json_object_del(details, "methodology");
+        jx_set(details, "version", jx_int_or_null(version >= 0, version));
+        if (audit_append(st, source, actor, "carbon_recorded", model, details,
+                         err) < 0) {
+            json_decref(details);
+            goto fail;
+        }
+        json_decref(details);
     }
-    out->n = sqlite3_column_int64(stmt, 0);
-    out->kwh = sqlite3_column_double(stmt, 1);
-    out->co2e_g = sqlite3_column_double(stmt, 2);
-    sqlite3_finalize(stmt);
+    if (store_commit(st, err) < 0)
+        goto fail;
+    if (changed)
+        *changed = ch;
     return 0;
+fail:
+    store_rollback(st);
+    return -1;
 }

@@ -135,14 +135,31 @@ json_t *carbon_result_json(const struct carbon_result *r);
 json_t *carbon_inputs_json(const struct carbon_result *r);
 
 /*
- * Append a carbon_records row for model (version < 0: none; run_id may be
- * NULL). The caller may wrap it in store_begin()/store_commit() together
- * with an audit event. *id (may be NULL) gets the new row id. -1 with err
- * (EXA_ECONFIG).
+ * Record the estimate r for model (version < 0: none; run_id may be NULL)
+ * in carbon_records through store_carbon_put(): one row per (model,
+ * version, provider), so recording the same version with the same
+ * provider again adds no row (its values are replaced when they differ).
+ * The caller may wrap it in store_begin()/store_commit() together with an
+ * audit event. *id (may be NULL) gets the row id; *changed (may be NULL)
+ * 1 when a row was added or changed. -1 with err (EXA_ECONFIG).
  */
 int carbon_record_insert(store_t *st, const char *model, long long version,
                          const char *run_id, const struct carbon_result *r,
-                         long long *id, exa_error_t *err);
+                         long long *id, int *changed, exa_error_t *err);
+
+/*
+ * Record the estimate r for model version (version < 0: none) as
+ * carbon_record_insert() does, in one transaction with the audit event
+ * "carbon_recorded" (source, actor; details: the estimate's JSON without
+ * methodology, plus version), appended only when a row was added or
+ * changed: recording the same version with the same provider and inputs
+ * again changes nothing and adds no event. *id and *changed may be NULL.
+ * -1 with err (EXA_ECONFIG), everything rolled back.
+ */
+int carbon_record(store_t *st, const char *model, long long version,
+                  const char *run_id, const struct carbon_result *r,
+                  const char *source, const char *actor, long long *id,
+                  int *changed, exa_error_t *err);
 
 struct carbon_totals {
     long long n;   /* records */

@@ -14,6 +14,7 @@
 
 #include <stddef.h>
 
+#include "libstore/finops.h"
 #include "libstore/store.h"
 #include "libutil/error.h"
 
@@ -83,69 +84,52 @@ int cost_compute(const struct cost_provider *prov, const struct cost_params *p,
 /* x rounded half away from zero to dp decimal places (0..9). */
 double cost_round(double x, int dp);
 
-/*
- * The hours of one model version, from its job row. Strings are owned
- * (NULL when unknown). For a mock job, GPU-hours are 0 by construction
- * and CPU-hours fall back to cpu_seconds / 3600 when that was recorded.
- */
-struct cost_usage {
+/* What cost_record_model() did with one version. */
+enum cost_outcome {
+    COST_RECORDED = 0, /* costed from GPU- and CPU-hours */
+    COST_GPU_ONLY,     /* CPU-hours not recorded: GPU-hours only */
+    COST_CPU_ONLY,     /* GPU-hours not recorded: CPU-hours only */
+    COST_NO_JOB,       /* no job on record: skipped */
+    COST_NO_HOURS,     /* neither hours recorded: skipped */
+};
+
+struct cost_version_outcome {
     long long version;
-    char *cluster, *scheduler, *job_id, *run_uuid;
-    int linked;           /* a job row was found for the version */
-    int has_gpu, has_cpu; /* the value below was recorded */
-    double gpu_hours, cpu_hours;
+    enum cost_outcome outcome;
+    int changed;             /* the row was added or a value changed */
+    double usd;              /* the cost recorded (not for skipped ones) */
+    const char *job_id;      /* borrowed from the report; may be NULL */
+    const char *cluster;     /* likewise */
 };
 
-/*
- * The versions of model (all when version < 0, else that one), ascending,
- * each with its hours. The job row is the one model_versions.job_ref
- * names, else the one matching the version's (cluster, job_id). *out is a
- * malloc'ed array (cost_usage_free) of *n entries; *n is 0 when the model
- * has no such version. -1 with err (EXA_ECONFIG) on a database error.
- */
-int cost_usage_list(store_t *st, const char *model, long long version,
-                    struct cost_usage **out, size_t *n, exa_error_t *err);
-void cost_usage_free(struct cost_usage *u, size_t n);
-
-/*
- * Record (model, u->version, provider) with usd in model_costs, with
- * INSERT ... ON CONFLICT DO UPDATE on the table's UNIQUE key, so
- * recording again never adds a row; recorded_at changes only when a value
- * did. Unrecorded hours are stored as NULL. *changed (may be NULL) is set
- * to 1 when a row was added or a value changed. -1 with err (EXA_ECONFIG).
- */
-int cost_record(store_t *st, const char *model, const struct cost_usage *u,
-                const char *provider, double usd, int *changed,
-                exa_error_t *err);
-
-/* One model_costs row; strings owned (NULL when the column is NULL). */
-struct cost_row {
-    char *model;
-    long long version;
-    char *provider, *cluster, *job_id, *run_uuid, *recorded_at;
-    int has_gpu, has_cpu;
-    double gpu_hours, cpu_hours, cost_usd;
+struct cost_record_report {
+    struct cost_version_outcome *v; /* one per version, ascending */
+    size_t n;
+    size_t recorded, changed;       /* versions costed / of them changed */
+    struct cost_usage *usage;       /* owned: what v[] borrows from */
+    size_t nusage;
 };
+/* Free r's arrays (r itself is not freed); safe after any return. */
+void cost_record_report_release(struct cost_record_report *r);
 
 /*
- * The model_costs rows of model, by version then provider. *out is
- * malloc'ed (cost_rows_free), *n may be 0. -1 with err (EXA_ECONFIG).
+ * Cost every version of model with prov and params p and store the rows
+ * (cost_record(), one per version and provider) in one transaction that
+ * also appends one audit event "cost_recorded" (source, actor; details:
+ * provider, changed versions, rates) when something changed. Versions
+ * without a job or without hours are skipped and reported in out (which
+ * this initialises). Returns 0, or -1 with err: EXA_ENOTFOUND when model
+ * has no version, EXA_EFAIL when no version has recorded hours (nothing
+ * stored), EXA_ECONFIG on a database error (everything rolled back).
  */
-int cost_rows_list(store_t *st, const char *model, struct cost_row **out,
-                   size_t *n, exa_error_t *err);
-void cost_rows_free(struct cost_row *r, size_t n);
-
-/* Totals per (model, provider), so two providers never add up. */
-struct cost_summary {
-    char *model, *provider;
-    long long n_runs; /* versions with a cost row */
-    double total_gpu_hours, total_cost_usd;
-};
-
-/* All (model, provider) totals, sorted by model then provider. *out is
- * malloc'ed (cost_summary_free). -1 with err (EXA_ECONFIG). */
-int cost_summary_list(store_t *st, struct cost_summary **out, size_t *n,
+int cost_record_model(store_t *st, const char *model,
+                      const struct cost_provider *prov,
+                      const struct cost_params *p, const char *source,
+                      const char *actor, struct cost_record_report *out,
                       exa_error_t *err);
-void cost_summary_free(struct cost_summary *s, size_t n);
+
+/* The model_costs accessors (struct cost_usage, cost_usage_list(),
+ * cost_record(), cost_rows_list(), cost_summary_list()) are in
+ * libstore/finops.h, included above. */
 
 #endif

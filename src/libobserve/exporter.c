@@ -20,6 +20,7 @@
 #include <time.h>
 
 #include "libobserve/promtext.h"
+#include "libstore/finops.h"
 #include "libstore/store.h"
 #include "libutil/log.h"
 #include "libutil/strbuf.h"
@@ -243,92 +244,60 @@ static struct prom_family *family(struct prom_set *set, const char *name,
     return f;
 }
 
-static const char *col(sqlite3_stmt *s, int i)
-{
-    const unsigned char *t = sqlite3_column_text(s, i);
-    return t && *t ? (const char *)t : "unknown";
-}
-
-/* exa's own families, from platform.db. */
+/* exa's own families, from platform.db (libstore/finops.h sums). */
 static int store_metrics(struct obs_exporter *ex, struct prom_set *set,
                          exa_error_t *err)
 {
     static const char *const cstates[] = {"PENDING", "ACTIVE", "REJECTED",
                                           NULL};
     struct prom_family *fc, *fj, *fg, *fe, *fco;
-    sqlite3_stmt *s;
-    int has_account = 0;
+    struct store_group *g = NULL;
+    size_t n = 0;
 
     fc = family(set, "exa_clusters", PROM_GAUGE,
                 "Registered clusters by governance state");
     for (size_t i = 0; cstates[i]; i++)
         add_or_bug(fc, (const char *[]){"state", cstates[i], NULL}, 0);
-    if (!(s = store_prepare(
-              ex->st, "SELECT state, COUNT(*) FROM clusters GROUP BY state",
-              err)))
+    if (store_cluster_state_counts(ex->st, &g, &n, err) < 0)
         return -1;
-    while (sqlite3_step(s) == SQLITE_ROW)
-        add_or_bug(fc, (const char *[]){"state", col(s, 0), NULL},
-                   sqlite3_column_double(s, 1));
-    sqlite3_finalize(s);
+    for (size_t i = 0; i < n; i++)
+        add_or_bug(fc, (const char *[]){"state", g[i].k[0], NULL}, g[i].v[0]);
+    store_groups_free(g, n);
 
     fj = family(set, "exa_jobs", PROM_GAUGE,
                 "Jobs exa tracks, by cluster and normalized state");
-    if (!(s = store_prepare(ex->st,
-                            "SELECT cluster, state, COUNT(*) FROM jobs"
-                            " GROUP BY cluster, state",
-                            err)))
+    if (store_job_state_counts(ex->st, &g, &n, err) < 0)
         return -1;
-    while (sqlite3_step(s) == SQLITE_ROW)
-        add_or_bug(
-            fj,
-            (const char *[]){"cluster", col(s, 0), "state", col(s, 1), NULL},
-            sqlite3_column_double(s, 2));
-    sqlite3_finalize(s);
+    for (size_t i = 0; i < n; i++)
+        add_or_bug(fj,
+                   (const char *[]){"cluster", g[i].k[0], "state", g[i].k[1],
+                                    NULL},
+                   g[i].v[0]);
+    store_groups_free(g, n);
 
     fg = family(set, "exa_gpu_seconds_total", PROM_COUNTER,
                 "GPU-seconds recorded for exa's jobs (from accounting)");
-    if ((s = store_prepare(ex->st,
-                           "SELECT 1 FROM pragma_table_info('jobs')"
-                           " WHERE name = 'account'",
-                           NULL))) {
-        has_account = sqlite3_step(s) == SQLITE_ROW;
-        sqlite3_finalize(s);
-    }
-    if (!(s = store_prepare(ex->st,
-                            has_account ? "SELECT cluster, model, account,"
-                                          " SUM(gpu_hours) * 3600 FROM jobs"
-                                          " WHERE gpu_hours IS NOT NULL"
-                                          " GROUP BY cluster, model, account"
-                                        : "SELECT cluster, model, NULL,"
-                                          " SUM(gpu_hours) * 3600 FROM jobs"
-                                          " WHERE gpu_hours IS NOT NULL"
-                                          " GROUP BY cluster, model",
-                            err)))
+    if (store_job_gpu_seconds(ex->st, &g, &n, err) < 0)
         return -1;
-    while (sqlite3_step(s) == SQLITE_ROW)
+    for (size_t i = 0; i < n; i++)
         add_or_bug(fg,
-                   (const char *[]){"cluster", col(s, 0), "account", col(s, 2),
-                                    "model", col(s, 1), NULL},
-                   sqlite3_column_double(s, 3));
-    sqlite3_finalize(s);
+                   (const char *[]){"cluster", g[i].k[0], "account", g[i].k[2],
+                                    "model", g[i].k[1], NULL},
+                   g[i].v[0]);
+    store_groups_free(g, n);
 
     fe = family(set, "exa_energy_joules_total", PROM_COUNTER,
                 "Energy recorded for exa's runs (carbon records), in joules");
     fco = family(set, "exa_co2e_grams_total", PROM_COUNTER,
                  "CO2-equivalent recorded for exa's runs, in grams");
-    if (!(s = store_prepare(ex->st,
-                            "SELECT model, provider, SUM(COALESCE(kwh, 0))"
-                            " * 3600000, SUM(COALESCE(co2e_g, 0))"
-                            " FROM carbon_records GROUP BY model, provider",
-                            err)))
+    if (store_carbon_sums(ex->st, &g, &n, err) < 0)
         return -1;
-    while (sqlite3_step(s) == SQLITE_ROW) {
-        const char *l[] = {"model", col(s, 0), "provider", col(s, 1), NULL};
-        add_or_bug(fe, l, sqlite3_column_double(s, 2));
-        add_or_bug(fco, l, sqlite3_column_double(s, 3));
+    for (size_t i = 0; i < n; i++) {
+        const char *l[] = {"model", g[i].k[0], "provider", g[i].k[1], NULL};
+        add_or_bug(fe, l, g[i].v[0]);
+        add_or_bug(fco, l, g[i].v[1]);
     }
-    sqlite3_finalize(s);
+    store_groups_free(g, n);
     return 0;
 }
 

@@ -1,6 +1,7 @@
 /*
- * fleet_view.c - ACTIVE clusters and their node snapshots, read with plain
- * SQL from platform.db, plus the exporter-port overrides of clusters.yaml.
+ * fleet_view.c - ACTIVE clusters and their node snapshots, read from
+ * platform.db through libstore's accessors, plus the exporter-port
+ * overrides of clusters.yaml.
  *
  * Observability only reads the fleet, and must keep working when the
  * scheduler is unreachable: everything here comes from the saved snapshot
@@ -16,49 +17,34 @@
 #include <string.h>
 
 #include "libfleet/registry.h"
+#include "libstore/clusters.h"
+#include "libstore/nodes.h"
 #include "libutil/strbuf.h"
 #include "libutil/xalloc.h"
 
-static char *col_dup(sqlite3_stmt *s, int i)
-{
-    const unsigned char *t = sqlite3_column_text(s, i);
-    return t ? xstrdup((const char *)t) : NULL;
-}
-
+/* The snapshot of c from libstore's nodes accessor (strings moved). */
 static int load_nodes(store_t *st, struct fv_cluster *c, exa_error_t *err)
 {
-    size_t alloc = 0;
-    int rc;
-    sqlite3_stmt *s = store_prepare(
-        st,
-        "SELECT node, cpus, mem_mb, gpus, gpus_used, gpu_model, state,"
-        " flags, partitions FROM nodes WHERE cluster = ?1 ORDER BY node",
-        err);
-    if (!s)
+    struct node_row *rows = NULL;
+    size_t n = 0;
+    if (store_nodes_list(st, c->name, &rows, &n, err) < 0)
         return -1;
-    store_bind_text(s, 1, c->name);
-    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-        struct fv_node *n;
-        ALLOC_GROW(c->nodes, c->nr_nodes + 1, alloc);
-        n = &c->nodes[c->nr_nodes++];
-        memset(n, 0, sizeof(*n));
-        n->name = col_dup(s, 0);
-        if (!n->name)
-            n->name = xstrdup("");
-        n->cpus = sqlite3_column_int(s, 1);
-        n->mem_mb = sqlite3_column_int64(s, 2);
-        n->gpus = sqlite3_column_int(s, 3);
-        n->gpus_used = sqlite3_column_type(s, 4) == SQLITE_NULL
-                           ? -1
-                           : sqlite3_column_int(s, 4);
-        n->gpu_model = col_dup(s, 5);
-        n->state = col_dup(s, 6);
-        n->flags = col_dup(s, 7);
-        n->partitions = col_dup(s, 8);
+    c->nodes = xcalloc(n ? n : 1, sizeof(*c->nodes));
+    for (size_t i = 0; i < n; i++) {
+        struct fv_node *d = &c->nodes[c->nr_nodes++];
+        struct node_row *r = &rows[i];
+        d->name = r->node ? r->node : xstrdup("");
+        d->cpus = r->cpus > 0 ? r->cpus : 0;
+        d->mem_mb = r->mem_mb > 0 ? r->mem_mb : 0;
+        d->gpus = r->gpus > 0 ? r->gpus : 0;
+        d->gpus_used = r->gpus_used;
+        d->gpu_model = r->gpu_model;
+        d->state = r->state;
+        d->flags = r->flags;
+        d->partitions = r->partitions;
+        r->node = r->gpu_model = r->state = r->flags = r->partitions = NULL;
     }
-    sqlite3_finalize(s);
-    if (rc != SQLITE_DONE)
-        return store_err(st, err, "reading nodes");
+    node_rows_free(rows, n);
     return 0;
 }
 
@@ -72,45 +58,40 @@ int fv_fleet_load_ex(store_t *st, const char *only, int all_states,
                      int with_nodes, const char *registry,
                      struct fv_fleet *out, exa_error_t *err)
 {
-    size_t alloc = 0;
-    int rc;
+    size_t alloc = 0, nrows = 0;
     char *reg = registry ? xstrdup(registry) : registry_default_path(NULL);
-    sqlite3_stmt *s;
+    struct cluster_row *rows = NULL;
 
     memset(out, 0, sizeof(*out));
-    s = store_prepare(
-        st,
-        "SELECT name, scheduler, transport, host, state,"
-        " port, ssh_user, ssh_key FROM clusters WHERE (?1 IS NULL OR name = ?1)"
-        " AND (?2 OR state = 'ACTIVE') ORDER BY name",
-        err);
-    if (!s) {
+    if (store_cluster_list(st, &rows, &nrows, err) < 0) {
         free(reg);
         return -1;
     }
-    store_bind_text(s, 1, only);
-    sqlite3_bind_int(s, 2, all_states);
-    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+    for (size_t i = 0; i < nrows; i++) {
+        struct cluster_row *r = &rows[i];
         struct fv_cluster *c;
+        if ((only && strcmp(r->name, only)) ||
+            (!all_states && (!r->state || strcmp(r->state, "ACTIVE"))))
+            continue;
         ALLOC_GROW(out->clusters, out->nr + 1, alloc);
         c = &out->clusters[out->nr++];
         memset(c, 0, sizeof(*c));
-        c->name = col_dup(s, 0);
-        c->scheduler = col_dup(s, 1);
-        c->transport = col_dup(s, 2);
-        c->host = col_dup(s, 3);
-        c->state = col_dup(s, 4);
-        c->ssh_port = sqlite3_column_int(s, 5);
-        c->ssh_user = col_dup(s, 6);
-        c->ssh_key = col_dup(s, 7);
+        c->name = r->name;
+        c->scheduler = r->scheduler;
+        c->transport = r->transport;
+        c->host = r->host;
+        c->state = r->state;
+        c->ssh_port = r->port;
+        c->ssh_user = r->ssh_user;
+        c->ssh_key = r->ssh_key;
+        r->name = r->scheduler = r->transport = r->host = r->state = NULL;
+        r->ssh_user = r->ssh_key = NULL;
         c->node_port = FV_NODE_EXPORTER_PORT;
         c->dcgm_port = FV_DCGM_EXPORTER_PORT;
     }
-    sqlite3_finalize(s);
-    if (rc != SQLITE_DONE) {
-        store_err(st, err, "reading clusters");
-        goto fail;
-    }
+    for (size_t i = 0; i < nrows; i++)
+        cluster_row_release(&rows[i]);
+    free(rows);
     for (size_t i = 0; i < out->nr; i++) {
         struct fv_cluster *c = &out->clusters[i];
         if (with_nodes && load_nodes(st, c, err) < 0)

@@ -91,6 +91,12 @@ static const char *const migrations[] = {
     "  gpu_hours REAL, cpu_hours REAL, kwh REAL, co2e_g REAL,"
     "  grid_intensity REAL, pue REAL, gpu_power_w REAL, cpu_power_w REAL,"
     "  signal_type TEXT, signal_method TEXT, inputs TEXT);",
+    /* 2: one carbon record per (model, version, provider), as costs are;
+     * duplicates recorded before keep their latest row. */
+    "DELETE FROM carbon_records WHERE id NOT IN (SELECT max(id)"
+    "  FROM carbon_records GROUP BY model, COALESCE(version, -1), provider);"
+    "CREATE UNIQUE INDEX ux_carbon_records_key"
+    "  ON carbon_records (model, COALESCE(version, -1), provider);",
 };
 
 #define NMIGRATIONS ((int)(sizeof(migrations) / sizeof(migrations[0])))

@@ -40,7 +40,7 @@ is() { # is DESCRIPTION GOT EXPECTED
     fi
 }
 
-echo "1..33"
+echo "1..39"
 
 # Any command that opens platform.db creates and migrates it.
 "$EXA" -q finops carbon report >/dev/null
@@ -155,5 +155,27 @@ ok "text report shows the totals" \
     "$(grep -Eq '^Operational CO2e \(kg\) +5\.184$' <<<"$out"; echo $?)"
 is "carbon_recorded audit events" \
     "$(sqlite3 "$EXAMLOPS_DB" "SELECT count(*) FROM audit_events WHERE action = 'carbon_recorded'")" 2
+
+# --- carbon record is idempotent per (model, version, provider) ---
+out=$("$EXA" --json finops carbon record JPCP --version 4)
+is "recording version 4 again: same row, unchanged" \
+    "$?:$(jq -r '[.changed, .co2e_g] | join(" ")' <<<"$out")" "0:false 3456"
+"$EXA" -q finops carbon record JPCP --version 4 >/dev/null
+is "three records of version 4 leave one row" \
+    "$(sqlite3 "$EXAMLOPS_DB" "SELECT count(*), sum(co2e_g) FROM carbon_records WHERE model = 'JPCP' AND version = 4")" \
+    "1|3456.0"
+is "and add no audit event" \
+    "$(sqlite3 "$EXAMLOPS_DB" "SELECT count(*) FROM audit_events WHERE action = 'carbon_recorded'")" 2
+is "report totals unchanged" \
+    "$("$EXA" --json finops carbon report --model JPCP | jq -r '[.n, .operational_co2e_g] | join(" ")')" \
+    "2 5184"
+out=$("$EXA" --json finops carbon record JPCP --version 4 --gpu-hours 12 --provider ccf-like)
+is "another provider is its own record" \
+    "$?:$(jq -r .changed <<<"$out"):$(sqlite3 "$EXAMLOPS_DB" "SELECT count(*) FROM carbon_records WHERE model = 'JPCP' AND version = 4")" \
+    "0:true:2"
+out=$("$EXA" --json finops carbon record JPCP --version 4 --pue 1.2)
+is "new inputs for the same key replace the row" \
+    "$(jq -r '[.changed, .co2e_g] | join(" ")' <<<"$out"):$(sqlite3 "$EXAMLOPS_DB" "SELECT count(*), sum(co2e_g), max(pue) FROM carbon_records WHERE model = 'JPCP' AND version = 4 AND provider = 'green-ai-default'")" \
+    "true 2764.8:1|2764.8|1.2"
 
 [ "$fails" -eq 0 ]

@@ -245,7 +245,8 @@ static void test_records(void **state)
     struct carbon_totals t;
     exa_error_t err = EXA_ERROR_INIT;
     sqlite3_stmt *stmt;
-    long long id = 0;
+    long long id = 0, id2 = 0;
+    int changed = -1;
     assert_non_null(mkdtemp(dir));
     path = xstrfmt("%s/platform.db", dir);
     st = store_open(path, &err);
@@ -253,14 +254,16 @@ static void test_records(void **state)
     carbon_params_default(&p);
     assert_int_equal(
         carbon_estimate(prov("green-ai-default"), &p, 12, 0, &r, NULL), 0);
-    assert_int_equal(
-        carbon_record_insert(st, "JPCP", 2, "run-a", &r, &id, &err), 0);
-    assert_true(id > 0);
-    assert_int_equal(carbon_estimate(prov("ccf-like"), &p, 1, 0, &r, NULL), 0);
-    assert_int_equal(carbon_record_insert(st, "JPCP", -1, NULL, &r, NULL, &err),
+    assert_int_equal(carbon_record_insert(st, "JPCP", 2, "run-a", &r, &id,
+                                          &changed, &err),
                      0);
+    assert_true(id > 0);
+    assert_int_equal(changed, 1);
+    assert_int_equal(carbon_estimate(prov("ccf-like"), &p, 1, 0, &r, NULL), 0);
     assert_int_equal(
-        carbon_record_insert(st, "Other", -1, NULL, &r, NULL, &err), 0);
+        carbon_record_insert(st, "JPCP", -1, NULL, &r, NULL, NULL, &err), 0);
+    assert_int_equal(
+        carbon_record_insert(st, "Other", -1, NULL, &r, NULL, NULL, &err), 0);
     assert_int_equal(carbon_totals_get(st, "JPCP", &t, &err), 0);
     assert_int_equal(t.n, 2);
     assert_float_equal(t.kwh, 7.2 + 0.6, EPS);
@@ -298,6 +301,55 @@ static void test_records(void **state)
     assert_int_equal(sqlite3_column_type(stmt, 1), SQLITE_NULL);
     assert_int_equal(sqlite3_column_type(stmt, 6), SQLITE_NULL);
     sqlite3_finalize(stmt);
+
+    /* Idempotent per (model, version, provider): the same record again
+     * adds no row and reports no change; another provider is a new row;
+     * new hours for the same key replace the row (same id). */
+    assert_int_equal(
+        carbon_estimate(prov("green-ai-default"), &p, 12, 0, &r, NULL), 0);
+    assert_int_equal(carbon_record_insert(st, "JPCP", 2, "run-a", &r, &id2,
+                                          &changed, &err),
+                     0);
+    assert_int_equal(id2, id);
+    assert_int_equal(changed, 0);
+    assert_int_equal(carbon_totals_get(st, NULL, &t, &err), 0);
+    assert_int_equal(t.n, 3);
+    assert_int_equal(
+        carbon_estimate(prov("green-ai-default"), &p, 24, 0, &r, NULL), 0);
+    assert_int_equal(carbon_record_insert(st, "JPCP", 2, "run-a", &r, &id2,
+                                          &changed, &err),
+                     0);
+    assert_int_equal(id2, id);
+    assert_int_equal(changed, 1);
+    assert_int_equal(carbon_totals_get(st, "JPCP", &t, &err), 0);
+    assert_int_equal(t.n, 2);
+    assert_float_equal(t.co2e_g, 2 * 2160 + 180, EPS);
+    /* "no version" is one key too */
+    assert_int_equal(carbon_estimate(prov("ccf-like"), &p, 1, 0, &r, NULL), 0);
+    assert_int_equal(
+        carbon_record_insert(st, "JPCP", -1, NULL, &r, NULL, &changed, &err),
+        0);
+    assert_int_equal(changed, 0);
+    /* carbon_record: an audit event only when something changed */
+    assert_int_equal(carbon_record(st, "JPCP", 7, NULL, &r, "test", "tester",
+                                   &id2, &changed, &err),
+                     0);
+    assert_int_equal(changed, 1);
+    assert_int_equal(carbon_record(st, "JPCP", 7, NULL, &r, "test", "tester",
+                                   NULL, &changed, &err),
+                     0);
+    assert_int_equal(changed, 0);
+    stmt = store_prepare(st,
+                         "SELECT count(*), max(target) FROM audit_events"
+                         " WHERE action = 'carbon_recorded'",
+                         &err);
+    assert_non_null(stmt);
+    assert_int_equal(sqlite3_step(stmt), SQLITE_ROW);
+    assert_int_equal(sqlite3_column_int(stmt, 0), 1);
+    assert_string_equal((const char *)sqlite3_column_text(stmt, 1), "JPCP");
+    sqlite3_finalize(stmt);
+    assert_int_equal(carbon_totals_get(st, NULL, &t, &err), 0);
+    assert_int_equal(t.n, 4);
     store_close(st);
     cmd = xstrfmt("rm -rf '%s'", dir);
     assert_int_equal(system(cmd), 0);
