@@ -31,7 +31,13 @@ static const struct exa_cmd cmds[] = {
       "scheduling (prompts unless --yes)", NULL },
     { "reject", cmd_hpc_reject, "NAME [--reason/-r TEXT]", "reject a cluster: "
       "scheduling blocked until a new connect (prompts unless --yes)", NULL },
-    { "audit", cmd_hpc_audit, "verify", "recompute the audit hash chain", NULL },
+    { "audit", cmd_hpc_audit, "[--cluster/-c C] [--since T] | --verify",
+      "list audit events, or verify the chain and the cluster rows",
+      "--since takes a UTC time (2026-12-01T12:03:10Z or a prefix of it) "
+      "or an age (90m, 2h, 1d).\n--verify recomputes the hash chain, "
+      "checks its head (a deleted tail) and that every cluster row agrees "
+      "with its latest audit event (a row changed behind exa's back); "
+      "exit 1 naming what is wrong. `exa hpc audit verify` is the same." },
     /* placement, queue, capacity (hpc_place.c) */
     { "place", cmd_hpc_place, "[--gpus/-g G] [--cpus C] [--nodes/-N N] "
       "[--placement-provider P] [--explain] [--no-refresh]", "choose the "

@@ -1,6 +1,6 @@
 /*
  * hpc_govern.c - the governance commands of `exa hpc` (shared/REFERENCE.md
- * §2.1): `clusters`, `approve`, `reject` and `audit verify`. Approval is
+ * §2.1): `clusters`, `approve`, `reject` and `audit` (list, --verify). Approval is
  * bound to the connection identity (user, port, client and host key
  * fingerprints are shown in the prompt) and `--json` alone never approves:
  * without --yes, a --json or non-terminal run fails and leaves the cluster
@@ -14,13 +14,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cmd/hpc_fleet_int.h"
 #include "libfleet/governance.h"
 #include "libstore/audit.h"
+#include "libutil/duration.h"
 #include "libutil/json.h"
 #include "libutil/strbuf.h"
+#include "libutil/timeutil.h"
+#include "libutil/xalloc.h"
 
 /* ---- clusters ---- */
 
@@ -52,6 +56,7 @@ static json_t *cluster_json(const struct fleet_cluster *c)
     jx_set(o, "cost_per_gpu_hour",
            d->has_cost_per_gpu_hour ? jx_real(d->cost_per_gpu_hour) : NULL);
     jx_set(o, "in_registry", json_boolean(c->in_yaml));
+    jx_set(o, "audit_mismatch", jx_str(c->audit_mismatch));
     jx_set(o, "updated_at", jx_str(c->row.updated_at));
     return o;
 }
@@ -96,6 +101,9 @@ int cmd_hpc_clusters(struct exa_ctx *ctx, int argc, char **argv)
         }
         out_table_print(ctx, t);
     }
+    for (size_t i = 0; i < f.nr; i++)
+        if (f.v[i].audit_mismatch)
+            out_warn(ctx, "%s", f.v[i].audit_mismatch);
 out:
     fleet_release(&f);
     close_fleet(st, regpath);
@@ -204,45 +212,215 @@ int cmd_hpc_reject(struct exa_ctx *ctx, int argc, char **argv)
     return decide_cmd(ctx, argc, argv, 0);
 }
 
-/* ---- audit verify ---- */
+/* ---- audit ---- */
+
+/* --since T: a timestamp ("2026-12-01", "2026-12-01T12:03",
+ * "2026-12-01 12:03:10", "...Z") or an age ("90m", "2h", "1d": that long
+ * before now). *out is the UTC text to compare ts with (caller frees). */
+static int parse_since(struct exa_ctx *ctx, const char *s, char **out)
+{
+    double secs;
+    size_t n = strlen(s);
+    if (fsd_parse(s, &secs) == 0 && secs >= 0) {
+        char buf[32];
+        time_format_iso8601(time(NULL) - (time_t)secs, buf, sizeof(buf));
+        *out = xstrdup(buf);
+        return 0;
+    }
+    if (n >= 10 && n <= 20 && s[4] == '-' && s[7] == '-') {
+        char *t = xstrdup(s);
+        for (size_t i = 0; i < n; i++) {
+            if (t[i] == ' ')
+                t[i] = 'T';
+            if (!strchr("0123456789-:TZ", t[i])) {
+                free(t);
+                goto bad;
+            }
+        }
+        if (n == 20 && t[19] != 'Z') {
+            free(t);
+            goto bad;
+        }
+        if (t[n - 1] == 'Z')
+            t[n - 1] = '\0';
+        *out = t;
+        return 0;
+    }
+bad:
+    return out_usage(ctx,
+                     "--since '%s': expected a UTC time like "
+                     "2026-12-01T12:03:10Z (or a prefix) or an age like 2h",
+                     s);
+}
+
+static json_t *event_json(const struct audit_event *ev)
+{
+    json_t *o = json_object();
+    json_t *d = ev->details ? json_loads(ev->details, 0, NULL) : NULL;
+    jx_set(o, "id", json_integer(ev->id));
+    jx_set(o, "ts", jx_str(ev->ts));
+    jx_set(o, "source", jx_str(ev->source));
+    jx_set(o, "actor", jx_str(ev->actor));
+    jx_set(o, "action", jx_str(ev->action));
+    jx_set(o, "target", jx_str(ev->target));
+    jx_set(o, "details", d);
+    jx_set(o, "prev_hash", jx_str(ev->prev_hash));
+    jx_set(o, "hash", jx_str(ev->hash));
+    return o;
+}
+
+static int audit_list_cmd(struct exa_ctx *ctx, store_t *st,
+                          const char *cluster, const char *since)
+{
+    static const char *const cols[] = {"ID",     "Time",   "Actor",
+                                       "Action", "Target", "State", NULL};
+    struct audit_event *v = NULL;
+    exa_error_t err = EXA_ERROR_INIT;
+    size_t n = 0;
+    if (audit_list(st, cluster, since, &v, &n, &err) < 0)
+        return out_error(ctx, &err, NULL);
+    if (ctx->out == OUT_JSON) {
+        json_t *a = json_array();
+        for (size_t i = 0; i < n; i++)
+            json_array_append_new(a, event_json(&v[i]));
+        out_json(ctx, a);
+    } else if (!n) {
+        out_info(ctx, "No audit events%s%s%s%s.", cluster ? " for " : "",
+                 cluster ? cluster : "", since ? " since " : "",
+                 since ? since : "");
+    } else {
+        struct out_table *t = out_table_create(cols);
+        for (size_t i = 0; i < n; i++) {
+            char id[32];
+            json_t *d =
+                v[i].details ? json_loads(v[i].details, 0, NULL) : NULL;
+            const char *state = jx_get_str(d, "state", NULL);
+            if (!state)
+                state = jx_get_str(d, "to_state", NULL);
+            snprintf(id, sizeof(id), "%lld", v[i].id);
+            const char *row[] = {id,          v[i].ts,     v[i].actor,
+                                 v[i].action, v[i].target, state};
+            out_table_row(t, row);
+            json_decref(d);
+        }
+        out_table_print(ctx, t);
+    }
+    audit_events_free(v, n);
+    return 0;
+}
+
+static int audit_verify_cmd(struct exa_ctx *ctx, store_t *st)
+{
+    struct gov_audit_report rep = {0, 0, NULL, 0};
+    exa_error_t err = EXA_ERROR_INIT;
+    long long bad = 0;
+    if (gov_audit_verify(st, &rep, &err) < 0)
+        return out_error(ctx, &err, NULL);
+    for (size_t i = 0; i < rep.nr && !bad; i++)
+        bad = rep.v[i].event_id;
+    if (ctx->out == OUT_JSON) {
+        json_t *d = json_object(), *a = json_array(), *names = json_array();
+        for (size_t i = 0; i < rep.nr; i++) {
+            json_t *p = json_object();
+            jx_set(p, "cluster", jx_str(rep.v[i].cluster));
+            jx_set(p, "event_id", rep.v[i].event_id
+                                      ? json_integer(rep.v[i].event_id)
+                                      : NULL);
+            jx_set(p, "message", jx_str(rep.v[i].message));
+            json_array_append_new(a, p);
+            if (rep.v[i].cluster)
+                json_array_append_new(names, jx_str(rep.v[i].cluster));
+        }
+        jx_set(d, "ok", json_boolean(rep.nr == 0));
+        jx_set(d, "events", json_integer(rep.events));
+        jx_set(d, "clusters_checked",
+               json_integer((json_int_t)rep.clusters_checked));
+        jx_set(d, "problems", a);
+        jx_set(d, "clusters_mismatched", names);
+        if (rep.nr) {
+            jx_set(d, "error", jx_str(rep.v[0].message));
+            jx_set(d, "exit_code", json_integer(1));
+            jx_set(d, "bad_event_id", bad ? json_integer(bad) : NULL);
+        } else {
+            char msg[160];
+            snprintf(msg, sizeof(msg),
+                     "Audit chain intact: %lld event(s), %zu cluster "
+                     "row(s) agree with it",
+                     rep.events, rep.clusters_checked);
+            jx_set(d, "message", jx_str(msg));
+        }
+        out_json(ctx, d);
+    } else if (rep.nr) {
+        for (size_t i = 0; i < rep.nr; i++)
+            fprintf(stderr, "exa: error: %s\n", rep.v[i].message);
+    } else {
+        char msg[160];
+        snprintf(msg, sizeof(msg),
+                 "Audit chain intact: %lld event(s), %zu cluster row(s) "
+                 "agree with it",
+                 rep.events, rep.clusters_checked);
+        out_ok(ctx, msg);
+    }
+    {
+        int rc = rep.nr ? 1 : 0;
+        gov_audit_report_release(&rep);
+        return rc;
+    }
+}
 
 int cmd_hpc_audit(struct exa_ctx *ctx, int argc, char **argv)
 {
+    enum { O_CLUSTER = 256, O_SINCE, O_VERIFY };
+    static const struct option longopts[] = {
+        {"cluster", required_argument, NULL, O_CLUSTER},
+        {"since", required_argument, NULL, O_SINCE},
+        {"verify", no_argument, NULL, O_VERIFY},
+        {NULL, 0, NULL, 0}};
+    const char *cluster = NULL;
+    char *since = NULL;
+    int verify = 0, rc, o;
     store_t *st;
     exa_error_t err = EXA_ERROR_INIT;
-    long long count = 0, bad = 0;
-    int rc;
-    if (argc != 2 || strcmp(argv[1], "verify"))
-        return out_usage(ctx, "expected 'verify'");
-    st = store_open(NULL, &err);
-    if (!st)
-        return out_error(ctx, &err, NULL);
-    if (audit_verify(st, &count, &bad, &err) < 0) {
-        if (ctx->out == OUT_JSON) {
-            json_t *d = json_object();
-            jx_set(d, "ok", json_false());
-            jx_set(d, "error", jx_str(err.text));
-            jx_set(d, "exit_code", json_integer(1));
-            jx_set(d, "bad_event_id", bad ? json_integer(bad) : NULL);
-            out_json(ctx, d);
-            rc = 1;
+
+    optind = 0;
+    opterr = 0;
+    while ((o = next_opt(argc, argv, "c:", longopts)) != -1) {
+        if (o == O_CLUSTER || o == 'c') {
+            cluster = optarg;
+        } else if (o == O_SINCE) {
+            free(since);
+            since = NULL;
+            if ((rc = parse_since(ctx, optarg, &since)))
+                return rc;
+        } else if (o == O_VERIFY) {
+            verify = 1;
         } else {
-            rc = out_error(ctx, &err, NULL);
+            free(since);
+            return bad_option(ctx, argc, argv);
         }
-    } else {
-        char msg[128];
-        snprintf(msg, sizeof(msg), "Audit chain intact: %lld event(s)", count);
-        if (ctx->out == OUT_JSON) {
-            json_t *d = json_object();
-            jx_set(d, "ok", json_true());
-            jx_set(d, "events", json_integer(count));
-            jx_set(d, "message", jx_str(msg));
-            out_json(ctx, d);
-        } else {
-            out_ok(ctx, msg);
-        }
-        rc = 0;
     }
+    /* `exa hpc audit verify`, the first form, stays accepted. */
+    if (optind < argc && !strcmp(argv[optind], "verify")) {
+        verify = 1;
+        optind++;
+    }
+    if (optind < argc) {
+        free(since);
+        return out_usage(ctx, "unexpected argument '%s'", argv[optind]);
+    }
+    if (verify && (cluster || since)) {
+        free(since);
+        return out_usage(ctx, "--verify checks the whole log; it takes no "
+                              "--cluster or --since");
+    }
+    st = store_open(NULL, &err);
+    if (!st) {
+        free(since);
+        return out_error(ctx, &err, NULL);
+    }
+    rc = verify ? audit_verify_cmd(ctx, st)
+                : audit_list_cmd(ctx, st, cluster, since);
     store_close(st);
+    free(since);
     return rc;
 }

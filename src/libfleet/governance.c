@@ -245,11 +245,154 @@ static void diff_port(json_t *changes, int old, int new_)
     jx_set(changes, "ssh_port", o);
 }
 
+/* NULL for NULL or "", so a digest does not depend on which one the
+ * table happens to hold. */
+static json_t *jx_str_nz(const char *s)
+{
+    return s && *s ? json_string(s) : json_null();
+}
+
+void gov_row_digest(const struct cluster_row *r, char hex[65])
+{
+    json_t *o = json_object();
+    unsigned char md[EVP_MAX_MD_SIZE];
+    unsigned int mdlen = 0;
+    char *canon;
+    jx_set(o, "name", jx_str_nz(r->name));
+    jx_set(o, "state", jx_str_nz(r->state));
+    jx_set(o, "scheduler", jx_str_nz(r->scheduler));
+    jx_set(o, "transport", jx_str_nz(r->transport));
+    jx_set(o, "host", jx_str_nz(r->host));
+    jx_set(o, "ssh_port", json_integer(port_of(r->port)));
+    jx_set(o, "ssh_user", jx_str_nz(r->ssh_user));
+    jx_set(o, "ssh_key", jx_str_nz(r->ssh_key));
+    jx_set(o, "key_fingerprint", jx_str_nz(r->key_fingerprint));
+    jx_set(o, "host_key_fingerprint", jx_str_nz(r->host_key_fingerprint));
+    jx_set(o, "approved_by", jx_str_nz(r->approved_by));
+    canon = jx_dumps_canonical(o);
+    EVP_Digest(canon, strlen(canon), md, &mdlen, EVP_sha256(), NULL);
+    for (unsigned int i = 0; i < mdlen && i < 32; i++)
+        snprintf(hex + 2 * i, 3, "%02x", md[i]);
+    hex[64] = '\0';
+    free(canon);
+    json_decref(o);
+}
+
+/*
+ * The one way a cluster row change is recorded: re-read the row as
+ * stored (the store fills defaults), put its state and digest into the
+ * event's details, append the event and bind the row to it, all in the
+ * caller's transaction. details is consumed.
+ */
 static int write_audit(store_t *st, const char *actor, const char *action,
                        const char *target, json_t *details, exa_error_t *err)
 {
-    int rc = audit_append(st, GOV_SOURCE, actor, action, target, details, err);
+    struct cluster_row row = {0};
+    char digest[65], hash[65];
+    int rc = -1, found = store_cluster_get(st, target, &row, err);
+    if (found <= 0) {
+        if (found == 0)
+            exa_err(err, EXA_ENOTFOUND, "unknown cluster: '%s'", target);
+        goto out;
+    }
+    gov_row_digest(&row, digest);
+    jx_set(details, "state", jx_str(row.state));
+    jx_set(details, "row_sha256", jx_str(digest));
+    if (audit_record(st, GOV_SOURCE, actor, action, target, details, hash,
+                     err) < 0 ||
+        store_cluster_bind_event(st, target, hash, err) < 0)
+        goto out;
+    rc = 0;
+out:
+    cluster_row_release(&row);
     json_decref(details);
+    return rc;
+}
+
+/* The state an event left its cluster in: its "state" (written since the
+ * chain binds rows) or "to_state", else what the action implies. */
+static enum cluster_state event_state(const struct audit_event *ev,
+                                      json_t *details)
+{
+    const char *s = jx_get_str(details, "state", NULL);
+    if (!s)
+        s = jx_get_str(details, "to_state", NULL);
+    if (s)
+        return cluster_state_parse(s);
+    if (!strcmp(ev->action, "cluster_approved"))
+        return CLUSTER_ACTIVE;
+    if (!strcmp(ev->action, "cluster_rejected"))
+        return CLUSTER_REJECTED;
+    if (!strcmp(ev->action, "cluster_defined"))
+        return CLUSTER_PENDING;
+    return CLUSTER_NONE;
+}
+
+static int mismatch(exa_error_t *err, const char *name, const char *why)
+{
+    return exa_err(err, EXA_ENOTAPPROVED,
+                   "cluster '%s' does not match its audit chain: %s; it is "
+                   "treated as PENDING ('exa hpc audit --verify')",
+                   name, why);
+}
+
+int governance_verify_cluster(store_t *st, const struct cluster_row *row,
+                              exa_error_t *err)
+{
+    struct audit_event ev = {0};
+    struct strbuf why = STRBUF_INIT;
+    json_t *details = NULL;
+    char digest[65];
+    const char *recorded;
+    enum cluster_state want, have = cluster_state_parse(row->state);
+    int found, rc = -1;
+
+    found = audit_latest(st, row->name, "cluster_", &ev, err);
+    if (found < 0)
+        return -1;
+    if (!found) {
+        rc = mismatch(err, row->name, "no audit event records it");
+        goto out;
+    }
+    if (!row->audit_hash || strcmp(row->audit_hash, ev.hash)) {
+        strbuf_addf(&why,
+                    "the row is not bound to its latest audit event (%lld, "
+                    "%s)",
+                    ev.id, ev.action);
+        rc = mismatch(err, row->name, why.buf);
+        goto out;
+    }
+    if (!audit_event_intact(&ev)) {
+        strbuf_addf(&why, "its latest audit event (%lld) was altered", ev.id);
+        rc = mismatch(err, row->name, why.buf);
+        goto out;
+    }
+    details = ev.details ? json_loads(ev.details, 0, NULL) : NULL;
+    want = event_state(&ev, details);
+    if (want != have) {
+        strbuf_addf(&why,
+                    "the row says %s but its latest audit event (%lld, %s) "
+                    "left it %s",
+                    row->state ? row->state : "nothing", ev.id, ev.action,
+                    cluster_state_name(want));
+        rc = mismatch(err, row->name, why.buf);
+        goto out;
+    }
+    recorded = jx_get_str(details, "row_sha256", NULL);
+    gov_row_digest(row, digest);
+    if (recorded && strcmp(recorded, digest)) {
+        strbuf_addf(&why,
+                    "the row's identity differs from what its latest audit "
+                    "event (%lld, %s) recorded",
+                    ev.id, ev.action);
+        rc = mismatch(err, row->name, why.buf);
+        goto out;
+    }
+    rc = 0;
+out:
+    json_decref(details);
+    strbuf_release(&why);
+    audit_event_release(&ev);
     return rc;
 }
 
@@ -262,6 +405,29 @@ static void set(char **field, const char *v)
 {
     free(*field);
     *field = dn(v);
+}
+
+/*
+ * The state a transition starts from: the row's own, or PENDING when the
+ * row does not agree with its audit chain (a row changed behind exa's
+ * back); then *why gets the reason (caller frees) and row->state is set
+ * to PENDING. 0, or -1 with err on a database error.
+ */
+static int trusted_state(store_t *st, struct cluster_row *row, char **why,
+                         exa_error_t *err)
+{
+    exa_error_t verr = EXA_ERROR_INIT;
+    *why = NULL;
+    if (governance_verify_cluster(st, row, &verr) == 0)
+        return 0;
+    if (verr.code != EXA_ENOTAPPROVED) {
+        if (err)
+            *err = verr;
+        return -1;
+    }
+    *why = xstrdup(verr.text);
+    set(&row->state, cluster_state_name(CLUSTER_PENDING));
+    return 0;
 }
 
 /*
@@ -385,6 +551,12 @@ static int reconcile_one(store_t *st, const struct cluster_def *d,
     } else {
         c = def_row_changes(d, &row, fpr);
         if (json_object_size(c)) {
+            char *why = NULL;
+            if (trusted_state(st, &row, &why, err) < 0)
+                goto fail;
+            if (why)
+                jx_set(c, "audit_mismatch", jx_str(why));
+            free(why);
             if (d->host)
                 set(&row.host, d->host);
             if (d->ssh_port)
@@ -462,6 +634,8 @@ static void merge_def(struct fleet_cluster *fc, const struct cluster_def *y,
             d->ssh_port = r->port;
         fc->state = cluster_state_parse(r->state);
         fc->in_db = 1;
+        if (fc->audit_mismatch)
+            fc->state = CLUSTER_PENDING;
     } else {
         fc->state = CLUSTER_PENDING;
     }
@@ -516,6 +690,18 @@ int fleet_load(store_t *st, const char *regpath, struct fleet *out,
             r = &rows[j++];
         ALLOC_GROW(f.v, f.nr + 1, alloc);
         memset(&f.v[f.nr], 0, sizeof(f.v[f.nr]));
+        if (r) {
+            exa_error_t verr = EXA_ERROR_INIT;
+            if (governance_verify_cluster(st, r, &verr) < 0) {
+                if (verr.code != EXA_ENOTAPPROVED) {
+                    if (err)
+                        *err = verr;
+                    fleet_release(&f);
+                    goto out;
+                }
+                f.v[f.nr].audit_mismatch = xstrdup(verr.text);
+            }
+        }
         merge_def(&f.v[f.nr], y, r);
         f.nr++;
     }
@@ -535,6 +721,7 @@ void fleet_release(struct fleet *f)
     for (size_t i = 0; i < f->nr; i++) {
         cluster_def_release(&f->v[i].def);
         cluster_row_release(&f->v[i].row);
+        free(f->v[i].audit_mismatch);
     }
     free(f->v);
     f->v = NULL;
@@ -557,6 +744,8 @@ int fleet_require_active(const struct fleet *f, const char *name,
         return exa_err(err, EXA_ENOTFOUND,
                        "unknown cluster: '%s' (run 'exa hpc connect' first)",
                        name);
+    if (c->audit_mismatch)
+        return exa_err(err, EXA_ENOTAPPROVED, "%s", c->audit_mismatch);
     if (c->state != CLUSTER_ACTIVE)
         return exa_err(err, EXA_ENOTAPPROVED,
                        "cluster '%s' is %s — a sysadmin must approve it ('exa "
@@ -574,12 +763,17 @@ static int connect_db(store_t *st, const struct gov_connect_req *q,
     struct cluster_row row = {0};
     enum cluster_state from = CLUSTER_NONE, to = CLUSTER_PENDING;
     int found = store_cluster_get(st, q->name, &row, err), rc = -1;
+    char *mismatch_why = NULL;
     json_t *d;
     if (found < 0)
         return -1;
     res->identity_changed = 0;
     if (found) {
         json_t *c = json_object();
+        if (trusted_state(st, &row, &mismatch_why, err) < 0) {
+            json_decref(c);
+            goto out;
+        }
         from = cluster_state_parse(row.state);
         diff_str(c, "host", row.host, q->host);
         diff_port(c, row.port, q->ssh_port);
@@ -637,6 +831,8 @@ static int connect_db(store_t *st, const struct gov_connect_req *q,
     jx_set(d, "host_key_fingerprint", jx_str(q->host_key_fingerprint));
     jx_set(d, "from_state", jx_str(cluster_state_name(from)));
     jx_set(d, "to_state", jx_str(cluster_state_name(to)));
+    if (mismatch_why)
+        jx_set(d, "audit_mismatch", jx_str(mismatch_why));
     if (write_audit(st, actor, "cluster_connect_requested", q->name, d, err) <
         0)
         goto out;
@@ -644,6 +840,7 @@ static int connect_db(store_t *st, const struct gov_connect_req *q,
     res->to = to;
     rc = 0;
 out:
+    free(mismatch_why);
     cluster_row_release(&row);
     return rc;
 }
@@ -712,6 +909,7 @@ static int decide(store_t *st, const char *regpath, const char *name,
 {
     struct cluster_row row = {0};
     enum cluster_state from, to = CLUSTER_NONE;
+    char *mismatch_why = NULL;
     int found, rc = -1;
     json_t *d;
 
@@ -734,6 +932,8 @@ static int decide(store_t *st, const char *regpath, const char *name,
                 name);
         goto out;
     }
+    if (trusted_state(st, &row, &mismatch_why, err) < 0)
+        goto out;
     from = cluster_state_parse(row.state);
     if (gov_transition(name, from, ev, &to, err) < 0)
         goto out;
@@ -754,6 +954,8 @@ static int decide(store_t *st, const char *regpath, const char *name,
         jx_set(d, "reason", jx_str(reason));
     }
     jx_set(d, "from_state", jx_str(cluster_state_name(from)));
+    if (mismatch_why)
+        jx_set(d, "audit_mismatch", jx_str(mismatch_why));
     if (write_audit(st, actor,
                     ev == GOV_APPROVE ? "cluster_approved" : "cluster_rejected",
                     name, d, err) < 0)
@@ -769,6 +971,7 @@ static int decide(store_t *st, const char *regpath, const char *name,
 out:
     if (rc < 0)
         store_rollback(st);
+    free(mismatch_why);
     cluster_row_release(&row);
     return rc;
 }
@@ -785,4 +988,75 @@ int gov_reject(store_t *st, const char *regpath, const char *name,
                const char *actor, struct gov_result *res, exa_error_t *err)
 {
     return decide(st, regpath, name, GOV_REJECT, reason, seen, actor, res, err);
+}
+
+/* ---- audit --verify ---- */
+
+static void add_problem(struct gov_audit_report *rep, size_t *alloc,
+                        const char *cluster, long long event_id,
+                        const char *message)
+{
+    ALLOC_GROW(rep->v, rep->nr + 1, *alloc);
+    rep->v[rep->nr].cluster = cluster ? xstrdup(cluster) : NULL;
+    rep->v[rep->nr].event_id = event_id;
+    rep->v[rep->nr].message = xstrdup(message);
+    rep->nr++;
+}
+
+int gov_audit_verify(store_t *st, struct gov_audit_report *rep,
+                     exa_error_t *err)
+{
+    struct gov_audit_report r = {0, 0, NULL, 0};
+    struct cluster_row *rows = NULL;
+    exa_error_t verr = EXA_ERROR_INIT;
+    size_t nrows = 0, alloc = 0;
+    long long count = 0, bad = 0;
+
+    if (audit_verify(st, &count, &bad, &verr) < 0) {
+        if (verr.code != EXA_EFAIL) {
+            if (err)
+                *err = verr;
+            return -1;
+        }
+        add_problem(&r, &alloc, NULL, bad, verr.text);
+    } else {
+        r.events = count;
+    }
+    if (store_cluster_list(st, &rows, &nrows, err) < 0) {
+        gov_audit_report_release(&r);
+        return -1;
+    }
+    for (size_t i = 0; i < nrows; i++) {
+        verr = (exa_error_t)EXA_ERROR_INIT;
+        if (governance_verify_cluster(st, &rows[i], &verr) < 0) {
+            if (verr.code != EXA_ENOTAPPROVED) {
+                if (err)
+                    *err = verr;
+                for (size_t k = 0; k < nrows; k++)
+                    cluster_row_release(&rows[k]);
+                free(rows);
+                gov_audit_report_release(&r);
+                return -1;
+            }
+            add_problem(&r, &alloc, rows[i].name, 0, verr.text);
+        }
+        r.clusters_checked++;
+    }
+    for (size_t k = 0; k < nrows; k++)
+        cluster_row_release(&rows[k]);
+    free(rows);
+    *rep = r;
+    return 0;
+}
+
+void gov_audit_report_release(struct gov_audit_report *rep)
+{
+    if (!rep)
+        return;
+    for (size_t i = 0; i < rep->nr; i++) {
+        free(rep->v[i].cluster);
+        free(rep->v[i].message);
+    }
+    free(rep->v);
+    memset(rep, 0, sizeof(*rep));
 }

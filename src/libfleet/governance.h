@@ -19,7 +19,12 @@
  *
  * Every transition and every identity change writes one hash-chained
  * audit event (libstore/audit.h) inside the same SQLite transaction as
- * the row change, so the log and the state cannot disagree.
+ * the row change, and binds the row to it (clusters.audit_hash; the
+ * event records the row's digest), so the log and the state cannot
+ * disagree unnoticed: a row changed behind exa's back (sqlite3 UPDATE)
+ * fails governance_verify_cluster and is treated as PENDING by every
+ * gate (fleet_load, fleet_require_active) until a governance decision
+ * (approve, reject, connect) rewrites it through this API.
  */
 #ifndef EXA_GOVERNANCE_H
 #define EXA_GOVERNANCE_H
@@ -63,8 +68,11 @@ int gov_transition(const char *name, enum cluster_state from, enum gov_event ev,
 struct fleet_cluster {
     struct cluster_def def;   /* merged definition; def.ssh_port >= 1 */
     struct cluster_row row;   /* the DB row (row.name NULL when absent) */
-    enum cluster_state state; /* PENDING when only in clusters.yaml */
+    enum cluster_state state; /* PENDING when only in clusters.yaml, or
+                                 when the row disagrees with its audit
+                                 chain (then audit_mismatch is set) */
     int in_yaml, in_db;
+    char *audit_mismatch; /* governance_verify_cluster's text, or NULL */
 };
 
 struct fleet {
@@ -150,6 +158,58 @@ int gov_reject(store_t *st, const char *regpath, const char *name,
  */
 int fleet_require_active(const struct fleet *f, const char *name,
                          exa_error_t *err);
+
+/*
+ * The binding check every gate makes: does row (as read from the table,
+ * audit_hash included) agree with the audit chain? It does when row's
+ * audit_hash is the hash of the newest cluster_* event targeting
+ * row->name, that event is intact (its hash recomputes), the state the
+ * event left the cluster in is row->state, and the row's digest
+ * (gov_row_digest) is the "row_sha256" the event recorded (events written
+ * before the binding existed carry none; then the state alone is
+ * compared). Returns 0 when it agrees; -1 with err EXA_ENOTAPPROVED
+ * "cluster 'X' does not match its audit chain: WHY; it is treated as
+ * PENDING ('exa hpc audit --verify')" when it does not (callers treat the
+ * cluster as PENDING: nothing may be scheduled there); -1 with
+ * EXA_ECONFIG on a database error. Reads only; run it inside the
+ * caller's transaction to check what that transaction will act on.
+ */
+int governance_verify_cluster(store_t *st, const struct cluster_row *row,
+                              exa_error_t *err);
+
+/* One thing `exa hpc audit --verify` found wrong. */
+struct gov_audit_problem {
+    char *cluster;      /* the cluster row named, or NULL for the chain */
+    long long event_id; /* the event concerned, 0 when none */
+    char *message;      /* one line, as in exa_error_t */
+};
+
+struct gov_audit_report {
+    long long events;        /* events in the chain (when it verifies) */
+    size_t clusters_checked; /* cluster rows compared with the chain */
+    struct gov_audit_problem *v;
+    size_t nr; /* 0: everything agrees */
+};
+
+/*
+ * Verify the whole log: the hash chain and its head (audit_verify: a
+ * broken link, an edited event, a deleted tail) and every clusters row
+ * against it (governance_verify_cluster). Fills *rep (release with
+ * gov_audit_report_release) and returns 0 whether or not it found
+ * problems; -1 with err (EXA_ECONFIG) when the database cannot be read.
+ */
+int gov_audit_verify(store_t *st, struct gov_audit_report *rep,
+                     exa_error_t *err);
+void gov_audit_report_release(struct gov_audit_report *rep);
+
+/*
+ * SHA-256 (64 hex digits + NUL into hex) of the canonical JSON of row's
+ * governed fields: name, state, scheduler, transport, host, ssh_port
+ * (22 for none), ssh_user, ssh_key, key_fingerprint,
+ * host_key_fingerprint, approved_by (NULL and "" alike). Recorded as
+ * "row_sha256" in every cluster_* event's details.
+ */
+void gov_row_digest(const struct cluster_row *row, char hex[65]);
 
 /*
  * OpenSSH's key fingerprint ("SHA256:" + unpadded base64 of the SHA-256

@@ -7,6 +7,10 @@
  * hash ("" for the first, written as 64 zeros). Triggers refuse UPDATE and
  * DELETE, so a verifier that recomputes the chain detects any edit made
  * by bypassing them (e.g. writing the file directly).
+ *
+ * The chain's head (audit_head: count, last id, last hash) is written in
+ * the same transaction as each event, so deleting the newest events (a
+ * tail, which leaves a chain that still links) is detected too.
  */
 #ifndef EXA_AUDIT_H
 #define EXA_AUDIT_H
@@ -27,9 +31,53 @@ int audit_append(store_t *st, const char *source, const char *actor,
                  const json_t *details, exa_error_t *err);
 
 /*
- * Recompute the whole chain. Returns 0 when intact (*count set to the
- * number of events), or -1 with err (EXA_EFAIL) naming the first event
- * whose hash or link does not match; *bad_id is set to its id.
+ * audit_append that also copies the new event's hash (64 lower-case hex
+ * digits and a NUL) into hash_out when not NULL; the caller binds a row
+ * to it (clusters.audit_hash). Same contract otherwise.
+ */
+int audit_record(store_t *st, const char *source, const char *actor,
+                 const char *action, const char *target,
+                 const json_t *details, char hash_out[65], exa_error_t *err);
+
+/* One stored event; strings owned (NULL for SQL NULL). */
+struct audit_event {
+    long long id;
+    char *ts; /* "YYYY-MM-DDTHH:MM:SSZ", UTC */
+    char *source, *actor, *action, *target;
+    char *details; /* canonical JSON text or NULL */
+    char *prev_hash, *hash;
+};
+
+void audit_event_release(struct audit_event *ev);
+void audit_events_free(struct audit_event *v, size_t n);
+
+/*
+ * Events in id order, filtered: target (exact, NULL: all) and since (a
+ * timestamp compared as text with ts, so "2026-12-01", "2026-12-01T12"
+ * and full "2026-12-01T12:00:00Z" all work; NULL: all). *v (free with
+ * audit_events_free) and *n. 0 or -1 with err (EXA_ECONFIG).
+ */
+int audit_list(store_t *st, const char *target, const char *since,
+               struct audit_event **v, size_t *n, exa_error_t *err);
+
+/*
+ * The newest event whose target is target and whose action starts with
+ * prefix (e.g. "cluster_"). Returns 1 and fills *out (release with
+ * audit_event_release), 0 when none, -1 with err (EXA_ECONFIG).
+ */
+int audit_latest(store_t *st, const char *target, const char *prefix,
+                 struct audit_event *out, exa_error_t *err);
+
+/* 1 when ev's stored hash is the hash of its own fields, else 0. */
+int audit_event_intact(const struct audit_event *ev);
+
+/*
+ * Recompute the whole chain and compare it with the head. Returns 0 when
+ * intact (*count set to the number of events), or -1 with err (EXA_EFAIL)
+ * naming the first event whose hash or link does not match (*bad_id set
+ * to its id), or saying the head records more events or another last
+ * hash than the table holds ("audit chain tail deleted: ..."; *bad_id
+ * set to the first missing id). count and bad_id may be NULL.
  */
 int audit_verify(store_t *st, long long *count, long long *bad_id,
                  exa_error_t *err);

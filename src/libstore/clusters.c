@@ -13,6 +13,7 @@
     "name, scheduler, transport, host, port, ssh_user, ssh_key, "              \
     "key_fingerprint, host_key_fingerprint, state, capabilities, "             \
     "requested_by, approved_by, reason, created_at, updated_at"
+#define CLUSTER_READ_COLS CLUSTER_COLS ", audit_hash"
 
 static char *col(sqlite3_stmt *s, int i)
 {
@@ -39,6 +40,7 @@ static void read_row(sqlite3_stmt *s, struct cluster_row *r)
     r->reason = col(s, 13);
     r->created_at = col(s, 14);
     r->updated_at = col(s, 15);
+    r->audit_hash = col(s, 16);
 }
 
 void cluster_row_release(struct cluster_row *r)
@@ -60,6 +62,7 @@ void cluster_row_release(struct cluster_row *r)
     free(r->reason);
     free(r->created_at);
     free(r->updated_at);
+    free(r->audit_hash);
     memset(r, 0, sizeof(*r));
 }
 
@@ -86,13 +89,14 @@ void cluster_row_copy(struct cluster_row *d, const struct cluster_row *s)
     d->reason = dn(s->reason);
     d->created_at = dn(s->created_at);
     d->updated_at = dn(s->updated_at);
+    d->audit_hash = dn(s->audit_hash);
 }
 
 int store_cluster_get(store_t *st, const char *name, struct cluster_row *out,
                       exa_error_t *err)
 {
     sqlite3_stmt *s = store_prepare(
-        st, "SELECT " CLUSTER_COLS " FROM clusters WHERE name = ?", err);
+        st, "SELECT " CLUSTER_READ_COLS " FROM clusters WHERE name = ?", err);
     int rc;
     if (!s)
         return -1;
@@ -114,7 +118,7 @@ int store_cluster_list(store_t *st, struct cluster_row **rows, size_t *n,
                        exa_error_t *err)
 {
     sqlite3_stmt *s = store_prepare(
-        st, "SELECT " CLUSTER_COLS " FROM clusters ORDER BY name", err);
+        st, "SELECT " CLUSTER_READ_COLS " FROM clusters ORDER BY name", err);
     struct cluster_row *v = NULL;
     size_t nr = 0, alloc = 0;
     int rc;
@@ -173,6 +177,24 @@ int store_cluster_put(store_t *st, const struct cluster_row *r,
     store_bind_text(s, 15, now);
     if (sqlite3_step(s) != SQLITE_DONE)
         rc = store_err(st, err, "writing cluster");
+    sqlite3_finalize(s);
+    return rc;
+}
+
+int store_cluster_bind_event(store_t *st, const char *name, const char *hash,
+                             exa_error_t *err)
+{
+    sqlite3_stmt *s = store_prepare(
+        st, "UPDATE clusters SET audit_hash = ?2 WHERE name = ?1", err);
+    int rc = 0;
+    if (!s)
+        return -1;
+    store_bind_text(s, 1, name);
+    store_bind_text(s, 2, hash);
+    if (sqlite3_step(s) != SQLITE_DONE)
+        rc = store_err(st, err, "binding cluster to its audit event");
+    else if (sqlite3_changes(st->db) != 1)
+        rc = exa_err(err, EXA_ENOTFOUND, "unknown cluster: '%s'", name);
     sqlite3_finalize(s);
     return rc;
 }

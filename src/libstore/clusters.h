@@ -31,6 +31,7 @@ struct cluster_row {
     char *reason;
     char *created_at;
     char *updated_at;
+    char *audit_hash; /* hash of the row's latest cluster_* audit event */
 };
 
 void cluster_row_release(struct cluster_row *row);
@@ -52,11 +53,21 @@ int store_cluster_list(store_t *st, struct cluster_row **rows, size_t *n,
                        exa_error_t *err);
 
 /*
- * Insert or replace the whole row (every column from row; created_at is
+ * Insert or replace the whole row (every column from row except
+ * audit_hash, which only store_cluster_bind_event writes; created_at is
  * kept for an existing row, set to now for a new one; updated_at = now).
  * 0 or -1 with err.
  */
 int store_cluster_put(store_t *st, const struct cluster_row *row,
                       exa_error_t *err);
+
+/*
+ * Bind the row named name to its latest audit event: set audit_hash to
+ * hash (64 hex digits, from audit_record). Run it in the transaction that
+ * wrote the row and the event (libfleet/governance.c is the only
+ * caller). 0, or -1 with err (EXA_ECONFIG; EXA_ENOTFOUND for no row).
+ */
+int store_cluster_bind_event(store_t *st, const char *name, const char *hash,
+                             exa_error_t *err);
 
 #endif

@@ -97,6 +97,26 @@ static const char *const migrations[] = {
     "  FROM carbon_records GROUP BY model, COALESCE(version, -1), provider);"
     "CREATE UNIQUE INDEX ux_carbon_records_key"
     "  ON carbon_records (model, COALESCE(version, -1), provider);",
+    /*
+     * 3: audit binds state (issue 9 item 6). audit_head keeps the chain's
+     * count and last hash, written in the same transaction as each event,
+     * so a deleted tail is detected; clusters.audit_hash names the row's
+     * latest cluster_* event. Existing databases get both computed from
+     * the events they already hold.
+     */
+    "CREATE TABLE audit_head ("
+    "  id INTEGER PRIMARY KEY CHECK (id = 1),"
+    "  count INTEGER NOT NULL, last_id INTEGER, last_hash TEXT);"
+    "INSERT INTO audit_head (id, count, last_id, last_hash)"
+    "  SELECT 1, count(*),"
+    "    (SELECT id FROM audit_events ORDER BY id DESC LIMIT 1),"
+    "    (SELECT hash FROM audit_events ORDER BY id DESC LIMIT 1)"
+    "  FROM audit_events;"
+    "CREATE INDEX ix_audit_events_target ON audit_events(target, id);"
+    "ALTER TABLE clusters ADD COLUMN audit_hash TEXT;"
+    "UPDATE clusters SET audit_hash = (SELECT e.hash FROM audit_events e"
+    "  WHERE e.target = clusters.name AND substr(e.action, 1, 8) = 'cluster_'"
+    "  ORDER BY e.id DESC LIMIT 1);",
 };
 
 #define NMIGRATIONS ((int)(sizeof(migrations) / sizeof(migrations[0])))

@@ -498,6 +498,113 @@ static void test_unknown_cluster(void **state)
     assert_int_equal(count(e->st, "SELECT count(*) FROM audit_events"), 0);
 }
 
+/* Audit binds state: every governance write binds the row to its event;
+ * a row edited behind the API is treated as PENDING with the reason; a
+ * deleted tail is caught by the head; a decision through the API
+ * repairs the binding. */
+static void test_audit_binds_state(void **state)
+{
+    struct env *e = *state;
+    exa_error_t err = EXA_ERROR_INIT;
+    struct gov_connect_req q = req_for("testa", "login1", "SHA256:hk1");
+    struct gov_audit_report rep;
+    struct cluster_row row = {0};
+    struct audit_event ev = {0};
+    struct fleet f = {NULL, 0};
+    char digest[65], b[16];
+    long long n, bad = 0;
+
+    assert_int_equal(gov_connect(e->st, e->reg, &q, "root", NULL, &err), 0);
+    assert_int_equal(
+        gov_approve(e->st, e->reg, "testa", NULL, "ops", NULL, &err), 0);
+    assert_int_equal(store_cluster_get(e->st, "testa", &row, &err), 1);
+    assert_int_equal(audit_latest(e->st, "testa", "cluster_", &ev, &err), 1);
+    assert_string_equal(ev.action, "cluster_approved");
+    assert_string_equal(row.audit_hash, ev.hash);
+    gov_row_digest(&row, digest);
+    assert_non_null(strstr(ev.details, digest));
+    assert_non_null(strstr(ev.details, "\"state\":\"ACTIVE\""));
+    assert_int_equal(governance_verify_cluster(e->st, &row, &err), 0);
+    assert_int_equal(count(e->st, "SELECT count FROM audit_head"), 2);
+    assert_int_equal(count(e->st, "SELECT last_hash = (SELECT hash FROM "
+                                  "audit_events WHERE id = 2) FROM "
+                                  "audit_head"),
+                     1);
+
+    /* a state edit: gates see PENDING, the reason names the event */
+    assert_int_equal(store_exec(e->st,
+                                "UPDATE clusters SET state='REJECTED'",
+                                &err),
+                     0);
+    cluster_row_release(&row);
+    assert_int_equal(store_cluster_get(e->st, "testa", &row, &err), 1);
+    assert_int_equal(governance_verify_cluster(e->st, &row, &err), -1);
+    assert_int_equal(err.code, EXA_ENOTAPPROVED);
+    assert_string_equal(err.text,
+                        "cluster 'testa' does not match its audit chain: "
+                        "the row says REJECTED but its latest audit event "
+                        "(2, cluster_approved) left it ACTIVE; it is "
+                        "treated as PENDING ('exa hpc audit --verify')");
+    assert_int_equal(store_exec(e->st,
+                                "UPDATE clusters SET state='ACTIVE', "
+                                "host='evil'",
+                                &err),
+                     0);
+    assert_int_equal(fleet_load(e->st, e->reg, &f, &err), 0);
+    /* the YAML still says login1: reconcile moved it back through the
+     * API (identity change), so the row is PENDING and bound again */
+    assert_string_equal(state_of(e->st, "testa", b), "PENDING");
+    assert_null(fleet_find(&f, "testa")->audit_mismatch);
+    assert_int_equal(fleet_require_active(&f, "testa", &err), -1);
+    fleet_release(&f);
+    assert_int_equal(count(e->st, "SELECT count(*) FROM audit_events WHERE "
+                                  "action='cluster_identity_changed' AND "
+                                  "details LIKE '%audit_mismatch%'"),
+                     1);
+    /* an identity edit with the state untouched: caught by the digest */
+    assert_int_equal(store_exec(e->st, "UPDATE clusters SET ssh_user='eve'",
+                                &err),
+                     0);
+    cluster_row_release(&row);
+    assert_int_equal(store_cluster_get(e->st, "testa", &row, &err), 1);
+    assert_int_equal(governance_verify_cluster(e->st, &row, &err), -1);
+    assert_non_null(strstr(err.text, "the row's identity differs from what "
+                                     "its latest audit event (3, "
+                                     "cluster_identity_changed) recorded"));
+    assert_int_equal(gov_audit_verify(e->st, &rep, &err), 0);
+    assert_int_equal(rep.nr, 1);
+    assert_string_equal(rep.v[0].cluster, "testa");
+    assert_int_equal(rep.events, 3);
+    gov_audit_report_release(&rep);
+
+    /* a decision through the API rewrites and rebinds the row (first
+     * reconcile brings the YAML's ssh_user back: event 4, then the
+     * rejection: event 5) */
+    assert_int_equal(gov_reject(e->st, e->reg, "testa", "edited", NULL, "ops",
+                                NULL, &err),
+                     0);
+    assert_int_equal(gov_audit_verify(e->st, &rep, &err), 0);
+    assert_int_equal(rep.nr, 0);
+    assert_int_equal(rep.events, 5);
+    assert_int_equal(rep.clusters_checked, 1);
+    gov_audit_report_release(&rep);
+
+    /* a deleted tail links but disagrees with the head */
+    assert_int_equal(store_exec(e->st,
+                                "DROP TRIGGER audit_events_no_delete; "
+                                "DELETE FROM audit_events WHERE id = 5",
+                                &err),
+                     0);
+    assert_int_equal(audit_verify(e->st, &n, &bad, &err), -1);
+    assert_int_equal(bad, 5);
+    assert_string_equal(err.text,
+                        "audit chain tail deleted: the head records 5 "
+                        "event(s) up to event 5, the table holds 4 up to "
+                        "event 4");
+    cluster_row_release(&row);
+    audit_event_release(&ev);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -511,6 +618,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_yaml_edit_returns_to_pending,
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(test_unknown_cluster, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_audit_binds_state, setup,
+                                        teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
