@@ -53,8 +53,11 @@ static const struct exa_cmd cmds[] = {
       "on an ACTIVE cluster (exit 1 on any failure)", NULL },
     { "queue", cmd_hpc_queue, "[--cluster/-c NAME]", "the scheduler queue "
       "of an ACTIVE cluster", NULL },
-    { "capacity", cmd_hpc_capacity, "", "idle/total GPUs, utilization, "
-      "GPU-hours and cost per ACTIVE cluster", NULL },
+    { "capacity", cmd_hpc_capacity, "[--no-refresh]", "idle/total GPUs, "
+      "utilization, GPU-hours, cost and snapshot age per ACTIVE cluster",
+      "Snapshots older than EXAMLOPS_HPC_SNAPSHOT_MAX_AGE_S (300) are "
+      "refreshed through the cluster's transport, or flagged (stale: true "
+      "and the error) when that fails (--no-refresh: only flag)." },
     /* jobs (hpc_jobs.c) */
     HPC_JOBS_CMDS
     /* scheduler adapter: submit, status, wait, cancel, logs (hpc_sched.c) */

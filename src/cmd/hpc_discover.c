@@ -23,6 +23,7 @@
 #include "libdiscovery/probe.h"
 #include "libfleet/connect.h"
 #include "libfleet/governance.h"
+#include "libfleet/readops.h"
 #include "libstore/audit.h"
 #include "libtransport/transport.h"
 #include "libutil/atomic.h"
@@ -51,6 +52,7 @@ static int parse_host_opts(struct exa_ctx *ctx, int argc, char **argv,
         {"cluster", required_argument, NULL, 'c'},
         {"save", no_argument, NULL, 'S'},
         {NULL, 0, NULL, 0}};
+    exa_error_t err = EXA_ERROR_INIT;
     int c, rc;
     memset(o, 0, sizeof(*o));
     o->port = 22;
@@ -78,6 +80,8 @@ static int parse_host_opts(struct exa_ctx *ctx, int argc, char **argv,
             break;
         case 'c':
             o->cluster = optarg;
+            if (cluster_name_check(o->cluster, "--cluster", &err) < 0)
+                return out_error(ctx, &err, NULL);
             break;
         case 'S':
             if (!allow_save)
@@ -275,7 +279,7 @@ int cmd_hpc_nodes(struct exa_ctx *ctx, int argc, char **argv)
         goto out;
     if (o.save) {
         char msg[256];
-        if (save_snapshot(st, o.cluster, &inv, &err) < 0) {
+        if (fleet_snapshot_save(st, o.cluster, &inv, &err) < 0) {
             rc = out_error(ctx, &err, NULL);
             goto out;
         }
@@ -304,7 +308,7 @@ int cmd_hpc_nodes(struct exa_ctx *ctx, int argc, char **argv)
         out_info(ctx, "HPC nodes (%s)", inv.caps.scheduler);
         for (size_t i = 0; i < inv.nnodes; i++) {
             const struct node_info *n = &inv.nodes[i];
-            char c[32], m[32], g[32], *parts = join_parts(&n->partitions);
+            char c[32], m[32], g[32], *parts = fleet_join(&n->partitions);
             snprintf(c, sizeof(c), "%lld", n->cpus);
             snprintf(m, sizeof(m), "%lld", n->mem_mb);
             snprintf(g, sizeof(g), "%lld", n->gpus);
@@ -522,10 +526,12 @@ int cmd_hpc_connect(struct exa_ctx *ctx, int argc, char **argv)
     if (optind + 1 != argc)
         return out_usage(ctx, "expected one HOST");
     host = argv[optind];
+    if (cluster_name_check(name ? name : host, name ? "--name" : "HOST",
+                           &err) < 0)
+        return out_error(ctx, &err,
+                         name ? NULL : "name the cluster with --name NAME");
     if (!name)
         name = host;
-    if (!*name || strchr(name, '/') || name[0] == '.')
-        return out_usage(ctx, "invalid cluster name '%s'", name);
 
     if (key && !(kfpr = client_key_fingerprint(key, &err))) {
         rc = out_error(ctx, &err, NULL);
@@ -590,7 +596,7 @@ int cmd_hpc_connect(struct exa_ctx *ctx, int argc, char **argv)
         goto out;
     }
     /* The inventory just probed is this cluster's, from its own host. */
-    if (inv.nnodes && save_snapshot(st, name, &inv, &err) < 0)
+    if (inv.nnodes && fleet_snapshot_save(st, name, &inv, &err) < 0)
         out_warn(ctx, "%s", err.text);
     if (ctx->out == OUT_JSON) {
         json_t *d = json_object();

@@ -83,12 +83,4 @@ struct transport *adhoc_transport(const char *host, const char *user,
 /* Unlink the file p names (when not NULL) and free p. */
 void drop_tmpfile(char *p);
 
-/* The strings of v joined with ','; NULL when v is empty. Caller frees. */
-char *join_parts(const struct strvec *v);
-
-/* Replace cluster's node snapshot in st with the nodes of inv (probed on
- * that cluster's own host). 0, or -1 with err. */
-int save_snapshot(store_t *st, const char *cluster, const struct inventory *inv,
-                  exa_error_t *err);
-
 #endif

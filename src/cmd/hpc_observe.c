@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "libfleet/registry.h"
 #include "libobserve/file_sd.h"
 #include "libobserve/fleet_view.h"
 #include "libobserve/jobmap.h"
@@ -48,6 +49,8 @@ int cmd_hpc_prometheus_sd(struct exa_ctx *ctx, int argc, char **argv)
             break;
         case 'c':
             cluster = optarg;
+            if (cluster_name_check(cluster, "--cluster", &err) < 0)
+                return out_error(ctx, &err, NULL);
             break;
         default:
             return out_usage(ctx, "unknown option '%s'", argv[optind - 1]);

@@ -23,12 +23,13 @@
 #include "libfleet/connect.h"
 #include "libfleet/governance.h"
 #include "libfleet/placement.h"
-#include "libsched/parse_flux.h"
-#include "libsched/parse_slurm.h"
+#include "libfleet/readops.h"
+#include "libfleet/registry.h"
 #include "libstore/nodes.h"
 #include "libtransport/transport.h"
 #include "libutil/json.h"
 #include "libutil/strbuf.h"
+#include "libutil/strvec.h"
 #include "libutil/xalloc.h"
 
 /* ---- place ---- */
@@ -65,40 +66,62 @@ static void print_explain(struct exa_ctx *ctx, const struct place_result *r)
         printf("Objectives unavailable: %s\n", r->scorer->objective);
 }
 
+/*
+ * Refresh the stale or missing snapshots of f's ACTIVE clusters through
+ * each cluster's own connection (libfleet readops); what cannot be
+ * refreshed is warned about and its error kept in failed (name -> error,
+ * same index) for the JSON "stale_error". Returns the number refreshed.
+ */
 static int refresh_stale(struct exa_ctx *ctx, store_t *st,
-                         const struct fleet *f,
-                         const struct place_cluster *cands, size_t n,
-                         int max_age_s)
+                         const struct fleet *f, int max_age_s,
+                         struct strvec *failed, struct strvec *errors)
 {
-    struct place_ask none = {0, 0, 1};
-    time_t now = time(NULL);
-    int refreshed = 0;
-    for (size_t i = 0; i < n; i++) {
-        struct place_capacity cap;
-        const struct fleet_cluster *c = fleet_find(f, cands[i].name);
-        struct transport *t;
-        struct inventory inv;
-        exa_error_t err = EXA_ERROR_INIT;
-        place_capacity_of(cands[i].nodes, cands[i].nnodes, &none, now, &cap);
-        if (!c || !probe_find(c->def.scheduler) ||
-            (cands[i].nnodes && cap.age_s >= 0 && cap.age_s <= max_age_s))
-            continue;
-        memset(&inv, 0, sizeof(inv));
-        t = fleet_cluster_transport(c, &err);
-        if (t)
-            t->timeout_s = 15;
-        if (!t || probe_inventory(t, c->def.scheduler, &inv, &err) < 0 ||
-            save_snapshot(st, c->def.name, &inv, &err) < 0)
-            out_warn(ctx,
-                     "snapshot of '%s' is stale and was not refreshed: "
-                     "%s",
-                     c->def.name, err.text);
-        else
-            refreshed++;
-        inventory_release(&inv);
-        transport_close(t);
+    exa_error_t err = EXA_ERROR_INIT;
+    int n = fleet_refresh_stale(st, f, max_age_s, time(NULL), failed, errors,
+                                &err);
+    if (n < 0) {
+        out_warn(ctx, "stale snapshots were not refreshed: %s", err.text);
+        return 0;
     }
-    return refreshed;
+    for (size_t i = 0; i < failed->nr; i++)
+        out_warn(ctx, "snapshot of '%s' is stale and was not refreshed: %s",
+                 failed->v[i], errors->v[i]);
+    return n;
+}
+
+/* Add "stale_error" to each object of arr whose key names a cluster in
+ * failed (the refresh error), else null. */
+static void add_stale_errors(json_t *arr, const char *key,
+                             const struct strvec *failed,
+                             const struct strvec *errors)
+{
+    size_t i;
+    json_t *o;
+    json_array_foreach(arr, i, o)
+    {
+        const char *name = jx_get_str(o, key, "");
+        json_t *e = json_null();
+        for (size_t k = 0; k < failed->nr; k++)
+            if (!strcmp(failed->v[k], name)) {
+                json_decref(e);
+                e = json_string(errors->v[k]);
+                json_object_set_new(o, "stale", json_true());
+            }
+        json_object_set_new(o, "stale_error", e);
+    }
+}
+
+/* "12 s", "3 min", "2.5 h", "unknown". */
+static void fmt_age(char *buf, size_t n, double age_s, int stale)
+{
+    if (age_s < 0)
+        snprintf(buf, n, "unknown%s", stale ? " (stale)" : "");
+    else if (age_s < 120)
+        snprintf(buf, n, "%.0f s%s", age_s, stale ? " (stale)" : "");
+    else if (age_s < 7200)
+        snprintf(buf, n, "%.0f min%s", age_s / 60, stale ? " (stale)" : "");
+    else
+        snprintf(buf, n, "%.1f h%s", age_s / 3600, stale ? " (stale)" : "");
 }
 
 int cmd_hpc_place(struct exa_ctx *ctx, int argc, char **argv)
@@ -111,9 +134,10 @@ int cmd_hpc_place(struct exa_ctx *ctx, int argc, char **argv)
         {"explain", no_argument, NULL, 'E'},
         {"no-refresh", no_argument, NULL, 'R'},
         {NULL, 0, NULL, 0}};
-    static const char *const cols[] = {"Cluster",   "Scheduler",  "Fits",
-                                       "Idle GPUs", "Idle nodes", "Score",
-                                       NULL};
+    static const char *const cols[] = {
+        "Cluster", "Scheduler", "Fits", "Idle GPUs", "Idle nodes", "Score",
+        "Snapshot age", NULL};
+    struct strvec failed = STRVEC_INIT, errors = STRVEC_INIT;
     struct place_ask ask = {0, 0, 1};
     const char *provider = getenv("EXAMLOPS_PLACEMENT_PROVIDER");
     const struct place_scorer *scorer;
@@ -182,7 +206,7 @@ int cmd_hpc_place(struct exa_ctx *ctx, int argc, char **argv)
     /* Stale or missing snapshots are refreshed through the cluster's own
      * transport; what cannot be refreshed stays flagged. */
     if (refresh && max_age > 0 &&
-        refresh_stale(ctx, st, &f, cands, ncands, max_age) > 0) {
+        refresh_stale(ctx, st, &f, max_age, &failed, &errors) > 0) {
         free(cands);
         node_rows_free(nodes, nnodes);
         cands = NULL;
@@ -205,6 +229,12 @@ int cmd_hpc_place(struct exa_ctx *ctx, int argc, char **argv)
     rc = res.chosen >= 0 ? 0 : ncands == 0 ? 6 : 1;
     if (ctx->out == OUT_JSON) {
         json_t *doc = place_result_json(&res, explain);
+        add_stale_errors(json_object_get(doc, "candidates"), "name", &failed,
+                         &errors);
+        if (explain)
+            add_stale_errors(
+                json_object_get(json_object_get(doc, "explain"), "candidates"),
+                "cluster", &failed, &errors);
         if (rc) {
             jx_set(doc, "error", jx_str(res.reason));
             jx_set(doc, "exit_code", json_integer(rc));
@@ -222,7 +252,8 @@ int cmd_hpc_place(struct exa_ctx *ctx, int argc, char **argv)
             out_warn(ctx, "%s", res.reason);
         for (size_t i = 0; i < res.n; i++) {
             const struct place_candidate *c = &res.cands[i];
-            char ig[32], in[32], sc[64];
+            char ig[32], in[32], sc[64], age[48];
+            fmt_age(age, sizeof(age), c->cap.age_s, c->stale);
             fmt_idle(ig, sizeof(ig), c->cap.idle_gpus, c->cap.total_gpus);
             fmt_idle(in, sizeof(in), c->cap.idle_nodes, c->cap.total_nodes);
             if (c->fits && c->objective_available)
@@ -230,7 +261,7 @@ int cmd_hpc_place(struct exa_ctx *ctx, int argc, char **argv)
             else
                 snprintf(sc, sizeof(sc), "\u2014");
             const char *v[] = {c->name, c->scheduler, c->fits ? "yes" : "no",
-                               ig,      in,           sc};
+                               ig,      in,           sc, age};
             out_table_row(t, v);
         }
         if (res.n) {
@@ -244,6 +275,8 @@ int cmd_hpc_place(struct exa_ctx *ctx, int argc, char **argv)
     }
     place_result_release(&res);
 out:
+    strvec_clear(&failed);
+    strvec_clear(&errors);
     free(cands);
     node_rows_free(nodes, nnodes);
     fleet_release(&f);
@@ -255,25 +288,47 @@ out:
 
 int cmd_hpc_capacity(struct exa_ctx *ctx, int argc, char **argv)
 {
+    static const struct option longopts[] = {
+        {"no-refresh", no_argument, NULL, 'R'}, {NULL, 0, NULL, 0}};
     static const char *const cols[] = {
         "Cluster", "Scheduler", "GPUs (idle/total)", "Util %", "GPU-hours",
-        "Cost $",  NULL};
+        "Cost $",  "Snapshot age", NULL};
     store_t *st;
     char *regpath;
     struct capacity_row *rows = NULL;
+    struct fleet f = {NULL, 0};
+    struct strvec failed = STRVEC_INIT, errors = STRVEC_INIT;
     size_t n = 0;
     exa_error_t err = EXA_ERROR_INIT;
-    int rc;
-    if (argc > 1)
-        return out_usage(ctx, "unexpected argument '%s'", argv[1]);
+    int rc, o, refresh = 1, max_age = place_max_age_from_env();
+    optind = 0;
+    opterr = 0;
+    while ((o = next_opt(argc, argv, "", longopts)) != -1) {
+        if (o == 'R')
+            refresh = 0;
+        else
+            return bad_option(ctx, argc, argv);
+    }
+    if (optind < argc)
+        return out_usage(ctx, "unexpected argument '%s'", argv[optind]);
     if ((rc = open_fleet(ctx, &st, &regpath)))
         return rc;
+    /* Stale or missing snapshots are refreshed first, as place does. */
+    if (refresh && max_age > 0) {
+        if (fleet_load(st, regpath, &f, &err) < 0) {
+            rc = out_error(ctx, &err, NULL);
+            goto out;
+        }
+        refresh_stale(ctx, st, &f, max_age, &failed, &errors);
+    }
     if (capacity_report(st, regpath, &rows, &n, &err) < 0) {
         rc = out_error(ctx, &err, NULL);
         goto out;
     }
     if (ctx->out == OUT_JSON) {
-        out_json(ctx, capacity_json(rows, n));
+        json_t *doc = capacity_json(rows, n);
+        add_stale_errors(doc, "name", &failed, &errors);
+        out_json(ctx, doc);
     } else if (!n) {
         out_info(ctx, "No ACTIVE clusters. Approve one with 'exa hpc approve "
                       "<name>'.");
@@ -281,19 +336,24 @@ int cmd_hpc_capacity(struct exa_ctx *ctx, int argc, char **argv)
         struct out_table *t = out_table_create(cols);
         out_info(ctx, "HPC capacity");
         for (size_t i = 0; i < n; i++) {
-            char g[48], u[32], h[32], c[32];
+            char g[48], u[32], h[32], c[32], age[48];
             snprintf(g, sizeof(g), "%d/%d", rows[i].idle_gpus,
                      rows[i].total_gpus);
             snprintf(u, sizeof(u), "%.1f", rows[i].utilization_pct);
             snprintf(h, sizeof(h), "%.2f", rows[i].gpu_hours_used);
             snprintf(c, sizeof(c), "%.2f", rows[i].cost_usd);
-            const char *v[] = {rows[i].name, rows[i].scheduler, g, u, h, c};
+            fmt_age(age, sizeof(age), rows[i].age_s, rows[i].stale);
+            const char *v[] = {rows[i].name, rows[i].scheduler, g, u, h, c,
+                               age};
             out_table_row(t, v);
         }
         out_table_print(ctx, t);
         out_detail(ctx, "Carbon/energy accounting: exa finops carbon");
     }
 out:
+    strvec_clear(&failed);
+    strvec_clear(&errors);
+    fleet_release(&f);
     capacity_rows_free(rows, n);
     close_fleet(st, regpath);
     return rc;
@@ -371,6 +431,8 @@ int cmd_hpc_preflight(struct exa_ctx *ctx, int argc, char **argv)
     if (optind + 1 != argc)
         return out_usage(ctx, "expected one cluster NAME");
     name = argv[optind];
+    if (cluster_name_check(name, "NAME", &err) < 0)
+        return out_error(ctx, &err, NULL);
     if ((rc = open_fleet(ctx, &st, &regpath)))
         return rc;
     if (fleet_load(st, regpath, &f, &err) < 0 ||
@@ -444,136 +506,79 @@ int cmd_hpc_queue(struct exa_ctx *ctx, int argc, char **argv)
     static const char *const cols[] = {"Job",   "Name",  "User",
                                        "State", "Nodes", NULL};
     const char *name = getenv("EXAMLOPS_HPC_CLUSTER");
+    const char *source = "EXAMLOPS_HPC_CLUSTER";
     struct fleet f = {NULL, 0};
     const struct fleet_cluster *c;
-    struct transport *t = NULL;
-    struct transport_result r = TRANSPORT_RESULT_INIT;
+    struct sched_queue q = {NULL, 0};
     exa_error_t err = EXA_ERROR_INIT;
     store_t *st;
     char *regpath;
-    json_t *jobs = json_array();
     int rc, o;
 
     optind = 0;
     opterr = 0;
     while ((o = next_opt(argc, argv, "c:", longopts)) != -1) {
-        if (o == 'c')
-            name = optarg;
-        else {
-            json_decref(jobs);
+        if (o != 'c')
             return bad_option(ctx, argc, argv);
-        }
+        name = optarg;
+        source = "--cluster";
     }
-    if (optind < argc) {
-        json_decref(jobs);
+    if (optind < argc)
         return out_usage(ctx, "unexpected argument '%s'", argv[optind]);
-    }
-    if (!name || !*name) {
-        json_decref(jobs);
+    if (!name || !*name)
         return out_errorf(ctx, EXA_EFAIL,
                           "exa hpc queue --cluster <name>  (or set "
                           "EXAMLOPS_HPC_CLUSTER)",
                           "No cluster given");
-    }
-    if ((rc = open_fleet(ctx, &st, &regpath))) {
-        json_decref(jobs);
+    if (cluster_name_check(name, source, &err) < 0)
+        return out_error(ctx, &err, NULL);
+    if ((rc = open_fleet(ctx, &st, &regpath)))
         return rc;
-    }
     if (fleet_load(st, regpath, &f, &err) < 0 ||
         fleet_require_active(&f, name, &err) < 0) {
         rc = out_error(ctx, &err, NULL);
         goto out;
     }
     c = fleet_find(&f, name);
-    if (!(t = fleet_cluster_transport(c, &err))) {
+    if (fleet_cluster_queue(c, &q, &err) < 0) {
         rc = out_error(ctx, &err, NULL);
         goto out;
     }
-    if (!strcmp(c->def.scheduler, "slurm")) {
-        const char *argv_sq[] = {"squeue", "-h", "-o",
-                                 "%i|%P|%j|%u|%T|%M|%l|%D|%R|%b", NULL};
-        struct slurm_jobs sj;
-        const char *kind = NULL;
-        memset(&sj, 0, sizeof(sj));
-        if (transport_run_ok(t, argv_sq, NULL, 0, &r, &err) < 0 ||
-            (r.out.len &&
-             squeue_parse(r.out.buf, r.out.len, &sj, &kind, &err) < 0)) {
-            slurm_jobs_free(&sj);
-            rc = out_error(ctx, &err, NULL);
-            goto out;
-        }
-        for (size_t i = 0; i < sj.njobs; i++) {
-            json_t *j = json_object();
-            jx_set(j, "job_id", jx_str(sj.jobs[i].id));
-            jx_set(j, "name", jx_str(sj.jobs[i].name));
-            jx_set(j, "user", jx_str(sj.jobs[i].user));
-            jx_set(j, "state", jx_str(sj.jobs[i].state));
-            jx_set(j, "raw_state", jx_str(sj.jobs[i].raw_state));
-            jx_set(j, "nodes",
-                   sj.jobs[i].nodelist.nr
-                       ? json_integer((long long)sj.jobs[i].nodelist.nr)
-                       : NULL);
-            json_array_append_new(jobs, j);
-        }
-        slurm_jobs_free(&sj);
-    } else if (!strcmp(c->def.scheduler, "flux")) {
-        const char *argv_fj[] = {"flux", "jobs", "-A", NULL};
-        const char *kind = NULL;
-        json_t *doc;
-        if (transport_run_ok(t, argv_fj, NULL, 0, &r, &err) < 0 ||
-            !(doc = flux_jobs_parse(r.out.buf, r.out.len, &kind, &err))) {
-            rc = out_error(ctx, &err, NULL);
-            goto out;
-        }
-        for (size_t i = 0; i < json_array_size(json_object_get(doc, "jobs"));
-             i++) {
-            json_t *s = json_array_get(json_object_get(doc, "jobs"), i);
-            json_t *j = json_object();
-            jx_set(j, "job_id", jx_str(jx_get_str(s, "id", NULL)));
-            jx_set(j, "name", jx_str(jx_get_str(s, "name", NULL)));
-            jx_set(j, "user", jx_str(jx_get_str(s, "user", NULL)));
-            jx_set(j, "state", jx_str(jx_get_str(s, "state", NULL)));
-            jx_set(j, "nodes",
-                   json_object_get(s, "nodes")
-                       ? json_copy(json_object_get(s, "nodes"))
-                       : NULL);
-            json_array_append_new(jobs, j);
-        }
-        json_decref(doc);
-    }
     rc = 0;
     if (ctx->out == OUT_JSON) {
-        json_t *d = json_object();
+        json_t *d = json_object(), *jobs = json_array();
+        for (size_t i = 0; i < q.n; i++) {
+            json_t *j = json_object();
+            jx_set(j, "job_id", jx_str(q.v[i].id));
+            jx_set(j, "name", jx_str(q.v[i].name));
+            jx_set(j, "user", jx_str(q.v[i].user));
+            jx_set(j, "state", jx_str(q.v[i].state));
+            jx_set(j, "raw_state", jx_str(q.v[i].raw_state));
+            jx_set(j, "partition", jx_str(q.v[i].partition));
+            jx_set(j, "nodes",
+                   q.v[i].nodes >= 0 ? json_integer(q.v[i].nodes) : NULL);
+            json_array_append_new(jobs, j);
+        }
         jx_set(d, "cluster", jx_str(name));
-        jx_set(d, "jobs", json_incref(jobs));
+        jx_set(d, "jobs", jobs);
         out_json(ctx, d);
-    } else if (!json_array_size(jobs)) {
-        out_info(ctx,
-                 "No jobs in the queue on '%s' (or scheduler not "
-                 "queryable).",
-                 name);
+    } else if (!q.n) {
+        out_info(ctx, "No jobs in the queue on '%s'.", name);
     } else {
         struct out_table *tb = out_table_create(cols);
         out_info(ctx, "Queue \u2014 %s (%s)", name, c->def.scheduler);
-        for (size_t i = 0; i < json_array_size(jobs); i++) {
-            json_t *j = json_array_get(jobs, i);
+        for (size_t i = 0; i < q.n; i++) {
             char nb[32] = "";
-            if (json_is_integer(json_object_get(j, "nodes")))
-                snprintf(
-                    nb, sizeof(nb), "%lld",
-                    (long long)json_integer_value(json_object_get(j, "nodes")));
-            const char *v[] = {jx_get_str(j, "job_id", NULL),
-                               jx_get_str(j, "name", NULL),
-                               jx_get_str(j, "user", NULL),
-                               jx_get_str(j, "state", NULL), *nb ? nb : NULL};
+            if (q.v[i].nodes >= 0)
+                snprintf(nb, sizeof(nb), "%lld", q.v[i].nodes);
+            const char *v[] = {q.v[i].id, q.v[i].name, q.v[i].user,
+                               q.v[i].state, *nb ? nb : NULL};
             out_table_row(tb, v);
         }
         out_table_print(ctx, tb);
     }
 out:
-    json_decref(jobs);
-    transport_result_release(&r);
-    transport_close(t);
+    sched_queue_release(&q);
     fleet_release(&f);
     close_fleet(st, regpath);
     return rc;

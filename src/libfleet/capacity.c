@@ -64,7 +64,7 @@ int capacity_report(store_t *st, const char *regpath,
     double crate =
         capacity_rate_from_env("CPU_COST_PER_HOUR", CAPACITY_CPU_COST_PER_HOUR);
     struct place_ask ask = {0, 0, 1};
-    int rc = -1;
+    int rc = -1, max_age = place_max_age_from_env();
 
     if (!path || fleet_load(st, path, &f, err) < 0)
         goto out;
@@ -101,6 +101,10 @@ int capacity_report(store_t *st, const char *regpath,
         r->gpu_hours_used = round_to(gh, 100);
         r->cpu_hours_used = round_to(ch, 100);
         r->cost_usd = round_to(gh * grate + ch * crate, 100);
+        r->age_s = cap.age_s;
+        r->captured_at = cap.captured_at;
+        r->stale = !cap.total_nodes || cap.age_s < 0 ||
+                   (max_age > 0 && cap.age_s > max_age);
     }
     *rows = v;
     *n = nr;
@@ -130,6 +134,10 @@ json_t *capacity_json(const struct capacity_row *rows, size_t n)
         jx_set(o, "gpu_hours_used", jx_real(r->gpu_hours_used));
         jx_set(o, "cpu_hours_used", jx_real(r->cpu_hours_used));
         jx_set(o, "cost_usd", jx_real(r->cost_usd));
+        jx_set(o, "snapshot_age_s",
+               r->age_s < 0 ? json_null() : json_integer((json_int_t)r->age_s));
+        jx_set(o, "captured_at", place_iso_or_null(r->captured_at));
+        jx_set(o, "stale", json_boolean(r->stale));
         json_array_append_new(a, o);
     }
     return a;

@@ -11,6 +11,7 @@
 
 #include <jansson.h>
 #include <stddef.h>
+#include <time.h>
 
 #include "libstore/store.h"
 #include "libutil/error.h"
@@ -27,6 +28,11 @@ struct capacity_row {
     double gpu_hours_used;  /* 2 dp */
     double cpu_hours_used;  /* 2 dp */
     double cost_usd;        /* gpu_h * gpu rate + cpu_h * cpu rate, 2 dp */
+    double age_s;           /* age of the node snapshot in seconds; -1
+                               unknown (no snapshot or no captured_at) */
+    time_t captured_at;     /* oldest captured_at of the snapshot; 0 */
+    int stale;              /* no snapshot, unknown age, or older than the
+                               limit (place_max_age_from_env()) */
 };
 
 /*
@@ -51,7 +57,10 @@ int capacity_report(store_t *st, const char *regpath,
                     struct capacity_row **rows, size_t *n, exa_error_t *err);
 void capacity_rows_free(struct capacity_row *rows, size_t n);
 
-/* The list of `exa hpc capacity --json` (new reference). */
+/* The list of `exa hpc capacity --json` (new reference): per cluster
+ * name, scheduler, total/idle GPUs and nodes, utilization_pct,
+ * gpu_hours_used, cpu_hours_used, cost_usd, snapshot_age_s (integer
+ * seconds or null), captured_at (ISO-8601 UTC or null) and stale. */
 json_t *capacity_json(const struct capacity_row *rows, size_t n);
 
 #endif

@@ -740,6 +740,8 @@ int fleet_require_active(const struct fleet *f, const char *name,
                          exa_error_t *err)
 {
     const struct fleet_cluster *c = fleet_find(f, name);
+    if (cluster_name_check(name, NULL, err) < 0)
+        return -1;
     if (!c)
         return exa_err(err, EXA_ENOTFOUND,
                        "unknown cluster: '%s' (run 'exa hpc connect' first)",
@@ -856,6 +858,8 @@ int gov_connect(store_t *st, const char *regpath,
 
     if (!q->name || !*q->name)
         return exa_err(err, EXA_EUSAGE, "a cluster needs a name");
+    if (cluster_name_check(q->name, NULL, err) < 0)
+        return -1;
     if (!res)
         res = &tmp;
     fd = registry_lock(regpath, 1, err);

@@ -144,6 +144,7 @@ void place_capacity_of(const struct node_row *nodes, size_t n,
             out->fit_nodes++;
     }
     out->age_s = (known && oldest) ? difftime(now, oldest) : -1;
+    out->captured_at = (known && oldest) ? oldest : 0;
 }
 
 /* ---- choosing ---- */
@@ -287,6 +288,17 @@ void place_result_release(struct place_result *res)
     memset(res, 0, sizeof(*res));
 }
 
+json_t *place_iso_or_null(time_t t)
+{
+    char buf[32];
+    struct tm tm;
+    if (t <= 0)
+        return json_null();
+    gmtime_r(&t, &tm);
+    strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
+    return json_string(buf);
+}
+
 static json_t *cand_json(const struct place_candidate *c, int rank)
 {
     json_t *o = json_object();
@@ -304,7 +316,8 @@ static json_t *cand_json(const struct place_candidate *c, int rank)
     jx_set(o, "total_nodes", json_integer(c->cap.total_nodes));
     jx_set(o, "fit_nodes", json_integer(c->cap.fit_nodes));
     jx_set(o, "snapshot_age_s",
-           c->cap.age_s < 0 ? NULL : jx_real(c->cap.age_s));
+           c->cap.age_s < 0 ? NULL : json_integer((json_int_t)c->cap.age_s));
+    jx_set(o, "captured_at", place_iso_or_null(c->cap.captured_at));
     jx_set(o, "stale", json_boolean(c->stale));
     jx_set(o, "objective_available", json_boolean(c->objective_available));
     jx_set(o, "why", jx_str(c->why));

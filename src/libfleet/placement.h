@@ -58,6 +58,7 @@ struct place_capacity {
     int per_node_gpus;         /* ceil(G/N) */
     int per_node_cpus;         /* ceil(C/N) */
     double age_s;              /* now - oldest captured_at; -1 unknown */
+    time_t captured_at;        /* oldest captured_at (epoch s); 0 unknown */
 };
 
 struct place_candidate {
@@ -132,6 +133,10 @@ json_t *place_result_json(const struct place_result *res, int explain);
  * non-negative integer, else 300.
  */
 int place_max_age_from_env(void);
+
+/* t (epoch seconds) as a JSON string "YYYY-MM-DDTHH:MM:SSZ" (UTC), or
+ * JSON null when t <= 0 (unknown). New reference. */
+json_t *place_iso_or_null(time_t t);
 
 /*
  * The placement candidates of fleet f (governance.h fleet_load()): one

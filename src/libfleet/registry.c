@@ -8,6 +8,7 @@
  */
 #include "libfleet/registry.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -142,7 +143,7 @@ struct ydoc {
 
 static int yerr(struct ydoc *y, yaml_node_t *n, const char *fmt, const char *a)
 {
-    char msg[160];
+    char msg[512];
     snprintf(msg, sizeof(msg), fmt, a);
     return exa_err(y->err, EXA_ECONFIG, "clusters.yaml '%s': line %lu: %s",
                    y->where, n ? (unsigned long)n->start_mark.line + 1 : 0UL,
@@ -216,11 +217,48 @@ static int set_num(struct ydoc *y, yaml_node_t *v, const char *key, int *has,
     return 0;
 }
 
+int cluster_name_check(const char *name, const char *source, exa_error_t *err)
+{
+    struct strbuf shown = STRBUF_INIT;
+    size_t len = name ? strlen(name) : 0, i;
+    int ok = len >= 1 && len <= 63 && isalnum((unsigned char)name[0]);
+    for (i = 1; ok && i < len; i++) {
+        unsigned char c = (unsigned char)name[i];
+        ok = isalnum(c) || c == '.' || c == '_' || c == '-';
+    }
+    if (ok)
+        return 0;
+    for (i = 0; i < len && i < 64; i++) {
+        unsigned char c = (unsigned char)name[i];
+        if (c == '\n')
+            strbuf_addstr(&shown, "\\n");
+        else if (c == '\t')
+            strbuf_addstr(&shown, "\\t");
+        else if (c == '"' || c == '\'' || c == '\\')
+            strbuf_addf(&shown, "\\%c", c);
+        else if (c < 0x20 || c >= 0x7f)
+            strbuf_addf(&shown, "\\x%02x", c);
+        else
+            strbuf_addch(&shown, (char)c);
+    }
+    if (len > 64)
+        strbuf_addf(&shown, "... (%zu characters)", len);
+    exa_err(err, EXA_EUSAGE,
+            "invalid cluster name '%s'%s%s%s: expected " CLUSTER_NAME_RULE,
+            shown.buf, source ? " (from " : "", source ? source : "",
+            source ? ")" : "");
+    strbuf_release(&shown);
+    return -1;
+}
+
 static int parse_def(struct ydoc *y, yaml_node_t *m, const char *name,
                      struct registry *reg)
 {
     struct cluster_def d = {0};
+    exa_error_t nerr = EXA_ERROR_INIT;
     int rc = -1;
+    if (cluster_name_check(name, NULL, &nerr) < 0)
+        return yerr(y, m, "%s", nerr.text);
     if (m->type != YAML_MAPPING_NODE) {
         if (is_null_scalar(m))
             goto ok; /* "NAME:" with nothing: a bare name */

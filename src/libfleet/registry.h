@@ -63,6 +63,22 @@ struct registry {
  */
 char *registry_default_path(exa_error_t *err);
 
+/* The grammar of a cluster name, as printed in errors. */
+#define CLUSTER_NAME_RULE "[A-Za-z0-9][A-Za-z0-9._-]{0,62}"
+
+/*
+ * 0 when name matches CLUSTER_NAME_RULE (1 to 63 characters: a letter or
+ * digit, then letters, digits, '.', '_' or '-'), so a name is always a
+ * safe file name (the pinned known_hosts), YAML key, label value and
+ * argument. Otherwise -1 with err (EXA_EUSAGE), one line:
+ *   "invalid cluster name 'NAME' (from SOURCE): expected
+ *    [A-Za-z0-9][A-Za-z0-9._-]{0,62}"
+ * where NAME is shown with C escapes (\n, \t, \", \xHH) and cut after 64
+ * characters with "..." and its length; source (e.g. "--cluster",
+ * "EXAMLOPS_HPC_CLUSTER") may be NULL.
+ */
+int cluster_name_check(const char *name, const char *source, exa_error_t *err);
+
 /*
  * Parse YAML text (len bytes) into reg (which must be empty). Unknown keys
  * are ignored; a definition field of the wrong type or a port outside

@@ -432,6 +432,7 @@ static int flux_logs(struct sched *s, const char *id, const char *remote_dir,
 
 static const struct sched_ops flux_ops = {
     "flux", flux_submit, flux_status_batch, flux_cancel, flux_logs, NULL,
+    sched_flux_queue,
 };
 
 void sched_flux_init(struct sched *s)

@@ -27,7 +27,7 @@
 #include "libutil/timeutil.h"
 #include "libutil/xalloc.h"
 
-static const char *mock_dir(struct sched *s)
+const char *sched_mock_dir(struct sched *s)
 {
     if (!s->mock_dir) {
         const char *w = getenv("EXAMLOPS_HPC_WORKDIR");
@@ -105,9 +105,9 @@ static int mock_submit(struct sched *s, const struct sched_submit_req *req,
             atomic_write_file(errp, res.err.buf, res.err.len, 0644, err) < 0)
             goto done;
     }
-    if (mkdir_p(mock_dir(s), 0700, err) < 0)
+    if (mkdir_p(sched_mock_dir(s), 0700, err) < 0)
         goto done;
-    rec = xstrfmt("%s/%s.json", mock_dir(s), out->job_id);
+    rec = xstrfmt("%s/%s.json", sched_mock_dir(s), out->job_id);
     doc = json_pack("{s:s, s:s, s:s, s:s}", "id", out->job_id, "state",
                     sched_state_name(st), "remote_dir", req->remote_dir,
                     "submit", start);
@@ -139,7 +139,7 @@ static int mock_status_batch(struct sched *s, const char *const *ids, size_t n,
                              struct sched_job *out, exa_error_t *err)
 {
     for (size_t i = 0; i < n; i++) {
-        char *rec = xstrfmt("%s/%s.json", mock_dir(s), ids[i]);
+        char *rec = xstrfmt("%s/%s.json", sched_mock_dir(s), ids[i]);
         json_t *doc = strchr(ids[i], '/') ? NULL : json_load_file(rec, 0, NULL);
         const char *v;
 
@@ -170,7 +170,7 @@ static int mock_status_batch(struct sched *s, const char *const *ids, size_t n,
 
 static int mock_cancel(struct sched *s, const char *id, exa_error_t *err)
 {
-    char *rec = xstrfmt("%s/%s.json", mock_dir(s), id);
+    char *rec = xstrfmt("%s/%s.json", sched_mock_dir(s), id);
     json_t *doc = strchr(id, '/') ? NULL : json_load_file(rec, 0, NULL);
     int rc = 0;
 
@@ -197,7 +197,7 @@ static int mock_logs(struct sched *s, const char *id, const char *remote_dir,
     int rc;
 
     if (!remote_dir || !*remote_dir) {
-        char *rec = xstrfmt("%s/%s.json", mock_dir(s), id);
+        char *rec = xstrfmt("%s/%s.json", sched_mock_dir(s), id);
         json_t *doc = strchr(id, '/') ? NULL : json_load_file(rec, 0, NULL);
         const char *d = json_string_value(json_object_get(doc, "remote_dir"));
         free(rec);
@@ -217,6 +217,7 @@ static int mock_logs(struct sched *s, const char *id, const char *remote_dir,
 
 static const struct sched_ops mock_ops = {
     "mock", mock_submit, mock_status_batch, mock_cancel, mock_logs, NULL,
+    sched_mock_queue,
 };
 
 void sched_mock_init(struct sched *s)

@@ -86,6 +86,26 @@ struct sched_submit_result {
  * failure, so this is always safe after it). r itself is not freed. */
 void sched_submit_result_release(struct sched_submit_result *r);
 
+/* One job of a scheduler's queue as `exa hpc queue` shows it. Strings
+ * owned, NULL when the scheduler did not say. */
+struct sched_queue_job {
+    char *id;        /* "123", "123_4", "ƒ2TR77Ao1" */
+    char *name;
+    char *user;
+    char *state;     /* normalized: PENDING, RUNNING, ... (FORMAT.md) */
+    char *raw_state; /* the scheduler's own word */
+    char *partition; /* Slurm partition / Flux queue */
+    long long nodes; /* node count; -1 unknown */
+};
+
+/* The queue: every job the scheduler lists, in its order. */
+struct sched_queue {
+    struct sched_queue_job *v;
+    size_t n;
+};
+/* Free q's jobs (q itself is not freed); q is zeroed. */
+void sched_queue_release(struct sched_queue *q);
+
 struct sched;
 
 struct sched_ops {
@@ -102,6 +122,8 @@ struct sched_ops {
                 struct strbuf *out, exa_error_t *err);
     /* Free adapter-private state. */
     void (*destroy)(struct sched *s);
+    /* Every job in the queue (all users); see sched_queue(). */
+    int (*queue)(struct sched *s, struct sched_queue *out, exa_error_t *err);
 };
 
 struct sched {
@@ -205,6 +227,28 @@ int sched_cancel(struct sched *s, const char *id, exa_error_t *err);
 int sched_logs(struct sched *s, const char *id, const char *remote_dir,
                struct strbuf *out, exa_error_t *err);
 
+/*
+ * The scheduler's queue, all users, into out (initialised here; release
+ * with sched_queue_release() either way). Commands:
+ *   slurm  one `squeue -h -o %i|%P|%j|%u|%T|%M|%l|%D|%R|%b` (squeue(1)),
+ *          read by squeue_parse() (parse_squeue.c)
+ *   flux   one `flux jobs -A` (flux-jobs(1)), read by flux_jobs_parse()
+ *   mock   runs nothing: the records under s->mock_dir that are not in a
+ *          terminal state (held submissions), sorted by id
+ * Returns 0, or -1 with err: the transport's code when the command could
+ * not run, EXA_ESCHED when it exited non-zero or printed what the parser
+ * refuses, EXA_ECONFIG (mock) when a record cannot be read.
+ */
+int sched_queue(struct sched *s, struct sched_queue *out, exa_error_t *err);
+
+/* The ops->queue of each adapter (libsched/queue.c). */
+int sched_slurm_queue(struct sched *s, struct sched_queue *out,
+                      exa_error_t *err);
+int sched_flux_queue(struct sched *s, struct sched_queue *out,
+                     exa_error_t *err);
+int sched_mock_queue(struct sched *s, struct sched_queue *out,
+                     exa_error_t *err);
+
 /* "slurm", "flux" or "mock" (static string, never NULL). */
 const char *sched_name(const struct sched *s);
 
@@ -269,6 +313,11 @@ void sched_idmap_build(struct sched_idmap *m, const char *const *ids, size_t n,
 long sched_idmap_find(const struct sched_idmap *m, const char *s, size_t len);
 /* Free m's arrays (not the ids). */
 void sched_idmap_free(struct sched_idmap *m);
+
+/* The mock adapter's record directory: s->mock_dir, set on first use from
+ * EXAMLOPS_HPC_WORKDIR/mock_jobs, else ${XDG_DATA_HOME:-~/.local/share}/
+ * examlops/mock_jobs. Borrowed (owned by s). */
+const char *sched_mock_dir(struct sched *s);
 
 /* Internal constructors (one per adapter file): set s->ops. Called only
  * by sched_new(). */

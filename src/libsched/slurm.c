@@ -678,6 +678,7 @@ static int slurm_logs(struct sched *s, const char *id, const char *remote_dir,
 
 static const struct sched_ops slurm_ops = {
     "slurm", slurm_submit, slurm_status_batch, slurm_cancel, slurm_logs, NULL,
+    sched_slurm_queue,
 };
 
 void sched_slurm_init(struct sched *s)

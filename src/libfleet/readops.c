@@ -1,0 +1,133 @@
+/*
+ * readops.c - queue, snapshot save and stale-snapshot refresh of a
+ * registered cluster (see readops.h). Moved here from cmd/ (hpc_place.c,
+ * hpc_fleet_common.c) so no front end builds a transport or runs a
+ * scheduler command itself.
+ */
+#include "libfleet/readops.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "libdiscovery/probe.h"
+#include "libfleet/connect.h"
+#include "libfleet/governance.h"
+#include "libfleet/placement.h"
+#include "libstore/nodes.h"
+#include "libutil/strbuf.h"
+#include "libutil/strvec.h"
+#include "libutil/xalloc.h"
+
+int fleet_cluster_queue(const struct fleet_cluster *c, struct sched_queue *out,
+                        exa_error_t *err)
+{
+    struct transport *t;
+    struct sched *s;
+    int rc;
+    memset(out, 0, sizeof(*out));
+    if (strcmp(c->def.scheduler, "slurm") && strcmp(c->def.scheduler, "flux") &&
+        strcmp(c->def.scheduler, "mock"))
+        return 0;
+    if (!(t = fleet_cluster_transport(c, err)))
+        return -1;
+    if (!(s = sched_new(c->def.scheduler, t, err))) {
+        transport_close(t);
+        return -1;
+    }
+    rc = sched_queue(s, out, err);
+    sched_free(s);
+    transport_close(t);
+    return rc;
+}
+
+char *fleet_join(const struct strvec *v)
+{
+    struct strbuf sb = STRBUF_INIT;
+    if (!v->nr)
+        return NULL;
+    for (size_t i = 0; i < v->nr; i++)
+        strbuf_addf(&sb, "%s%s", i ? "," : "", v->v[i]);
+    return strbuf_detach(&sb, NULL);
+}
+
+int fleet_snapshot_save(store_t *st, const char *cluster,
+                        const struct inventory *inv, exa_error_t *err)
+{
+    struct node_row *rows =
+        xcalloc(inv->nnodes ? inv->nnodes : 1, sizeof(*rows));
+    int rc;
+    for (size_t i = 0; i < inv->nnodes; i++) {
+        const struct node_info *n = &inv->nodes[i];
+        rows[i].node = n->name;
+        rows[i].cpus = n->cpus >= 0 ? (int)n->cpus : -1;
+        rows[i].mem_mb = n->mem_mb;
+        rows[i].gpus = n->gpus > 0 ? (int)n->gpus : 0;
+        rows[i].gpus_used = n->gpus_used >= 0 ? (int)n->gpus_used : -1;
+        rows[i].gpu_model = n->gpu_model;
+        rows[i].state = n->state;
+        rows[i].raw_state = n->raw_state;
+        rows[i].partitions = fleet_join(&n->partitions);
+    }
+    rc = store_nodes_replace(st, cluster, inv->caps.scheduler, rows,
+                             inv->nnodes, err);
+    for (size_t i = 0; i < inv->nnodes; i++)
+        free(rows[i].partitions);
+    free(rows);
+    return rc;
+}
+
+int fleet_snapshot_refresh(store_t *st, const struct fleet_cluster *c,
+                           double timeout_s, size_t *nnodes, exa_error_t *err)
+{
+    struct transport *t;
+    struct inventory inv;
+    int rc = -1;
+    memset(&inv, 0, sizeof(inv));
+    if (!(t = fleet_cluster_transport(c, err)))
+        return -1;
+    if (timeout_s > 0)
+        t->timeout_s = timeout_s;
+    if (probe_inventory(t, c->def.scheduler, &inv, err) == 0 &&
+        fleet_snapshot_save(st, c->def.name, &inv, err) == 0) {
+        if (nnodes)
+            *nnodes = inv.nnodes;
+        rc = 0;
+    }
+    inventory_release(&inv);
+    transport_close(t);
+    return rc;
+}
+
+int fleet_refresh_stale(store_t *st, const struct fleet *f, int max_age_s,
+                        time_t now, struct strvec *failed_names,
+                        struct strvec *failed_errors, exa_error_t *err)
+{
+    struct place_ask none = {0, 0, 1};
+    int refreshed = 0;
+    if (max_age_s <= 0)
+        return 0;
+    for (size_t i = 0; i < f->nr; i++) {
+        const struct fleet_cluster *c = &f->v[i];
+        struct node_row *nodes = NULL;
+        size_t nn = 0;
+        struct place_capacity cap;
+        exa_error_t rerr = EXA_ERROR_INIT;
+        if (c->state != CLUSTER_ACTIVE || !probe_find(c->def.scheduler))
+            continue;
+        if (store_nodes_list(st, c->def.name, &nodes, &nn, err) < 0)
+            return -1;
+        place_capacity_of(nodes, nn, &none, now, &cap);
+        node_rows_free(nodes, nn);
+        if (nn && cap.age_s >= 0 && cap.age_s <= max_age_s)
+            continue;
+        if (fleet_snapshot_refresh(st, c, 15, NULL, &rerr) == 0) {
+            refreshed++;
+        } else {
+            if (failed_names)
+                strvec_push(failed_names, c->def.name);
+            if (failed_errors)
+                strvec_push(failed_errors, rerr.text);
+        }
+    }
+    return refreshed;
+}

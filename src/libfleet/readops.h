@@ -1,0 +1,74 @@
+/*
+ * readops.h - read-only operations on a registered cluster, below the
+ * front ends: list its scheduler queue, save a probed inventory as its
+ * node snapshot, and refresh a snapshot that is missing or older than the
+ * age limit through the cluster's own connection (libfleet/connect.h).
+ * `exa hpc queue`, `hpc nodes --save`, `hpc capacity`, `hpc place` and
+ * `hpc connect` call these; the REST API and workers will.
+ */
+#ifndef EXA_FLEET_READOPS_H
+#define EXA_FLEET_READOPS_H
+
+#include <stddef.h>
+#include <time.h>
+
+#include "libsched/sched.h"
+#include "libstore/store.h"
+#include "libutil/error.h"
+
+struct fleet;
+struct fleet_cluster;
+struct inventory;
+struct strvec;
+
+/*
+ * The queue of cluster c (registered; its scheduler "slurm", "flux" or
+ * "mock") over its own transport, through the adapter's queue op
+ * (sched_queue()). out is initialised here; release it with
+ * sched_queue_release() either way. A cluster whose scheduler exa has no
+ * adapter for (e.g. "nvidia-smi") has an empty queue. -1 with err: the
+ * transport's (EXA_ETRANSPORT/EXA_ETIMEOUT, a host-key mismatch included),
+ * EXA_ESCHED when the scheduler command failed, EXA_ECONFIG for a bad
+ * connection definition.
+ */
+int fleet_cluster_queue(const struct fleet_cluster *c, struct sched_queue *out,
+                        exa_error_t *err);
+
+/* The strings of v joined with ','; NULL when v is empty. Caller frees. */
+char *fleet_join(const struct strvec *v);
+
+/*
+ * Replace cluster's node snapshot in st (store_nodes_replace(), one
+ * transaction, captured_at = now) with the nodes of inv, which must have
+ * been probed on that cluster's own host. 0, or -1 with err (EXA_ECONFIG).
+ */
+int fleet_snapshot_save(store_t *st, const char *cluster,
+                        const struct inventory *inv, exa_error_t *err);
+
+/*
+ * Probe c's inventory through its own transport (per-command cap
+ * timeout_s seconds, <= 0: the connection's) and save it as its snapshot.
+ * *nnodes (may be NULL) gets the number of nodes saved. 0, or -1 with err
+ * (the transport's, the probe's or the store's; nothing saved).
+ */
+int fleet_snapshot_refresh(store_t *st, const struct fleet_cluster *c,
+                           double timeout_s, size_t *nnodes, exa_error_t *err);
+
+/* Snapshots older than this many seconds are stale unless
+ * EXAMLOPS_HPC_SNAPSHOT_MAX_AGE_S says otherwise (place_max_age_from_env). */
+#define FLEET_SNAPSHOT_MAX_AGE_DEFAULT_S 300
+
+/*
+ * For every ACTIVE cluster of f whose scheduler has a probe: when its
+ * snapshot in st is missing, of unknown age or older than max_age_s
+ * seconds at now (max_age_s <= 0: never stale), refresh it
+ * (fleet_snapshot_refresh, 15 s per command). A refresh that fails leaves
+ * the old snapshot; its cluster name goes to failed_names and the error
+ * text to failed_errors (same index; either may be NULL). Returns the
+ * number refreshed, or -1 with err when the snapshots cannot be read.
+ */
+int fleet_refresh_stale(store_t *st, const struct fleet *f, int max_age_s,
+                        time_t now, struct strvec *failed_names,
+                        struct strvec *failed_errors, exa_error_t *err);
+
+#endif

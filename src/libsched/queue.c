@@ -1,0 +1,181 @@
+/*
+ * queue.c - the `queue` op of each adapter (see sched.h sched_queue()):
+ * what `exa hpc queue` shows, asked of the scheduler through the
+ * adapter's transport and read by the pure parsers (parse_squeue.c,
+ * parse_flux_jobs.c), so no front end runs squeue or flux itself.
+ */
+#include <dirent.h>
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "libsched/parse_flux.h"
+#include "libsched/parse_slurm.h"
+#include "libsched/sched.h"
+#include "libutil/json.h"
+#include "libutil/xalloc.h"
+
+static char *dupnz(const char *s)
+{
+    return s && *s ? xstrdup(s) : NULL;
+}
+
+static struct sched_queue_job *push(struct sched_queue *q, size_t *alloc)
+{
+    struct sched_queue_job *j;
+    ALLOC_GROW(q->v, q->n + 1, *alloc);
+    j = &q->v[q->n++];
+    memset(j, 0, sizeof(*j));
+    j->nodes = -1;
+    return j;
+}
+
+void sched_queue_release(struct sched_queue *q)
+{
+    for (size_t i = 0; q && i < q->n; i++) {
+        free(q->v[i].id);
+        free(q->v[i].name);
+        free(q->v[i].user);
+        free(q->v[i].state);
+        free(q->v[i].raw_state);
+        free(q->v[i].partition);
+    }
+    if (q) {
+        free(q->v);
+        memset(q, 0, sizeof(*q));
+    }
+}
+
+int sched_queue(struct sched *s, struct sched_queue *out, exa_error_t *err)
+{
+    memset(out, 0, sizeof(*out));
+    if (!s->ops->queue)
+        return exa_err(err, EXA_EUSAGE, "the %s adapter cannot list its queue",
+                       s->ops->name);
+    return s->ops->queue(s, out, err);
+}
+
+int sched_slurm_queue(struct sched *s, struct sched_queue *out,
+                      exa_error_t *err)
+{
+    static const char *const argv[] = {
+        "squeue", "-h", "-o", "%i|%P|%j|%u|%T|%M|%l|%D|%R|%b", NULL};
+    struct transport_result r = TRANSPORT_RESULT_INIT;
+    struct slurm_jobs sj;
+    const char *kind = NULL;
+    size_t alloc = 0;
+    int rc = -1;
+    memset(&sj, 0, sizeof(sj));
+    memset(out, 0, sizeof(*out));
+    if (transport_run_ok(s->t, argv, NULL, 0, &r, err) < 0)
+        goto out;
+    if (r.out.len && squeue_parse(r.out.buf, r.out.len, &sj, &kind, err) < 0)
+        goto out;
+    for (size_t i = 0; i < sj.njobs; i++) {
+        const struct slurm_job *sjob = &sj.jobs[i];
+        struct sched_queue_job *j = push(out, &alloc);
+        j->id = dupnz(sjob->id);
+        j->name = dupnz(sjob->name);
+        j->user = dupnz(sjob->user);
+        j->state = dupnz(sjob->state);
+        j->raw_state = dupnz(sjob->raw_state);
+        j->partition = dupnz(sjob->partition);
+        if (sjob->nodelist.nr)
+            j->nodes = (long long)sjob->nodelist.nr;
+    }
+    rc = 0;
+out:
+    slurm_jobs_free(&sj);
+    transport_result_release(&r);
+    if (rc < 0)
+        sched_queue_release(out);
+    return rc;
+}
+
+int sched_flux_queue(struct sched *s, struct sched_queue *out,
+                     exa_error_t *err)
+{
+    static const char *const argv[] = {"flux", "jobs", "-A", NULL};
+    struct transport_result r = TRANSPORT_RESULT_INIT;
+    const char *kind = NULL;
+    json_t *doc = NULL, *jobs;
+    size_t alloc = 0, i;
+    json_t *o;
+    int rc = -1;
+    memset(out, 0, sizeof(*out));
+    if (transport_run_ok(s->t, argv, NULL, 0, &r, err) < 0)
+        goto out;
+    if (!(doc = flux_jobs_parse(r.out.buf, r.out.len, &kind, err)))
+        goto out;
+    jobs = json_object_get(doc, "jobs");
+    json_array_foreach(jobs, i, o)
+    {
+        struct sched_queue_job *j = push(out, &alloc);
+        json_t *nodes = json_object_get(o, "nnodes");
+        j->id = dupnz(jx_get_str(o, "id", NULL));
+        j->name = dupnz(jx_get_str(o, "name", NULL));
+        j->user = dupnz(jx_get_str(o, "user", NULL));
+        j->state = dupnz(jx_get_str(o, "state", NULL));
+        j->raw_state = dupnz(jx_get_str(o, "raw_state", NULL));
+        j->partition = dupnz(jx_get_str(o, "queue", NULL));
+        if (json_is_integer(nodes))
+            j->nodes = (long long)json_integer_value(nodes);
+    }
+    rc = 0;
+out:
+    json_decref(doc);
+    transport_result_release(&r);
+    if (rc < 0)
+        sched_queue_release(out);
+    return rc;
+}
+
+static int cmp_job(const void *a, const void *b)
+{
+    const struct sched_queue_job *x = a, *y = b;
+    return strcmp(x->id ? x->id : "", y->id ? y->id : "");
+}
+
+int sched_mock_queue(struct sched *s, struct sched_queue *out,
+                     exa_error_t *err)
+{
+    const char *dir = sched_mock_dir(s);
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    size_t alloc = 0;
+    memset(out, 0, sizeof(*out));
+    if (!d)
+        return 0; /* nothing was ever submitted */
+    while ((e = readdir(d))) {
+        size_t len = strlen(e->d_name);
+        char *path;
+        json_t *doc;
+        const char *state;
+        struct sched_queue_job *j;
+        if (len < 6 || strcmp(e->d_name + len - 5, ".json") ||
+            e->d_name[0] == '.')
+            continue;
+        path = xstrfmt("%s/%s", dir, e->d_name);
+        doc = json_load_file(path, 0, NULL);
+        free(path);
+        if (!doc)
+            continue; /* being replaced (atomic write) or foreign */
+        state = jx_get_str(doc, "state", "UNKNOWN");
+        if (sched_state_terminal(sched_state_parse(state))) {
+            json_decref(doc);
+            continue;
+        }
+        j = push(out, &alloc);
+        j->id = dupnz(jx_get_str(doc, "id", NULL));
+        j->state = xstrdup(state);
+        j->raw_state = xstrdup(state);
+        j->user = dupnz(getenv("USER"));
+        j->nodes = 1;
+        json_decref(doc);
+    }
+    closedir(d);
+    if (out->n > 1)
+        qsort(out->v, out->n, sizeof(*out->v), cmp_job);
+    (void)err;
+    return 0;
+}

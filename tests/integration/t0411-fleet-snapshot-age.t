@@ -1,0 +1,77 @@
+#!/bin/bash
+# Snapshot age and refresh on the real Slurm testbed, queue through the
+# adapter, and the cluster-name rule: `hpc capacity` and `hpc place` show
+# each snapshot's age (snapshot_age_s, captured_at), refresh one older than
+# EXAMLOPS_HPC_SNAPSHOT_MAX_AGE_S through the cluster's connection (fresh
+# counts: GPUs a running job holds are not idle), and flag it (stale: true
+# plus the error) when the refresh fails; `hpc queue` lists a running job.
+if [ -z "${TESTBED_ROOT:-}" ]; then echo "1..0 # SKIP TESTBED_ROOT unset (no Slurm testbed)"; exit 0; fi
+. "$(dirname "$0")/lib-fleet.sh"
+KEY=$TESTBED_SSH_KEY PA=$TESTBED_SSH_PORT_TESTA H=$TESTBED_SSH_HOST U=$TESTBED_SSH_USER
+sa() { SLURM_CONF=$TESTBED_SLURM_CONF_TESTA "$@"; }
+jid=
+trap '[ -n "$jid" ] && sa scancel "$jid" >/dev/null 2>&1; rm -rf "$T"' EXIT
+
+"$EXA" -q hpc connect "$H" --name testa -u "$U" -k "$KEY" -p "$PA" >/dev/null &&
+    "$EXA" -y -q hpc approve testa >/dev/null
+ok $? "connect and approve testa"
+
+# A job holding GPUs on testa, then a snapshot that claims all idle, 1 h old.
+jid=$(sa sbatch --parsable --account="$TESTBED_ACCOUNT" --gpus=2 -c 1 --job-name=exa-t0411 --wrap 'sleep 120')
+for i in $(seq 1 30); do [ "$(sa squeue -h -j "$jid" -o %T)" = RUNNING ] && break; sleep 1; done
+is "$(sa squeue -h -j "$jid" -o %T)" RUNNING "a 2-GPU job runs on testa"
+seed_nodes testa "$TESTBED_NODE_TESTA idle 4 0"
+sqlite3 "$EXAMLOPS_DB" "UPDATE nodes SET captured_at = strftime('%Y-%m-%dT%H:%M:%SZ', 'now', '-3600 seconds') WHERE cluster = 'testa'"
+
+out=$("$EXA" --json hpc capacity --no-refresh)
+is "$(echo "$out" | jget '[(c["idle_gpus"], c["stale"], c["snapshot_age_s"] >= 3600) for c in d if c["name"]=="testa"][0]')" "(4, True, True)" "capacity --no-refresh shows the 1 h old snapshot as stale"
+out=$("$EXA" --json hpc capacity)
+is "$(echo "$out" | jget '[(c["idle_gpus"], c["total_gpus"], c["stale"], c["snapshot_age_s"] < 60, c["stale_error"]) for c in d if c["name"]=="testa"][0]')" "(2, 4, False, True, None)" "capacity refreshes it: 2 of 4 GPUs idle, seconds old"
+cap=$(echo "$out" | jget '[c["captured_at"] for c in d if c["name"]=="testa"][0]')
+is "$cap" "$(sqlite3 "$EXAMLOPS_DB" "SELECT min(captured_at) FROM nodes WHERE cluster='testa'")" "captured_at is the stored snapshot time"
+"$EXA" hpc capacity | grep -Eq "testa .* [0-9]+ s"
+ok $? "the text table shows the age in seconds"
+
+seed_nodes testa "$TESTBED_NODE_TESTA idle 4 0"
+sqlite3 "$EXAMLOPS_DB" "UPDATE nodes SET captured_at = strftime('%Y-%m-%dT%H:%M:%SZ', 'now', '-3600 seconds') WHERE cluster = 'testa'"
+out=$("$EXA" --json hpc place --gpus 1 --explain)
+is "$(echo "$out" | jget '[(c["idle_gpus"], c["stale"], c["snapshot_age_s"] < 60, c["captured_at"] is not None) for c in d["explain"]["candidates"] if c["cluster"]=="testa"][0]')" "(2, False, True, True)" "place refreshes the stale snapshot: 2/4 idle, not 4/4"
+"$EXA" hpc place --gpus 1 | grep -Eq "testa .*2/4"
+ok $? "place's table says 2/4 idle GPUs"
+
+# A refresh that fails (host key no longer the pinned one) flags the snapshot.
+sqlite3 "$EXAMLOPS_DB" "UPDATE nodes SET captured_at = strftime('%Y-%m-%dT%H:%M:%SZ', 'now', '-3600 seconds') WHERE cluster = 'testa'"
+mkdir -p "$T/cfg2/examlops/known_hosts.d"
+echo "[$H]:$PA ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIB+3fhnQf0eWc883MdMb0NG7iLdubzSoWNj5SsGYOTZX" > "$T/cfg2/examlops/known_hosts.d/testa"
+cp "$EXAMLOPS_HPC_REGISTRY" "$T/cfg2/examlops/clusters.yaml"
+out=$(XDG_CONFIG_HOME=$T/cfg2 EXAMLOPS_HPC_REGISTRY=$T/cfg2/examlops/clusters.yaml "$EXA" --json hpc capacity 2>/dev/null)
+is "$(echo "$out" | jget '[(c["stale"], c["snapshot_age_s"] >= 3600, "host key" in (c["stale_error"] or "")) for c in d if c["name"]=="testa"][0]')" "(True, True, True)" "a failed refresh is flagged: stale, old age, and the error"
+out=$(XDG_CONFIG_HOME=$T/cfg2 EXAMLOPS_HPC_REGISTRY=$T/cfg2/examlops/clusters.yaml "$EXA" --json hpc place --gpus 1 2>/dev/null)
+is "$(echo "$out" | jget '[(c["stale"], c["stale_error"] is not None) for c in d["candidates"] if c["name"]=="testa"][0]')" "(True, True)" "and in place"
+
+# hpc queue goes through the adapter's queue op over testa's transport.
+out=$("$EXA" --json hpc queue --cluster testa)
+is "$(echo "$out" | jget '[(j["state"], j["name"], j["nodes"]) for j in d["jobs"] if j["job_id"]=="'"$jid"'"][0]')" "('RUNNING', 'exa-t0411', 1)" "queue lists the running job"
+sa scancel "$jid"; jid=
+
+# The cluster-name rule, wherever a name enters: exit 2 and the rule.
+rule='[A-Za-z0-9][A-Za-z0-9._-]{0,62}'
+long=$(printf 'a%.0s' $(seq 1 300))
+for bad in "testa " "$(printf 'te\nsta')" "te'sta" "$(printf 'te\tsta')" "$long"; do
+    err=$("$EXA" hpc queue --cluster "$bad" 2>&1 >/dev/null); rc=$?
+    is "$rc:$(echo "$err" | wc -l):$(echo "$err" | grep -cF "expected $rule")" "2:1:1" "queue --cluster $(printf %q "${bad:0:20}"): exit 2, one line, the rule"
+done
+err=$(EXAMLOPS_HPC_CLUSTER="testa " "$EXA" hpc queue 2>&1); rc=$?
+is "$rc" 2 "EXAMLOPS_HPC_CLUSTER with a trailing space: exit 2"
+echo "$err" | grep -q "(from EXAMLOPS_HPC_CLUSTER)"; ok $? "and names the variable"
+"$EXA" hpc connect "$H" --name "bad name" -u "$U" -k "$KEY" -p "$PA" >/dev/null 2>&1
+is $? 2 "connect --name 'bad name': exit 2"
+"$EXA" hpc nodes --cluster "te\"sta" >/dev/null 2>&1; is $? 2 "nodes --cluster with a quote: exit 2"
+"$EXA" hpc preflight "$long" >/dev/null 2>&1; is $? 2 "preflight with a 300-character name: exit 2"
+"$EXA" hpc prometheus-sd --cluster "$(printf 'a\tb')" >/dev/null 2>&1; is $? 2 "prometheus-sd --cluster with a tab: exit 2"
+is "$("$EXA" --json hpc clusters | jget 'len(d)')" 1 "nothing was registered"
+printf 'clusters:\n  "bad name":\n    host: localhost\n' > "$T/bad.yaml"
+err=$(EXAMLOPS_HPC_REGISTRY=$T/bad.yaml "$EXA" hpc clusters 2>&1); rc=$?
+is "$rc" 3 "clusters.yaml with a bad name: exit 3 (configuration)"
+echo "$err" | grep -qF "invalid cluster name 'bad name'"; ok $? "naming the name and the file"
+tap_done

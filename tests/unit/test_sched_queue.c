@@ -1,0 +1,156 @@
+/*
+ * test_sched_queue.c - the `queue` op of the scheduler vtable over the
+ * fake transport: the exact squeue / flux argv, the parsed rows, errors,
+ * and mock's queue from its own records.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "libsched/sched.h"
+#include "libtransport/transport.h"
+#include "libutil/xalloc.h"
+
+static void test_slurm_queue(void **state)
+{
+    struct transport *t = transport_fake_new();
+    struct sched *s;
+    struct sched_queue q;
+    exa_error_t err = EXA_ERROR_INIT;
+    (void)state;
+    transport_fake_add(t, "squeue *",
+                       "41|gpu|train-a|alice|RUNNING|1:02|1:00:00|2|n[1-2]|"
+                       "gres/gpu:2\n"
+                       "42_3|cpu|exa-abc|bob|PENDING|0:00|10:00|1|"
+                       "(Resources)|N/A\n",
+                       "", 0, 0, 0);
+    s = sched_new("slurm", t, &err);
+    assert_non_null(s);
+    assert_int_equal(sched_queue(s, &q, &err), 0);
+    assert_int_equal(transport_fake_ncalls(t), 1);
+    assert_string_equal(transport_fake_call(t, 0),
+                        "squeue -h -o %i|%P|%j|%u|%T|%M|%l|%D|%R|%b");
+    assert_int_equal(q.n, 2);
+    assert_string_equal(q.v[0].id, "41");
+    assert_string_equal(q.v[0].name, "train-a");
+    assert_string_equal(q.v[0].user, "alice");
+    assert_string_equal(q.v[0].state, "RUNNING");
+    assert_string_equal(q.v[0].raw_state, "RUNNING");
+    assert_string_equal(q.v[0].partition, "gpu");
+    assert_int_equal(q.v[0].nodes, 2);
+    assert_string_equal(q.v[1].id, "42_3");
+    assert_string_equal(q.v[1].user, "bob");
+    assert_string_equal(q.v[1].state, "PENDING");
+    assert_string_equal(q.v[1].partition, "cpu");
+    sched_queue_release(&q);
+    assert_int_equal(q.n, 0);
+    sched_free(s);
+    transport_close(t);
+}
+
+static void test_slurm_queue_errors(void **state)
+{
+    struct transport *t = transport_fake_new();
+    struct sched *s;
+    struct sched_queue q;
+    exa_error_t err = EXA_ERROR_INIT;
+    (void)state;
+    /* an empty queue is no error */
+    transport_fake_add(t, "squeue *", "", "", 0, 0, 1);
+    transport_fake_add(t, "squeue *", "",
+                       "squeue: error: Unable to contact slurm controller\n",
+                       1, 0, 1);
+    s = sched_new("slurm", t, &err);
+    assert_int_equal(sched_queue(s, &q, &err), 0);
+    assert_int_equal(q.n, 0);
+    sched_queue_release(&q);
+    assert_int_equal(sched_queue(s, &q, &err), -1);
+    assert_int_equal(err.code, EXA_ESCHED);
+    assert_non_null(strstr(err.text, "Unable to contact slurm controller"));
+    assert_int_equal(q.n, 0);
+    transport_fake_fail_nth(t, 3);
+    err = (exa_error_t)EXA_ERROR_INIT;
+    assert_int_equal(sched_queue(s, &q, &err), -1);
+    assert_int_equal(err.code, EXA_ETRANSPORT);
+    sched_free(s);
+    transport_close(t);
+}
+
+static void test_flux_queue(void **state)
+{
+    struct transport *t = transport_fake_new();
+    struct sched *s;
+    struct sched_queue q;
+    exa_error_t err = EXA_ERROR_INIT;
+    (void)state;
+    transport_fake_add(t, "flux jobs -A",
+                       "       JOBID USER     NAME       ST NTASKS NNODES     "
+                       "TIME INFO\n"
+                       "    f2TR77Ao1 alice    train       R      1      1   "
+                       "1.234s node0\n",
+                       "", 0, 0, 0);
+    s = sched_new("flux", t, &err);
+    assert_non_null(s);
+    assert_int_equal(sched_queue(s, &q, &err), 0);
+    assert_string_equal(transport_fake_call(t, 0), "flux jobs -A");
+    assert_int_equal(q.n, 1);
+    assert_string_equal(q.v[0].id, "f2TR77Ao1");
+    assert_string_equal(q.v[0].user, "alice");
+    assert_string_equal(q.v[0].name, "train");
+    assert_string_equal(q.v[0].state, "RUNNING");
+    assert_int_equal(q.v[0].nodes, 1);
+    sched_queue_release(&q);
+    sched_free(s);
+    transport_close(t);
+}
+
+static void test_mock_queue(void **state)
+{
+    char dir[] = "/tmp/exa-test-queue-XXXXXX";
+    struct transport *t = transport_fake_new();
+    struct sched *s;
+    struct sched_queue q;
+    exa_error_t err = EXA_ERROR_INIT;
+    char *p;
+    FILE *fp;
+    (void)state;
+    assert_non_null(mkdtemp(dir));
+    s = sched_new("mock", t, &err);
+    s->mock_dir = xstrdup(dir);
+    p = xstrfmt("%s/mock-b.json", dir);
+    fp = fopen(p, "w");
+    fputs("{\"id\":\"mock-b\",\"state\":\"PENDING\"}", fp);
+    fclose(fp);
+    free(p);
+    p = xstrfmt("%s/mock-a.json", dir);
+    fp = fopen(p, "w");
+    fputs("{\"id\":\"mock-a\",\"state\":\"COMPLETED\"}", fp);
+    fclose(fp);
+    free(p);
+    assert_int_equal(sched_queue(s, &q, &err), 0);
+    assert_int_equal(transport_fake_ncalls(t), 0);
+    assert_int_equal(q.n, 1);
+    assert_string_equal(q.v[0].id, "mock-b");
+    assert_string_equal(q.v[0].state, "PENDING");
+    sched_queue_release(&q);
+    sched_free(s);
+    transport_close(t);
+    p = xstrfmt("rm -rf '%s'", dir);
+    assert_int_equal(system(p), 0);
+    free(p);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_slurm_queue),
+        cmocka_unit_test(test_slurm_queue_errors),
+        cmocka_unit_test(test_flux_queue),
+        cmocka_unit_test(test_mock_queue),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
