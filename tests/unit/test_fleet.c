@@ -119,7 +119,7 @@ static void test_registry_round_trip(void **state)
     struct cluster_def d = {0};
     exa_error_t err = EXA_ERROR_INIT;
     struct stat sb;
-    d.name = (char *)"weird: name";
+    d.name = (char *)"1.0";
     d.scheduler = (char *)"slurm";
     d.host = (char *)"yes"; /* would read back as a boolean unquoted */
     d.ssh_user = (char *)"#bob";
@@ -141,7 +141,7 @@ static void test_registry_round_trip(void **state)
     assert_int_equal(registry_load(e->reg, &back, &err), 0);
     assert_int_equal(back.nr, 2);
     {
-        const struct cluster_def *w = registry_find(&back, "weird: name");
+        const struct cluster_def *w = registry_find(&back, "1.0");
         assert_non_null(w);
         assert_string_equal(w->host, "yes");
         assert_string_equal(w->ssh_user, "#bob");
