@@ -1,11 +1,14 @@
 /*
  * hpc_sched.c - `exa hpc submit|status|wait|cancel|logs`.
  *
- * Thin front end over libsched: build the transport and adapter from the
- * environment, translate flags into the neutral resource ask, and keep the
- * jobs table in step (cluster-scoped ids: --cluster or EXAMLOPS_HPC_CLUSTER,
- * default "default"). Status and wait ask the scheduler about all given
- * ids in one batch; wait shows state and elapsed time on a terminal.
+ * Thin front end over the gate (libfleet/gate.h): it opens the cluster
+ * (--cluster / EXAMLOPS_HPC_CLUSTER, the cluster the jobs table records an
+ * id on, the environment target, or mock mode), refusing what is not
+ * approved or whose host key changed; this file translates flags into the
+ * neutral resource ask and renders. Status and wait ask the scheduler about
+ * all given ids in one batch and write what it said through the gate's one
+ * status writer (with accounting for ended jobs); wait shows state and
+ * elapsed time on a terminal.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -17,80 +20,156 @@
 
 #include "cmd/hpc_sched.h"
 #include "cmd/pipeline_cluster.h"
+#include "libfleet/gate.h"
+#include "libsched/jobid.h"
 #include "libsched/resources.h"
-#include "libsched/runscript.h"
 #include "libsched/sched.h"
 #include "libsched/tracker.h"
 #include "libstore/jobs.h"
 #include "libstore/store.h"
-#include "libtransport/transport.h"
 #include "libutil/json.h"
 #include "libutil/strbuf.h"
 #include "libutil/timeutil.h"
-#include "libutil/subprocess.h"
 #include "libutil/xalloc.h"
 
 struct sched_env {
-    struct transport *t;
+    struct gate *g;
     struct sched *s;
     store_t *st;
     const char *cluster;
+    char name[128];
 };
 
-static const char *cluster_name(const char *flag)
+/* --cluster, else EXAMLOPS_HPC_CLUSTER, else NULL. */
+static const char *cluster_flag(const char *flag)
 {
     const char *c = getenv("EXAMLOPS_HPC_CLUSTER");
 
     if (flag && *flag)
         return flag;
-    return c && *c ? c : "default";
+    return c && *c ? c : NULL;
 }
 
+/* Print a refused gate_open() with the hint that fits; the exit status. */
+static int gate_refused(struct exa_ctx *ctx, exa_error_t *err,
+                        const char *name)
+{
+    char hint[256];
+    if (err->code == EXA_ENOTAPPROVED && name && *name) {
+        xsnprintf(hint, sizeof(hint), "a sysadmin approves it: exa hpc "
+                  "approve %s", name);
+        return out_error(ctx, err, hint);
+    }
+    if (err->code == EXA_ETRANSPORT && strstr(err->text, "was approved with"))
+        return out_error(ctx, err, "if the host was re-keyed on purpose, run "
+                                   "'exa hpc connect' again and have it "
+                                   "approved");
+    if (err->code == EXA_ENOTFOUND)
+        return out_error(ctx, err, "see 'exa hpc clusters'");
+    return out_error(ctx, err, NULL);
+}
+
+/*
+ * Open the cluster for purpose through the gate: cluster (a name, or NULL
+ * for EXAMLOPS_HPC_CLUSTER / the environment target / mock); mock_label
+ * non-NULL forces mock mode with that cluster label (a mock job's row).
+ * st: an open store to use (borrowed) or NULL. 0 or an exit status.
+ */
 static int env_open(struct exa_ctx *ctx, struct sched_env *e,
-                    const char *cluster, int need_store)
+                    const char *cluster, enum gate_purpose purpose,
+                    const char *mock_label, store_t *st)
 {
     exa_error_t err = EXA_ERROR_INIT;
+    struct gate_req req;
 
     memset(e, 0, sizeof(*e));
-    e->cluster = cluster_name(cluster);
-    e->t = transport_from_env(&err);
-    if (!e->t)
-        return out_error(ctx, &err, "check EXAMLOPS_HPC_TRANSPORT and "
-                                    "EXAMLOPS_HPC_SSH_*");
-    e->s = sched_new(sched_kind_from_env(), e->t, &err);
+    memset(&req, 0, sizeof(req));
+    req.cluster = mock_label ? mock_label : cluster;
+    req.mock = mock_label != NULL;
+    req.purpose = purpose;
+    req.use_env = 1;
+    req.st = st;
+    req.cluster_out = e->name;
+    req.cluster_out_len = sizeof(e->name);
+    if (!(e->g = gate_open(&req, &err)))
+        return gate_refused(ctx, &err, e->name);
+    e->s = gate_sched(e->g);
+    e->st = gate_store(e->g);
+    e->cluster = gate_name(e->g);
     if (!e->s) {
-        transport_close(e->t);
-        e->t = NULL;
-        return out_error(ctx, &err, "set EXAMLOPS_HPC_SCHEDULER to slurm, "
-                                    "flux or mock");
-    }
-    if (need_store) {
-        e->st = store_open(NULL, &err);
-        if (!e->st)
-            return out_error(ctx, &err, NULL);
+        exa_err(&err, EXA_EUSAGE, "cluster '%s' has scheduler '%s': exa "
+                "hpc %s needs slurm, flux or mock", e->cluster,
+                gate_scheduler(e->g), purpose == GATE_READ ? "status" : "submit");
+        return out_error(ctx, &err, NULL);
     }
     return 0;
 }
 
 static void env_close(struct sched_env *e)
 {
-    sched_free(e->s);
-    transport_close(e->t);
-    if (e->st)
-        store_close(e->st);
+    gate_close(e->g);
+    e->g = NULL;
 }
 
-/* Scheduler time (Slurm local ISO without zone, Flux epoch) -> UTC "Z". */
-static int to_utc(const char *s, char *buf, size_t n, time_t *epoch)
+/*
+ * Open the cluster the jobs ids belong to: --cluster/EXAMLOPS_HPC_CLUSTER
+ * when given, else the cluster the jobs table records them on (one
+ * cluster for all ids), else the environment target or mock. Checks each
+ * id against the scheduler's grammar. 0 or an exit status.
+ */
+static int ids_open(struct exa_ctx *ctx, struct sched_env *e,
+                    const char *cluster, enum gate_purpose purpose,
+                    char **ids, size_t n)
 {
-    time_t t = time_parse_sched(s);
+    exa_error_t err = EXA_ERROR_INIT;
+    char *found = NULL, *sched = NULL;
+    const char *flag = cluster_flag(cluster);
+    store_t *st;
+    int rc = 0, mock;
 
-    if (t < 0)
-        return -1;
-    time_format_iso8601(t, buf, n);
-    if (epoch)
-        *epoch = t;
-    return 0;
+    memset(e, 0, sizeof(*e));
+    if (!(st = store_open(NULL, &err)))
+        return out_error(ctx, &err, NULL);
+    for (size_t i = 0; i < n; i++) {
+        char *c = NULL, *k = NULL;
+        if (gate_job_cluster(st, ids[i], flag, &c, &k, &err) < 0) {
+            rc = out_error(ctx, &err, NULL);
+            goto out;
+        }
+        if (c && found && strcmp(c, found)) {
+            rc = out_errorf(ctx, EXA_EUSAGE, "ask about one cluster at a "
+                            "time, or pass --cluster", "jobs '%s' and '%s' "
+                            "are on different clusters ('%s', '%s')",
+                            ids[0], ids[i], found, c);
+            free(c);
+            free(k);
+            goto out;
+        }
+        if (c && !found) {
+            found = c;
+            free(sched);
+            sched = k;
+        } else {
+            free(c);
+            free(k);
+        }
+    }
+    mock = !flag && sched && !strcmp(sched, "mock");
+    store_close(st);
+    st = NULL;
+    if ((rc = env_open(ctx, e, found, purpose, mock ? found : NULL, NULL)))
+        goto out;
+    for (size_t i = 0; i < n; i++)
+        if (sched_job_id_check(gate_scheduler(e->g), ids[i], &err) < 0) {
+            rc = out_error(ctx, &err, NULL);
+            goto out;
+        }
+out:
+    if (st)
+        store_close(st);
+    free(found);
+    free(sched);
+    return rc;
 }
 
 static void format_elapsed(long long s, char *buf, size_t n)
@@ -104,53 +183,11 @@ static void format_elapsed(long long s, char *buf, size_t n)
         xsnprintf(buf, n, "%02lld:%02lld:%02lld", s / 3600, s / 60 % 60, s % 60);
 }
 
-/* Record what the scheduler said about j in the jobs table (if tracked). */
-static void record_status(struct sched_env *e, const struct sched_job *j)
+/* Record what the scheduler said about j (the gate's one writer). */
+static void record_status(struct sched_env *e, const struct sched_job *j,
+                          int tries)
 {
-    struct job_rec ch;
-    char sub[32], start[32], end[32];
-    time_t ts = 0, tst = 0, te = 0;
-    int has_sub, has_start, has_end;
-
-    if (!e->st || j->state == SCHED_UNKNOWN)
-        return;
-    job_rec_init(&ch);
-    ch.state = (char *)sched_state_name(j->state);
-    ch.raw_state = j->raw_state[0] ? (char *)j->raw_state : NULL;
-    ch.reason = j->reason[0] ? (char *)j->reason : NULL;
-    if (j->exit_code >= 0)
-        ch.exit_code = j->exit_code;
-    if (j->signal >= 0 && sched_state_terminal(j->state))
-        ch.signal = j->signal;
-    has_sub = to_utc(j->submit, sub, sizeof(sub), &ts) == 0;
-    has_start = to_utc(j->start, start, sizeof(start), &tst) == 0;
-    has_end = to_utc(j->end, end, sizeof(end), &te) == 0;
-    if (has_sub)
-        ch.submit_time = sub;
-    if (has_start)
-        ch.start_time = start;
-    if (has_end)
-        ch.end_time = end;
-    if (has_sub && has_start && tst >= ts)
-        ch.queue_seconds = (double)(tst - ts);
-    if (j->elapsed_s >= 0 && sched_state_terminal(j->state))
-        ch.run_seconds = (double)j->elapsed_s;
-    else if (has_start && has_end && te >= tst)
-        ch.run_seconds = (double)(te - tst);
-    if (j->gpus >= 0)
-        ch.gpus = j->gpus;
-    if (j->cpus >= 0)
-        ch.cpus = j->cpus;
-    if (j->nodes >= 0)
-        ch.nodes = j->nodes;
-    if (ch.run_seconds == ch.run_seconds) { /* not NaN */
-        if (j->gpus >= 0)
-            ch.gpu_hours = j->gpus * ch.run_seconds / 3600.0;
-        if (j->cpus >= 0)
-            ch.cpu_hours = j->cpus * ch.run_seconds / 3600.0;
-    }
-    store_job_update(e->st, e->cluster, j->id, &ch, NULL);
-    /* ch borrows every string: nothing to release */
+    gate_job_record(e->g, j, tries, NULL, NULL);
 }
 
 static json_t *job_json(const struct sched_job *j, const char *cluster)
@@ -271,14 +308,11 @@ static int do_wait(struct exa_ctx *ctx, struct sched_env *e, char **ids,
 int cmd_hpc_submit(struct exa_ctx *ctx, int argc, char **argv)
 {
     struct sched_resources res = SCHED_RESOURCES_INIT;
-    struct sched_submit_result sr;
+    struct gate_submit_out so;
+    struct sched_submit_result *sr;
     struct sched_env e;
     exa_error_t err = EXA_ERROR_INIT;
-    const char *cluster = NULL, *script;
-    char run_id[13], tmpdir[] = "/tmp/exa-submit-XXXXXX";
-    char *rdir = NULL, *payload_remote = NULL, *runsh = NULL, *base;
-    struct strvec payload = STRVEC_INIT;
-    struct strbuf text = STRBUF_INIT;
+    const char *cluster = NULL, *script, *rdir, *run_id;
     int c, wait = 0, rc;
 
     optind = 0;
@@ -317,113 +351,55 @@ int cmd_hpc_submit(struct exa_ctx *ctx, int argc, char **argv)
         sched_resources_release(&res);
         return out_error(ctx, &err, NULL);
     }
-    if ((rc = env_open(ctx, &e, cluster, 1)) != 0) {
+    if ((rc = env_open(ctx, &e, cluster_flag(cluster), GATE_SCHEDULE, NULL,
+                       NULL)) != 0) {
         sched_resources_release(&res);
         env_close(&e);
         return rc;
     }
-    sched_new_run_id(run_id);
-    rdir = sched_remote_jobdir(e.s, run_id, &err);
-    if (!rdir)
-        goto fail;
-    base = strrchr(script, '/');
-    base = base ? base + 1 : (char *)script;
-    payload_remote = xstrfmt("%s/payload-%s", rdir, base);
-    if (transport_put(e.t, script, payload_remote, &err) < 0)
-        goto fail;
-    strvec_pushl(&payload, "bash", payload_remote, NULL);
-    for (; optind < argc; optind++)
-        strvec_push(&payload, argv[optind]);
     {
-        char *title = xstrfmt("exa hpc submit %s (run %s)", base, run_id);
-        struct runscript rs = { title, rdir, NULL, payload.v };
-        rc = runscript_render(&rs, &text, &err);
-        free(title);
-        if (rc < 0)
-            goto fail;
-    }
-    if (!mkdtemp(tmpdir)) {
-        exa_err(&err, EXA_ECONFIG, "cannot create a temporary directory");
-        goto fail;
-    }
-    runsh = xstrfmt("%s/run.sh", tmpdir);
-    if (runscript_write(runsh, text.buf, &err) < 0)
-        goto fail;
-    {
-        struct sched_submit_req req = { runsh, rdir, run_id, &res };
-        rc = sched_submit(e.s, &req, &sr, &err);
-        unlink(runsh);
-        rmdir(tmpdir);
-        if (rc < 0) {
-            sched_submit_result_release(&sr);
-            goto fail;
+        struct gate_submit_req req = {script, (const char *const *)argv + optind,
+                                      &res, "batch"};
+        if (gate_submit(e.g, &req, &so, &err) < 0) {
+            rc = gate_refused(ctx, &err, e.cluster);
+            goto done;
         }
     }
-    for (size_t i = 0; i < sr.warnings.nr; i++)
-        out_warn(ctx, "%s", sr.warnings.v[i]);
-    for (size_t i = 0; i < sr.ids.nr; i++) {
-        struct job_rec j;
-        char now[32];
-        char *name = sched_job_name(res.job_name, run_id);
-        job_rec_init(&j);
-        store_now(now, sizeof(now));
-        j.cluster = (char *)e.cluster;
-        j.scheduler = (char *)sched_name(e.s);
-        j.job_id = (char *)sr.ids.v[i];
-        j.run_uuid = run_id;
-        j.job_name = name;
-        j.kind = "batch";
-        j.state = "PENDING";
-        j.submit_time = now;
-        j.remote_dir = rdir;
-        if (res.nodes)
-            j.nodes = res.nodes;
-        if (res.gpus)
-            j.gpus = res.gpus;
-        if (res.cpus_per_task)
-            j.cpus = res.cpus_per_task * (res.ntasks ? res.ntasks : 1);
-        if (store_job_insert(e.st, &j, NULL, &err) < 0 && err.code != EXA_EFAIL)
-            out_warn(ctx, "job %s not recorded: %s", sr.ids.v[i], err.text);
-        free(name);
-    }
+    sr = &so.sr;
+    rdir = so.remote_dir;
+    run_id = so.run_id;
+    for (size_t i = 0; i < sr->warnings.nr; i++)
+        out_warn(ctx, "%s", sr->warnings.v[i]);
     if (!wait) {
         if (ctx->out == OUT_JSON) {
             json_t *o = json_object(), *ids = json_array(), *w = json_array();
-            for (size_t i = 0; i < sr.ids.nr; i++)
-                json_array_append_new(ids, jx_str(sr.ids.v[i]));
-            for (size_t i = 0; i < sr.warnings.nr; i++)
-                json_array_append_new(w, jx_str(sr.warnings.v[i]));
-            jx_set(o, "job_id", jx_str(sr.job_id));
+            for (size_t i = 0; i < sr->ids.nr; i++)
+                json_array_append_new(ids, jx_str(sr->ids.v[i]));
+            for (size_t i = 0; i < sr->warnings.nr; i++)
+                json_array_append_new(w, jx_str(sr->warnings.v[i]));
+            jx_set(o, "job_id", jx_str(sr->job_id));
             jx_set(o, "job_ids", ids);
             jx_set(o, "cluster", jx_str(e.cluster));
             jx_set(o, "scheduler", jx_str(sched_name(e.s)));
             jx_set(o, "run_id", jx_str(run_id));
             jx_set(o, "remote_dir", jx_str(rdir));
-            jx_set(o, "reused", json_boolean(sr.reused));
+            jx_set(o, "reused", json_boolean(sr->reused));
             jx_set(o, "warnings", w);
             out_json(ctx, o);
         } else {
             out_info(ctx, "Submitted job %s on cluster '%s' (%s, run %s)",
-                     sr.job_id, e.cluster, sched_name(e.s), run_id);
+                     sr->job_id, e.cluster, sched_name(e.s), run_id);
             out_detail(ctx, "job directory: %s", rdir);
         }
         rc = 0;
     } else {
-        char *ids[1] = { sr.job_id };
+        char *ids[1] = { sr->job_id };
         out_info(ctx, "Submitted job %s on cluster '%s' (%s, run %s)",
-                 sr.job_id, e.cluster, sched_name(e.s), run_id);
+                 sr->job_id, e.cluster, sched_name(e.s), run_id);
         rc = do_wait(ctx, &e, ids, 1);
     }
-    sched_submit_result_release(&sr);
-    goto done;
-fail:
-    rc = out_error(ctx, &err, NULL);
 done:
-    strvec_clear(&payload);
-    strbuf_release(&text);
-    free(rdir);
-    free(payload_remote);
-    free(runsh);
+    gate_submit_out_release(&so);
     sched_resources_release(&res);
     env_close(&e);
     return rc;
@@ -459,9 +435,14 @@ static int parse_ids(struct exa_ctx *ctx, int argc, char **argv,
         return out_usage(ctx, "missing JOBID");
     *ids = argv + optind;
     *n = (size_t)(argc - optind);
-    for (size_t i = 0; i < *n; i++)
-        if (!(*ids)[i][0] || strchr((*ids)[i], ',') || strchr((*ids)[i], ' '))
-            return out_usage(ctx, "invalid job id '%s'", (*ids)[i]);
+    for (size_t i = 0; i < *n; i++) {
+        exa_error_t err = EXA_ERROR_INIT;
+        /* any scheduler's grammar first: nothing that could be an option
+         * or a list reaches the job lookup (the cluster's own grammar is
+         * checked once it is known) */
+        if (sched_job_id_check(NULL, (*ids)[i], &err) < 0)
+            return out_usage(ctx, "%s", err.text);
+    }
     return 0;
 }
 
@@ -477,17 +458,18 @@ int cmd_hpc_status(struct exa_ctx *ctx, int argc, char **argv)
 
     if ((rc = parse_ids(ctx, argc, argv, &cluster, NULL, &ids, &n)) != 0)
         return rc;
-    if ((rc = env_open(ctx, &e, cluster, 1)) != 0) {
+    if ((rc = ids_open(ctx, &e, cluster, GATE_READ, ids, n)) != 0) {
         env_close(&e);
         return rc;
     }
     set_since(&e, ids, n);
     jobs = xcalloc(n, sizeof(*jobs));
     if (sched_status_batch(e.s, (const char *const *)ids, n, jobs, &err) < 0) {
+        gate_check_error(e.g, &err);
         rc = out_error(ctx, &err, NULL);
     } else {
         for (size_t i = 0; i < n; i++)
-            record_status(&e, &jobs[i]);
+            record_status(&e, &jobs[i], 2);
         print_jobs(ctx, jobs, n, e.cluster);
         rc = 0;
     }
@@ -547,7 +529,7 @@ static int do_wait(struct exa_ctx *ctx, struct sched_env *e, char **ids,
     if (p.tty && ctx->out != OUT_JSON && !ctx->quiet)
         fputc('\n', stderr);
     for (size_t i = 0; i < n; i++) {
-        record_status(e, &jobs[i]);
+        record_status(e, &jobs[i], 10);
         if (jobs[i].state != SCHED_COMPLETED)
             all_ok = 0;
     }
@@ -577,7 +559,7 @@ int cmd_hpc_wait(struct exa_ctx *ctx, int argc, char **argv)
     /* a run of `exa pipeline run --cluster` finishes its registration */
     if ((rc = pipeline_cluster_wait_hook(ctx, cluster, ids, n)) >= 0)
         return rc;
-    if ((rc = env_open(ctx, &e, cluster, 1)) != 0) {
+    if ((rc = ids_open(ctx, &e, cluster, GATE_READ, ids, n)) != 0) {
         env_close(&e);
         return rc;
     }
@@ -600,7 +582,7 @@ int cmd_hpc_cancel(struct exa_ctx *ctx, int argc, char **argv)
         json_decref(arr);
         return rc;
     }
-    if ((rc = env_open(ctx, &e, cluster, 0)) != 0) {
+    if ((rc = ids_open(ctx, &e, cluster, GATE_SCHEDULE, ids, n)) != 0) {
         json_decref(arr);
         env_close(&e);
         return rc;
@@ -608,7 +590,7 @@ int cmd_hpc_cancel(struct exa_ctx *ctx, int argc, char **argv)
     for (size_t i = 0; i < n; i++) {
         json_t *o = json_object();
         jx_set(o, "job_id", jx_str(ids[i]));
-        if (sched_cancel(e.s, ids[i], &err) < 0) {
+        if (gate_cancel(e.g, ids[i], &err) < 0) {
             if (!failed++)
                 first = err;
             jx_set(o, "cancelled", json_false());
@@ -701,7 +683,7 @@ int cmd_hpc_logs(struct exa_ctx *ctx, int argc, char **argv)
     if (log_max_from_env(&max, &err) < 0)
         return out_error(ctx, &err, "set it to a positive number of bytes "
                                     "(default 8388608)");
-    if ((rc = env_open(ctx, &e, cluster, 1)) != 0) {
+    if ((rc = ids_open(ctx, &e, cluster, GATE_READ, ids, n)) != 0) {
         env_close(&e);
         return rc;
     }

@@ -332,6 +332,104 @@ int store_job_list(store_t *st, const struct job_filter *f,
     return 0;
 }
 
+int store_job_insert_active(store_t *st, const struct job_rec *j,
+                            long long *id_out, exa_error_t *err)
+{
+    sqlite3_stmt *stmt;
+    char *state = NULL;
+    int rc;
+
+    if (!j->cluster || !j->scheduler || !j->job_id)
+        return exa_err(err, EXA_EUSAGE,
+                       "a job needs a cluster, a scheduler and a job id");
+    if (store_begin(st, err) < 0)
+        return -1;
+    stmt = store_prepare(st, "SELECT state FROM clusters WHERE name = ?", err);
+    if (!stmt)
+        goto fail;
+    store_bind_text(stmt, 1, j->cluster);
+    rc = sqlite3_step(stmt);
+    if (rc == SQLITE_ROW && sqlite3_column_text(stmt, 0))
+        state = xstrdup((const char *)sqlite3_column_text(stmt, 0));
+    sqlite3_finalize(stmt);
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
+        store_err(st, err, "reading cluster state");
+        goto fail;
+    }
+    if (!state) {
+        exa_err(err, EXA_ENOTFOUND, "unknown cluster: '%s'", j->cluster);
+        goto fail;
+    }
+    if (strcmp(state, "ACTIVE")) {
+        exa_err(err, EXA_ENOTAPPROVED,
+                "cluster '%s' is %s: job %s is not recorded ('exa hpc "
+                "approve %s')", j->cluster, state, j->job_id, j->cluster);
+        goto fail;
+    }
+    if (store_job_upsert(st, j, id_out, err) < 0 || store_commit(st, err) < 0)
+        goto fail;
+    free(state);
+    return 0;
+fail:
+    store_rollback(st);
+    free(state);
+    return -1;
+}
+
+int store_job_clusters(store_t *st, const char *job_id, struct strvec *clusters,
+                       struct strvec *schedulers, exa_error_t *err)
+{
+    sqlite3_stmt *stmt = store_prepare(
+        st, "SELECT cluster, scheduler FROM jobs WHERE job_id = ? "
+            "GROUP BY cluster ORDER BY cluster", err);
+    int rc;
+    if (!stmt)
+        return -1;
+    store_bind_text(stmt, 1, job_id);
+    while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+        const unsigned char *c = sqlite3_column_text(stmt, 0);
+        const unsigned char *s = sqlite3_column_text(stmt, 1);
+        strvec_push(clusters, c ? (const char *)c : "");
+        if (schedulers)
+            strvec_push(schedulers, s ? (const char *)s : "");
+    }
+    sqlite3_finalize(stmt);
+    if (rc != SQLITE_DONE)
+        return store_err(st, err, "looking up job");
+    return 0;
+}
+
+int store_job_list_open(store_t *st, const char *cluster, struct job_rec **out,
+                        size_t *n, exa_error_t *err)
+{
+    struct strbuf sql = STRBUF_INIT;
+    sqlite3_stmt *stmt;
+    struct job_rec *list = NULL;
+    size_t nr = 0, alloc = 0;
+    int rc;
+
+    select_list(&sql);
+    strbuf_addstr(&sql, " WHERE cluster = ? AND state NOT IN ('COMPLETED',"
+                        " 'FAILED', 'CANCELLED', 'TIMEOUT') ORDER BY id");
+    stmt = store_prepare(st, sql.buf, err);
+    strbuf_release(&sql);
+    if (!stmt)
+        return -1;
+    store_bind_text(stmt, 1, cluster);
+    while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+        ALLOC_GROW(list, nr + 1, alloc);
+        read_row(stmt, &list[nr++]);
+    }
+    sqlite3_finalize(stmt);
+    if (rc != SQLITE_DONE) {
+        job_rec_free_list(list, nr);
+        return store_err(st, err, "listing open jobs");
+    }
+    *out = list;
+    *n = nr;
+    return 0;
+}
+
 json_t *job_rec_to_json(const struct job_rec *j)
 {
     json_t *o = json_object();

@@ -20,6 +20,7 @@
 #include <stddef.h>
 
 #include "libstore/store.h"
+#include "libutil/strvec.h"
 
 /* An integer column holding SQL NULL. */
 #define JOB_NULL_INT LLONG_MIN
@@ -68,6 +69,20 @@ int store_job_insert(store_t *st, const struct job_rec *j, long long *id_out,
                      exa_error_t *err);
 
 /*
+ * store_job_insert() guarded by the cluster's approval: in one BEGIN
+ * IMMEDIATE transaction read clusters.state of j->cluster and insert j
+ * only when it is 'ACTIVE', so no job row is written for a cluster that
+ * a concurrent reject has just taken out. When (cluster, job_id) is
+ * already recorded the row is updated with j's non-absent fields instead
+ * (a retried submission). Returns 0, or -1 with err (nothing written):
+ * EXA_ENOTAPPROVED "cluster 'X' is STATE: ..." when the row is not ACTIVE,
+ * EXA_ENOTFOUND when the cluster has no row, as store_job_insert()
+ * otherwise.
+ */
+int store_job_insert_active(store_t *st, const struct job_rec *j,
+                            long long *id_out, exa_error_t *err);
+
+/*
  * Update the job (cluster, job_id) with every non-absent field of changes
  * (borrowed; its cluster, job_id, id and created_at are ignored), and set
  * updated_at to now. Absent fields keep their stored value. Returns 0, or
@@ -110,6 +125,22 @@ struct job_filter {
  */
 int store_job_list(store_t *st, const struct job_filter *f,
                    struct job_rec **out, size_t *n, exa_error_t *err);
+
+/*
+ * The distinct clusters on which job_id is recorded, sorted by name,
+ * pushed onto clusters; the scheduler of each row onto schedulers (same
+ * order; may be NULL). 0 or -1 with err (EXA_ECONFIG).
+ */
+int store_job_clusters(store_t *st, const char *job_id, struct strvec *clusters,
+                       struct strvec *schedulers, exa_error_t *err);
+
+/*
+ * The jobs of cluster whose state is not terminal (not COMPLETED, FAILED,
+ * CANCELLED or TIMEOUT), oldest first, as store_job_list() returns them
+ * (*out freed with job_rec_free_list()). 0 or -1 with err.
+ */
+int store_job_list_open(store_t *st, const char *cluster, struct job_rec **out,
+                        size_t *n, exa_error_t *err);
 
 /*
  * New JSON object with every column of j under its column name; absent

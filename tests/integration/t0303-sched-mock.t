@@ -62,12 +62,12 @@ is "$?" 1 "cancel with an unknown id exits 1"
 is "$(python3 -c 'import json,sys
 d = json.load(open(sys.argv[1]))
 print(sorted(d), d["error"], d["exit_code"], [(r["job_id"], r["cancelled"], r.get("error")) for r in d["results"]])' "$T/cancel.json")" \
-    "['error', 'exit_code', 'hint', 'results'] 1 of 2 cancels failed: mock job 'mock-999' not found 1 [('$idh2', True, None), ('mock-999', False, \"mock job 'mock-999' not found\")]" \
+    "['error', 'exit_code', 'hint', 'results'] 1 of 2 cancels failed: job 'mock-999' not found on cluster 'default' 1 [('$idh2', True, None), ('mock-999', False, \"job 'mock-999' not found on cluster 'default'\")]" \
     "failed cancel prints {error, exit_code, hint, results}"
 is "$(field "$idh2" state)" CANCELLED "the known id of a partly failed cancel is CANCELLED"
 "$EXA" --json hpc cancel mock-998 > "$T/cancel1.json" 2>/dev/null
 is "$?/$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["error"], d["exit_code"], len(d["results"]))' "$T/cancel1.json")" \
-    "1/mock job 'mock-998' not found 1 1" "a single unknown id: its own error text"
+    "1/job 'mock-998' not found on cluster 'default' 1 1" "a single unknown id: its own error text"
 
 is "$(field mock-nosuchjob state)" UNKNOWN "an unknown id is UNKNOWN, not an error"
 [ ! -e "$mark" ]
