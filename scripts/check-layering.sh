@@ -29,9 +29,6 @@ cd "$root"
 # matches anything is reported on stderr (not a failure, so that the
 # colleague who fixes it is not blocked) and should then be removed.
 allow=(
-    # gate (issue 9 item 1): hpc_sched.c stops building transports and
-    # schedulers once libfleet/gate.h lands.
-    "src/cmd/hpc_sched.c frontend"
     # parsers (issue 15 item 1): TRES/GRES parsing moves below libsched.
     "src/libsched/parse_slurm.c layer"
     # below (issue 9 item 1): the trust step, snapshot refresh and queue

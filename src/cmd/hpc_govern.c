@@ -20,6 +20,7 @@
 #include "cmd/hpc_fleet_int.h"
 #include "libfleet/governance.h"
 #include "libstore/audit.h"
+#include "libstore/hostkeys.h"
 #include "libutil/duration.h"
 #include "libutil/json.h"
 #include "libutil/strbuf.h"
@@ -28,7 +29,21 @@
 
 /* ---- clusters ---- */
 
-static json_t *cluster_json(const struct fleet_cluster *c)
+/* The gate's last host key mismatch of c, as JSON (null when none). */
+static json_t *mismatch_json(const struct hostkey_mismatch *m)
+{
+    json_t *o;
+    if (!m->cluster)
+        return json_null();
+    o = json_object();
+    jx_set(o, "approved", jx_str(m->approved));
+    jx_set(o, "seen", jx_str(m->seen));
+    jx_set(o, "seen_at", jx_str(m->seen_at));
+    return o;
+}
+
+static json_t *cluster_json(const struct fleet_cluster *c,
+                            const struct hostkey_mismatch *m)
 {
     json_t *o = json_object();
     const struct cluster_def *d = &c->def;
@@ -58,13 +73,15 @@ static json_t *cluster_json(const struct fleet_cluster *c)
     jx_set(o, "in_registry", json_boolean(c->in_yaml));
     jx_set(o, "audit_mismatch", jx_str(c->audit_mismatch));
     jx_set(o, "updated_at", jx_str(c->row.updated_at));
+    jx_set(o, "host_key_mismatch", mismatch_json(m));
     return o;
 }
 
 int cmd_hpc_clusters(struct exa_ctx *ctx, int argc, char **argv)
 {
     static const char *const cols[] = {
-        "Name", "Scheduler", "Transport", "Host", "State", "Approved by", NULL};
+        "Name", "Scheduler", "Transport", "Host", "State", "Approved by",
+        "Host key", NULL};
     store_t *st;
     char *regpath;
     struct fleet f = {NULL, 0};
@@ -80,8 +97,12 @@ int cmd_hpc_clusters(struct exa_ctx *ctx, int argc, char **argv)
     }
     if (ctx->out == OUT_JSON) {
         json_t *a = json_array();
-        for (size_t i = 0; i < f.nr; i++)
-            json_array_append_new(a, cluster_json(&f.v[i]));
+        for (size_t i = 0; i < f.nr; i++) {
+            struct hostkey_mismatch m;
+            store_hostkey_mismatch_get(st, f.v[i].def.name, &m, NULL);
+            json_array_append_new(a, cluster_json(&f.v[i], &m));
+            hostkey_mismatch_release(&m);
+        }
         out_json(ctx, a);
     } else if (!f.nr) {
         out_info(ctx, "No clusters registered. Add one with 'exa hpc "
@@ -91,13 +112,22 @@ int cmd_hpc_clusters(struct exa_ctx *ctx, int argc, char **argv)
         out_info(ctx, "HPC clusters");
         for (size_t i = 0; i < f.nr; i++) {
             const struct fleet_cluster *c = &f.v[i];
+            struct hostkey_mismatch m;
+            int bad = store_hostkey_mismatch_get(st, c->def.name, &m, NULL) == 1;
             const char *v[] = {c->def.name,
                                c->def.scheduler,
                                c->def.transport,
                                c->def.host,
                                cluster_state_name(c->state),
-                               c->row.approved_by};
+                               c->row.approved_by,
+                               bad ? "MISMATCH" : "ok"};
             out_table_row(t, v);
+            if (bad)
+                out_warn(ctx, "host key of '%s' does not match its approval "
+                         "(approved %s, seen %s at %s): exa refuses it",
+                         c->def.name, m.approved ? m.approved : "none",
+                         m.seen ? m.seen : "none", m.seen_at);
+            hostkey_mismatch_release(&m);
         }
         out_table_print(ctx, t);
     }

@@ -1,7 +1,9 @@
 /*
  * hpc_jobs.c - `exa hpc jobs`: recorded jobs from platform.db. Unlike the
  * reference's hpc_jobs table, every row carries its cluster, and the
- * run/GPU figures are what was measured, not placeholders.
+ * run/GPU figures are what was measured, not placeholders. --refresh first
+ * moves every cluster's stale non-terminal rows forward through the gate
+ * (one batched status query per cluster, accounting for ended jobs).
  */
 #include "cmd/hpc_jobs.h"
 
@@ -10,8 +12,10 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "libfleet/gate.h"
 #include "libstore/jobs.h"
 #include "libutil/json.h"
+#include "libutil/strvec.h"
 
 static void fmt_real(char *buf, size_t n, double v, int prec)
 {
@@ -21,6 +25,49 @@ static void fmt_real(char *buf, size_t n, double v, int prec)
         snprintf(buf, n, "-");
 }
 
+/*
+ * gate_reconcile() for every cluster with open rows; a cluster that
+ * cannot be opened or asked is warned about. Returns 0, or the exit
+ * status of the first failure.
+ */
+static int refresh(struct exa_ctx *ctx, store_t *st, const char *only)
+{
+    struct strvec cl = STRVEC_INIT, sc = STRVEC_INIT;
+    exa_error_t err = EXA_ERROR_INIT;
+    int rc = 0;
+
+    if (store_job_open_clusters(st, &cl, &sc, &err) < 0) {
+        rc = out_error(ctx, &err, NULL);
+        goto out;
+    }
+    for (size_t i = 0; i < cl.nr; i++) {
+        struct gate_req req = {0};
+        struct gate *g;
+        size_t moved = 0;
+        exa_error_t e = EXA_ERROR_INIT;
+        if ((only && strcmp(only, cl.v[i])) ||
+            (i && !strcmp(cl.v[i], cl.v[i - 1])))
+            continue;
+        req.cluster = cl.v[i];
+        req.purpose = GATE_READ;
+        req.mock = !strcmp(sc.v[i], "mock");
+        req.st = st;
+        if (!(g = gate_open(&req, &e)) || gate_reconcile(g, &moved, &e) < 0) {
+            out_warn(ctx, "jobs of cluster '%s' not refreshed: %s", cl.v[i],
+                     e.text);
+            if (!rc)
+                rc = exa_errc_exit(e.code ? e.code : EXA_EFAIL);
+        } else {
+            out_detail(ctx, "cluster '%s': %zu job(s) ended", cl.v[i], moved);
+        }
+        gate_close(g);
+    }
+out:
+    strvec_clear(&cl);
+    strvec_clear(&sc);
+    return rc;
+}
+
 int cmd_hpc_jobs(struct exa_ctx *ctx, int argc, char **argv)
 {
     static const struct option opts[] = {
@@ -28,6 +75,7 @@ int cmd_hpc_jobs(struct exa_ctx *ctx, int argc, char **argv)
         { "cluster", required_argument, NULL, 'c' },
         { "state", required_argument, NULL, 's' },
         { "limit", required_argument, NULL, 'n' },
+        { "refresh", no_argument, NULL, 'r' },
         { NULL, 0, NULL, 0 },
     };
     static const char *const cols[] = {
@@ -39,7 +87,7 @@ int cmd_hpc_jobs(struct exa_ctx *ctx, int argc, char **argv)
     exa_error_t err = EXA_ERROR_INIT;
     size_t n = 0;
     store_t *st;
-    int c, rc;
+    int c, rc, do_refresh = 0, refresh_rc = 0;
 
     f.limit = 20;
     opterr = 0;
@@ -59,6 +107,9 @@ int cmd_hpc_jobs(struct exa_ctx *ctx, int argc, char **argv)
             if ((rc = cmd_parse_uint(ctx, "--limit", optarg, &f.limit)))
                 return rc;
             break;
+        case 'r':
+            do_refresh = 1;
+            break;
         default:
             return out_usage(ctx, "option '%s' is unknown or needs a value",
                              argv[optind - 1]);
@@ -68,6 +119,8 @@ int cmd_hpc_jobs(struct exa_ctx *ctx, int argc, char **argv)
         return out_usage(ctx, "unexpected argument '%s'", argv[optind]);
     if (!(st = store_open(NULL, &err)))
         return out_error(ctx, &err, NULL);
+    if (do_refresh)
+        refresh_rc = refresh(ctx, st, f.cluster);
     rc = store_job_list(st, &f, &list, &n, &err);
     store_close(st);
     if (rc < 0)
@@ -106,5 +159,5 @@ int cmd_hpc_jobs(struct exa_ctx *ctx, int argc, char **argv)
         out_table_print(ctx, t);
     }
     job_rec_free_list(list, n);
-    return 0;
+    return refresh_rc;
 }

@@ -90,6 +90,7 @@ int cmd_serve(struct exa_ctx *ctx, int argc, char **argv)
     int once = 0, c, sig = 0, rc;
     exa_error_t err = EXA_ERROR_INIT;
     struct obs_exporter *ex;
+    struct obs_collect_ctx cctx = {0, EXA_ERROR_INIT};
     struct http_server *srv;
     sigset_t set;
 
@@ -120,7 +121,7 @@ int cmd_serve(struct exa_ctx *ctx, int argc, char **argv)
     if (optind < argc)
         return out_usage(ctx, "unexpected argument '%s'", argv[optind]);
 
-    ex = obs_exporter_new(NULL, interval, obs_collect_factory, NULL);
+    ex = obs_exporter_new(NULL, interval, obs_collect_factory, &cctx);
     if (once) {
         char *body;
         size_t len;
@@ -132,6 +133,11 @@ int cmd_serve(struct exa_ctx *ctx, int argc, char **argv)
         fwrite(body, 1, len, stdout);
         free(body);
         obs_exporter_free(ex);
+        /* a cluster the gate refused (host key, registration) fails the
+         * one-shot collection with its own error, after the metrics of
+         * the others */
+        if (cctx.refused)
+            return out_error(ctx, &cctx.first, NULL);
         return 0;
     }
 

@@ -20,7 +20,7 @@
 
 #include "libdiscovery/parse_flux_resource.h"
 #include "libdiscovery/parse_sinfo.h"
-#include "libfleet/connect.h"
+#include "libfleet/gate.h"
 #include "libsched/parse_flux.h"
 #include "libsched/parse_slurm.h"
 #include "libtransport/transport.h"
@@ -227,6 +227,7 @@ struct src_data {
     obs_run_f run;
     void *ctx;
     void (*destroy)(void *ctx);
+    void (*after_jobs)(void *ctx); /* NULL, or run after each job command */
     const char *const *nodes_argv, *const *jobs_argv;
     int (*parse_nodes)(const char *, size_t, struct obs_snapshot *,
                        exa_error_t *);
@@ -259,7 +260,10 @@ static int src_jobs(struct obs_source *src, struct obs_snapshot *s,
                     exa_error_t *err)
 {
     struct src_data *d = src->data;
-    return run_and_parse(src, d->jobs_argv, d->parse_jobs, s, err);
+    int rc = run_and_parse(src, d->jobs_argv, d->parse_jobs, s, err);
+    if (d->after_jobs)
+        d->after_jobs(d->ctx);
+    return rc;
 }
 
 static void src_destroy(struct obs_source *src)
@@ -304,49 +308,59 @@ struct obs_source *obs_source_new(const char *cluster, const char *scheduler,
     return src;
 }
 
-static int transport_runner(void *ctx, const char *const *argv,
-                            struct strbuf *out, exa_error_t *err)
+static int gate_runner(void *ctx, const char *const *argv,
+                       struct strbuf *out, exa_error_t *err)
 {
-    struct transport *t = ctx;
+    struct gate *g = ctx;
     struct transport_result res = TRANSPORT_RESULT_INIT;
-    int rc = transport_run_ok(t, argv, NULL, 0, &res, err);
+    int rc = transport_run_ok(gate_transport(g), argv, NULL, 0, &res, err);
     if (rc == 0)
         strbuf_addbuf(out, &res.out);
+    else
+        gate_check_error(g, err);
     transport_result_release(&res);
     return rc;
 }
 
-static void transport_destroy(void *ctx)
+static void gate_destroy(void *ctx)
 {
-    transport_close(ctx);
+    gate_close(ctx);
+}
+
+/* Move the cluster's stale job rows forward (best effort: the next
+ * collection tries again). */
+static void gate_after_jobs(void *ctx)
+{
+    exa_error_t e = EXA_ERROR_INIT;
+    gate_reconcile(ctx, NULL, &e);
 }
 
 struct obs_source *obs_collect_factory(const struct fv_cluster *c, void *ctx,
                                        exa_error_t *err)
 {
-    struct fleet_conn conn;
-    struct transport *t;
+    struct obs_collect_ctx *cc = ctx;
+    struct gate_req req = {0};
     struct obs_source *src;
-    (void)ctx;
+    struct gate *g;
     if (!c->scheduler ||
         (strcmp(c->scheduler, "slurm") && strcmp(c->scheduler, "flux"))) {
         exa_err(err, EXA_ECONFIG, "no collector for scheduler '%s' of '%s'",
                 c->scheduler ? c->scheduler : "unknown", c->name);
         return NULL;
     }
-    /* the identity the sysadmin approved (the table's row), and the host
-     * key `exa hpc connect` pinned for this cluster */
-    conn.name = c->name;
-    conn.transport = c->transport;
-    conn.host = c->host;
-    conn.ssh_user = c->ssh_user;
-    conn.ssh_key = c->ssh_key;
-    conn.ssh_port = c->ssh_port;
-    if (!(t = fleet_conn_transport(&conn, err)))
+    req.cluster = c->name;
+    req.purpose = GATE_READ;
+    if (!(g = gate_open(&req, err))) {
+        if (cc && !cc->refused++ && err)
+            cc->first = *err;
         return NULL;
-    src = obs_source_new(c->name, c->scheduler, transport_runner, t,
-                         transport_destroy, err);
-    if (!src)
-        transport_close(t);
+    }
+    src = obs_source_new(c->name, c->scheduler, gate_runner, g, gate_destroy,
+                         err);
+    if (!src) {
+        gate_close(g);
+        return NULL;
+    }
+    ((struct src_data *)src->data)->after_jobs = gate_after_jobs;
     return src;
 }

@@ -49,11 +49,21 @@ struct obs_source *obs_source_new(const char *cluster, const char *scheduler,
                                   obs_run_f run, void *ctx,
                                   void (*destroy)(void *ctx), exa_error_t *err);
 
+/* What obs_collect_factory() records when it is given one as ctx. */
+struct obs_collect_ctx {
+    int refused;       /* clusters the gate refused to open */
+    exa_error_t first; /* the first refusal (e.g. a host key mismatch) */
+};
+
 /*
  * obs_source_factory_f for `exa serve`: a source for an ACTIVE Slurm or
- * Flux cluster over its transport (ctx unused). Returns NULL with err for
- * a scheduler without a collector (mock, unknown) or a transport that
- * cannot be made.
+ * Flux cluster, opened through the gate (libfleet/gate.h, GATE_READ: the
+ * registered connection, the pinned host key checked against the
+ * approval). Every jobs collection is followed by gate_reconcile(), so the
+ * jobs table's stale rows move forward (one batched status query, and the
+ * accounting of ended jobs). ctx may be NULL or a struct obs_collect_ctx
+ * that counts refusals. Returns NULL with err for a scheduler without a
+ * collector (mock, unknown) or a cluster the gate refuses.
  */
 struct obs_source *obs_collect_factory(const struct fv_cluster *c, void *ctx,
                                        exa_error_t *err);

@@ -393,7 +393,7 @@ out:
 
 static int flux_cancel(struct sched *s, const char *id, exa_error_t *err)
 {
-    const char *argv[] = { "flux", "cancel", id, NULL };
+    const char *argv[] = { "flux", "cancel", "--", id, NULL };
     struct transport_result res = TRANSPORT_RESULT_INIT;
     int rc = transport_run_ok(s->t, argv, NULL, 0, &res, err);
 

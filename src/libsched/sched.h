@@ -205,8 +205,8 @@ int sched_status_batch(struct sched *s, const char *const *ids, size_t n,
                        struct sched_job *out, exa_error_t *err);
 
 /*
- * Cancel job id: `scancel ID` (scancel(1)), `flux cancel ID`
- * (flux-cancel(1)); mock marks a held (PENDING) record CANCELLED, and a
+ * Cancel job id: `scancel -- ID` (scancel(1)), `flux cancel -- ID`
+ * (flux-cancel(1)): the id after `--`, never an option; mock marks a held (PENDING) record CANCELLED, and a
  * finished one is left as it is. Returns 0, or -1 with err: EXA_ESCHED
  * when the command exits non-zero ("'scancel' on 'HOST' exited 1: ..."),
  * EXA_ENOTFOUND for an unknown mock id, the transport's code otherwise.

@@ -430,6 +430,28 @@ int store_job_list_open(store_t *st, const char *cluster, struct job_rec **out,
     return 0;
 }
 
+int store_job_open_clusters(store_t *st, struct strvec *clusters,
+                            struct strvec *schedulers, exa_error_t *err)
+{
+    sqlite3_stmt *stmt = store_prepare(
+        st, "SELECT DISTINCT cluster, scheduler FROM jobs WHERE state NOT IN"
+            " ('COMPLETED', 'FAILED', 'CANCELLED', 'TIMEOUT')"
+            " ORDER BY cluster, scheduler", err);
+    int rc;
+    if (!stmt)
+        return -1;
+    while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+        const unsigned char *c = sqlite3_column_text(stmt, 0);
+        const unsigned char *s = sqlite3_column_text(stmt, 1);
+        strvec_push(clusters, c ? (const char *)c : "");
+        strvec_push(schedulers, s ? (const char *)s : "");
+    }
+    sqlite3_finalize(stmt);
+    if (rc != SQLITE_DONE)
+        return store_err(st, err, "listing clusters with open jobs");
+    return 0;
+}
+
 json_t *job_rec_to_json(const struct job_rec *j)
 {
     json_t *o = json_object();

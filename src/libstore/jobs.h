@@ -143,6 +143,14 @@ int store_job_list_open(store_t *st, const char *cluster, struct job_rec **out,
                         size_t *n, exa_error_t *err);
 
 /*
+ * The distinct (cluster, scheduler) pairs that have a job in a
+ * non-terminal state, sorted by cluster, pushed onto clusters and
+ * schedulers (same order). 0 or -1 with err.
+ */
+int store_job_open_clusters(store_t *st, struct strvec *clusters,
+                            struct strvec *schedulers, exa_error_t *err);
+
+/*
  * New JSON object with every column of j under its column name; absent
  * values are null and reals are never NaN/Infinity (libutil/json.h).
  */

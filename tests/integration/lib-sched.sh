@@ -59,6 +59,24 @@ sched_setup() {
     else
         export EXAMLOPS_HPC_TRANSPORT=local SLURM_CONF=${!conf_var}
     fi
+    sched_register "$cluster" "$mode"
+}
+
+# sched_register CLUSTER MODE: register CLUSTER (connect: the host key is
+# pinned, the identity recorded) and approve it, as a sysadmin would; the
+# gate refuses every cluster that is not registered and ACTIVE
+sched_register() {
+    local cluster=$1 mode=$2 up port_var
+    up=$(tr 'a-z' 'A-Z' <<<"$cluster")
+    port_var=TESTBED_SSH_PORT_$up
+    if [ "$mode" = ssh ]; then
+        "$EXA" -q hpc connect "$TESTBED_SSH_HOST" --name "$cluster" -u "$TESTBED_SSH_USER" \
+            -k "$TESTBED_SSH_KEY" -p "${!port_var}" --scheduler slurm >/dev/null
+    else
+        "$EXA" -q hpc connect localhost --name "$cluster" --scheduler slurm >/dev/null
+    fi || echo "# sched_register: connect $cluster ($mode) failed" >&2
+    "$EXA" -q -y hpc approve "$cluster" >/dev/null ||
+        echo "# sched_register: approve $cluster failed" >&2
 }
 
 # submit ARGS...: exa --json hpc submit; prints the job id

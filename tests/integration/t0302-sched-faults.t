@@ -11,6 +11,7 @@ set -u
 require_testbed
 echo "1..13"
 sched_setup testa local
+sched_register testb local
 export EXAMLOPS_SLURM_CMD_TIMEOUT=3
 
 printf 'exit 0\n' > "$T/z0.sh"
@@ -94,12 +95,17 @@ is "$(sqlite3 "$EXAMLOPS_DB" "select count(*)||' '||state from jobs where job_id
 # sched_setup replaces; its remote work dir stays under $T too)
 rm -rf "$T"
 sched_setup testa ssh
-grep "2223" "$TESTBED_SSH_KNOWN_HOSTS" | sed 's/\[127.0.0.1\]:2223/[127.0.0.1]:2222/; s/\[localhost\]:2223/[localhost]:2222/' > "$T/kh-changed"
-EXAMLOPS_HPC_SSH_KNOWN_HOSTS=$T/kh-changed "$EXA" hpc status 1 > /dev/null 2> "$T/err"
+# The gate compares the pinned key (known_hosts.d/testa, written by the
+# connect in sched_setup) with the fingerprint recorded at approval.
+pin=$XDG_CONFIG_HOME/examlops/known_hosts.d/testa
+cp "$pin" "$T/pin.orig"
+grep "2223" "$TESTBED_SSH_KNOWN_HOSTS" | sed 's/\[127.0.0.1\]:2223/[127.0.0.1]:2222/; s/\[localhost\]:2223/[localhost]:2222/' > "$pin"
+"$EXA" hpc status 1 > /dev/null 2> "$T/err"
 rc=$?
-is "$rc/$(grep -c "host key for '127.0.0.1' changed" "$T/err")" "4/1" "changed host key refused, host named (exit 4)"
-: > "$T/kh-empty"
-EXAMLOPS_HPC_SSH_KNOWN_HOSTS=$T/kh-empty "$EXA" hpc status 1 > /dev/null 2> "$T/err"
+is "$rc/$(grep -c "host key for '127.0.0.1' changed: cluster 'testa' was approved with SHA256:" "$T/err")" "4/1" "changed host key refused, host named (exit 4)"
+: > "$pin"
+"$EXA" hpc status 1 > /dev/null 2> "$T/err"
 rc=$?
-is "$rc/$(grep -c "host key for '127.0.0.1' unknown" "$T/err")" "4/1" "unknown host key refused, host named (exit 4)"
+is "$rc/$(grep -c "host key for '127.0.0.1' changed: .* but the pinned known_hosts holds no key" "$T/err")" "4/1" "a pinned file with no key is refused, host named (exit 4)"
+cp "$T/pin.orig" "$pin"
 exit $((fails > 0))

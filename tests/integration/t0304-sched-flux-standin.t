@@ -41,6 +41,11 @@ esac
 SH
 chmod +x "$T/bin/flux"
 export PATH="$T/bin:$PATH"
+# the gate matches the environment's target (flux over the local transport)
+# against the registry: register it in clusters.yaml and approve it
+mkdir -p "$HOME/.config/examlops"
+printf 'clusters:\n  fluxl:\n    scheduler: flux\n    transport: local\n' > "$HOME/.config/examlops/clusters.yaml"
+"$EXA" -q -y hpc approve fluxl > /dev/null || echo "# approving fluxl failed"
 n=0; fails=0
 is() {
     n=$((n + 1))
@@ -62,6 +67,6 @@ is "$(python3 -c 'import json,sys; d=json.load(sys.stdin); print(d[0]["state"], 
 is "$(python3 -c 'import json,sys; d=json.load(sys.stdin); print(d[1]["state"], d[1]["exit_code"])' <<<"$st")" \
     "FAILED 1" "eventlog-only job: wait status 256 is FAILED exit 1"
 is "$(grep -c '^jobs ' "$FLUX_LOG")" 1 "one flux jobs call for both ids"
-"$EXA" hpc cancel "ƒ2TR77Ao1" > /dev/null
-is "$?" 0 "flux cancel"
+"$EXA" hpc cancel "ƒ2TR77Ao1" > /dev/null 2>&1
+is "$?/$(grep -c '^cancel ' "$FLUX_LOG")" "1/0" "cancel of a COMPLETED job exits 1 and runs no flux cancel"
 exit $((fails > 0))

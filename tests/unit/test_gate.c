@@ -1,0 +1,360 @@
+/*
+ * Tests for libfleet/gate.c and libsched/jobid.c: the job id grammar of
+ * each scheduler, the pinned host key's fingerprint (values from
+ * `ssh-keygen -lf`), the env target's registered name, the ACTIVE check in
+ * the job-insert transaction, the jobs-table cluster lookup, and the
+ * refusal of a pinned key that does not match the approval (before any
+ * connection is made).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <cmocka.h>
+
+#include "libfleet/gate.h"
+#include "libsched/jobid.h"
+#include "libstore/hostkeys.h"
+#include "testutil.h"
+#include "libutil/xalloc.h"
+
+/* ssh-keygen -q -t ed25519 / -t rsa -b 1024, and `ssh-keygen -lf` of each */
+#define ED_KEY "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIP8lPvcgpoYFNogrHDJtrng+ind6KErg1BT5P4K0+d4G"
+#define ED_FPR "SHA256:yimH4Lj9dfbOVk0Frd0JokZjQzKXwJBLPYnSbbcnAlQ"
+#define RSA_KEY                                                                \
+    "ssh-rsa AAAAB3NzaC1yc2EAAAADAQABAAAAgQDBAO3Qs1S/ur4hZfo8OJH20wf7FaZL4lg4" \
+    "ea4NXMPjq4Fh22eaG7WwZ/YxU572b4FgX/tKV5AiSGHFrogZ68LkMAF2K71d6jB3AKicZl5d" \
+    "nHASMvtDvWPDH6u6B1KmXtlP1z6FhpLtPZNvNn36DtqWafvFnTW7b4FAZfPMuXCooQ=="
+#define RSA_FPR "SHA256:f2skKAbV1qnIWhsZUFQjYd5b+vF353iJcnOyh8i7smw"
+
+struct id_case {
+    const char *kind, *id;
+    int ok;
+};
+
+static const struct id_case id_cases[] = {
+    {"slurm", "123", 1},
+    {"slurm", "123_4", 1},
+    {"slurm", "123_[1-5]", 1},
+    {"slurm", "123_[1-5%2]", 1},
+    {"slurm", "123_[1,3,5-7]", 1},
+    {"slurm", "93+0", 1},
+    {"slurm", "4294967295", 1},
+    {"slurm", "12345678901", 0}, /* 11 digits */
+    {"slurm", "--user=root", 0},
+    {"slurm", "-1", 0},
+    {"slurm", "1,2", 0},
+    {"slurm", "1 2", 0},
+    {"slurm", "123_", 0},
+    {"slurm", "123_[1-5", 0},
+    {"slurm", "123_[]", 0},
+    {"slurm", "123_[1-5%]", 0},
+    {"slurm", "123_[1-5]x", 0},
+    {"slurm", "93+", 0},
+    {"slurm", "1;touch x", 0},
+    {"slurm", "", 0},
+    {"slurm", "\xc6\x92" "2TR77Ao1", 0},
+    {"flux", "\xc6\x92" "2TR77Ao1", 1},
+    {"flux", "f2TR77Ao1", 1},
+    {"flux", "123456789012345678", 1},
+    {"flux", "f2TR0Ao1", 0}, /* 0 is not base58 */
+    {"flux", "f2TRlAo1", 0}, /* nor l */
+    {"flux", "f", 0},
+    {"flux", "--all", 0},
+    {"flux", "123_4", 0},
+    {"mock", "mock-3f9c0a1b2c3d", 1},
+    {"mock", "mock-", 0},
+    {"mock", "mock-a;b", 0},
+    {"mock", "123", 0},
+    {NULL, "123_[1-5%2]", 1},
+    {NULL, "\xc6\x92" "2TR77Ao1", 1},
+    {NULL, "mock-999", 1},
+    {NULL, "--user=root", 0},
+    {NULL, "-f", 0},
+};
+
+static void test_job_id_grammar(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < sizeof(id_cases) / sizeof(id_cases[0]); i++) {
+        exa_error_t err = EXA_ERROR_INIT;
+        int rc = sched_job_id_check(id_cases[i].kind, id_cases[i].id, &err);
+        if ((rc == 0) != id_cases[i].ok)
+            fail_msg("%s id '%s': got %d (%s)",
+                     id_cases[i].kind ? id_cases[i].kind : "any",
+                     id_cases[i].id, rc, err.text);
+        if (!id_cases[i].ok)
+            assert_int_equal(err.code, EXA_EUSAGE);
+    }
+}
+
+static void test_job_id_message(void **state)
+{
+    exa_error_t err = EXA_ERROR_INIT;
+    char big[200];
+    (void)state;
+    assert_int_equal(sched_job_id_check("slurm", "--user=root", &err), -1);
+    assert_string_equal(err.text, "invalid slurm job id '--user=root' "
+                                  "(expected 123, 123_4, 123_[1-5%2] or 93+0)");
+    assert_int_equal(sched_job_id_check("pbs", "1", &err), -1);
+    assert_string_equal(err.text, "unknown scheduler 'pbs'");
+    memset(big, '1', sizeof(big) - 1);
+    big[sizeof(big) - 1] = '\0';
+    assert_int_equal(sched_job_id_check(NULL, big, &err), -1);
+    assert_int_equal(sched_job_id_check("flux", big + 180, &err), 0);
+}
+
+static void test_env_name(void **state)
+{
+    char *s;
+    (void)state;
+    s = gate_env_name("slurm", "ssh", "127.0.0.1", 2222);
+    assert_string_equal(s, "env-slurm-127.0.0.1-2222");
+    free(s);
+    s = gate_env_name("flux", "local", NULL, 0);
+    assert_string_equal(s, "env-flux-local");
+    free(s);
+    s = gate_env_name("slurm", "ssh", "a b/c:d", 0);
+    assert_string_equal(s, "env-slurm-a-b-c-d-22");
+    free(s);
+    s = gate_env_name("slurm", "ssh",
+                      "h0123456789h0123456789h0123456789h0123456789h0123456789",
+                      22);
+    assert_int_equal(strlen(s), 63);
+    free(s);
+}
+
+static char *dir;
+
+static int setup(void **state)
+{
+    char *p;
+    (void)state;
+    dir = tu_mkdtemp();
+    p = xstrfmt("%s/cfg", dir);
+    setenv("XDG_CONFIG_HOME", p, 1);
+    free(p);
+    p = xstrfmt("%s/platform.db", dir);
+    setenv("EXAMLOPS_DB", p, 1);
+    free(p);
+    p = xstrfmt("%s/clusters.yaml", dir);
+    setenv("EXAMLOPS_HPC_REGISTRY", p, 1);
+    free(p);
+    setenv("HOME", dir, 1);
+    setenv("EXAMLOPS_ACTOR", "unit", 1);
+    unsetenv("EXAMLOPS_HPC_SCHEDULER");
+    unsetenv("EXAMLOPS_SLURM_MODE");
+    unsetenv("EXAMLOPS_HPC_CLUSTER");
+    unsetenv("EXAMLOPS_HPC_TRANSPORT");
+    unsetenv("EXAMLOPS_HPC_SSH_HOST");
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    tu_rmtree(dir);
+    free(dir);
+    return 0;
+}
+
+static void pin(const char *cluster, const char *text)
+{
+    char *d = xstrfmt("%s/cfg/examlops/known_hosts.d", dir);
+    char *p = xstrfmt("%s/%s", d, cluster);
+    char *c = xstrfmt("%s/cfg/examlops", dir);
+    char *cfg = xstrfmt("%s/cfg", dir);
+    mkdir(cfg, 0700);
+    mkdir(c, 0700);
+    mkdir(d, 0700);
+    tu_write_file(p, text);
+    free(d);
+    free(p);
+    free(c);
+    free(cfg);
+}
+
+static void test_pinned_fingerprint(void **state)
+{
+    exa_error_t err = EXA_ERROR_INIT;
+    char *f;
+    (void)state;
+    /* the ed25519 key wins over a first rsa line, as ssh would offer it */
+    pin("a", "# pinned\n[127.0.0.1]:2222 " RSA_KEY "\n[127.0.0.1]:2222 " ED_KEY
+             "\n");
+    f = gate_pinned_fingerprint("a", &err);
+    assert_non_null(f);
+    assert_string_equal(f, ED_FPR);
+    free(f);
+    pin("b", "[127.0.0.1]:2222 " RSA_KEY "\n");
+    f = gate_pinned_fingerprint("b", &err);
+    assert_non_null(f);
+    assert_string_equal(f, RSA_FPR);
+    free(f);
+    assert_null(gate_pinned_fingerprint("nosuch", &err));
+    assert_int_equal(err.code, EXA_ENOTFOUND);
+    pin("c", "# nothing\n");
+    assert_null(gate_pinned_fingerprint("c", &err));
+    assert_int_equal(err.code, EXA_EPARSE);
+}
+
+/* Register name over ssh with the approved host key fpr; approve when
+ * active. */
+static void add_cluster(store_t *st, const char *name, const char *fpr,
+                        int active)
+{
+    struct gov_connect_req q = {0};
+    exa_error_t err = EXA_ERROR_INIT;
+    char *reg = xstrfmt("%s/clusters.yaml", dir);
+    q.name = name;
+    q.scheduler = "slurm";
+    q.transport = "ssh";
+    q.host = "127.0.0.1";
+    q.ssh_user = "root";
+    q.ssh_port = 2222;
+    q.host_key_fingerprint = fpr;
+    if (gov_connect(st, reg, &q, "unit", NULL, &err) < 0)
+        fail_msg("connect %s: %s", name, err.text);
+    if (active && gov_approve(st, reg, name, NULL, "unit", NULL, &err) < 0)
+        fail_msg("approve %s: %s", name, err.text);
+    free(reg);
+}
+
+static void test_insert_active(void **state)
+{
+    exa_error_t err = EXA_ERROR_INIT;
+    store_t *st = store_open(NULL, &err);
+    struct job_rec j;
+    long long id = 0;
+    (void)state;
+    assert_non_null(st);
+    add_cluster(st, "pend", NULL, 0);
+    add_cluster(st, "act", NULL, 1);
+    job_rec_init(&j);
+    j.scheduler = "slurm";
+    j.job_id = "42";
+    j.cluster = "pend";
+    assert_int_equal(store_job_insert_active(st, &j, &id, &err), -1);
+    assert_int_equal(err.code, EXA_ENOTAPPROVED);
+    assert_string_equal(err.text, "cluster 'pend' is PENDING: job 42 is not "
+                                  "recorded ('exa hpc approve pend')");
+    j.cluster = "nosuch";
+    assert_int_equal(store_job_insert_active(st, &j, &id, &err), -1);
+    assert_int_equal(err.code, EXA_ENOTFOUND);
+    j.cluster = "act";
+    assert_int_equal(store_job_insert_active(st, &j, &id, &err), 0);
+    assert_true(id > 0);
+    /* a retried submission updates the same row */
+    j.state = "RUNNING";
+    {
+        long long id2 = 0;
+        struct job_rec got;
+        assert_int_equal(store_job_insert_active(st, &j, &id2, &err), 0);
+        assert_int_equal(id2, id);
+        assert_int_equal(store_job_get(st, "act", "42", &got, &err), 0);
+        assert_string_equal(got.state, "RUNNING");
+        job_rec_release(&got);
+    }
+    /* nothing was written for the PENDING cluster, and no transaction is
+     * left open */
+    {
+        struct job_rec got;
+        assert_int_equal(store_job_get(st, "pend", "42", &got, &err), -1);
+        assert_int_equal(err.code, EXA_ENOTFOUND);
+        assert_int_equal(store_begin(st, &err), 0);
+        store_rollback(st);
+    }
+    /* the same id on a second cluster: the lookup is ambiguous */
+    j.cluster = "other";
+    j.state = NULL;
+    assert_int_equal(store_job_insert(st, &j, NULL, &err), 0);
+    {
+        char *c = NULL, *k = NULL;
+        assert_int_equal(gate_job_cluster(st, "42", NULL, &c, &k, &err), -1);
+        assert_int_equal(err.code, EXA_EUSAGE);
+        assert_string_equal(err.text, "job id '42' is recorded on several "
+                                      "clusters (act, other): pass --cluster");
+        assert_int_equal(gate_job_cluster(st, "42", "act", &c, &k, &err), 0);
+        assert_string_equal(c, "act");
+        assert_string_equal(k, "slurm");
+        free(c);
+        free(k);
+        assert_int_equal(gate_job_cluster(st, "7", NULL, &c, &k, &err), 0);
+        assert_null(c);
+        assert_null(k);
+    }
+    store_close(st);
+}
+
+static void test_open_refuses_mismatch(void **state)
+{
+    exa_error_t err = EXA_ERROR_INIT;
+    store_t *st = store_open(NULL, &err);
+    struct gate_req req = {0};
+    struct hostkey_mismatch m;
+    char name[64] = "";
+    struct gate *g;
+    (void)state;
+    assert_non_null(st);
+    add_cluster(st, "keyed", ED_FPR, 1);
+    pin("keyed", "[127.0.0.1]:2222 " RSA_KEY "\n");
+    req.cluster = "keyed";
+    req.purpose = GATE_READ;
+    req.st = st;
+    req.cluster_out = name;
+    req.cluster_out_len = sizeof(name);
+    g = gate_open(&req, &err);
+    assert_null(g);
+    assert_int_equal(err.code, EXA_ETRANSPORT);
+    assert_string_equal(err.text,
+                        "host key for '127.0.0.1' changed: cluster 'keyed' was "
+                        "approved with " ED_FPR " but the pinned known_hosts "
+                        "holds " RSA_FPR);
+    assert_string_equal(name, "keyed");
+    assert_int_equal(store_hostkey_mismatch_get(st, "keyed", &m, &err), 1);
+    assert_string_equal(m.approved, ED_FPR);
+    assert_string_equal(m.seen, RSA_FPR);
+    hostkey_mismatch_release(&m);
+    /* scheduling is refused the same way, before approval is looked at */
+    req.purpose = GATE_SCHEDULE;
+    assert_null(gate_open(&req, &err));
+    assert_int_equal(err.code, EXA_ETRANSPORT);
+    /* PENDING refuses scheduling with exit 6 */
+    add_cluster(st, "pend2", NULL, 0);
+    req.cluster = "pend2";
+    assert_null(gate_open(&req, &err));
+    assert_int_equal(err.code, EXA_ENOTAPPROVED);
+    req.cluster = "nosuch";
+    assert_null(gate_open(&req, &err));
+    assert_int_equal(err.code, EXA_ENOTFOUND);
+    /* mock mode: nothing named, no registration needed */
+    req.cluster = NULL;
+    req.use_env = 1;
+    g = gate_open(&req, &err);
+    assert_non_null(g);
+    assert_string_equal(gate_name(g), "default");
+    assert_string_equal(gate_scheduler(g), "mock");
+    assert_int_equal(gate_is_mock(g), 1);
+    gate_close(g);
+    store_close(st);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_job_id_grammar),
+        cmocka_unit_test(test_job_id_message),
+        cmocka_unit_test(test_env_name),
+        cmocka_unit_test_setup_teardown(test_pinned_fingerprint, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_insert_active, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_open_refuses_mismatch, setup,
+                                        teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
