@@ -118,7 +118,7 @@ static const char *const migrations[] = {
     "  WHERE e.target = clusters.name AND substr(e.action, 1, 8) = 'cluster_'"
     "  ORDER BY e.id DESC LIMIT 1);",
     /* 4: host keys seen not to match the approved one (libfleet/gate.c) */
-    "CREATE TABLE host_key_mismatch ("
+    "CREATE TABLE IF NOT EXISTS host_key_mismatch ("
     "  cluster TEXT PRIMARY KEY, approved TEXT, seen TEXT NOT NULL,"
     "  seen_at TEXT NOT NULL);",
 };
