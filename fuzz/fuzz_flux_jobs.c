@@ -1,6 +1,8 @@
 /*
- * fuzz_flux_jobs.c - libFuzzer target for flux_jobs_parse(): any bytes
- * must give a result or an error, never a crash or a leak.
+ * fuzz_flux_jobs.c - libFuzzer target for flux_jobs_parse(),
+ * flux_jobs_parse_format() with exa's observe format and
+ * flux_submit_ids(): any bytes must give a result or an error, never a
+ * crash or a leak.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -23,6 +25,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (!res && !kind)
         __builtin_trap();
     json_decref(res);
+    kind = NULL;
+    res = flux_jobs_parse_format(buf, size, FLUX_JOBS_OBSERVE_FORMAT, &kind,
+                                 NULL);
+    if (!res && !kind)
+        __builtin_trap();
+    json_decref(res);
+    {
+        struct strvec ids = STRVEC_INIT;
+        flux_submit_ids(buf, size, &ids);
+        strvec_clear(&ids);
+    }
     free(buf);
     return 0;
 }

@@ -156,6 +156,38 @@ static void add_rlist(json_t *grp, const char *s)
 static json_t *resource_parse_clean(const char *buf, size_t len,
                                     const char **errkind, exa_error_t *err);
 
+/*
+ * `flux resource status` (flux-core 0.88) prints the right-aligned STATE
+ * column and the one-character UP column (✔/✗) without a space between
+ * them: the header word "STATEUP". Split it back into STATE (its first
+ * five code points) and UP (the rest), so "drained ✔" gives state
+ * "drained" and up "✔".
+ */
+static void split_stateup(struct flux_table_hdr *h)
+{
+    for (size_t i = 0; i < h->ncols; i++) {
+        if (strcmp(h->names[i], "STATEUP"))
+            continue;
+        h->names = xrealloc(h->names, (h->ncols + 1) * sizeof(*h->names));
+        h->start = xrealloc(h->start, (h->ncols + 1) * sizeof(*h->start));
+        h->end = xrealloc(h->end, (h->ncols + 1) * sizeof(*h->end));
+        memmove(h->names + i + 2, h->names + i + 1,
+                (h->ncols - i - 1) * sizeof(*h->names));
+        memmove(h->start + i + 2, h->start + i + 1,
+                (h->ncols - i - 1) * sizeof(*h->start));
+        memmove(h->end + i + 2, h->end + i + 1,
+                (h->ncols - i - 1) * sizeof(*h->end));
+        h->ncols++;
+        free(h->names[i]);
+        h->names[i] = xstrdup("STATE");
+        h->names[i + 1] = xstrdup("UP");
+        h->start[i + 1] = h->start[i] + 5;
+        h->end[i + 1] = h->end[i];
+        h->end[i] = h->start[i] + 5;
+        return;
+    }
+}
+
 /* Case-insensitive search for needle in the n bytes at s. */
 static int strcasestr_n(const char *s, size_t n, const char *needle)
 {
@@ -252,6 +284,7 @@ static json_t *resource_parse_clean(const char *buf, size_t len,
         if (!have_hdr) {
             if (!has_lower(s, l)) {
                 flux_table_hdr_init(&hdr, s, l);
+                split_stateup(&hdr);
                 have_hdr = 1;
                 continue;
             }
@@ -422,4 +455,125 @@ static json_t *resource_parse_clean(const char *buf, size_t len,
     jx_set(res, "groups", groups);
     jx_set(res, "nodes", jnodes);
     return res;
+}
+
+/* Number of ids in an RFC 22 idset, or -1. */
+static long long idset_count(const char *s)
+{
+    long long *ids = NULL;
+    size_t n = 0;
+    if (!s || flux_idset_expand(s, &ids, &n) < 0) {
+        free(ids);
+        return -1;
+    }
+    free(ids);
+    return (long long)n;
+}
+
+int flux_r_per_node(const char *buf, size_t len, struct strvec *hosts,
+                    long long **cores, long long **gpus, exa_error_t *err)
+{
+    json_t *r = json_loadb(buf, len, 0, NULL), *ex, *rl, *nl;
+    long long *c = NULL, *g = NULL;
+    int rc = -1;
+    if (!r || !(ex = json_object_get(r, "execution")) ||
+        !json_is_array(rl = json_object_get(ex, "R_lite")) ||
+        !json_is_array(nl = json_object_get(ex, "nodelist"))) {
+        exa_err(err, EXA_EPARSE, "flux resource R: not an R object");
+        goto out;
+    }
+    for (size_t i = 0; i < json_array_size(nl); i++) {
+        const char *h = json_string_value(json_array_get(nl, i));
+        if (!h || flux_hostlist_expand(h, hosts) < 0) {
+            exa_err(err, EXA_EPARSE, "flux resource R: bad nodelist");
+            goto out;
+        }
+    }
+    c = xcalloc(hosts->nr ? hosts->nr : 1, sizeof(*c));
+    g = xcalloc(hosts->nr ? hosts->nr : 1, sizeof(*g));
+    for (size_t i = 0; i < json_array_size(rl); i++) {
+        const json_t *e = json_array_get(rl, i);
+        const json_t *ch = json_object_get(e, "children");
+        const char *ranks = json_string_value(json_object_get(e, "rank"));
+        long long *ids = NULL;
+        size_t nids = 0;
+        long long nc =
+            idset_count(json_string_value(json_object_get(ch, "core")));
+        long long ng =
+            idset_count(json_string_value(json_object_get(ch, "gpu")));
+        if (!ranks || flux_idset_expand(ranks, &ids, &nids) < 0) {
+            free(ids);
+            exa_err(err, EXA_EPARSE, "flux resource R: bad rank idset");
+            goto out;
+        }
+        for (size_t k = 0; k < nids; k++) {
+            if (ids[k] < 0 || (size_t)ids[k] >= hosts->nr)
+                continue;
+            /* idset counts are bounded by the text: no overflow */
+            c[ids[k]] += nc > 0 ? nc : 0;
+            g[ids[k]] += ng > 0 ? ng : 0;
+        }
+        free(ids);
+    }
+    *cores = c;
+    *gpus = g;
+    c = g = NULL;
+    rc = 0;
+out:
+    free(c);
+    free(g);
+    json_decref(r);
+    return rc;
+}
+
+int flux_resource_apply(json_t *doc, const char *status, size_t status_len,
+                        const char *R, size_t R_len)
+{
+    json_t *nodes = json_object_get(doc, "nodes"), *n;
+    int changed = 0;
+    size_t i;
+
+    if (!json_is_array(nodes))
+        return 0;
+    if (status) {
+        const char *kind = NULL;
+        json_t *sd = flux_resource_parse(status, status_len, &kind, NULL);
+        const json_t *sn = json_object_get(sd, "nodes"), *m;
+        size_t k;
+        json_array_foreach(sn, k, m) {
+            const char *name = jx_get_str(m, "name", NULL);
+            const char *st = jx_get_str(m, "state", "");
+            if (!name || (strcmp(st, "drain") && strcmp(st, "down")))
+                continue;
+            json_array_foreach(nodes, i, n) {
+                if (strcmp(jx_get_str(n, "name", ""), name))
+                    continue;
+                jx_set(n, "state", jx_str(st));
+                jx_set(n, "raw_state",
+                       jx_str(jx_get_str(m, "raw_state", NULL)));
+                changed++;
+            }
+        }
+        json_decref(sd);
+    }
+    if (R) {
+        struct strvec hosts = STRVEC_INIT;
+        long long *c = NULL, *g = NULL;
+        if (flux_r_per_node(R, R_len, &hosts, &c, &g, NULL) == 0) {
+            json_array_foreach(nodes, i, n) {
+                const char *name = jx_get_str(n, "name", "");
+                for (size_t h = 0; h < hosts.nr; h++)
+                    if (!strcmp(hosts.v[h], name)) {
+                        jx_set(n, "cpus", json_integer(c[h]));
+                        jx_set(n, "gpus", json_integer(g[h]));
+                        changed++;
+                        break;
+                    }
+            }
+        }
+        free(c);
+        free(g);
+        strvec_clear(&hosts);
+    }
+    return changed;
 }

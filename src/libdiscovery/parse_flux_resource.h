@@ -10,6 +10,7 @@
 #include <stddef.h>
 
 #include "libutil/error.h"
+#include "libutil/strvec.h"
 
 /*
  * Normalize a Flux resource state token to exa's node states: list view
@@ -36,10 +37,38 @@ const char *flux_resource_state_normalize(const char *tok);
  *    raw_state is the sorted, comma-joined set of row states; partitions
  *    the QUEUE names split on ','.
  * Lines that are blank (a row of empty fields prints as " ") are skipped.
+ * The status view's header word "STATEUP" (flux-core 0.88 prints the
+ * STATE and UP columns touching) is read as the two columns STATE, UP.
  * Returns a new reference, or NULL with err set and *errkind a static
  * FORMAT.md error kind when there is no header.
  */
 json_t *flux_resource_parse(const char *buf, size_t len,
                             const char **errkind, exa_error_t *err);
+
+/*
+ * Per-node cores and GPUs from a Flux resource set R (RFC 20 R_lite and
+ * nodelist, as `flux resource R` prints it): hosts gets the expanded
+ * nodelist (rank i is hosts->v[i]), *cores and *gpus malloc'ed arrays of
+ * hosts->nr counts (caller frees). Pure. 0 or -1 with err (EXA_EPARSE).
+ */
+int flux_r_per_node(const char *buf, size_t len, struct strvec *hosts,
+                    long long **cores, long long **gpus, exa_error_t *err);
+
+/*
+ * Complete the nodes of a `flux resource list` result doc
+ * (flux_resource_parse(), modified in place) with what the list cannot
+ * say (flux-resource(1)):
+ *  - status: the text of `flux resource status` (NULL: skipped). The
+ *    list folds drained and draining nodes into its "down" row; a node
+ *    the status view calls drained/draining (or offline, exclude ...)
+ *    takes that state ("drain" / "down") and raw_state ("drained").
+ *  - R: the text of `flux resource R` (NULL: skipped). Every node R
+ *    names gets its cpus and gpus from R (flux_r_per_node()), which a
+ *    row grouping several nodes cannot split.
+ * Unreadable status or R text changes nothing. Returns the number of
+ * node fields set.
+ */
+int flux_resource_apply(json_t *doc, const char *status, size_t status_len,
+                        const char *R, size_t R_len);
 
 #endif

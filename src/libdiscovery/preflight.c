@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "libdiscovery/probe.h"
+#include "libsched/resources.h"
 #include "libutil/json.h"
 #include "libutil/strbuf.h"
 #include "libutil/xalloc.h"
@@ -224,6 +225,29 @@ static void check_flux_bank(struct transport *t,
     free(user);
 }
 
+/*
+ * Flux: the slot shape `flux batch` will get (sched_flux_slots(), the
+ * rule flux.c submits with): a count of slots always (flux batch refuses
+ * a job without -n/-N), and GPUs that split evenly over the slots.
+ */
+static void check_flux_slots(const struct preflight_ask *ask,
+                             struct preflight_report *rep)
+{
+    exa_error_t err = EXA_ERROR_INIT;
+    long slots, per;
+
+    if (sched_flux_slots(ask->ntasks, ask->nodes, ask->gpus, &slots, &per,
+                         &err) < 0) {
+        add(rep, "slots", 0, "%s", err.text);
+        return;
+    }
+    if (per)
+        add(rep, "slots", 1, "flux batch gets -n%ld with -g%ld per slot "
+            "(%ld GPUs in all)", slots, per, slots * per);
+    else
+        add(rep, "slots", 1, "flux batch gets -n%ld", slots);
+}
+
 /* part: the partition to count nodes in (NULL: the whole cluster). */
 static void check_nodes(const struct inventory *inv,
                         const struct preflight_ask *ask, const char *part,
@@ -407,6 +431,8 @@ void preflight_run(struct transport *t, const struct preflight_target *tg,
         check_slurm_assoc(t, ask, rep);
     else if (!strcmp(p->scheduler, "flux"))
         check_flux_bank(t, ask, &inv, rep);
+    if (!strcmp(p->scheduler, "flux"))
+        check_flux_slots(ask, rep);
     check_nodes(&inv, ask, node_part, rep);
     if (tg->workdir)
         check_workdir(t, tg->workdir, rep);

@@ -17,6 +17,9 @@
  *                  `sacctmgr -n -P show assoc user=U format=account,qos`)
  *   gpus           enough GPUs in total on usable nodes
  *   gpus_per_node  N usable nodes with ceil(G/N) GPUs each
+ *   slots          flux only: the -n/-g shape flux batch gets
+ *                  (sched_flux_slots(): one slot when neither tasks nor
+ *                  nodes are asked; GPUs must split evenly over slots)
  *   nodes          enough usable (not down/drained) nodes
  *   workdir        the remote work directory can be created and written
  *   remote_exa     the remote exa (EXAMLOPS_HPC_REMOTE_EXA) runs
@@ -37,6 +40,7 @@ struct preflight_ask {
     const char *account;   /* NULL: not checked */
     const char *qos;       /* NULL: not checked */
     const char *user;      /* remote user for associations; NULL: `id -un` */
+    int ntasks;            /* tasks (Flux slots); 0: not asked */
 };
 
 struct preflight_target {

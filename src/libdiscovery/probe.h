@@ -22,6 +22,7 @@
 #include <jansson.h>
 #include <stddef.h>
 
+#include "libdiscovery/parse_flux_resource.h"
 #include "libtransport/transport.h"
 #include "libutil/error.h"
 #include "libutil/strvec.h"
@@ -161,13 +162,6 @@ int parse_scontrol_partitions(const char *buf, size_t len,
                               exa_error_t *err);
 void partition_infos_free(struct partition_info *v, size_t n);
 
-/*
- * Per-node cores and GPUs from a Flux resource set R (RFC 20 R_lite and
- * nodelist, as `flux resource R` prints it): hosts gets the expanded
- * nodelist (rank i is hosts->v[i]), *cores and *gpus malloc'ed arrays of
- * hosts->nr counts (caller frees). Pure. 0 or -1 with err (EXA_EPARSE).
- */
-int flux_r_per_node(const char *buf, size_t len, struct strvec *hosts,
-                    long long **cores, long long **gpus, exa_error_t *err);
+/* flux_r_per_node() (the R reader): libdiscovery/parse_flux_resource.h */
 
 #endif

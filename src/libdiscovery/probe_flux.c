@@ -1,9 +1,10 @@
 /*
  * probe_flux.c - the flux probe: `flux version` for presence, `flux
  * account --help` for flux-accounting, `flux resource list` for the nodes
- * (parsed by parse_flux_resource.c) with the resource set R (`flux
- * resource R`, RFC 20) filling per-rank cpus and GPUs a grouped row
- * cannot split, and GPUs as counts per node. Read-only commands only,
+ * (parsed by parse_flux_resource.c), drain states from `flux resource
+ * status` (the list shows drained nodes as down), the resource set R
+ * (`flux resource R`, RFC 20) filling per-rank cpus and GPUs a grouped
+ * row cannot split, and GPUs as counts per node. Read-only commands only,
  * each through the transport; registered by probe.c as "flux".
  */
 #include "libdiscovery/probe_int.h"
@@ -56,74 +57,6 @@ static int flux_caps(struct transport *t, struct cluster_caps *caps,
         strvec_push(&caps->notes, "flux-accounting not detected \u2014 "
                                   "--bank/--queue flags may be ignored");
     return 0;
-}
-
-/* Number of ids in an RFC 22 idset, or -1. */
-static long long idset_count(const char *s)
-{
-    long long *ids = NULL;
-    size_t n = 0;
-    if (!s || flux_idset_expand(s, &ids, &n) < 0) {
-        free(ids);
-        return -1;
-    }
-    free(ids);
-    return (long long)n;
-}
-
-int flux_r_per_node(const char *buf, size_t len, struct strvec *hosts,
-                    long long **cores, long long **gpus, exa_error_t *err)
-{
-    json_t *r = json_loadb(buf, len, 0, NULL), *ex, *rl, *nl;
-    long long *c = NULL, *g = NULL;
-    int rc = -1;
-    if (!r || !(ex = json_object_get(r, "execution")) ||
-        !json_is_array(rl = json_object_get(ex, "R_lite")) ||
-        !json_is_array(nl = json_object_get(ex, "nodelist"))) {
-        exa_err(err, EXA_EPARSE, "flux resource R: not an R object");
-        goto out;
-    }
-    for (size_t i = 0; i < json_array_size(nl); i++) {
-        const char *h = json_string_value(json_array_get(nl, i));
-        if (!h || flux_hostlist_expand(h, hosts) < 0) {
-            exa_err(err, EXA_EPARSE, "flux resource R: bad nodelist");
-            goto out;
-        }
-    }
-    c = xcalloc(hosts->nr ? hosts->nr : 1, sizeof(*c));
-    g = xcalloc(hosts->nr ? hosts->nr : 1, sizeof(*g));
-    for (size_t i = 0; i < json_array_size(rl); i++) {
-        const json_t *e = json_array_get(rl, i);
-        const json_t *ch = json_object_get(e, "children");
-        const char *ranks = json_string_value(json_object_get(e, "rank"));
-        long long *ids = NULL;
-        size_t nids = 0;
-        long long nc =
-            idset_count(json_string_value(json_object_get(ch, "core")));
-        long long ng =
-            idset_count(json_string_value(json_object_get(ch, "gpu")));
-        if (!ranks || flux_idset_expand(ranks, &ids, &nids) < 0) {
-            free(ids);
-            exa_err(err, EXA_EPARSE, "flux resource R: bad rank idset");
-            goto out;
-        }
-        for (size_t k = 0; k < nids; k++) {
-            if (ids[k] < 0 || (size_t)ids[k] >= hosts->nr)
-                continue;
-            c[ids[k]] += nc > 0 ? nc : 0;
-            g[ids[k]] += ng > 0 ? ng : 0;
-        }
-        free(ids);
-    }
-    *cores = c;
-    *gpus = g;
-    c = g = NULL;
-    rc = 0;
-out:
-    free(c);
-    free(g);
-    json_decref(r);
-    return rc;
 }
 
 /*
@@ -180,6 +113,15 @@ static int flux_nodes(struct transport *t, struct node_info **out, size_t *n,
     if (!doc) {
         exa_err_prefix(err, "flux resource list on '%s'", t->host);
         goto out;
+    }
+    {
+        /* the list folds drained/draining nodes into "down": only
+         * `flux resource status` names them (optional: older output) */
+        const char *sv[] = {"flux", "resource", "status", NULL};
+        struct transport_result rs = TRANSPORT_RESULT_INIT;
+        if (run_ok(t, sv, &rs, NULL) == 1)
+            flux_resource_apply(doc, rs.out.buf, rs.out.len, NULL, 0);
+        transport_result_release(&rs);
     }
     nodes = json_object_get(doc, "nodes");
     nr = json_array_size(nodes);

@@ -48,14 +48,14 @@ const char *const obs_slurm_jobs_argv[] = {
 };
 
 const char *const obs_flux_nodes_argv[] = {"flux", "resource", "list", NULL};
+const char *const obs_flux_status_argv[] = {"flux", "resource", "status",
+                                            NULL};
+const char *const obs_flux_R_argv[] = {"flux", "resource", "R", NULL};
 
+/* fields flux-core 0.88 has (it has no ngpus: GPUs come from R), joined
+ * by 0x1F so an empty {queue} keeps its place */
 const char *const obs_flux_jobs_argv[] = {
-    "flux",
-    "jobs",
-    "-A",
-    "-o",
-    "{id.f58} {username} {queue} {status_abbrev} {ncores} {ngpus} {nodelist}",
-    NULL,
+    "flux", "jobs", "-A", "--no-header", "-o", FLUX_JOBS_OBSERVE_FORMAT, NULL,
 };
 
 static char *dup_or_null(const char *s)
@@ -169,11 +169,19 @@ static long long jint(const json_t *o, const char *key)
 int obs_parse_flux_nodes(const char *buf, size_t len, struct obs_snapshot *s,
                          exa_error_t *err)
 {
+    return obs_parse_flux_nodes_full(buf, len, NULL, 0, NULL, 0, s, err);
+}
+
+int obs_parse_flux_nodes_full(const char *buf, size_t len, const char *status,
+                              size_t status_len, const char *R, size_t R_len,
+                              struct obs_snapshot *s, exa_error_t *err)
+{
     const char *kind = NULL;
     json_t *doc = flux_resource_parse(buf, len, &kind, err), *nodes, *n;
     size_t i;
     if (!doc)
         return -1;
+    flux_resource_apply(doc, status, status_len, R, R_len);
     nodes = json_object_get(doc, "nodes");
     json_array_foreach(nodes, i, n)
     {
@@ -200,7 +208,8 @@ int obs_parse_flux_jobs(const char *buf, size_t len, struct obs_snapshot *s,
     size_t i;
     if (len == 0 || strspn(buf, " \t\r\n") == len)
         return 0;
-    if (!(doc = flux_jobs_parse(buf, len, &kind, err)))
+    if (!(doc = flux_jobs_parse_format(buf, len, FLUX_JOBS_OBSERVE_FORMAT,
+                                       &kind, err)))
         return -1;
     jobs = json_object_get(doc, "jobs");
     json_array_foreach(jobs, i, j)
@@ -249,10 +258,39 @@ static int run_and_parse(struct obs_source *src, const char *const *argv,
     return rc;
 }
 
+/*
+ * Flux: `flux resource list`, then `flux resource status` (drain states)
+ * and `flux resource R` (per-node cores and GPUs); the last two are
+ * optional, their failure leaves what the list says.
+ */
+static int src_flux_nodes(struct obs_source *src, struct obs_snapshot *s,
+                          exa_error_t *err)
+{
+    struct src_data *d = src->data;
+    struct strbuf list = STRBUF_INIT, st = STRBUF_INIT, R = STRBUF_INIT;
+    int rc = d->run(d->ctx, obs_flux_nodes_argv, &list, err), have_st, have_R;
+
+    if (rc == 0) {
+        have_st = d->run(d->ctx, obs_flux_status_argv, &st, NULL) == 0;
+        have_R = d->run(d->ctx, obs_flux_R_argv, &R, NULL) == 0;
+        rc = obs_parse_flux_nodes_full(list.buf, list.len,
+                                       have_st ? st.buf : NULL, st.len,
+                                       have_R ? R.buf : NULL, R.len, s, err);
+        if (rc < 0)
+            exa_err_prefix(err, "flux on '%s'", src->cluster);
+    }
+    strbuf_release(&list);
+    strbuf_release(&st);
+    strbuf_release(&R);
+    return rc;
+}
+
 static int src_nodes(struct obs_source *src, struct obs_snapshot *s,
                      exa_error_t *err)
 {
     struct src_data *d = src->data;
+    if (d->parse_nodes == obs_parse_flux_nodes)
+        return src_flux_nodes(src, s, err);
     return run_and_parse(src, d->nodes_argv, d->parse_nodes, s, err);
 }
 

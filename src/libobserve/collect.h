@@ -1,6 +1,6 @@
 /*
  * collect.h - the exporter's sources for real clusters: one node command
- * and one job command per collection, run over the cluster's transport
+ * (Flux: list, status and R) and one job command per collection, run over the cluster's transport
  * and read by exa's own parsers (libdiscovery/parse_sinfo.h,
  * libsched/parse_slurm.h, libdiscovery/parse_flux_resource.h,
  * libsched/parse_flux.h) into an obs_snapshot.
@@ -16,6 +16,8 @@
 extern const char *const obs_slurm_nodes_argv[]; /* sinfo -N -O ... */
 extern const char *const obs_slurm_jobs_argv[];  /* squeue -a -r -O ... */
 extern const char *const obs_flux_nodes_argv[];  /* flux resource list */
+extern const char *const obs_flux_status_argv[]; /* flux resource status */
+extern const char *const obs_flux_R_argv[];      /* flux resource R */
 extern const char *const obs_flux_jobs_argv[];   /* flux jobs -A -o ... */
 
 /*
@@ -31,6 +33,16 @@ int obs_parse_flux_nodes(const char *buf, size_t len, struct obs_snapshot *s,
                          exa_error_t *err);
 int obs_parse_flux_jobs(const char *buf, size_t len, struct obs_snapshot *s,
                         exa_error_t *err);
+
+/*
+ * `flux resource list` output buf completed by the outputs of `flux
+ * resource status` (drain states) and `flux resource R` (per-node cores
+ * and GPUs), each NULL when not had (flux_resource_apply()). Pure; 0 or
+ * -1 with err as obs_parse_flux_nodes(), which is this with both NULL.
+ */
+int obs_parse_flux_nodes_full(const char *buf, size_t len, const char *status,
+                              size_t status_len, const char *R, size_t R_len,
+                              struct obs_snapshot *s, exa_error_t *err);
 
 /*
  * Runs argv on a cluster and puts its stdout in out. Returns 0 when the

@@ -126,7 +126,7 @@ static int run_preflight(struct transport *t, const struct fleet_cluster *c,
                          const char *remote_exa, struct cluster_run_result *res)
 {
     struct preflight_target tg = { 0 };
-    struct preflight_ask ask = { 0, 1, NULL, NULL, NULL, NULL };
+    struct preflight_ask ask = { 0, 1, NULL, NULL, NULL, NULL, 0 };
     char *kh = NULL, *pinned = NULL, *text;
 
     tg.cluster = c->def.name;
@@ -150,6 +150,7 @@ static int run_preflight(struct transport *t, const struct fleet_cluster *c,
         ask.partition = r->partition;
         ask.account = r->account;
         ask.qos = r->qos;
+        ask.ntasks = (int)r->ntasks;
     }
     ask.user = c->def.ssh_user;
     preflight_run(t, &tg, &ask, &res->pf);

@@ -1,31 +1,45 @@
 /*
  * flux.c - the Flux adapter: flux batch / flux submit --cc, one `flux jobs`
- * for every tracked id, the eventlog for ids it no longer lists.
+ * for every tracked id, the eventlog for ids it no longer lists, and the
+ * job's R for what was allocated.
  *
- * `flux jobs` is asked for a 0x1F-separated format so empty fields (a job
- * cancelled before it ran has no t_run) cannot shift columns, the bug of
- * shared/REFERENCE.md §6 item 8. The wait status is decoded POSIX-style
- * (exit = status >> 8, signal = status & 0x7f), so exit codes survive
- * (§4.4 loses them). Ids whose record flux jobs no longer shows are read
- * from `flux job info ID eventlog` (JSON lines, RFC 18): finish carries the
- * wait status, exception the cancel/timeout cause.
+ * Every output is read by the pure parsers of parse_flux.h, the ones
+ * `exa debug parse flux-*` runs: the status query (FLUX_JOBS_STATUS_FORMAT,
+ * fields joined by 0x1F so an empty t_run cannot shift columns) by
+ * flux_jobs_parse_format(), `flux job info ID eventlog` (RFC 18) by
+ * flux_eventlog_parse(), `flux job info ID R` (RFC 20) by
+ * flux_job_accounting(), `flux batch` by flux_submit_ids(). Nothing here
+ * splits a line. Times go into struct sched_job as UTC ISO-8601
+ * ("2026-12-01T18:05:28Z"), as `exa hpc jobs` prints them.
+ * Measured against flux-core 0.88.0 (tests/fixtures/flux-real).
  */
 #include <jansson.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
+#include "libsched/parse_flux.h"
 #include "libsched/runscript.h"
 #include "libsched/sched.h"
-#include "libsched/sched_lines.h"
+#include "libutil/json.h"
+#include "libutil/timeutil.h"
 #include "libutil/xalloc.h"
 
-#define US "\x1f"
+/* Largest epoch time (seconds) taken from Flux: year ~5138. */
+#define FLUX_MAX_EPOCH 1e11
 
-static const char flux_fmt[] = "{id.f58}" US "{state}" US "{result}" US
-                               "{t_submit}" US "{t_run}" US "{t_inactive}" US
-                               "{waitstatus}" US "{runtime}";
+/* Allocation read from a job's R, cached: R does not change once set. */
+struct flux_alloc {
+    char *id;
+    long long nodes, cores, gpus;
+};
+
+struct flux_priv {
+    struct flux_alloc *a;
+    size_t n, alloc;
+};
 
 /* Strip the F58 prefix (UTF-8 ƒ, ASCII f) for comparisons. */
 static const char *f58_body(const char *id)
@@ -37,170 +51,172 @@ static const char *f58_body(const char *id)
     return id;
 }
 
-
-static void decode_wait(long long st, int *exit_code, int *sig)
+/* Copy s into dst[n], cut at a UTF-8 boundary when it does not fit. */
+static void set_str(char *dst, size_t n, const char *s)
 {
-    if ((st & 0x7f) == 0) {
-        *exit_code = (int)((st >> 8) & 0xff);
-        *sig = 0;
-    } else {
-        *exit_code = -1;
-        *sig = (int)(st & 0x7f);
+    size_t l = s ? strlen(s) : 0;
+
+    if (l >= n) {
+        l = n - 1;
+        while (l && ((unsigned char)s[l] & 0xC0) == 0x80)
+            l--;
     }
+    if (l)
+        memcpy(dst, s, l);
+    dst[l] = '\0';
 }
 
-/* A plausible epoch time: finite, > 0 and at most SCHED_MAX_EPOCH, so
- * "%.6f" of it fits struct sched_job's 40-byte time fields. */
-static int epoch_ok(double d)
+/* Epoch seconds (a JSON number) as UTC ISO-8601 into dst, when plausible. */
+static void set_time(char *dst, size_t n, const json_t *v)
 {
-    return isfinite(d) && d > 0 && d <= SCHED_MAX_EPOCH;
+    double d = json_is_number(v) ? json_number_value(v) : NAN;
+    char buf[TIME_ISO_MAX];
+
+    if (!isfinite(d) || d <= 0 || d > FLUX_MAX_EPOCH)
+        return;
+    time_format_iso8601((time_t)d, buf, sizeof(buf));
+    set_str(dst, n, buf);
 }
 
-static void put_epoch(char *dst, size_t n, double d)
+static long long seconds_of(const json_t *v)
 {
-    if (epoch_ok(d))
-        xsnprintf(dst, n, "%.6f", d);
-}
-
-/* Number field: empty, "0", "0.0" and "-" mean unset; so do values that
- * are not a plausible epoch time (inf, nan, 1e300, negative). */
-static int time_field(const char *s, char *dst, size_t n)
-{
-    char *end;
-    double d;
-
-    if (!*s || !strcmp(s, "-"))
-        return 0;
-    d = strtod(s, &end);
-    if (end == s || !epoch_ok(d))
-        return 0;
-    xsnprintf(dst, n, "%.6f", d);
-    return 1;
-}
-
-int sched_flux_parse_jobs_line(char *line, struct sched_job *j)
-{
-    char *f[8];
-    size_t nf = 0;
-    char *p = line;
-
-    while (nf < 8) {
-        char *sep = strchr(p, 0x1f);
-        f[nf++] = p;
-        if (!sep)
-            break;
-        *sep = '\0';
-        p = sep + 1;
-    }
-    if (nf < 8 || !*f[0])
+    double d = json_is_number(v) ? json_number_value(v) : NAN;
+    if (!isfinite(d) || d < 0 || d > FLUX_MAX_EPOCH)
         return -1;
-    sched_job_init(j, f[0]);
-    j->state = sched_flux_state(f[1], f[2]);
-    xsnprintf(j->raw_state, sizeof(j->raw_state), "%.30s%s%.30s", f[1],
-              *f[2] ? " " : "", f[2]);
-    time_field(f[3], j->submit, sizeof(j->submit));
-    time_field(f[4], j->start, sizeof(j->start));
-    if (sched_state_terminal(j->state)) {
-        char *end;
-        long long st;
-        time_field(f[5], j->end, sizeof(j->end));
-        st = strtoll(f[6], &end, 10);
-        if (end != f[6] && !*end)
-            decode_wait(st, &j->exit_code, &j->signal);
-    }
-    {
-        char *end;
-        double rt = strtod(f[7], &end);
-        if (end != f[7] && epoch_ok(rt))
-            j->elapsed_s = (long long)(rt + 0.5);
-    }
-    return 0;
+    return (long long)(d + 0.5);
 }
 
-int sched_flux_parse_eventlog(const char *text, struct sched_job *j)
+/* exit_code / signal of a parsed job or summary into j (terminal only). */
+static void set_exit(struct sched_job *j, const json_t *o)
 {
-    const char *p = text;
-    int any = 0, alloc = 0, finished = 0, clean = 0;
-    long long status = -1;
-    const char *exc_type = NULL;
-    json_t *keep = json_array();
-    double t_submit = 0, t_start = 0, t_end = 0;
+    const json_t *ex = json_object_get(o, "exit_code");
+    const json_t *sig = json_object_get(o, "signal");
 
-    while (*p) {
-        const char *nl = strchr(p, '\n');
-        size_t len = nl ? (size_t)(nl - p) : strlen(p);
-        json_t *ev = json_loadb(p, len, 0, NULL);
-        p += len + (nl ? 1 : 0);
-        if (!json_is_object(ev)) {
-            json_decref(ev);
-            continue;
-        }
-        json_array_append_new(keep, ev);
-        any = 1;
-        {
-            const char *name = json_string_value(json_object_get(ev, "name"));
-            double ts = json_number_value(json_object_get(ev, "timestamp"));
-            if (!epoch_ok(ts))
-                ts = 0; /* absurd or absent: unknown */
-            json_t *ctx = json_object_get(ev, "context");
-            if (!name)
-                continue;
-            if (!strcmp(name, "submit"))
-                t_submit = ts;
-            else if (!strcmp(name, "alloc"))
-                alloc = 1;
-            else if (!strcmp(name, "start"))
-                t_start = ts;
-            else if (!strcmp(name, "finish")) {
-                finished = 1;
-                t_end = ts;
-                if (json_is_integer(json_object_get(ctx, "status")))
-                    status = json_integer_value(json_object_get(ctx, "status"));
-            } else if (!strcmp(name, "exception")) {
-                json_t *sev = json_object_get(ctx, "severity");
-                if (!sev || json_integer_value(sev) == 0) {
-                    exc_type = json_string_value(json_object_get(ctx, "type"));
-                    if (exc_type)
-                        xsnprintf(j->reason, sizeof(j->reason), "%.120s",
-                                  exc_type);
-                }
-            } else if (!strcmp(name, "clean")) {
-                clean = 1;
-                if (!t_end)
-                    t_end = ts;
-            }
-        }
+    if (!sched_state_terminal(j->state))
+        return;
+    if (json_is_integer(ex)) {
+        j->exit_code = (int)json_integer_value(ex);
+        j->signal = 0;
     }
-    if (!any) {
-        json_decref(keep);
+    if (json_is_integer(sig)) {
+        j->signal = (int)json_integer_value(sig);
+        if (!json_is_integer(ex))
+            j->exit_code = -1;
+    }
+}
+
+/* One job of flux_jobs_parse_format() (FLUX_JOBS_STATUS_FORMAT) into j. */
+static void job_from_row(const json_t *o, struct sched_job *j)
+{
+    j->state = sched_state_parse(jx_get_str(o, "state", "UNKNOWN"));
+    set_str(j->raw_state, sizeof(j->raw_state),
+            jx_get_str(o, "raw_state", ""));
+    set_time(j->submit, sizeof(j->submit), json_object_get(o, "submit"));
+    set_time(j->start, sizeof(j->start), json_object_get(o, "start"));
+    if (sched_state_terminal(j->state))
+        set_time(j->end, sizeof(j->end), json_object_get(o, "end"));
+    set_exit(j, o);
+    j->elapsed_s = seconds_of(json_object_get(o, "elapsed_s"));
+}
+
+/* The summary of flux_eventlog_parse() into j. 0, or -1 without a state. */
+static int job_from_eventlog(const json_t *doc, struct sched_job *j)
+{
+    const json_t *sum = json_object_get(doc, "summary");
+    const char *state = jx_get_str(sum, "state", NULL);
+    const char *fstate = jx_get_str(sum, "flux_state", "");
+    const char *result = jx_get_str(sum, "result", NULL);
+    const json_t *exc = json_object_get(sum, "exception");
+    const json_t *st = json_object_get(sum, "start");
+    const json_t *en = json_object_get(sum, "end");
+
+    if (!state)
         return -1;
-    }
-    put_epoch(j->submit, sizeof(j->submit), t_submit);
-    put_epoch(j->start, sizeof(j->start), t_start);
-    if (clean || finished || exc_type) {
-        put_epoch(j->end, sizeof(j->end), t_end);
-        if (status >= 0)
-            decode_wait(status, &j->exit_code, &j->signal);
-    }
-    if (!clean && !finished && !exc_type)
-        j->state = alloc ? SCHED_RUNNING : SCHED_PENDING;
-    else if (!clean)
-        j->state = SCHED_RUNNING; /* CLEANUP */
-    else if (exc_type && !strcmp(exc_type, "cancel"))
-        j->state = SCHED_CANCELLED;
-    else if (exc_type && !strcmp(exc_type, "timeout"))
-        j->state = SCHED_TIMEOUT;
-    else if (exc_type)
-        j->state = SCHED_FAILED;
+    j->state = sched_state_parse(state);
+    /* flux's own word: the result once inactive (flux spells CANCELED) */
+    if (!strcmp(fstate, "INACTIVE") && result)
+        set_str(j->raw_state, sizeof(j->raw_state),
+                !strcmp(result, "CANCELLED") ? "CANCELED" : result);
     else
-        j->state = status == 0 ? SCHED_COMPLETED : SCHED_FAILED;
-    xsnprintf(j->raw_state, sizeof(j->raw_state), "%s",
-              clean ? "INACTIVE" : (finished || exc_type) ? "CLEANUP"
-                                   : alloc ? "RUN" : "SCHED");
-    if (t_start > 0 && t_end > t_start)
-        j->elapsed_s = (long long)(t_end - t_start + 0.5);
-    json_decref(keep);
+        set_str(j->raw_state, sizeof(j->raw_state), fstate);
+    if (json_is_object(exc))
+        set_str(j->reason, sizeof(j->reason), jx_get_str(exc, "type", ""));
+    set_time(j->submit, sizeof(j->submit), json_object_get(sum, "submit"));
+    set_time(j->start, sizeof(j->start), st);
+    if (sched_state_terminal(j->state))
+        set_time(j->end, sizeof(j->end), en);
+    set_exit(j, sum);
+    if (json_is_number(st) && json_is_number(en) &&
+        json_number_value(st) > 0) {
+        double d = json_number_value(en) - json_number_value(st);
+        if (isfinite(d) && d >= 0 && d <= FLUX_MAX_EPOCH)
+            j->elapsed_s = (long long)(d + 0.5);
+    }
     return 0;
+}
+
+static struct flux_priv *priv(struct sched *s)
+{
+    if (!s->priv)
+        s->priv = xcalloc(1, sizeof(struct flux_priv));
+    return s->priv;
+}
+
+static void flux_destroy(struct sched *s)
+{
+    struct flux_priv *p = s->priv;
+    if (!p)
+        return;
+    for (size_t i = 0; i < p->n; i++)
+        free(p->a[i].id);
+    free(p->a);
+    free(p);
+    s->priv = NULL;
+}
+
+/*
+ * What R says job id was allocated (nodes, cores, GPUs), from the cache
+ * or `flux job info ID R`. 0, or -1 when R cannot be had (not allocated
+ * yet, or the job is unknown).
+ */
+static int job_alloc(struct sched *s, const char *id, struct flux_alloc *out)
+{
+    struct flux_priv *p = priv(s);
+    const char *argv[] = { "flux", "job", "info", id, "R", NULL };
+    struct transport_result res = TRANSPORT_RESULT_INIT;
+    struct flux_job_acct acct;
+    json_t *R = NULL, *none = NULL;
+    int rc = -1;
+
+    for (size_t i = 0; i < p->n; i++)
+        if (!strcmp(p->a[i].id, id)) {
+            *out = p->a[i];
+            return 0;
+        }
+    if (transport_run(s->t, argv, NULL, 0, 0, &res, NULL) < 0 || res.rc != 0)
+        goto out;
+    if (!(R = json_loadb(res.out.buf, res.out.len, 0, NULL)))
+        goto out;
+    none = json_array();
+    if (flux_job_accounting(none, R, &acct, NULL) < 0)
+        goto out;
+    ALLOC_GROW(p->a, p->n + 1, p->alloc);
+    p->a[p->n].id = xstrdup(id);
+    p->a[p->n].nodes = acct.nodes;
+    p->a[p->n].cores = acct.cores;
+    p->a[p->n].gpus = acct.gpus;
+    *out = p->a[p->n++];
+    rc = 0;
+out:
+    json_decref(R);
+    json_decref(none);
+    transport_result_release(&res);
+    return rc;
+}
+
+static int clamp_int(long long v)
+{
+    return v < 0 ? -1 : v > 0x7fffffff ? 0x7fffffff : (int)v;
 }
 
 static int flux_status_batch(struct sched *s, const char *const *ids, size_t n,
@@ -213,40 +229,54 @@ static int flux_status_batch(struct sched *s, const char *const *ids, size_t n,
     int asked = 0;
 
     sched_idmap_build(&map, ids, n, f58_body);
-    strvec_pushl(&argv, "flux", "jobs", "--no-header", "-o", flux_fmt, NULL);
+    strvec_pushl(&argv, "flux", "jobs", "--no-header", "-o",
+                 FLUX_JOBS_STATUS_FORMAT, NULL);
     for (size_t i = 0; i < n; i++)
         strvec_push(&argv, ids[i]);
     if (transport_run(s->t, argv.v, NULL, 0, 0, &res, &e1) == 0) {
-        char *p = res.out.buf;
+        const char *kind = NULL;
+        json_t *doc = flux_jobs_parse_format(res.out.buf, res.out.len,
+                                             FLUX_JOBS_STATUS_FORMAT, &kind,
+                                             NULL);
+        const json_t *jobs = json_object_get(doc, "jobs"), *o;
+        size_t k;
         asked = 1;
-        /* unknown ids make flux jobs exit 1 but the others are printed */
-        while (p && *p) {
-            char *nl = strchr(p, '\n');
-            struct sched_job row;
-            if (nl)
-                *nl = '\0';
-            if (sched_flux_parse_jobs_line(p, &row) == 0) {
-                const char *b = f58_body(row.id);
-                for (long i = sched_idmap_find(&map, b, strlen(b)); i >= 0;
-                     i = map.next[i]) {
-                    out[i] = row;
-                    xsnprintf(out[i].id, sizeof(out[i].id), "%s", ids[i]);
-                }
-            }
-            p = nl ? nl + 1 : NULL;
+        /* unknown ids: flux jobs prints the others and "JobID X unknown" */
+        json_array_foreach(jobs, k, o) {
+            const char *b = f58_body(jx_get_str(o, "id", ""));
+            for (long i = sched_idmap_find(&map, b, strlen(b)); i >= 0;
+                 i = map.next[i])
+                job_from_row(o, &out[i]);
         }
+        json_decref(doc);
     }
     strvec_clear(&argv);
     sched_idmap_free(&map);
     for (size_t i = 0; i < n; i++) {
         const char *ev[] = { "flux", "job", "info", ids[i], "eventlog", NULL };
+        json_t *doc;
         if (out[i].state != SCHED_UNKNOWN)
             continue;
         if (transport_run(s->t, ev, NULL, 0, 0, &res, &e1) < 0)
             continue;
         asked = 1;
-        if (res.rc == 0)
-            sched_flux_parse_eventlog(res.out.buf, &out[i]);
+        if (res.rc == 0 &&
+            (doc = flux_eventlog_parse(res.out.buf, res.out.len, NULL))) {
+            job_from_eventlog(doc, &out[i]);
+            json_decref(doc);
+        }
+    }
+    /* what was allocated, for jobs that got resources */
+    for (size_t i = 0; i < n; i++) {
+        struct flux_alloc a;
+        if (!out[i].start[0] || out[i].state == SCHED_UNKNOWN ||
+            out[i].state == SCHED_PENDING)
+            continue;
+        if (job_alloc(s, ids[i], &a) == 0) {
+            out[i].nodes = clamp_int(a.nodes);
+            out[i].cpus = clamp_int(a.cores);
+            out[i].gpus = clamp_int(a.gpus);
+        }
     }
     transport_result_release(&res);
     if (!asked) {
@@ -269,30 +299,20 @@ static int probe_accounting(struct sched *s)
     return s->flux_accounting;
 }
 
+/* 1 with ids found, 0 none, -1 when the lookup could not run. */
 static int lookup_by_name(struct sched *s, const char *name, struct strvec *ids,
                           exa_error_t *err)
 {
-    char namearg[300];
-    const char *argv[] = { "flux", "jobs", "-a", "--no-header", namearg, "-o",
-                           "{id.f58}", NULL };
+    struct strvec argv = STRVEC_INIT;
     struct transport_result res = TRANSPORT_RESULT_INIT;
     int rc = -1;
 
-    xsnprintf(namearg, sizeof(namearg), "--name=%.280s", name);
-    if (transport_run(s->t, argv, NULL, 0, 0, &res, err) == 0 && res.rc == 0) {
-        char *p = res.out.buf;
-        rc = 0;
-        while (p && *p) {
-            char *nl = strchr(p, '\n');
-            if (nl)
-                *nl = '\0';
-            if (*p) {
-                strvec_push(ids, p);
-                rc = 1;
-            }
-            p = nl ? nl + 1 : NULL;
-        }
-    }
+    strvec_pushl(&argv, "flux", "jobs", "-a", "--no-header", NULL);
+    strvec_pushf(&argv, "--name=%s", name);
+    strvec_pushl(&argv, "-o", "{id.f58}", NULL);
+    if (transport_run(s->t, argv.v, NULL, 0, 0, &res, err) == 0 && res.rc == 0)
+        rc = flux_submit_ids(res.out.buf, res.out.len, ids) > 0;
+    strvec_clear(&argv);
     transport_result_release(&res);
     return rc;
 }
@@ -313,17 +333,14 @@ static int flux_submit(struct sched *s, const struct sched_submit_req *req,
         goto out;
     if (r && r->array) {
         /* flux submit --cc=IDSET: one job per index; no throttle. */
-        char idset[128];
         const char *pct = strchr(r->array, '%');
         size_t len = pct ? (size_t)(pct - r->array) : strlen(r->array);
-        xsnprintf(idset, sizeof(idset), "%.*s", (int)(len < 127 ? len : 127),
-                  r->array);
         if (pct)
             strvec_pushf(&out->warnings,
                          "array throttle '%s' dropped: flux submit --cc has none",
                          pct);
         strvec_pushl(&argv, "flux", "submit", NULL);
-        strvec_pushf(&argv, "--cc=%s", idset);
+        strvec_pushf(&argv, "--cc=%.*s", (int)len, r->array);
     } else {
         strvec_pushl(&argv, "flux", "batch", NULL);
     }
@@ -333,6 +350,8 @@ static int flux_submit(struct sched *s, const struct sched_submit_req *req,
     if (r && sched_resources_flux_argv(r, r->account ? probe_accounting(s) : 0,
                                        &argv, &out->warnings, err) < 0)
         goto out;
+    if (!r)
+        strvec_push(&argv, "-n1"); /* flux batch needs a slot count */
     if (r && r->array)
         strvec_push(&argv, "bash");
     strvec_push(&argv, script);
@@ -343,7 +362,7 @@ static int flux_submit(struct sched *s, const struct sched_submit_req *req,
         if (transport_run(s->t, argv.v, NULL, 0, 0, &res, &terr) < 0) {
             int f = lookup_by_name(s, name, &out->ids, NULL);
             if (f == 1) {
-                xsnprintf(out->job_id, sizeof(out->job_id), "%s", out->ids.v[0]);
+                set_str(out->job_id, sizeof(out->job_id), out->ids.v[0]);
                 out->reused = 1;
                 rc = 0;
                 goto out;
@@ -360,24 +379,12 @@ static int flux_submit(struct sched *s, const struct sched_submit_req *req,
                     res.rc, res.err.buf);
             goto out;
         }
-        {
-            char *p = res.out.buf;
-            while (p && *p) {
-                char *nl = strchr(p, '\n');
-                if (nl)
-                    *nl = '\0';
-                while (*p == ' ')
-                    p++;
-                if (*p)
-                    strvec_push(&out->ids, p);
-                p = nl ? nl + 1 : NULL;
-            }
-        }
-        if (!out->ids.nr) {
+        if (flux_submit_ids(res.out.buf, res.out.len, &out->ids) == 0) {
             exa_err(err, EXA_ESCHED, "flux on '%s' printed no job id", s->t->host);
             goto out;
         }
-        xsnprintf(out->job_id, sizeof(out->job_id), "%s", out->ids.v[0]);
+        /* a job id (flux_jobid_parse) is at most 20 bytes: it fits */
+        set_str(out->job_id, sizeof(out->job_id), out->ids.v[0]);
         rc = 0;
         goto out;
     }
@@ -401,38 +408,72 @@ static int flux_cancel(struct sched *s, const char *id, exa_error_t *err)
     return rc;
 }
 
+/*
+ * The submit cwd of job id (`flux jobs --json ID`, key "cwd"),
+ * malloc'ed, or NULL with err.
+ */
+static char *job_cwd(struct sched *s, const char *id, exa_error_t *err)
+{
+    const char *argv[] = { "flux", "jobs", "--json", id, NULL };
+    struct transport_result res = TRANSPORT_RESULT_INIT;
+    const char *kind = NULL;
+    json_t *doc = NULL;
+    char *cwd = NULL;
+
+    if (transport_run_ok(s->t, argv, NULL, 0, &res, err) == 0 &&
+        (doc = flux_jobs_parse(res.out.buf, res.out.len, &kind, err))) {
+        const json_t *j = json_array_get(json_object_get(doc, "jobs"), 0);
+        const char *c = jx_get_str(j, "cwd", NULL);
+        if (c && *c)
+            cwd = xstrdup(c);
+        else
+            exa_err(err, EXA_ENOTFOUND, "flux jobs --json %s names no job "
+                    "with a cwd", id);
+    }
+    json_decref(doc);
+    transport_result_release(&res);
+    return cwd;
+}
+
 static int flux_logs(struct sched *s, const char *id, const char *remote_dir,
                      struct strbuf *out, exa_error_t *err)
 {
+    char f58[32];
+    uint64_t num;
+    char *path, *cwd;
+    int rc;
+
+    /* {{id}} in an output template expands to the F58 id with 'ƒ' */
+    if (flux_jobid_parse(id, &num) == 0)
+        flux_jobid_f58(num, f58, sizeof(f58));
+    else
+        set_str(f58, sizeof(f58), id);
     if (remote_dir && *remote_dir) {
-        char *path = xstrfmt("%s/%s.out", remote_dir, id);
-        exa_error_t e1 = EXA_ERROR_INIT;
-        int rc = sched_fetch_tail(s, path, s->log_max_bytes, out, &e1);
+        /* the --output exa sets (runscript_log_pattern) */
+        path = xstrfmt("%s/%s.out", remote_dir, f58);
+        rc = sched_fetch_tail(s, path, s->log_max_bytes, out, err);
         free(path);
-        if (rc == 0)
-            return 0;
-    }
-    {
-        const char *argv[] = { "flux", "job", "attach", id, NULL };
-        struct transport_result res = TRANSPORT_RESULT_INIT;
-        int rc = transport_run_ok(s->t, argv, NULL, 0, &res, err);
-        size_t max = s->log_max_bytes ? s->log_max_bytes : SCHED_LOG_MAX_DEFAULT;
-        /* a stream has no tail(1): the transport's output cap bounds it,
-         * and only its last max bytes are kept */
-        if (rc == 0 && res.out.len > max) {
-            s->log_truncated = 1;
-            strbuf_add(out, res.out.buf + (res.out.len - max), max);
-        } else if (rc == 0) {
-            strbuf_addbuf(out, &res.out);
-        }
-        transport_result_release(&res);
         return rc;
     }
+    /* no job directory: flux batch's default output, flux-{{id}}.out in
+     * the submit cwd (`flux job attach` prints nothing for a batch job) */
+    if (!(cwd = job_cwd(s, id, err)))
+        return -1;
+    path = xstrfmt("%s/flux-%s.out", cwd, f58);
+    rc = sched_fetch_tail(s, path, s->log_max_bytes, out, err);
+    if (rc < 0 && err && err->code == EXA_ENOTFOUND)
+        exa_err(err, EXA_ENOTFOUND,
+                "no output file for flux job '%s': '%s' does not exist on "
+                "'%s' (a batch job's output goes to its --output file)",
+                id, path, s->t->host);
+    free(path);
+    free(cwd);
+    return rc;
 }
 
 static const struct sched_ops flux_ops = {
-    "flux", flux_submit, flux_status_batch, flux_cancel, flux_logs, NULL,
-    sched_flux_queue,
+    "flux", flux_submit, flux_status_batch, flux_cancel, flux_logs,
+    flux_destroy, sched_flux_queue,
 };
 
 void sched_flux_init(struct sched *s)

@@ -119,14 +119,65 @@ void flux_table_row(const struct flux_table_hdr *h, const char *row,
  * Parse `flux jobs` output of any of its forms into
  * {"jobs": [...], "stats": [...]} (FORMAT.md "Jobs"): the default and
  * custom (-o) tables, with or without --stats and --recursive sections,
- * `--json` (one object, {"jobs": [...]}, or JSON lines) and the bare job
- * ids `flux batch`/`flux submit` print.
+ * `--json` (one object, {"jobs": [...]}, or JSON lines), the bare job
+ * ids `flux batch`/`flux submit` print, and rows holding 0x1F, read as
+ * exa's own status query (flux_jobs_parse_format() with format NULL).
  * Returns a new reference, or NULL with err set and *errkind pointing at
  * a static FORMAT.md error kind: "unknown_job" for Flux's unknown-id
  * text, "flux_error" for another diagnostic with no job listed.
  */
 json_t *flux_jobs_parse(const char *buf, size_t len, const char **errkind,
                         exa_error_t *err);
+
+/*
+ * exa's own `flux jobs --no-header -o FORMAT` queries: fields flux-core
+ * 0.88 has (flux-jobs(1) "OUTPUT FORMAT"), joined by 0x1F so an empty
+ * cell (no t_run, no queue) keeps its place. STATUS: libsched/flux.c's
+ * status query; OBSERVE: libobserve/collect.c's job listing (flux jobs
+ * has no GPU field: GPUs come from R).
+ */
+#define FLUX_JOBS_STATUS_FORMAT                                              \
+    "{id.f58}\x1f{state}\x1f{result}\x1f{t_submit}\x1f{t_run}\x1f"       \
+    "{t_inactive}\x1f{waitstatus}\x1f{runtime}"
+#define FLUX_JOBS_OBSERVE_FORMAT                                             \
+    "{id.f58}\x1f{username}\x1f{queue}\x1f{status_abbrev}\x1f{ncores}"    \
+    "\x1f{nnodes}\x1f{nodelist}"
+
+/*
+ * The columns of a flux-jobs(1) -o FORMAT: each "{field[:spec][!conv]}"
+ * gives the header flux prints for it ("{id.f58}" -> JOBID, "{t_run}" ->
+ * T_RUN, "{username}" -> USER; a field without a known header gives its
+ * own name in upper case), appended to fields. *sep is the one byte
+ * between fields (0 for a single field). Returns 0, or -1 when the format
+ * has no field, text other than one repeated byte between fields, or
+ * text around them.
+ */
+int flux_jobs_format_fields(const char *format, struct strvec *fields,
+                            char *sep);
+
+/*
+ * Parse the output of `flux jobs --no-header -o FORMAT` for a FORMAT
+ * whose fields are joined by one byte other than a blank (exa's 0x1F
+ * queries above): rows are cut at that byte, so empty cells stay empty,
+ * and each row is a job of flux_jobs_parse()'s shape ({"jobs": [...]};
+ * a time of 0.0 is "not yet", i.e. absent). Lines without the separator
+ * are Flux's diagnostics ("JobID f1 unknown"). format NULL: output
+ * holding 0x1F is read as FLUX_JOBS_STATUS_FORMAT (what `exa debug parse
+ * flux-jobs` sees of exa's own status query). Any other format or output
+ * goes to flux_jobs_parse(). Returns a new reference, or NULL with err
+ * and *errkind as flux_jobs_parse().
+ */
+json_t *flux_jobs_parse_format(const char *buf, size_t len,
+                               const char *format, const char **errkind,
+                               exa_error_t *err);
+
+/*
+ * The job ids `flux batch` / `flux submit` print (flux-batch(1): one id
+ * a line on stdout): every line that is exactly one valid job id
+ * (flux_jobid_parse()) is appended to ids, in order; any other line
+ * (warnings, however long) is skipped. Returns the number of ids in ids.
+ */
+int flux_submit_ids(const char *buf, size_t len, struct strvec *ids);
 
 /*
  * Parse a job eventlog (`flux job eventlog` default text, `-T iso`, `-H`

@@ -171,12 +171,15 @@ static void set_time(json_t *job, const char *key, const char *textkey,
                      const char *cell)
 {
     double v;
-    if (!cell || !strcmp(cell, "-"))
+    if (!cell || !*cell || !strcmp(cell, "-"))
         return;
-    if (flux_parse_dbl(cell, &v) == 0 && v > 0)
-        jx_set(job, key, jx_real(v));
-    else
+    if (flux_parse_dbl(cell, &v) == 0) {
+        /* flux prints 0.0 for a time that has not happened yet */
+        if (v > 0)
+            jx_set(job, key, jx_real(v));
+    } else {
         jx_set(job, textkey, jx_str(cell));
+    }
 }
 
 static const char *col_value(const struct flux_table_hdr *h, char **cells,
@@ -475,6 +478,13 @@ static json_t *flux_jobs_parse_clean(const char *buf, size_t len,
 json_t *flux_jobs_parse(const char *buf, size_t len, const char **errkind,
                         exa_error_t *err)
 {
+    return flux_jobs_parse_format(buf, len, NULL, errkind, err);
+}
+
+/* Tables, --json and bare ids: everything but a separated format. */
+static json_t *parse_text(const char *buf, size_t len, const char **errkind,
+                          exa_error_t *err)
+{
     struct strbuf sb = STRBUF_INIT;
     json_t *res;
     if (!memchr(buf, 0x1b, len))
@@ -615,4 +625,187 @@ static json_t *flux_jobs_parse_clean(const char *buf, size_t len,
     else
         json_decref(stats);
     return res;
+}
+
+/* ---- formats with a separator (exa's own queries) --------------------- */
+
+/* flux-jobs(1) field name -> the header flux prints for it. */
+static const char *field_header(const char *f)
+{
+    static const struct { const char *field, *hdr; } map[] = {
+        { "id", "JOBID" },          { "userid", "UID" },
+        { "username", "USER" },     { "urgency", "URG" },
+        { "priority", "PRI" },      { "state", "STATE" },
+        { "state_single", "S" },    { "name", "NAME" },
+        { "queue", "QUEUE" },       { "ntasks", "NTASKS" },
+        { "ncores", "NCORES" },     { "duration", "DURATION" },
+        { "nnodes", "NNODES" },     { "ranks", "RANKS" },
+        { "nodelist", "NODELIST" }, { "result", "RESULT" },
+        { "result_abbrev", "RS" },  { "waitstatus", "WSTATUS" },
+        { "returncode", "RC" },     { "runtime", "RUNTIME" },
+        { "status", "STATUS" },     { "status_abbrev", "ST" },
+        { "t_submit", "T_SUBMIT" }, { "t_run", "T_RUN" },
+        { "t_inactive", "T_INACTIVE" },
+        { "contextual_time", "TIME" },
+        { "contextual_info", "INFO" },
+        { "exception.type", "EXCEPTION-TYPE" },
+        { "exception.note", "EXCEPTION-NOTE" },
+    };
+    for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++)
+        if (!strcmp(f, map[i].field))
+            return map[i].hdr;
+    return NULL;
+}
+
+int flux_jobs_format_fields(const char *format, struct strvec *fields,
+                            char *sep)
+{
+    const char *p = format;
+    int seen_sep = 0;
+
+    *sep = 0;
+    while (p && *p) {
+        const char *o = strchr(p, '{'), *c, *e;
+        char *name, *hdr;
+        if (!o)
+            break;
+        if (fields->nr) {
+            /* the literal text between two fields: one separator byte */
+            if (o - p != 1 || (seen_sep && *sep != *p))
+                return -1;
+            *sep = *p;
+            seen_sep = 1;
+        }
+        if (!(c = strchr(o, '}')))
+            return -1;
+        for (e = o + 1; e < c && *e != ':' && *e != '!'; e++)
+            ;
+        name = xstrndup(o + 1, (size_t)(e - o - 1));
+        /* id.f58, id.dec ...: the id */
+        if (!strncmp(name, "id.", 3))
+            name[2] = '\0';
+        hdr = field_header(name) ? xstrdup(field_header(name)) : NULL;
+        if (!hdr) {
+            hdr = name;
+            name = NULL;
+            for (char *q = hdr; *q; q++)
+                *q = (char)toupper((unsigned char)*q);
+        }
+        strvec_push(fields, hdr);
+        free(hdr);
+        free(name);
+        p = c + 1;
+    }
+    if (p && *p)
+        return -1;
+    return fields->nr && (fields->nr == 1 || seen_sep) ? 0 : -1;
+}
+
+/* Rows cut at sep (no header line): one job each. */
+static json_t *parse_separated(const char *buf, size_t len,
+                               const struct strvec *fields, char sep,
+                               const char **errkind, exa_error_t *err)
+{
+    struct flux_line *lines;
+    size_t n = flux_split_lines(buf, len, &lines);
+    struct flux_table_hdr h = { 0 };
+    json_t *jobs = json_array(), *res;
+    int unknown = 0;
+    char *errline = NULL;
+    uint64_t unknown_id = 0;
+
+    h.ncols = fields->nr;
+    h.names = (char **)fields->v;
+    for (size_t i = 0; i < n; i++) {
+        const char *s = lines[i].s;
+        size_t l = lines[i].len, c = 0, b = 0;
+        char **cells;
+        uint64_t id;
+
+        if (flux_is_blank(s, l))
+            continue;
+        if (!memchr(s, sep, l) && fields->nr > 1) {
+            /* a diagnostic on the same stream ("JobID f1 unknown") */
+            if (unknown_job_line(s, l, &unknown_id))
+                unknown = 1;
+            else if (!errline && looks_like_error(s, l))
+                errline = xstrndup(s, l);
+            continue;
+        }
+        cells = xcalloc(fields->nr, sizeof(char *));
+        for (size_t k = 0; k <= l && c < fields->nr; k++) {
+            if (k == l || s[k] == sep) {
+                /* the last field keeps any further separators */
+                if (k < l && c + 1 == fields->nr)
+                    continue;
+                cells[c++] = k > b ? xstrndup(s + b, k - b) : NULL;
+                b = k + 1;
+            }
+        }
+        if (cells[0] && flux_jobid_parse(cells[0], &id) == 0)
+            json_array_append_new(jobs, job_from_row(&h, cells, NULL, 0, 0));
+        for (size_t k = 0; k < fields->nr; k++)
+            free(cells[k]);
+        free(cells);
+    }
+    free(lines);
+    if (!json_array_size(jobs) && (errline || unknown)) {
+        json_decref(jobs);
+        *errkind = unknown ? "unknown_job" : "flux_error";
+        if (unknown)
+            exa_err(err, EXA_ENOTFOUND, "flux jobs: unknown job id");
+        else
+            exa_err(err, EXA_ESCHED, "flux jobs: %s", errline);
+        free(errline);
+        return NULL;
+    }
+    free(errline);
+    res = json_object();
+    jx_set(res, "jobs", jobs);
+    return res;
+}
+
+json_t *flux_jobs_parse_format(const char *buf, size_t len,
+                               const char *format, const char **errkind,
+                               exa_error_t *err)
+{
+    struct strvec fields = STRVEC_INIT;
+    char sep = 0;
+    json_t *res;
+
+    if (!format && memchr(buf, 0x1f, len))
+        format = FLUX_JOBS_STATUS_FORMAT;
+    if (!format || flux_jobs_format_fields(format, &fields, &sep) < 0
+        || sep == ' ' || sep == '\t' || sep == '\n'
+        || (sep && !memchr(buf, sep, len))) {
+        strvec_clear(&fields);
+        return parse_text(buf, len, errkind, err);
+    }
+    *errkind = "parse_error";
+    if (!sep)
+        sep = 0x1f;
+    res = parse_separated(buf, len, &fields, sep, errkind, err);
+    strvec_clear(&fields);
+    return res;
+}
+
+int flux_submit_ids(const char *buf, size_t len, struct strvec *ids)
+{
+    struct flux_line *lines;
+    size_t n = flux_split_lines(buf, len, &lines);
+
+    for (size_t i = 0; i < n; i++) {
+        struct flux_tok *t;
+        size_t nt = flux_tokenize(lines[i].s, lines[i].len, &t);
+        uint64_t id;
+        if (nt == 1) {
+            char *v = xstrndup(lines[i].s + t[0].b0, t[0].b1 - t[0].b0);
+            if (flux_jobid_parse(v, &id) == 0)
+                strvec_push(ids, v);
+            free(v);
+        }
+        free(t);
+    }
+    free(lines);
+    return (int)ids->nr;
 }

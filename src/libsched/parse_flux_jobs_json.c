@@ -118,6 +118,9 @@ static json_t *job_from_json(const json_t *o)
         jx_set(job, "userid", json_integer(json_integer_value(v)));
     if ((v = json_object_get(o, "queue")) && json_is_string(v))
         jx_set(job, "queue", jx_str(json_string_value(v)));
+    /* the submit directory: where flux batch's default output lands */
+    if ((v = json_object_get(o, "cwd")) && json_is_string(v))
+        jx_set(job, "cwd", jx_str(json_string_value(v)));
     jx_set(job, "nodelist",
            flux_nodelist_json(jx_get_str(o, "nodelist", NULL)));
     if ((v = json_object_get(o, "ranks")) && json_is_string(v))

@@ -231,10 +231,34 @@ int sched_resources_slurm_argv(const struct sched_resources *r,
     return 0;
 }
 
+int sched_flux_slots(long ntasks, long nodes, long gpus, long *slots,
+                     long *gpus_per_slot, exa_error_t *err)
+{
+    long n = ntasks > 0 ? ntasks : nodes > 0 ? nodes : 1;
+
+    *slots = n;
+    *gpus_per_slot = 0;
+    if (nodes > 0 && n < nodes)
+        return exa_err(err, EXA_EUSAGE,
+                       "ntasks %ld is fewer than nodes %ld: flux needs a "
+                       "slot on every node", n, nodes);
+    if (gpus <= 0)
+        return 0;
+    if (gpus % n)
+        return exa_err(err, EXA_EUSAGE,
+                       "gpus %ld cannot be split over %ld flux slots: flux -g "
+                       "is per slot (ask a multiple of %ld GPUs, or ntasks "
+                       "dividing %ld)", gpus, n, n, gpus);
+    *gpus_per_slot = gpus / n;
+    return 0;
+}
+
 int sched_resources_flux_argv(const struct sched_resources *r, int accounting,
                               struct strvec *argv, struct strvec *warnings,
                               exa_error_t *err)
 {
+    long slots, per;
+
     if (r->qos)
         strvec_pushf(argv, "--queue=%s", r->qos);
     if (r->account) {
@@ -247,21 +271,15 @@ int sched_resources_flux_argv(const struct sched_resources *r, int accounting,
     }
     if (r->constraint)
         strvec_pushf(argv, "--requires=%s", r->constraint);
+    if (sched_flux_slots(r->ntasks, r->nodes, r->gpus, &slots, &per, err) < 0)
+        return -1;
     if (r->nodes)
         strvec_pushf(argv, "-N%ld", r->nodes);
-    if (r->ntasks)
-        strvec_pushf(argv, "-n%ld", r->ntasks);
+    strvec_pushf(argv, "-n%ld", slots);
     if (r->cpus_per_task)
         strvec_pushf(argv, "-c%ld", r->cpus_per_task);
-    if (r->gpus) {
-        long slots = r->ntasks ? r->ntasks : 1;
-        long per = (r->gpus + slots - 1) / slots;
+    if (per)
         strvec_pushf(argv, "-g%ld", per);
-        if (per * slots != r->gpus)
-            strvec_pushf(warnings,
-                         "gpus %ld over %ld tasks rounds up to %ld per task "
-                         "(%ld in total)", r->gpus, slots, per, per * slots);
-    }
     if (r->time) {
         long long s;
         int unl;

@@ -63,12 +63,29 @@ int sched_resources_slurm_argv(const struct sched_resources *r,
                                struct strvec *argv, exa_error_t *err);
 
 /*
+ * The slot shape Flux is asked for (flux-batch(1): `-n` is the number of
+ * slots, `-g` GPUs *per slot*, and `flux batch` refuses a job naming
+ * neither -n nor -N): *slots = ntasks, else nodes, else 1 (one slot
+ * when the ask names neither); *gpus_per_slot = gpus / *slots, so the
+ * allocation is the job total gpus (0 when gpus <= 0). -n is always sent
+ * with -N, which keeps Flux from making -N alone exclusive (2 GPUs per
+ * slot on each whole node would allocate every GPU of those nodes).
+ * Returns 0, or -1 with err (EXA_EUSAGE) when gpus is not a multiple of
+ * the slot count, or ntasks is fewer than nodes. Counts are plain
+ * numbers (tasks, nodes, GPUs).
+ */
+int sched_flux_slots(long ntasks, long nodes, long gpus, long *slots,
+                     long *gpus_per_slot, exa_error_t *err);
+
+/*
  * Append the flux-batch(1)/flux-submit(1) flags: --queue (qos, else partition is
- * dropped), --bank only when accounting is 1, --requires, -N -n -c,
- * -g ceil(gpus/ntasks), -t <seconds>s, --urgency=0 for hold. Dropped keys
+ * dropped), --bank only when accounting is 1, --requires, then the slot
+ * shape of sched_flux_slots(): [-N nodes] -n slots [-c cpus] [-g per slot],
+ * -t <seconds>s, --urgency=0 for hold. Dropped keys
  * (mem, partition, array throttle) add a line to warnings. accounting:
  * 1 when flux-accounting answers. Returns 0, or -1 with err (EXA_EUSAGE)
- * when the time does not parse.
+ * when the time does not parse or the GPUs cannot be split over the
+ * slots (sched_flux_slots()).
  */
 int sched_resources_flux_argv(const struct sched_resources *r, int accounting,
                               struct strvec *argv, struct strvec *warnings,

@@ -1,11 +1,11 @@
 /*
- * sched_lines.h - the adapters' own line parsers, exposed for the unit
- * tests and fuzz/fuzz_flux_adapter.c.
+ * sched_lines.h - slurm.c's own line parsers, exposed for the unit
+ * tests and fuzz/fuzz_flux_adapter.c. (flux.c has none: it reads Flux
+ * output through parse_flux.h.)
  *
- * These read only the formats slurm.c and flux.c ask their scheduler for
- * (fields separated by 0x1F), plus `scontrol show job -o` and the Flux job
- * eventlog. Scheduler output is untrusted: every parser accepts any bytes,
- * maps what it cannot read to "unknown" (empty string, -1, SCHED_UNKNOWN)
+ * These read only the formats slurm.c asks its scheduler for
+ * (fields separated by 0x1F), plus `scontrol show job -o`. Scheduler
+ * output is untrusted: every parser accepts any bytes, maps what it cannot read to "unknown" (empty string, -1, SCHED_UNKNOWN)
  * and never aborts. Times that are not finite or lie outside
  * [0, SCHED_MAX_EPOCH] seconds are treated as unknown.
  */
@@ -16,24 +16,6 @@
 
 /* Largest epoch time (seconds) accepted from a scheduler: year ~5138. */
 #define SCHED_MAX_EPOCH 1e11
-
-/*
- * One row of `flux jobs --no-header -o FMT` with flux.c's format
- * {id.f58} {state} {result} {t_submit} {t_run} {t_inactive} {waitstatus}
- * {runtime} joined by 0x1F (flux-jobs(1) "OUTPUT FORMAT"). line is
- * NUL-terminated and modified in place. Times are epoch seconds printed
- * "%.6f" into j->submit/start/end; runtime rounds to j->elapsed_s.
- * 0 with j filled, -1 when the line has fewer than 8 fields or no id.
- */
-int sched_flux_parse_jobs_line(char *line, struct sched_job *j);
-
-/*
- * Summarize an RFC 18 eventlog (`flux job info ID eventlog`: one JSON
- * object per line, {"timestamp": epoch s, "name": ..., "context": {...}})
- * into j, which the caller has initialised with sched_job_init(). text is
- * NUL-terminated. 0, or -1 when no line is a JSON object.
- */
-int sched_flux_parse_eventlog(const char *text, struct sched_job *j);
 
 /*
  * One row of `squeue -h -o "%i<US>%T<US>%r<US>%V<US>%S<US>%e"` (squeue(1)

@@ -139,6 +139,8 @@ time_t time_parse_sched(const char *s)
         tm.tm_isdst = -1;
         return mktime(&tm);
     }
+    if (end && end[0] == 'Z' && !end[1])
+        return timegm(&tm); /* UTC, as Flux and mock times are recorded */
     d = strtod(s, &end);
     if (end == s || *end || !(d > 0) || d > 1e11)
         return -1;

@@ -33,7 +33,9 @@ int time_parse_iso8601(const char *s, time_t *out, exa_error_t *err);
  * Parse a time as a scheduler prints it: Slurm's "YYYY-MM-DDTHH:MM:SS"
  * (local time of the host that printed it, no zone: sacct(1), squeue(1)
  * "TIME FORMAT"), or epoch seconds, possibly fractional (Slurm with
- * SLURM_TIME_FORMAT=%s, Flux t_submit/t_run). Returns the epoch second,
+ * SLURM_TIME_FORMAT=%s, Flux t_submit/t_run), or "YYYY-MM-DDTHH:MM:SSZ"
+ * (UTC: Flux and mock times as the adapters report them). Returns the
+ * epoch second,
  * or -1 for NULL, "", "Unknown", "None", "N/A" and anything else.
  */
 time_t time_parse_sched(const char *s);

@@ -89,7 +89,7 @@ static void test_all_pass(void **state)
 {
     struct transport *t = cluster(sinfo_ok, 0, 0);
     struct preflight_target tg = target();
-    struct preflight_ask ask = {4, 1, "debug", "research", "high", "alice"};
+    struct preflight_ask ask = {4, 1, "debug", "research", "high", "alice", 0};
     struct preflight_report r;
     static const char *const order[] = {
         "host_key", "transport", "scheduler", "partition",
@@ -120,7 +120,7 @@ static void test_each_failure(void **state)
     struct preflight_report r;
     struct transport *t;
     {
-        struct preflight_ask a = {1, 1, "gpu", NULL, NULL, "alice"};
+        struct preflight_ask a = {1, 1, "gpu", NULL, NULL, "alice", 0};
         t = cluster(sinfo_ok, 0, 0);
         preflight_run(t, &tg, &a, &r);
         assert_int_equal(failed(&r, "partition"), 1);
@@ -130,7 +130,7 @@ static void test_each_failure(void **state)
         transport_close(t);
     }
     {
-        struct preflight_ask a = {1, 1, NULL, "nobank", "high", "alice"};
+        struct preflight_ask a = {1, 1, NULL, "nobank", "high", "alice", 0};
         t = cluster(sinfo_ok, 0, 0);
         preflight_run(t, &tg, &a, &r);
         assert_int_equal(failed(&r, "account"), 2); /* and its QOS */
@@ -141,7 +141,7 @@ static void test_each_failure(void **state)
         transport_close(t);
     }
     {
-        struct preflight_ask a = {1, 1, NULL, "root", "high", "alice"};
+        struct preflight_ask a = {1, 1, NULL, "root", "high", "alice", 0};
         t = cluster(sinfo_ok, 0, 0);
         preflight_run(t, &tg, &a, &r);
         assert_int_equal(failed(&r, "qos"), 1);
@@ -150,7 +150,7 @@ static void test_each_failure(void **state)
     }
     {
         /* 6 GPUs in total, but not 6 on one node */
-        struct preflight_ask a = {6, 1, NULL, NULL, NULL, "alice"};
+        struct preflight_ask a = {6, 1, NULL, NULL, NULL, "alice", 0};
         t = cluster(sinfo_ok, 0, 0);
         preflight_run(t, &tg, &a, &r);
         assert_int_equal(failed(&r, "gpus_per_node"), 1);
@@ -159,7 +159,7 @@ static void test_each_failure(void **state)
     }
     {
         /* the 4-GPU node is drained: 4 GPUs on one node no longer exist */
-        struct preflight_ask a = {4, 1, NULL, NULL, NULL, "alice"};
+        struct preflight_ask a = {4, 1, NULL, NULL, NULL, "alice", 0};
         t = cluster(sinfo_drained, 0, 0);
         preflight_run(t, &tg, &a, &r);
         assert_int_equal(failed(&r, "gpus"), 2);
@@ -170,7 +170,7 @@ static void test_each_failure(void **state)
         transport_close(t);
     }
     {
-        struct preflight_ask a = {0, 1, NULL, NULL, NULL, "alice"};
+        struct preflight_ask a = {0, 1, NULL, NULL, NULL, "alice", 0};
         t = cluster(sinfo_ok, 1, 127);
         preflight_run(t, &tg, &a, &r);
         assert_int_equal(failed(&r, "workdir"), 2);
@@ -181,7 +181,7 @@ static void test_each_failure(void **state)
         transport_close(t);
     }
     {
-        struct preflight_ask a = {0, 1, NULL, NULL, NULL, "alice"};
+        struct preflight_ask a = {0, 1, NULL, NULL, NULL, "alice", 0};
         struct preflight_target bad = target();
         bad.pinned_fingerprint = "SHA256:other";
         t = cluster(sinfo_ok, 0, 0);
@@ -196,7 +196,7 @@ static void test_unreachable_stops(void **state)
 {
     struct transport *t = cluster(sinfo_ok, 0, 0);
     struct preflight_target tg = target();
-    struct preflight_ask a = {1, 1, NULL, NULL, NULL, "alice"};
+    struct preflight_ask a = {1, 1, NULL, NULL, NULL, "alice", 0};
     struct preflight_report r;
     transport_fake_fail_nth(t, 1);
     preflight_run(t, &tg, &a, &r);

@@ -105,19 +105,45 @@ static void test_resources_translation(void **state)
     free(s);
     strvec_clear(&a);
 
-    assert_int_equal(sched_resources_flux_argv(&r, 0, &a, &w, &err), 0);
-    s = joined(&a);
-    /* 90 is minutes (Slurm's rule) -> 5400 s; -g per slot = ceil(4/3) */
-    assert_string_equal(s, "--queue=high -n3 -g2 -t5400s");
-    free(s);
-    assert_int_equal(w.nr, 4);
-    assert_string_equal(w.v[0], "account 'proj; rm -rf /' dropped: "
-                                "flux-accounting is not present");
-    assert_string_equal(w.v[1], "gpus 4 over 3 tasks rounds up to 2 per task "
-                                "(6 in total)");
-    assert_string_equal(w.v[2], "mem '16G' dropped: Flux has no memory request");
+    /* -g is per slot: 4 GPUs cannot be 3 equal slots (ceil would
+     * allocate 6) */
+    assert_int_equal(sched_resources_flux_argv(&r, 0, &a, &w, &err), -1);
+    assert_int_equal(err.code, EXA_EUSAGE);
+    assert_string_equal(err.text, "gpus 4 cannot be split over 3 flux slots: "
+                                  "flux -g is per slot (ask a multiple of 3 "
+                                  "GPUs, or ntasks dividing 4)");
     strvec_clear(&a);
     strvec_clear(&w);
+    assert_int_equal(sched_resources_set(&r, "ntasks", "2", &err), 0);
+    assert_int_equal(sched_resources_flux_argv(&r, 0, &a, &w, &err), 0);
+    s = joined(&a);
+    /* 90 is minutes (Slurm's rule) -> 5400 s; -g per slot = 4/2 */
+    assert_string_equal(s, "--queue=high -n2 -g2 -t5400s");
+    free(s);
+    assert_int_equal(w.nr, 3);
+    assert_string_equal(w.v[0], "account 'proj; rm -rf /' dropped: "
+                                "flux-accounting is not present");
+    assert_string_equal(w.v[1], "mem '16G' dropped: Flux has no memory request");
+    strvec_clear(&a);
+    strvec_clear(&w);
+    {
+        /* the slot shape: one slot by default; -N with as many slots as
+         * nodes and the job total split over them */
+        long sl, per;
+        assert_int_equal(sched_flux_slots(0, 0, 0, &sl, &per, &err), 0);
+        assert_int_equal(sl, 1);
+        assert_int_equal(per, 0);
+        assert_int_equal(sched_flux_slots(0, 2, 2, &sl, &per, &err), 0);
+        assert_int_equal(sl, 2);
+        assert_int_equal(per, 1);
+        assert_int_equal(sched_flux_slots(0, 0, 3, &sl, &per, &err), 0);
+        assert_int_equal(sl, 1);
+        assert_int_equal(per, 3);
+        assert_int_equal(sched_flux_slots(0, 2, 3, &sl, &per, &err), -1);
+        assert_int_equal(sched_flux_slots(1, 2, 0, &sl, &per, &err), -1);
+        assert_string_equal(err.text, "ntasks 1 is fewer than nodes 2: flux "
+                                      "needs a slot on every node");
+    }
     assert_int_equal(sched_resources_flux_argv(&r, 1, &a, &w, &err), 0);
     assert_string_equal(a.v[1], "--bank=proj; rm -rf /");
     strvec_clear(&a);
@@ -734,63 +760,79 @@ static void test_flux_status(void **state)
                        "", 0, 0, 0);
     assert_int_equal(sched_status_batch(s, ids, 3, out, &err), 0);
     assert_int_equal(out[0].state, SCHED_FAILED);
+    assert_string_equal(out[0].raw_state, "FAILED");
+    assert_string_equal(out[0].submit, "2025-02-05T16:49:54Z");
     assert_int_equal(out[0].exit_code, 1); /* wait status 256 */
     assert_int_equal(out[1].state, SCHED_CANCELLED);
     assert_string_equal(out[1].id, "fABC");
     assert_string_equal(out[1].start, "");
     assert_int_equal(out[1].exit_code, -1);
     assert_int_equal(out[2].state, SCHED_TIMEOUT);
+    assert_string_equal(out[2].raw_state, "TIMEOUT");
+    assert_string_equal(out[2].reason, "timeout");
+    assert_string_equal(out[2].start, "2025-02-05T16:49:54Z");
+    assert_string_equal(out[2].end, "2025-02-05T16:50:00Z");
+    assert_int_equal(out[2].elapsed_s, 6);
     assert_int_equal(out[2].signal, 15);
     assert_int_equal(out[2].exit_code, -1);
     assert_int_equal(transport_fake_count(t, "flux jobs *"), 1);
-    assert_int_equal(transport_fake_count(t, "flux job info *"), 1);
+    /* the eventlog of ƒGone, then R of the two that ran (fABC never did) */
+    assert_int_equal(transport_fake_count(t, "flux job info * eventlog"), 1);
+    assert_int_equal(transport_fake_count(t, "flux job info * R"), 2);
     sched_free(s);
     transport_close(t);
 }
 
 /* Untrusted times: 1e300, inf, nan and negatives are unknown, never a
- * 40-byte buffer overflow (which xsnprintf turns into an abort). */
+ * 40-byte buffer overflow (which xsnprintf turns into an abort); times
+ * that are plausible come out as UTC ISO-8601. Read through the adapter,
+ * so through parse_flux.h's parsers. */
 static void test_flux_absurd_times(void **state)
 {
-    struct sched_job j;
-    char line[512];
-    const char *el =
+    struct transport *t = transport_fake_new();
+    exa_error_t err = EXA_ERROR_INIT;
+    struct sched *s = sched_new("flux", t, &err);
+    const char *ids[] = { "f1", "f2", "f3" };
+    struct sched_job out[3];
+
+    transport_fake_add(t, "flux jobs --no-header -o *",
+                       "f1\037INACTIVE\037COMPLETED\0371e300\037inf\037"
+                       "1738774200.25\0370\0371e300\n"
+                       "f2\037INACTIVE\037FAILED\037nan\037-1738774200\037"
+                       "99999999999999999999\037256\0373.4\n",
+                       "", 0, 0, 0);
+    transport_fake_add(t, "flux job info f3 eventlog",
         "{\"timestamp\":1e300,\"name\":\"submit\",\"context\":{}}\n"
         "{\"timestamp\":-5,\"name\":\"start\",\"context\":{}}\n"
         "{\"timestamp\":1738774200.5,\"name\":\"finish\",\"context\":"
         "{\"status\":0}}\n"
-        "{\"timestamp\":1.5e11,\"name\":\"clean\",\"context\":{}}\n";
+        "{\"timestamp\":1.5e11,\"name\":\"clean\",\"context\":{}}\n",
+        "", 0, 0, 0);
+    transport_fake_add(t, "flux job info * R", "", "", 1, 0, 0);
+    assert_int_equal(sched_status_batch(s, ids, 3, out, &err), 0);
+    assert_string_equal(out[0].id, "f1");
+    assert_int_equal(out[0].state, SCHED_COMPLETED);
+    assert_string_equal(out[0].raw_state, "COMPLETED");
+    assert_string_equal(out[0].submit, "");
+    assert_string_equal(out[0].start, "");
+    assert_string_equal(out[0].end, "2025-02-05T16:50:00Z");
+    assert_int_equal(out[0].exit_code, 0);
+    assert_int_equal(out[0].elapsed_s, -1);
 
-    xsnprintf(line, sizeof(line), "%s",
-              "f1\037INACTIVE\037COMPLETED\0371e300\037inf\037"
-              "1738774200.25\0370\0371e300");
-    assert_int_equal(sched_flux_parse_jobs_line(line, &j), 0);
-    assert_string_equal(j.id, "f1");
-    assert_int_equal(j.state, SCHED_COMPLETED);
-    assert_string_equal(j.submit, "");
-    assert_string_equal(j.start, "");
-    assert_string_equal(j.end, "1738774200.250000");
-    assert_int_equal(j.exit_code, 0);
-    assert_int_equal(j.elapsed_s, -1);
+    assert_int_equal(out[1].state, SCHED_FAILED);
+    assert_string_equal(out[1].submit, "");
+    assert_string_equal(out[1].start, "");
+    assert_string_equal(out[1].end, "");
+    assert_int_equal(out[1].exit_code, 1);
+    assert_int_equal(out[1].elapsed_s, 3);
 
-    xsnprintf(line, sizeof(line), "%s",
-              "f2\037INACTIVE\037FAILED\037nan\037-1738774200\037"
-              "99999999999999999999\037256\0373.4");
-    assert_int_equal(sched_flux_parse_jobs_line(line, &j), 0);
-    assert_string_equal(j.submit, "");
-    assert_string_equal(j.start, "");
-    assert_string_equal(j.end, "");
-    assert_int_equal(j.exit_code, 1);
-    assert_int_equal(j.elapsed_s, 3);
-
-    sched_job_init(&j, "f3");
-    assert_int_equal(sched_flux_parse_eventlog(el, &j), 0);
-    assert_string_equal(j.submit, "");
-    assert_string_equal(j.start, "");
-    /* clean's absurd time is dropped; finish's stays the end */
-    assert_string_equal(j.end, "1738774200.500000");
-    assert_int_equal(j.state, SCHED_COMPLETED);
-    assert_int_equal(j.elapsed_s, -1);
+    assert_int_equal(out[2].state, SCHED_COMPLETED);
+    assert_string_equal(out[2].submit, "");
+    assert_string_equal(out[2].start, "");
+    assert_string_equal(out[2].end, "2025-02-05T16:50:00Z");
+    assert_int_equal(out[2].elapsed_s, -1);
+    sched_free(s);
+    transport_close(t);
 }
 
 static void test_flux_submit_flags(void **state)
@@ -812,7 +854,7 @@ static void test_flux_submit_flags(void **state)
     assert_string_equal(r.job_id, "ƒ2TR77Ao1");
     assert_string_equal(transport_fake_call(t, 2),
                         "flux batch --job-name=exa-run2 --output=/r/x/{{id}}.out "
-                        "--error=/r/x/{{id}}.err --bank=bank1 -g2 -t86400s "
+                        "--error=/r/x/{{id}}.err --bank=bank1 -n1 -g2 -t86400s "
                         "/r/x/run.sh");
     sched_submit_result_release(&r);
 
@@ -944,13 +986,36 @@ static void test_logs_capped(void **state)
     assert_string_equal(err.text, "cannot read '/r/x/9.out' on 'fake': tail: "
                         "cannot open '/r/x/9.out' for reading: No such file "
                         "or directory");
-    /* flux: no file, the attach stream keeps its last bytes */
+    /* flux: the --output exa set, {{id}} expanded to the ƒ id */
     f->log_max_bytes = 4;
-    transport_fake_add(t, "flux job attach fZ", "line1\nline2\n", "", 0, 0, 0);
+    transport_fake_add(t, "tail -c 5 -- /r/x/\xc6\x92Z.out", "line1\nline2\n",
+                       "", 0, 0, 0);
     strbuf_reset(&log);
     assert_int_equal(sched_logs(f, "fZ", "/r/x", &log, &err), 0);
     assert_string_equal(log.buf, "ne2\n");
     assert_int_equal(f->log_truncated, 1);
+    /* no job directory: flux batch's default flux-{{id}}.out in the cwd
+     * `flux jobs --json` names; never `flux job attach` (empty for a
+     * batch job) */
+    transport_fake_add(t, "flux jobs --json fY",
+                       "{\"id\": 1234, \"cwd\": \"/home/a\", \"state\": \"INACTIVE\"}\n",
+                       "", 0, 0, 0);
+    transport_fake_add(t, "tail -c 5 -- /home/a/flux-\xc6\x92Y.out", "ok\n", "",
+                       0, 0, 0);
+    strbuf_reset(&log);
+    assert_int_equal(sched_logs(f, "fY", NULL, &log, &err), 0);
+    assert_string_equal(log.buf, "ok\n");
+    transport_fake_add(t, "flux jobs --json fW",
+                       "{\"id\": 1235, \"cwd\": \"/home/a\"}\n", "", 0, 0, 0);
+    transport_fake_add(t, "tail -c 5 -- /home/a/flux-\xc6\x92W.out", "",
+                       "tail: cannot open 'x' for reading: No such file or "
+                       "directory\n", 1, 0, 0);
+    assert_int_equal(sched_logs(f, "fW", NULL, &log, &err), -1);
+    assert_int_equal(err.code, EXA_ENOTFOUND);
+    assert_string_equal(err.text, "no output file for flux job 'fW': "
+                        "'/home/a/flux-\xc6\x92W.out' does not exist on 'fake' "
+                        "(a batch job's output goes to its --output file)");
+    assert_int_equal(transport_fake_count(t, "flux job attach *"), 0);
     strbuf_release(&log);
     sched_free(s);
     sched_free(f);
