@@ -141,7 +141,7 @@ json_t *flux_jobs_parse(const char *buf, size_t len, const char **errkind,
     "{t_inactive}\x1f{waitstatus}\x1f{runtime}"
 #define FLUX_JOBS_OBSERVE_FORMAT                                             \
     "{id.f58}\x1f{username}\x1f{queue}\x1f{status_abbrev}\x1f{ncores}"    \
-    "\x1f{nnodes}\x1f{nodelist}"
+    "\x1f{nodelist}"
 
 /*
  * The columns of a flux-jobs(1) -o FORMAT: each "{field[:spec][!conv]}"

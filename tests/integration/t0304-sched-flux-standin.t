@@ -4,7 +4,7 @@
 # formats exa asks for (flux batch prints an F58 id; flux jobs prints the
 # 0x1F-separated row; flux job info ID eventlog prints RFC 18 JSON lines).
 # Checks the translated flags (FSD time with Slurm's minute rule, -g per
-# slot, --bank dropped without flux-accounting), status of a listed job and
+# slot: the job total split over the slots, --bank dropped without flux-accounting), status of a listed job and
 # of one only the eventlog knows, and cancel.
 set -u
 : "${EXA:?EXA must name the exa binary}"
@@ -53,11 +53,11 @@ is() {
 }
 echo "1..8"
 printf 'echo hi\n' > "$T/job.sh"
-out=$("$EXA" --json hpc submit "$T/job.sh" --time=90 --ntasks=3 --gpus=4 --account=bank1 --mem=4G 2> "$T/warn")
+out=$("$EXA" --json hpc submit "$T/job.sh" --time=90 --ntasks=2 --gpus=4 --account=bank1 --mem=4G 2> "$T/warn")
 is "$(python3 -c 'import json,sys; print(json.load(sys.stdin)["job_id"])' <<<"$out")" "ƒ2TR77Ao1" "flux batch id recorded"
 line=$(grep '^batch ' "$FLUX_LOG")
-case "$line" in *" -n3 -g2 -t5400s "*) r=0 ;; *) r=1 ;; esac
-is "$r" 0 "flags: -n3 -g2 (ceil 4/3 per slot) -t5400s (90 minutes)"
+case "$line" in *" -n2 -g2 -t5400s "*) r=0 ;; *) r=1 ;; esac
+is "$r" 0 "flags: -n2 -g2 (4 GPUs over 2 slots) -t5400s (90 minutes)"
 case "$line" in *--bank*) r=1 ;; *) r=0 ;; esac
 is "$r" 0 "--bank not sent without flux-accounting"
 is "$(grep -c "account 'bank1' dropped\|mem '4G' dropped" "$T/warn")" 2 "dropped account and mem are warned about"

@@ -112,6 +112,52 @@ static void test_no_header_and_errors(void **state)
     assert_string_equal(flux_resource_state_normalize("weird"), "unknown");
 }
 
+/* The real flux-core 0.88 status view (tests/fixtures/flux-real 77):
+ * the header word STATEUP is STATE + UP; drain states complete a list
+ * that folds them into "down", and R gives per-node counts (78). */
+static void test_stateup_and_apply(void **state)
+{
+    const char *st = "       STATEUP NNODES NODELIST\n"
+                     "    draining \xe2\x9c\x94      1 node0\n"
+                     "     drained \xe2\x9c\x94      1 node1\n";
+    const char *list = "     STATE NNODES NCORES NGPUS NODELIST\n"
+                       "      free      0      0     0 \n"
+                       " allocated      1      1     0 node0\n"
+                       "      down      2      8     4 node[0-1]\n";
+    const char *R = "{\"version\": 1, \"execution\": {\"R_lite\": [{\"rank\": "
+                    "\"0-1\", \"children\": {\"core\": \"0-3\", \"gpu\": "
+                    "\"0-1\"}}], \"starttime\": 0.0, \"expiration\": 0.0, "
+                    "\"nodelist\": [\"node[0-1]\"]}}\n";
+    json_t *res = parse(st), *g;
+
+    assert_non_null(res);
+    g = json_array_get(json_object_get(res, "groups"), 0);
+    assert_string_equal(jx_get_str(g, "state", ""), "draining");
+    assert_int_equal(json_integer_value(json_object_get(g, "nnodes")), 1);
+    assert_string_equal(jx_get_str(node(res, 1), "state", ""), "drain");
+    assert_string_equal(jx_get_str(node(res, 1), "raw_state", ""), "drained");
+    json_decref(res);
+
+    res = parse(list);
+    /* the list alone: both down, counts unknown (grouped row) */
+    assert_string_equal(jx_get_str(node(res, 0), "state", ""), "down");
+    assert_true(json_is_null(json_object_get(node(res, 1), "cpus")));
+    assert_int_equal(flux_resource_apply(res, st, strlen(st), R, strlen(R)),
+                     4);
+    assert_string_equal(jx_get_str(node(res, 0), "state", ""), "drain");
+    assert_string_equal(jx_get_str(node(res, 0), "raw_state", ""),
+                        "draining");
+    assert_string_equal(jx_get_str(node(res, 1), "raw_state", ""),
+                        "drained");
+    assert_int_equal(json_integer_value(json_object_get(node(res, 0), "cpus")),
+                     4);
+    assert_int_equal(json_integer_value(json_object_get(node(res, 1), "gpus")),
+                     2);
+    /* unreadable texts change nothing */
+    assert_int_equal(flux_resource_apply(res, "junk", 4, "{", 1), 0);
+    json_decref(res);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -119,6 +165,7 @@ int main(void)
         cmocka_unit_test(test_status_view),
         cmocka_unit_test(test_queues_and_rlist),
         cmocka_unit_test(test_no_header_and_errors),
+        cmocka_unit_test(test_stateup_and_apply),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

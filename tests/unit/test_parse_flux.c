@@ -374,6 +374,94 @@ static void test_accounting(void **state)
     free(ev);
 }
 
+/* exa's own 0x1F queries (tests/fixtures/flux-real 22 and 88): empty
+ * cells keep their place, 0.0 times are absent, the format names the
+ * columns; flux_jobs_parse() reads the status query without a format. */
+static void test_separated_formats(void **state)
+{
+    const char *kind = NULL;
+    struct strvec f = STRVEC_INIT;
+    char sep = 0;
+    const char *st =
+        "\xc6\x92" "3uVwNg7\037RUN\037\0371796148329.09095\0371796148329.1190453"
+        "\0370.0\037\0378.842979431152344\n"
+        "\xc6\x92" "4WGCXw5\037INACTIVE\037CANCELED\0371796148330.451515\0370.0"
+        "\0371796148369.6640859\037\0370.0\n"
+        "JobID fNoSuchJob unknown\n";
+    const char *obs = "\xc6\x92" "2wh2kji7\037root\037\037R\0371\037node0\n";
+    json_t *res, *j;
+
+    assert_int_equal(flux_jobs_format_fields(FLUX_JOBS_STATUS_FORMAT, &f, &sep),
+                     0);
+    assert_int_equal(sep, 0x1f);
+    assert_int_equal(f.nr, 8);
+    assert_string_equal(f.v[0], "JOBID");
+    assert_string_equal(f.v[6], "WSTATUS");
+    strvec_clear(&f);
+    assert_int_equal(flux_jobs_format_fields("{id} and {state}", &f, &sep), -1);
+    strvec_clear(&f);
+
+    res = flux_jobs_parse(st, strlen(st), &kind, NULL);
+    assert_non_null(res);
+    assert_int_equal(json_array_size(json_object_get(res, "jobs")), 2);
+    j = json_array_get(json_object_get(res, "jobs"), 0);
+    assert_string_equal(jx_get_str(j, "state", ""), "RUNNING");
+    assert_string_equal(jx_get_str(j, "raw_state", ""), "RUN");
+    assert_true(json_is_null(json_object_get(j, "end")));
+    assert_true(json_is_null(json_object_get(j, "exit_code")));
+    j = json_array_get(json_object_get(res, "jobs"), 1);
+    assert_string_equal(jx_get_str(j, "state", ""), "CANCELLED");
+    assert_string_equal(jx_get_str(j, "raw_state", ""), "CANCELED");
+    assert_true(json_is_null(json_object_get(j, "start")));
+    assert_null(json_object_get(j, "start_text"));
+    assert_true(json_number_value(json_object_get(j, "end")) > 1796148369.6);
+    json_decref(res);
+
+    res = flux_jobs_parse_format(obs, strlen(obs), FLUX_JOBS_OBSERVE_FORMAT,
+                                 &kind, NULL);
+    j = json_array_get(json_object_get(res, "jobs"), 0);
+    assert_string_equal(jx_get_str(j, "state", ""), "RUNNING");
+    assert_string_equal(jx_get_str(j, "user", ""), "root");
+    assert_true(json_is_null(json_object_get(j, "queue")));
+    assert_int_equal(json_integer_value(json_object_get(j, "ncores")), 1);
+    assert_string_equal(
+        json_string_value(json_array_get(json_object_get(j, "nodelist"), 0)),
+        "node0");
+    json_decref(res);
+
+    /* only the unknown-id line: unknown_job, as flux_jobs_parse() says */
+    {
+        const char *unk = "JobID \xc6\x92" "2222222 unknown\n";
+        res = flux_jobs_parse_format(unk, strlen(unk), FLUX_JOBS_STATUS_FORMAT,
+                                     &kind, NULL);
+    }
+    assert_null(res);
+    assert_string_equal(kind, "unknown_job");
+}
+
+/* flux batch output: only lines that are one job id count, however much
+ * comes before them (4 KiB of warnings used to abort exa). */
+static void test_submit_ids(void **state)
+{
+    struct strbuf sb = STRBUF_INIT;
+    struct strvec ids = STRVEC_INIT;
+
+    for (int i = 0; i < 64; i++)
+        strbuf_addf(&sb, "flux-batch: warning: %03d %0*d\n", i, 38, 0);
+    strbuf_addstr(&sb, "\xc6\x92" "3qfZEQP\n");
+    assert_true(sb.len > 4096);
+    assert_int_equal(flux_submit_ids(sb.buf, sb.len, &ids), 1);
+    assert_string_equal(ids.v[0], "\xc6\x92" "3qfZEQP");
+    strvec_clear(&ids);
+    /* a 200-byte token is no id (F58 overflow), nor is a table row */
+    strbuf_reset(&sb);
+    strbuf_addf(&sb, "f%0*d\nf1 f2\n\xc6\x92" "A\n  \xc6\x92" "B  \n", 200, 1);
+    assert_int_equal(flux_submit_ids(sb.buf, sb.len, &ids), 2);
+    assert_string_equal(ids.v[1], "\xc6\x92" "B");
+    strvec_clear(&ids);
+    strbuf_release(&sb);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -387,6 +475,8 @@ int main(void)
         cmocka_unit_test(test_eventlog_summary),
         cmocka_unit_test(test_more_forms),
         cmocka_unit_test(test_accounting),
+        cmocka_unit_test(test_separated_formats),
+        cmocka_unit_test(test_submit_ids),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,225 @@
+#!/bin/bash
+# t0206-flux-real-replay.t - the Flux adapter, `exa hpc` and `exa serve`
+# against the outputs of a real flux-core 0.88.0 instance
+# (tests/fixtures/flux-real, README there), replayed by tests/fakes/flux
+# keyed by argv (FAKE_FLUX_MAP) and refusing what the real flux refused
+# (flux batch without a slot count, flux jobs -o {ngpus}). Each phase
+# writes the map of argv -> capture it needs; every call is logged.
+set -u
+. "$(dirname "$0")/lib-observe.sh"
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+R=$ROOT/tests/fixtures/flux-real
+mkdir -p "$EXA_T/bin" "$EXA_T/remote"
+ln -s "$ROOT/tests/fakes/flux" "$EXA_T/bin/flux"
+unset EXAMLOPS_SLURM_MODE EXAMLOPS_HPC_SSH_HOST EXAMLOPS_HPC_CLUSTER EXAMLOPS_HPC_WORKDIR
+export PATH="$EXA_T/bin:$PATH" EXAMLOPS_HPC_SCHEDULER=flux EXAMLOPS_HPC_TRANSPORT=local \
+    EXAMLOPS_HPC_REMOTE_WORKDIR="$EXA_T/remote" FAKE_FLUX_MAP="$EXA_T/map" \
+    FAKE_FLUX_LOG="$EXA_T/flux.log" FAKE_FLUX_REAL="$R"
+MAP=$EXA_T/map
+LOG=$EXA_T/flux.log
+printf 'echo hi\n' > "$EXA_T/job.sh"
+py() { python3 -c "$1" "${@:2}"; }
+jget() { python3 -c 'import json,sys; d=json.load(sys.stdin)
+for k in sys.argv[1:]: d=d[int(k)] if k.isdigit() else d[k]
+print(d)' "$@"; }
+
+# ---- the fake refuses like flux-core 0.88 did --------------------------
+: > "$MAP"
+flux batch --job-name=noslots ok.sh > "$EXA_T/o" 2> "$EXA_T/e"
+is "flux batch without -n/-N: exit 1 and the real stderr (capture 06)" \
+    "$?:$(cat "$EXA_T/e")" "1:flux-batch: ERROR: Number of slots to allocate must be specified"
+flux jobs -A -o '{id.f58} {username} {queue} {status_abbrev} {ncores} {ngpus} {nodelist}' \
+    > "$EXA_T/o" 2> "$EXA_T/e"
+is "flux jobs -o {ngpus}: exit 1, as capture 23" "$?:$(cat "$EXA_T/e")" \
+    "1:$(cat "$R/23-jobs-A-observe-format-mixed.stderr")"
+
+# ---- 1. submit without --ntasks/--nodes: one slot ----------------------
+cat > "$MAP" <<'EOF'
+10-batch-ok 0 batch *
+EOF
+: > "$LOG"
+out=$("$EXA" --json hpc submit "$EXA_T/job.sh")
+is "submit without flags exits 0" "$?" 0
+is "the id flux batch printed is recorded" "$(jget job_id <<<"$out")" "ƒ3nbeib1"
+run1=$(jget run_id <<<"$out")
+is "flux batch gets -n1 (exactly one batch call)" "$(grep -c '^batch ' "$LOG"):$(sed -n 's/^batch .* \(-n1\) .*run\.sh$/\1/p' "$LOG")" "1:-n1"
+is "the job row exists" "$("$EXA" --json hpc jobs | jget 0 job_id)" "ƒ3nbeib1"
+
+# ---- 2. --nodes 2 --gpus 2: -N2 -n2 -g1; the row takes R's allocation --
+cat > "$MAP" <<'EOF'
+14-batch-gpu 0 batch *
+EOF
+: > "$LOG"
+out=$("$EXA" --json hpc submit "$EXA_T/job.sh" --nodes 2 --gpus 2)
+is "--nodes 2 --gpus 2 submits" "$(jget job_id <<<"$out")" "ƒ48WZ57d"
+is "argv: -N2 -n2 -g1 (2 slots of 1 GPU = the job total)" \
+    "$(sed -n 's/^batch --job-name=exa-[0-9a-f]* --output=[^ ]* --error=[^ ]* \(.*\) [^ ]*run\.sh$/\1/p' "$LOG")" \
+    "-N2 -n2 -g1"
+err=$("$EXA" hpc submit "$EXA_T/job.sh" --ntasks 3 --gpus 4 2>&1)
+is "4 GPUs over 3 slots is refused before flux runs (exit 2)" "$?:$(grep -c '^batch ' "$LOG")" "2:1"
+is "... with the per-slot rule in the message" "$err" \
+    "exa: error: gpus 4 cannot be split over 3 flux slots: flux -g is per slot (ask a multiple of 3 GPUs, or ntasks dividing 4)"
+
+# ---- 3. status of the nine jobs, all inactive (captures 41, 61, 62) ----
+cat > "$MAP" <<'EOF'
+41-jobs-exa-status-format-final 0 jobs --no-header -o {id.f58}*{state}*{result}*{t_submit}*{t_run}*{t_inactive}*{waitstatus}*{runtime} *
+61-job-info-R-gpu-completed 0 job info ƒ48WZ57d R
+62-job-info-R-completed-cpu 0 job info ƒ3nbeib1 R
+EOF
+: > "$LOG"
+st=$("$EXA" --json hpc status ƒ3nbeib1 ƒ3qfZEQP ƒ3uVwNg7 ƒ3ytwF9R ƒ48WZ57d ƒ4JFQMV1 ƒ4Q6uX1y ƒ4WGCXw5 ƒ4ebWVoV)
+is "hpc status exits 0" "$?" 0
+is "states, raw states (flux's result word), exit codes, elapsed, gpus" \
+    "$(py 'import json,sys
+for j in json.loads(sys.argv[1]):
+    print(j["job_id"], j["state"], j["raw_state"], j["exit_code"], j["elapsed_s"], j["gpus"])' "$st")" \
+"ƒ3nbeib1 COMPLETED COMPLETED 0 5 0
+ƒ3qfZEQP FAILED FAILED 3 3 None
+ƒ3uVwNg7 CANCELLED CANCELED 143 9 None
+ƒ3ytwF9R TIMEOUT TIMEOUT 129 1 None
+ƒ48WZ57d COMPLETED COMPLETED 0 18 1
+ƒ4JFQMV1 FAILED FAILED 143 8 None
+ƒ4Q6uX1y CANCELLED CANCELED 143 1 None
+ƒ4WGCXw5 CANCELLED CANCELED None 0 None
+ƒ4ebWVoV FAILED FAILED None 0 None"
+is "times are ISO-8601 UTC as hpc jobs prints them; no start for a job that never ran" \
+    "$(py 'import json,sys
+for j in json.loads(sys.argv[1])[:1] + json.loads(sys.argv[1])[7:8]:
+    print(j["start"], j["end"])' "$st")" \
+"2026-12-01T18:05:28Z 2026-12-01T18:05:34Z
+None 2026-12-01T18:06:09Z"
+is "one flux jobs for nine ids; R asked for the seven that ran" \
+    "$(grep -c '^jobs ' "$LOG"):$(grep -c '^job info .* R$' "$LOG"):$(grep -c 'eventlog' "$LOG")" "1:7:0"
+is "the --nodes 2 --gpus 2 row records what R allocated (1 GPU, 1 core, 1 node)" \
+    "$("$EXA" --json hpc jobs | py 'import json,sys
+for j in json.load(sys.stdin):
+    if j["job_id"] == "ƒ48WZ57d": print(j["gpus"], j["cpus"], j["nodes"], j["state"], j["start_time"])')" \
+    "1 1 1 COMPLETED 2026-12-01T18:05:29Z"
+
+# ---- 4. an id flux jobs does not know: the eventlog (46, 65) -----------
+cat > "$MAP" <<'EOF'
+46-jobs-exa-status-format-unknown-id 0 jobs --no-header -o * ƒ3nbeib1 fNoSuchJob
+65-job-info-eventlog-unknown-id 1 job info fNoSuchJob eventlog
+62-job-info-R-completed-cpu 0 job info ƒ3nbeib1 R
+EOF
+: > "$LOG"
+st=$("$EXA" --json hpc status ƒ3nbeib1 fNoSuchJob)
+is "known id COMPLETED, unknown id UNKNOWN after its eventlog failed" \
+    "$(py 'import json,sys
+print(" ".join(j["state"] for j in json.loads(sys.argv[1])))' "$st"):$(grep -c 'job info fNoSuchJob eventlog' "$LOG")" \
+    "COMPLETED UNKNOWN:1"
+
+# ---- 5. eventlog-only jobs read by flux_eventlog_parse (50-58) ---------
+cat > "$MAP" <<'EOF'
+45-jobs-A-default-final 0 jobs --no-header -o *
+51-eventlog-failed-exit3 0 job info ƒ3qfZEQP eventlog
+53-eventlog-timeout 0 job info ƒ3ytwF9R eventlog
+56-eventlog-cancelled-held 0 job info ƒ4WGCXw5 eventlog
+27-job-info-eventlog-pending 0 job info ƒ4Q6uX1y eventlog
+EOF
+st=$("$EXA" --json hpc status ƒ3qfZEQP ƒ3ytwF9R ƒ4WGCXw5 ƒ4Q6uX1y)
+is "from the eventlog: FAILED 3, TIMEOUT 129 (reason timeout), CANCELED held, PENDING" \
+    "$(py 'import json,sys
+for j in json.loads(sys.argv[1]):
+    print(j["state"], j["raw_state"], j["exit_code"], j["reason"], j["start"], j["elapsed_s"])' "$st")" \
+"FAILED FAILED 3 None 2026-12-01T18:05:28Z 3
+TIMEOUT TIMEOUT 129 timeout 2026-12-01T18:05:29Z 2
+CANCELLED CANCELED None cancel None None
+PENDING SCHED None None None None"
+
+# ---- 6. wait ----------------------------------------------------------
+cat > "$MAP" <<'EOF'
+41-jobs-exa-status-format-final 0 jobs --no-header -o *
+62-job-info-R-completed-cpu 0 job info ƒ3nbeib1 R
+EOF
+w=$("$EXA" hpc wait ƒ3nbeib1 2>&1)
+is "hpc wait returns on COMPLETED" "$?:$(head -1 <<<"$w"):$(grep -c '^ƒ3nbeib1  COMPLETED  COMPLETED  0     2026-12-01T18:05:28Z  2026-12-01T18:05:34Z  00:00:05$' <<<"$w")" \
+    "0:job ƒ3nbeib1 COMPLETED, waited 00:00:00:1"
+
+# ---- 7. cancel (30) -----------------------------------------------------
+cat > "$MAP" <<'EOF'
+30-cancel-long 0 cancel ƒ3uVwNg7
+EOF
+: > "$LOG"
+"$EXA" hpc cancel ƒ3uVwNg7 > /dev/null
+is "hpc cancel runs flux cancel ID and exits 0" "$?:$(cat "$LOG")" "0:cancel ƒ3uVwNg7"
+
+# ---- 8. logs: the output file, never flux job attach (43, 44) ----------
+cat > "$MAP" <<'EOF'
+44-jobs-json-failed 0 jobs --json ƒ3qfZEQP
+64-job-attach-failed 3 job attach *
+EOF
+printf 'ok on node0 cuda=none\n' > "$EXA_T/remote/$run1/ƒ3nbeib1.out"
+: > "$LOG"
+is "logs of an exa job: its --output file" "$("$EXA" hpc logs ƒ3nbeib1)" "ok on node0 cuda=none"
+l=$("$EXA" hpc logs ƒ3qfZEQP 2>&1)
+is "logs of a job without a job directory: flux-ID.out in its cwd, said clearly when absent (exit 1)" \
+    "$?:$(head -1 <<<"$l")" \
+    "1:exa: error: no output file for flux job 'ƒ3qfZEQP': '/scratch/fcap/jobs/flux-ƒ3qfZEQP.out' does not exist on 'localhost' (a batch job's output goes to its --output file)"
+is "flux job attach is never run" "$(grep -c 'attach' "$LOG"):$(grep -c '^jobs --json ƒ3qfZEQP$' "$LOG")" "0:1"
+
+# ---- 9. queue (24): nodes filled ----------------------------------------
+init_db
+add_cluster f1 flux ACTIVE
+sql "UPDATE clusters SET transport='local' WHERE name='f1'"
+cat > "$MAP" <<'EOF'
+24-jobs-A-default-mixed 0 jobs -A
+EOF
+q=$("$EXA" --json hpc queue --cluster f1)
+is "hpc queue: ids, states and nodes (null where flux printed none)" \
+    "$(py 'import json,sys
+for j in json.loads(sys.argv[1])["jobs"]:
+    print(j["job_id"], j["name"], j["state"], j["nodes"])' "$q")" \
+"ƒ4Q6uX1y pending PENDING 2
+ƒ4ebWVoV toomany PENDING None
+ƒ4WGCXw5 held PENDING None
+ƒ4JFQMV1 exc RUNNING 1
+ƒ48WZ57d gpu RUNNING 1
+ƒ3uVwNg7 long RUNNING 1"
+
+# ---- 10. serve: totals from R, drain states from status (76-78, 88) -----
+cat > "$MAP" <<'EOF'
+76-resource-list-drained-and-draining 0 resource list
+77-resource-status-drained-and-draining 0 resource status
+78-resource-R-drained 0 resource R
+derived/88-jobs-A-observe-format-us 0 jobs -A --no-header -o {id.f58}*{username}*{queue}*{status_abbrev}*{ncores}*{nodelist}
+EOF
+: > "$LOG"
+m=$("$EXA" serve --once)
+is "exa serve --once exits 0" "$?" 0
+metric() { printf '%s\n' "$m" | sed -n "s/^$1{cluster=\"f1\"} //p"; }
+is "flux_cpus_total 8 (R: 4 cores on each of 2 nodes)" "$(metric flux_cpus_total)" 8
+is "flux_gpus_total 4 (R: 2 GPUs on each of 2 nodes)" "$(metric flux_gpus_total)" 4
+is "drained and draining nodes are drain, none down (no flux_nodes_down series)" \
+    "$(metric flux_nodes_drain):$(metric flux_nodes_down):$(metric flux_nodes_total)" "2::2"
+is "the running job parses with its empty queue in place (RUNNING, 1 core, node0)" \
+    "$(printf '%s\n' "$m" | grep -c '^flux_job_info{cluster="f1",job_id="ƒ2wh2kji7",user="root",account="unknown",partition="unknown",state="RUNNING"} 1$'):$(printf '%s\n' "$m" | grep -c '^flux_node_job{cluster="f1",job_id="ƒ2wh2kji7",node="node0"} 1$')" "1:1"
+is "no query fails: list, status, R and the observe jobs query, each once" \
+    "$(cut -d' ' -f1-2 "$LOG" | sort | tr '\n' ';')" "jobs -A;resource R;resource list;resource status;"
+
+# ---- 11. flux batch printing 4 KiB before the id records the job -------
+python3 -c '
+import sys
+for i in range(64):
+    print("flux-batch: warning: %03d %s" % (i, "x" * 38))
+sys.stdout.write(open(sys.argv[1]).read())' "$R/11-batch-fail.stdout" > "$EXA_T/long-batch.stdout"
+cat > "$MAP" <<EOF
+$EXA_T/long-batch 0 batch *
+EOF
+out=$("$EXA" --json hpc submit "$EXA_T/job.sh" 2>&1)
+is "4 KiB of output before the id: exit 0, the id recorded" \
+    "$?:$(wc -c < "$EXA_T/long-batch.stdout"):$(jget job_id <<<"$out" 2>/dev/null)" "0:4106:ƒ3qfZEQP"
+is "... and its row is in hpc jobs" \
+    "$("$EXA" --json hpc jobs | py 'import json,sys; print(sum(j["job_id"] == "ƒ3qfZEQP" for j in json.load(sys.stdin)))')" 1
+
+# ---- 12. debug parse reads exa's own 0x1F status query (22) ------------
+is "debug parse flux-jobs of the status query: 9 jobs, states as flux said" \
+    "$("$EXA" debug parse flux-jobs < "$R/22-jobs-exa-status-format-mixed.stdout" | py 'import json,sys
+print(" ".join(j["state"] for j in json.load(sys.stdin)["jobs"]))')" \
+    "COMPLETED FAILED RUNNING TIMEOUT RUNNING RUNNING PENDING PENDING PENDING"
+is "debug parse flux-resource of flux resource status: STATEUP read as STATE + UP" \
+    "$("$EXA" debug parse flux-resource < "$R/77-resource-status-drained-and-draining.stdout" | py 'import json,sys
+d = json.load(sys.stdin)
+print(" ".join("%s:%s:%s" % (n["name"], n["state"], n["raw_state"]) for n in d["nodes"]))')" \
+    "node0:drain:draining node1:drain:drained"
+done_testing
