@@ -159,12 +159,17 @@ is "logs of a job without a job directory: flux-ID.out in its cwd, said clearly 
 is "flux job attach is never run" "$(grep -c 'attach' "$LOG"):$(grep -c '^jobs --json ƒ3qfZEQP$' "$LOG")" "0:1"
 
 # ---- 9. queue (24): nodes filled ----------------------------------------
-init_db
-add_cluster f1 flux ACTIVE
-sql "UPDATE clusters SET transport='local' WHERE name='f1'"
 cat > "$MAP" <<'EOF'
+01-flux-version 0 version
+05-account-help 1 account --help
+02-resource-list 0 resource list
+03-resource-status 0 resource status
+04-resource-R 0 resource R
 24-jobs-A-default-mixed 0 jobs -A
 EOF
+"$EXA" hpc connect localhost --name f1 --scheduler flux > "$EXA_T/connect.out" 2>&1 &&
+    "$EXA" -y hpc approve f1 > "$EXA_T/approve.out" 2>&1
+is "f1 (local, flux) connected and approved" "$?" 0
 q=$("$EXA" --json hpc queue --cluster f1)
 is "hpc queue: ids, states and nodes (null where flux printed none)" \
     "$(py 'import json,sys
