@@ -33,6 +33,19 @@ flux jobs -A -o '{id.f58} {username} {queue} {status_abbrev} {ncores} {ngpus} {n
 is "flux jobs -o {ngpus}: exit 1, as capture 23" "$?:$(cat "$EXA_T/e")" \
     "1:$(cat "$R/23-jobs-A-observe-format-mixed.stderr")"
 
+# ---- 0. the cluster: flux over the local transport, connected (its
+# probe reads 01-05) and approved, so the gate lets jobs through ---------
+cat > "$MAP" <<'EOF'
+01-flux-version 0 version
+05-account-help 1 account --help
+02-resource-list 0 resource list
+03-resource-status 0 resource status
+04-resource-R 0 resource R
+EOF
+"$EXA" hpc connect localhost --name f1 --scheduler flux > "$EXA_T/connect.out" 2>&1 &&
+    "$EXA" -y hpc approve f1 > "$EXA_T/approve.out" 2>&1
+is "f1 (local, flux) connected and approved" "$?" 0
+
 # ---- 1. submit without --ntasks/--nodes: one slot ----------------------
 cat > "$MAP" <<'EOF'
 10-batch-ok 0 batch *
@@ -65,6 +78,15 @@ cat > "$MAP" <<'EOF'
 41-jobs-exa-status-format-final 0 jobs --no-header -o {id.f58}*{state}*{result}*{t_submit}*{t_run}*{t_inactive}*{waitstatus}*{runtime} *
 61-job-info-R-gpu-completed 0 job info ƒ48WZ57d R
 62-job-info-R-completed-cpu 0 job info ƒ3nbeib1 R
+50-eventlog-completed 0 job info ƒ3nbeib1 eventlog
+51-eventlog-failed-exit3 0 job info ƒ3qfZEQP eventlog
+52-eventlog-cancelled-running 0 job info ƒ3uVwNg7 eventlog
+53-eventlog-timeout 0 job info ƒ3ytwF9R eventlog
+54-eventlog-exception-test 0 job info ƒ4JFQMV1 eventlog
+55-eventlog-exception-unsatisfiable 0 job info ƒ4ebWVoV eventlog
+56-eventlog-cancelled-held 0 job info ƒ4WGCXw5 eventlog
+57-eventlog-cancelled-pending-started 0 job info ƒ4Q6uX1y eventlog
+58-eventlog-gpu-completed 0 job info ƒ48WZ57d eventlog
 EOF
 : > "$LOG"
 st=$("$EXA" --json hpc status ƒ3nbeib1 ƒ3qfZEQP ƒ3uVwNg7 ƒ3ytwF9R ƒ48WZ57d ƒ4JFQMV1 ƒ4Q6uX1y ƒ4WGCXw5 ƒ4ebWVoV)
@@ -88,8 +110,11 @@ for j in json.loads(sys.argv[1])[:1] + json.loads(sys.argv[1])[7:8]:
     print(j["start"], j["end"])' "$st")" \
 "2026-12-01T18:05:28Z 2026-12-01T18:05:34Z
 None 2026-12-01T18:06:09Z"
-is "one flux jobs for nine ids; R asked for the seven that ran" \
-    "$(grep -c '^jobs ' "$LOG"):$(grep -c '^job info .* R$' "$LOG"):$(grep -c 'eventlog' "$LOG")" "1:7:0"
+# status: one flux jobs for all nine, R once for each of the seven that
+# ran (the adapter); then the accounting of the ended jobs' rows
+# (accounting.c) reads each eventlog and R once more
+is "one flux jobs for nine ids; R for the seven that ran, then eventlog + R per ended job" \
+    "$(grep -c '^jobs ' "$LOG"):$(grep -c '^job info .* R$' "$LOG"):$(grep -c 'eventlog' "$LOG")" "1:16:9"
 is "the --nodes 2 --gpus 2 row records what R allocated (1 GPU, 1 core, 1 node)" \
     "$("$EXA" --json hpc jobs | py 'import json,sys
 for j in json.load(sys.stdin):
@@ -137,12 +162,16 @@ is "hpc wait returns on COMPLETED" "$?:$(head -1 <<<"$w"):$(grep -c '^ƒ3nbeib1 
     "0:job ƒ3nbeib1 COMPLETED, waited 00:00:00:1"
 
 # ---- 7. cancel (30) -----------------------------------------------------
+# the moment of capture 22 (long running), then its cancel (30)
 cat > "$MAP" <<'EOF'
-30-cancel-long 0 cancel ƒ3uVwNg7
+22-jobs-exa-status-format-mixed 0 jobs --no-header -o *
+26-job-info-eventlog-running 0 job info ƒ3uVwNg7 eventlog
+30-cancel-long 0 cancel *ƒ3uVwNg7
 EOF
 : > "$LOG"
-"$EXA" hpc cancel ƒ3uVwNg7 > /dev/null
-is "hpc cancel runs flux cancel ID and exits 0" "$?:$(cat "$LOG")" "0:cancel ƒ3uVwNg7"
+"$EXA" hpc cancel ƒ3uVwNg7 > "$EXA_T/cancel.out" 2>&1
+is "hpc cancel of the running job runs flux cancel once and exits 0" \
+    "$?:$(grep -c '^cancel .*ƒ3uVwNg7$' "$LOG")" "0:1"
 
 # ---- 8. logs: the output file, never flux job attach (43, 44) ----------
 cat > "$MAP" <<'EOF'
@@ -160,16 +189,8 @@ is "flux job attach is never run" "$(grep -c 'attach' "$LOG"):$(grep -c '^jobs -
 
 # ---- 9. queue (24): nodes filled ----------------------------------------
 cat > "$MAP" <<'EOF'
-01-flux-version 0 version
-05-account-help 1 account --help
-02-resource-list 0 resource list
-03-resource-status 0 resource status
-04-resource-R 0 resource R
 24-jobs-A-default-mixed 0 jobs -A
 EOF
-"$EXA" hpc connect localhost --name f1 --scheduler flux > "$EXA_T/connect.out" 2>&1 &&
-    "$EXA" -y hpc approve f1 > "$EXA_T/approve.out" 2>&1
-is "f1 (local, flux) connected and approved" "$?" 0
 q=$("$EXA" --json hpc queue --cluster f1)
 is "hpc queue: ids, states and nodes (null where flux printed none)" \
     "$(py 'import json,sys
