@@ -208,6 +208,8 @@ cat > "$MAP" <<'EOF'
 76-resource-list-drained-and-draining 0 resource list
 77-resource-status-drained-and-draining 0 resource status
 78-resource-R-drained 0 resource R
+01-flux-version 0 version
+05-account-help 1 account --help
 derived/88-jobs-A-observe-format-us 0 jobs -A --no-header -o {id.f58}*{username}*{queue}*{status_abbrev}*{ncores}*{nodelist}
 EOF
 : > "$LOG"
@@ -223,6 +225,17 @@ is "the running job parses with its empty queue in place (RUNNING, 1 core, node0
 is "no query fails: list, status, R and the observe jobs query, each once" \
     "$(cut -d' ' -f1-2 "$LOG" | sort | tr '\n' ';')" "jobs -A;resource R;resource list;resource status;"
 
+# the probe (hpc nodes) reads the same three outputs
+n=$("$EXA" --json hpc nodes --cluster f1)
+is "hpc nodes: drain states from flux resource status, cpus/gpus from R" \
+    "$(py 'import json,sys
+d = json.loads(sys.argv[1])
+for n in d["nodes"]:
+    print(n["name"], n["state"], n["raw_state"], n["cpus"], n["gpus"])
+print(d["capabilities"]["total_cpus"], d["capabilities"]["total_gpus"])' "$n")" \
+"node0 drain draining 4 2
+node1 drain drained 4 2
+8 4"
 # ---- 11. flux batch printing 4 KiB before the id records the job -------
 python3 -c '
 import sys

@@ -209,12 +209,86 @@ static void test_unreachable_stops(void **state)
     transport_close(t);
 }
 
+/* Flux (the real flux-core 0.88 captures of tests/fixtures/flux-real):
+ * the slot check says what flux batch gets, one slot when neither tasks
+ * nor nodes are asked, and refuses GPUs that do not split over the
+ * slots; node1 drained (72) is not usable though the list says down. */
+static struct transport *flux_cluster(void)
+{
+    struct transport *t = transport_fake_new();
+    transport_fake_add(t, "hostname", "node0\n", "", 0, 0, 0);
+    assert_int_equal(transport_fake_add_file(t, "flux version",
+                         "tests/fixtures/flux-real/01-flux-version.stdout", 0, 0), 0);
+    transport_fake_add(t, "flux account --help", "",
+                       "flux: `account' is not a flux command.  See 'flux "
+                       "--help'\n", 1, 0, 0);
+    assert_int_equal(transport_fake_add_file(t, "flux resource list",
+                         "tests/fixtures/flux-real/71-resource-list-one-drained.stdout", 0, 0), 0);
+    assert_int_equal(transport_fake_add_file(t, "flux resource status",
+                         "tests/fixtures/flux-real/72-resource-status-one-drained.stdout", 0, 0), 0);
+    assert_int_equal(transport_fake_add_file(t, "flux resource R",
+                         "tests/fixtures/flux-real/04-resource-R.stdout", 0, 0), 0);
+    transport_fake_add(t, "mkdir -p *", "", "", 0, 0, 0);
+    transport_fake_add(t, "touch *", "", "", 0, 0, 0);
+    transport_fake_add(t, "rm -f *", "", "", 0, 0, 0);
+    transport_fake_add(t, "exa --version", "exa 0.1.0\n", "", 0, 0, 0);
+    return t;
+}
+
+static void test_flux_slots(void **state)
+{
+    struct preflight_target tg = target();
+    struct preflight_report r;
+    struct transport *t;
+
+    tg.scheduler = "flux";
+    tg.ssh = 0;
+    {
+        struct preflight_ask a = {0, 1, NULL, NULL, NULL, "root", 0};
+        t = flux_cluster();
+        preflight_run(t, &tg, &a, &r);
+        assert_non_null(find(&r, "slots"));
+        assert_int_equal(find(&r, "slots")->ok, 1);
+        assert_string_equal(find(&r, "slots")->detail, "flux batch gets -n1");
+        /* node1 is drained: one usable node of two */
+        assert_string_equal(find(&r, "nodes")->detail,
+                            "asked 1, 1 usable (1 down, drained or unknown)");
+        assert_int_equal(r.ok, 1);
+        preflight_report_release(&r);
+        transport_close(t);
+    }
+    {
+        struct preflight_ask a = {2, 1, NULL, NULL, NULL, "root", 2};
+        t = flux_cluster();
+        preflight_run(t, &tg, &a, &r);
+        assert_string_equal(find(&r, "slots")->detail,
+                            "flux batch gets -n2 with -g1 per slot (2 GPUs "
+                            "in all)");
+        preflight_report_release(&r);
+        transport_close(t);
+    }
+    {
+        struct preflight_ask a = {2, 1, NULL, NULL, NULL, "root", 3};
+        t = flux_cluster();
+        preflight_run(t, &tg, &a, &r);
+        assert_int_equal(r.ok, 0);
+        assert_int_equal(failed(&r, "slots"), 1);
+        assert_string_equal(find(&r, "slots")->detail,
+                            "gpus 2 cannot be split over 3 flux slots: flux "
+                            "-g is per slot (ask a multiple of 3 GPUs, or "
+                            "ntasks dividing 2)");
+        preflight_report_release(&r);
+        transport_close(t);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_all_pass),
         cmocka_unit_test(test_each_failure),
         cmocka_unit_test(test_unreachable_stops),
+        cmocka_unit_test(test_flux_slots),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
