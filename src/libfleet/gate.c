@@ -193,35 +193,39 @@ static int keyscan(const char *host, int port, struct strbuf *out,
     return run_helper(argv, 30, out, err);
 }
 
-/* Refuse g's cluster: mark it and fill err with both fingerprints. */
-static int mismatch(struct gate *g, const char *approved, const char *seen,
-                    const char *where, exa_error_t *err)
+/* Refuse cluster c: mark it and fill err with both fingerprints. */
+static int mismatch(store_t *st, const struct fleet_cluster *c,
+                    const char *approved, const char *seen, const char *where,
+                    exa_error_t *err)
 {
     exa_error_t e = EXA_ERROR_INIT;
     /* the observation is best effort; the refusal is not */
-    store_hostkey_mismatch_set(g->st, g->name, approved, seen, &e);
+    if (st)
+        store_hostkey_mismatch_set(st, c->def.name, approved, seen, &e);
     return exa_err(err, EXA_ETRANSPORT,
                    "host key for '%s' changed: cluster '%s' was approved "
                    "with %s but %s %s",
-                   g->c->def.host ? g->c->def.host : "?", g->name,
+                   c->def.host ? c->def.host : "?", c->def.name,
                    approved ? approved : "no host key", where,
                    seen ? seen : "no key");
 }
 
-/* The pinned key against the approved fingerprint. */
-static int check_pinned(struct gate *g, exa_error_t *err)
+int gate_check_host_key(store_t *st, const struct fleet_cluster *c,
+                        exa_error_t *err)
 {
-    const char *approved = g->c->row.host_key_fingerprint;
+    const char *approved = c->row.host_key_fingerprint;
     exa_error_t e = EXA_ERROR_INIT;
     char *pinned;
     int rc = 0;
 
-    if (!approved || !*approved)
+    if (!cluster_is_ssh(c) || !approved || !*approved)
         return 0; /* never pinned (clusters.yaml only): ssh decides */
-    pinned = gate_pinned_fingerprint(g->name, &e);
+    pinned = gate_pinned_fingerprint(c->def.name, &e);
     if (!pinned || strcmp(pinned, approved))
-        rc = mismatch(g, approved, pinned, "the pinned known_hosts holds",
+        rc = mismatch(st, c, approved, pinned, "the pinned known_hosts holds",
                       err);
+    else if (st)
+        store_hostkey_mismatch_clear(st, c->def.name, &e);
     free(pinned);
     return rc;
 }
@@ -240,7 +244,7 @@ int gate_check_error(struct gate *g, exa_error_t *err)
         return 1; /* already ours */
     if (keyscan(g->c->def.host, g->c->def.ssh_port, &scan, NULL) == 0)
         offered = fleet_host_key_fingerprint(scan.buf, NULL);
-    rc = mismatch(g, g->c->row.host_key_fingerprint, offered,
+    rc = mismatch(g->st, g->c, g->c->row.host_key_fingerprint, offered,
                   "the server offers", err);
     (void)rc;
     strbuf_release(&scan);
@@ -256,11 +260,8 @@ static int probe_ssh(struct gate *g, exa_error_t *err)
     exa_error_t e = EXA_ERROR_INIT;
     int rc = transport_run(g->t, argv, NULL, 0, 0, &r, &e);
     transport_result_release(&r);
-    if (rc == 0) {
-        exa_error_t ign = EXA_ERROR_INIT;
-        store_hostkey_mismatch_clear(g->st, g->name, &ign);
+    if (rc == 0)
         return 0;
-    }
     if (gate_check_error(g, &e)) {
         if (err)
             *err = e;
@@ -579,7 +580,7 @@ struct gate *gate_open(const struct gate_req *req, exa_error_t *err)
             goto fail;
         }
     }
-    if (cluster_is_ssh(g->c) && check_pinned(g, err) < 0)
+    if (gate_check_host_key(g->st, g->c, err) < 0)
         goto fail;
     if (!(g->t = fleet_cluster_transport(g->c, err)))
         goto fail;

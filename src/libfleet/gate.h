@@ -119,6 +119,20 @@ struct transport *gate_transport(struct gate *g);
 store_t *gate_store(struct gate *g);
 
 /*
+ * The host key check of gate_open() for a caller that already holds the
+ * merged cluster c (borrowed) and a store st (may be NULL: the mismatch
+ * is then not recorded): for an ssh cluster whose
+ * approval recorded a host key fingerprint, the key pinned in
+ * known_hosts.d/NAME must have that fingerprint. A mismatch (or no key
+ * pinned) is recorded with store_hostkey_mismatch_set() and fails with
+ * EXA_ETRANSPORT, the message of gate_open(). 0 when they agree (the
+ * record, if any, is cleared), for local clusters, and for clusters never
+ * pinned; -1 with err otherwise.
+ */
+int gate_check_host_key(store_t *st, const struct fleet_cluster *c,
+                        exa_error_t *err);
+
+/*
  * Look at err, a failure of a command run through g's transport: when ssh
  * refused the host key ("REMOTE HOST IDENTIFICATION HAS CHANGED", "Host key
  * verification failed", as libtransport/ssh.c reports them), rewrite it
