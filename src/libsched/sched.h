@@ -165,8 +165,10 @@ void sched_free(struct sched *s);
  *   slurm  `sbatch --parsable --job-name=<name> [resource flags]
  *          --output=... --error=... --chdir=<remote_dir> run.sh` (sbatch(1))
  *   flux   `flux batch` or, for an array, `flux submit --cc=IDSET bash
- *          run.sh` (flux-batch(1), flux-submit(1)); --bank only when
- *          `flux account --help` works
+ *          run.sh` (flux-batch(1), flux-submit(1)); always a slot count
+ *          (-n1 when neither tasks nor nodes are asked) and -g per slot
+ *          (sched_flux_slots()); --bank only when `flux account --help`
+ *          works; the ids are the lines flux_submit_ids() accepts
  *   mock   runs `bash run.sh` at once over the transport and writes the
  *          logs and a record under s->mock_dir
  * The job name carries req->run_id (sched_job_name()); when the reply is
@@ -192,12 +194,14 @@ int sched_submit(struct sched *s, const struct sched_submit_req *req,
  *          from the queue or ended one `sacct -X -P -n --delimiter=US -S
  *          SINCE -j IDS -o FIELDS` (sacct(1)); without accounting one
  *          `scontrol show job -o` (scontrol(1))
- *   flux   one `flux jobs --no-header -o FMT IDS` (flux-jobs(1)), then
- *          `flux job info ID eventlog` (flux-job(1), RFC 18) per id it no
- *          longer lists
+ *   flux   one `flux jobs --no-header -o FLUX_JOBS_STATUS_FORMAT IDS`
+ *          (flux-jobs(1)), then `flux job info ID eventlog` (flux-job(1),
+ *          RFC 18) per id it no longer lists, and `flux job info ID R`
+ *          (RFC 20) once per started job for nodes, cpus and gpus; all
+ *          read by parse_flux.h
  *   mock   reads the records, runs nothing
- * Times in out are as the scheduler prints them (Slurm ISO-8601 local,
- * Flux epoch seconds "%.6f", mock UTC "...Z"); absurd values are left
+ * Times in out are as the scheduler prints them (Slurm ISO-8601 local),
+ * or UTC "...Z" (Flux, converted from epoch seconds; mock); absurd values are left
  * empty. Returns 0, or -1 with err (the transport's) only when no command
  * could be run at all.
  */
@@ -219,9 +223,10 @@ int sched_cancel(struct sched *s, const char *id, exa_error_t *err);
  * them were dropped. The log is <remote_dir>/<id>.out read with
  * sched_fetch_tail(); when remote_dir is NULL or empty, Slurm asks
  * `scontrol show job -o ID` for StdOut, mock reads the directory from its
- * record, and Flux falls back to `flux job attach ID` (flux-job(1)),
- * whose output is bounded by the transport's cap and then cut to the last
- * bytes. Returns 0, or -1 with err: EXA_ENOTFOUND when the log (or the
+ * record, and Flux reads flux batch's default `flux-<ƒid>.out` in the
+ * job's submit cwd (`flux jobs --json ID`; never `flux job attach`,
+ * which prints nothing for a batch job); Flux's <id> in a file name is
+ * the ƒ-prefixed F58 form {{id}} expands to. Returns 0, or -1 with err: EXA_ENOTFOUND when the log (or the
  * job) does not exist, EXA_ESCHED/EXA_ETRANSPORT otherwise.
  */
 int sched_logs(struct sched *s, const char *id, const char *remote_dir,
