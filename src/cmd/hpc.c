@@ -49,7 +49,7 @@ static const struct exa_cmd cmds[] = {
       "refreshed through the cluster's transport, or flagged when that "
       "fails (--no-refresh: only flag)." },
     { "preflight", cmd_hpc_preflight, "NAME [--gpus/-g G] [--nodes/-N N] "
-      "[--partition P] [--account A] [--qos Q]", "check that a job can run "
+      "[--ntasks/-n T] [--partition P] [--account A] [--qos Q]", "check that a job can run "
       "on an ACTIVE cluster (exit 1 on any failure)", NULL },
     { "queue", cmd_hpc_queue, "[--cluster/-c NAME]", "the scheduler queue "
       "of an ACTIVE cluster", NULL },

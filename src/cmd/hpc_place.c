@@ -385,6 +385,7 @@ int cmd_hpc_preflight(struct exa_ctx *ctx, int argc, char **argv)
     static const struct option longopts[] = {
         {"gpus", required_argument, NULL, 'g'},
         {"nodes", required_argument, NULL, 'N'},
+        {"ntasks", required_argument, NULL, 'n'},
         {"partition", required_argument, NULL, 'P'},
         {"account", required_argument, NULL, 'A'},
         {"qos", required_argument, NULL, 'Q'},
@@ -403,7 +404,7 @@ int cmd_hpc_preflight(struct exa_ctx *ctx, int argc, char **argv)
 
     optind = 0;
     opterr = 0;
-    while ((o = next_opt(argc, argv, "g:N:", longopts)) != -1) {
+    while ((o = next_opt(argc, argv, "g:N:n:", longopts)) != -1) {
         switch (o) {
         case 'g':
             if ((rc = parse_int_opt(ctx, "--gpus", optarg, &ask.gpus)))
@@ -414,6 +415,12 @@ int cmd_hpc_preflight(struct exa_ctx *ctx, int argc, char **argv)
                 return rc;
             if (ask.nodes < 1)
                 return out_usage(ctx, "--nodes must be at least 1");
+            break;
+        case 'n': /* Flux slots (the slots check) */
+            if ((rc = parse_int_opt(ctx, "--ntasks", optarg, &ask.ntasks)))
+                return rc;
+            if (ask.ntasks < 1)
+                return out_usage(ctx, "--ntasks must be at least 1");
             break;
         case 'P':
             ask.partition = optarg;

@@ -236,6 +236,16 @@ print(d["capabilities"]["total_cpus"], d["capabilities"]["total_gpus"])' "$n")" 
 "node0 drain draining 4 2
 node1 drain drained 4 2
 8 4"
+# preflight has the slot rule: one slot by default, GPUs split over slots
+slots() { "$EXA" --json hpc preflight f1 "$@" | py 'import json,sys
+for c in json.load(sys.stdin)["checks"]:
+    if c["check"] == "slots": print(c["ok"], c["detail"])'; }
+is "preflight without tasks or nodes: flux batch gets -n1" "$(slots)" "True flux batch gets -n1"
+is "preflight --nodes 2 --gpus 2: -n2 with -g1 per slot" "$(slots --nodes 2 --gpus 2)" \
+    "True flux batch gets -n2 with -g1 per slot (2 GPUs in all)"
+is "preflight --ntasks 3 --gpus 4 fails its slots check" "$(slots --ntasks 3 --gpus 4)" \
+    "False gpus 4 cannot be split over 3 flux slots: flux -g is per slot (ask a multiple of 3 GPUs, or ntasks dividing 4)"
+
 # ---- 11. flux batch printing 4 KiB before the id records the job -------
 python3 -c '
 import sys

@@ -845,14 +845,29 @@ static void test_flux_submit_flags(void **state)
     char *script = make_script();
     struct sched_submit_req req = { script, "/r/x", "run2", &res };
 
+    transport_fake_add(t, "flux account --help", "usage", "", 0, 0, 0);
+    transport_fake_add(t, "flux batch *", "ƒ2TR77Ao1\n", "", 0, 0, 0);
+    /* neither tasks nor nodes (exa hpc submit SCRIPT, pipeline run
+     * --cluster without --ntasks): one slot, which flux batch requires;
+     * with no resources at all too */
+    assert_int_equal(sched_submit(s, &req, &r, &err), 0);
+    assert_string_equal(transport_fake_call(t, 1),
+                        "flux batch --job-name=exa-run2 --output=/r/x/{{id}}.out "
+                        "--error=/r/x/{{id}}.err -n1 /r/x/run.sh");
+    sched_submit_result_release(&r);
+    req.res = NULL;
+    assert_int_equal(sched_submit(s, &req, &r, &err), 0);
+    assert_string_equal(transport_fake_call(t, 3),
+                        "flux batch --job-name=exa-run2 --output=/r/x/{{id}}.out "
+                        "--error=/r/x/{{id}}.err -n1 /r/x/run.sh");
+    sched_submit_result_release(&r);
+    req.res = &res;
     sched_resources_set(&res, "account", "bank1", &err);
     sched_resources_set(&res, "time", "1-00:00:00", &err);
     sched_resources_set(&res, "gpus", "2", &err);
-    transport_fake_add(t, "flux account --help", "usage", "", 0, 0, 0);
-    transport_fake_add(t, "flux batch *", "ƒ2TR77Ao1\n", "", 0, 0, 0);
     assert_int_equal(sched_submit(s, &req, &r, &err), 0);
     assert_string_equal(r.job_id, "ƒ2TR77Ao1");
-    assert_string_equal(transport_fake_call(t, 2),
+    assert_string_equal(transport_fake_call(t, 6),
                         "flux batch --job-name=exa-run2 --output=/r/x/{{id}}.out "
                         "--error=/r/x/{{id}}.err --bank=bank1 -n1 -g2 -t86400s "
                         "/r/x/run.sh");
