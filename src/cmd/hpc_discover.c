@@ -539,7 +539,8 @@ int cmd_hpc_connect(struct exa_ctx *ctx, int argc, char **argv)
     }
     if (!is_local_host(host)) {
         char portbuf[16];
-        const char *kargv[] = {"ssh-keyscan", "-p", portbuf, host, NULL};
+        const char *kargv[] = {"ssh-keyscan", "-p", portbuf, "--", host,
+                               NULL};
         snprintf(portbuf, sizeof(portbuf), "%d", port);
         if (run_local(kargv, 30, &scan, &err) != 0 || !scan.len) {
             if (!err.text[0])

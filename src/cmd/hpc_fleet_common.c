@@ -152,7 +152,8 @@ struct transport *adhoc_transport(const char *host, const char *user,
     if (!kh) {
         struct strbuf scan = STRBUF_INIT;
         char portbuf[16], tmpl[] = "/tmp/exa-known-hosts-XXXXXX";
-        const char *kargv[] = {"ssh-keyscan", "-p", portbuf, host, NULL};
+        const char *kargv[] = {"ssh-keyscan", "-p", portbuf, "--", host,
+                               NULL};
         int fd;
         snprintf(portbuf, sizeof(portbuf), "%d", port);
         if (run_local(kargv, 30, &scan, err) != 0 || !scan.len) {

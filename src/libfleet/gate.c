@@ -750,6 +750,13 @@ static int to_utc(const char *s, char *buf, size_t n, time_t *epoch)
 int gate_job_record(struct gate *g, const struct sched_job *j, int tries,
                     struct sched_acct *acct, exa_error_t *err)
 {
+    return gate_record_status(g->st, g->s, g->name, j, tries, acct, err);
+}
+
+int gate_record_status(store_t *st, struct sched *s, const char *cluster,
+                       const struct sched_job *j, int tries,
+                       struct sched_acct *acct, exa_error_t *err)
+{
     struct job_rec ch;
     struct sched_acct a;
     char sub[TIME_ISO_MAX], start[TIME_ISO_MAX], end[TIME_ISO_MAX];
@@ -786,8 +793,8 @@ int gate_job_record(struct gate *g, const struct sched_job *j, int tries,
         ch.cpus = j->cpus;
     if (j->nodes >= 0)
         ch.nodes = j->nodes;
-    if (term && g->s &&
-        sched_accounting(g->s, j->id, tries < 1 ? 1 : tries, &a, &e) == 0) {
+    if (term && s &&
+        sched_accounting(s, j->id, tries < 1 ? 1 : tries, &a, &e) == 0) {
         have_acct = 1;
         if (a.submit[0])
             ch.submit_time = a.submit;
@@ -824,7 +831,7 @@ int gate_job_record(struct gate *g, const struct sched_job *j, int tries,
                 ch.cpu_hours = j->cpus * ch.run_seconds / 3600.0;
         }
     }
-    if (store_job_update(g->st, g->name, j->id, &ch, &e) < 0) {
+    if (store_job_update(st, cluster, j->id, &ch, &e) < 0) {
         if (e.code == EXA_ENOTFOUND)
             return 0;
         if (err)

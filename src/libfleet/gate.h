@@ -201,6 +201,15 @@ int gate_job_record(struct gate *g, const struct sched_job *j, int tries,
                     struct sched_acct *acct, exa_error_t *err);
 
 /*
+ * gate_job_record() for a caller that holds the pieces instead of a gate
+ * (a cluster run's own adapter s and store st, the job's cluster name):
+ * same writes, same return values. s may be NULL (no accounting asked).
+ */
+int gate_record_status(store_t *st, struct sched *s, const char *cluster,
+                       const struct sched_job *j, int tries,
+                       struct sched_acct *acct, exa_error_t *err);
+
+/*
  * Move every recorded non-terminal job of g's cluster forward: one
  * sched_status_batch() over all of them (sacct -S from the oldest submit
  * time), then gate_job_record() for each id the scheduler knows.

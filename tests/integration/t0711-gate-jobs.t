@@ -74,4 +74,10 @@ is "$("$EXA" --json hpc status "$j2" --cluster testa | jget 'd[0]["state"] in ("
 tb_wait_state testa "$j2" CANCELLED 60; ok $? "sacct says CANCELLED"
 is "$(sqlite3 "$EXAMLOPS_DB" "select state||' '||(gpu_hours is not null) from jobs where cluster='testa' and job_id='$j1'")" "CANCELLED 1" \
     "the cancelled job's row is CANCELLED with accounting"
+
+# every host argument to ssh-keyscan comes after "--": a host that looks
+# like an option (-fFILE would make ssh-keyscan read FILE) stays a host
+printf '#!/bin/sh\necho "$*" >> "%s"\nexit 1\n' "$T/keyscan.log" > "$T/bin/ssh-keyscan"; chmod +x "$T/bin/ssh-keyscan"
+PATH="$T/bin:$PATH" "$EXA" hpc detect -p "$PA" -- "-f$T/hosts" >/dev/null 2>&1
+is "$(cat "$T/keyscan.log")" "-p $PA -- -f$T/hosts" "hpc detect -- -fFILE: ssh-keyscan gets it after --"
 tap_done
