@@ -1,8 +1,11 @@
 /*
- * fuzz_flux_resource.c - libFuzzer target for flux_resource_parse().
+ * fuzz_flux_resource.c - libFuzzer target for flux_resource_parse(),
+ * flux_resource_apply() (the input as both the status view and R over a
+ * fixed two-node list) and flux_version_parse().
  */
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "libdiscovery/parse_flux_resource.h"
@@ -18,8 +21,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
     memcpy(buf, data, size);
     buf[size] = '\0';
+    static const char list[] = "     STATE NNODES NCORES NGPUS NODELIST\n"
+                               "      down      2      8     4 node[0-1]\n";
+    char *v;
     res = flux_resource_parse(buf, size, &kind, NULL);
     json_decref(res);
+    res = flux_resource_parse(list, sizeof(list) - 1, &kind, NULL);
+    if (res)
+        flux_resource_apply(res, buf, size, buf, size);
+    json_decref(res);
+    v = flux_version_parse(buf, size);
+    free(v);
     free(buf);
     return 0;
 }

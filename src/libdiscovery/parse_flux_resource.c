@@ -577,3 +577,25 @@ int flux_resource_apply(json_t *doc, const char *status, size_t status_len,
     }
     return changed;
 }
+
+char *flux_version_parse(const char *buf, size_t len)
+{
+    static const char key[] = "commands:";
+    size_t i = 0;
+
+    while (i < len) {
+        const char *nl = memchr(buf + i, '\n', len - i);
+        size_t l = nl ? (size_t)(nl - (buf + i)) : len - i;
+        if (l >= sizeof(key) - 1 && !memcmp(buf + i, key, sizeof(key) - 1)) {
+            struct strbuf sb = STRBUF_INIT;
+            strbuf_add(&sb, buf + i + sizeof(key) - 1, l - (sizeof(key) - 1));
+            strbuf_trim(&sb);
+            if (sb.len)
+                return strbuf_detach(&sb, NULL);
+            strbuf_release(&sb);
+            return NULL;
+        }
+        i += l + 1;
+    }
+    return NULL;
+}

@@ -71,4 +71,11 @@ int flux_r_per_node(const char *buf, size_t len, struct strvec *hosts,
 int flux_resource_apply(json_t *doc, const char *status, size_t status_len,
                         const char *R, size_t R_len);
 
+/*
+ * The commands version of `flux version` output (flux-version(1): a
+ * line "commands:\t\t0.88.0"), malloc'ed and trimmed, or NULL when no
+ * line starts with "commands:" (or it holds nothing).
+ */
+char *flux_version_parse(const char *buf, size_t len);
+
 #endif

@@ -24,17 +24,9 @@ static int flux_available(struct transport *t, char **version, exa_error_t *err)
     struct transport_result r = TRANSPORT_RESULT_INIT;
     int ok = run_ok(t, argv, &r, err);
     if (ok == 1 && version) {
-        const char *c = strstr(r.out.buf, "commands:");
-        if (c) {
-            struct strbuf sb = STRBUF_INIT;
-            const char *e = strchr(c, '\n');
-            c += strlen("commands:");
-            strbuf_add(&sb, c, e ? (size_t)(e - c) : strlen(c));
-            strbuf_trim(&sb);
-            *version = strbuf_detach(&sb, NULL);
-        } else {
+        *version = flux_version_parse(r.out.buf, r.out.len);
+        if (!*version)
             *version = first_line_dup(&r.out);
-        }
     }
     transport_result_release(&r);
     return ok;

@@ -232,10 +232,10 @@ is "hpc nodes: drain states from flux resource status, cpus/gpus from R" \
 d = json.loads(sys.argv[1])
 for n in d["nodes"]:
     print(n["name"], n["state"], n["raw_state"], n["cpus"], n["gpus"])
-print(d["capabilities"]["total_cpus"], d["capabilities"]["total_gpus"])' "$n")" \
+print(d["capabilities"]["total_cpus"], d["capabilities"]["total_gpus"], d["capabilities"]["version"])' "$n")" \
 "node0 drain draining 4 2
 node1 drain drained 4 2
-8 4"
+8 4 0.88.0"
 # preflight has the slot rule: one slot by default, GPUs split over slots
 slots() { "$EXA" --json hpc preflight f1 "$@" | py 'import json,sys
 for c in json.load(sys.stdin)["checks"]:

@@ -158,6 +158,18 @@ static void test_stateup_and_apply(void **state)
     json_decref(res);
 }
 
+/* flux version (tests/fixtures/flux-real/01): the commands version. */
+static void test_version(void **state)
+{
+    const char *v = "commands:    \t\t0.88.0\nlibflux-core:\t\t0.88.0\n"
+                    "broker:  \t\t0.88.0\n";
+    char *s = flux_version_parse(v, strlen(v));
+    assert_string_equal(s, "0.88.0");
+    free(s);
+    assert_null(flux_version_parse("broker: 1\n", 10));
+    assert_null(flux_version_parse("commands:  \n", 12));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -166,6 +178,7 @@ int main(void)
         cmocka_unit_test(test_queues_and_rlist),
         cmocka_unit_test(test_no_header_and_errors),
         cmocka_unit_test(test_stateup_and_apply),
+        cmocka_unit_test(test_version),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
