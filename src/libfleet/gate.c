@@ -923,6 +923,16 @@ int gate_cancel(struct gate *g, const char *id, exa_error_t *err)
         gate_check_error(g, err);
         return -1;
     }
+    if (j.state == SCHED_UNKNOWN && strstr(id, "_[")) {
+        /* squeue does not answer for a task range ("123_[1-5]"): ask
+         * about the array job itself */
+        char *base = xstrndup(id, (size_t)(strstr(id, "_[") - id));
+        const char *b[1] = {base};
+        int rc = sched_status_batch(g->s, b, 1, &j, err);
+        free(base);
+        if (rc < 0)
+            return -1;
+    }
     if (j.state == SCHED_UNKNOWN)
         return exa_err(err, EXA_ENOTFOUND, "job '%s' not found on cluster '%s'",
                        id, g->name);
