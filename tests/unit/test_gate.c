@@ -9,6 +9,7 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -344,6 +345,73 @@ static void test_open_refuses_mismatch(void **state)
     store_close(st);
 }
 
+/* The one status writer: a terminal state brings the scheduler's
+ * accounting onto the row (a job submitted by anyone); a running one only
+ * its state; an unknown one nothing. */
+static void test_record_status(void **state)
+{
+    static const char sacct[] =
+        "42|600|billing=2,cpu=2,gres/gpu=3,mem=1G,node=1|00:09:30|"
+        "2026-12-01T10:00:00|2026-12-01T10:10:00|2026-12-01T09:58:00|1|2\n"
+        "42.batch|600||00:09:30|2026-12-01T10:00:00|2026-12-01T10:10:00|"
+        "2026-12-01T10:00:00|1|2\n";
+    exa_error_t err = EXA_ERROR_INIT;
+    store_t *st = store_open(NULL, &err);
+    struct transport *t = transport_fake_new();
+    struct sched *s;
+    struct sched_job j;
+    struct sched_acct a;
+    struct job_rec r;
+    (void)state;
+    setenv("TZ", "UTC", 1);
+    assert_non_null(st);
+    transport_fake_add(t, "sacct -P -n -j 42 -o *", sacct, "", 0, 0, 0);
+    s = sched_new("slurm", t, &err);
+    job_rec_init(&r);
+    r.cluster = "c1";
+    r.scheduler = "slurm";
+    r.job_id = "42";
+    r.kind = "batch";
+    assert_int_equal(store_job_insert(st, &r, NULL, &err), 0);
+
+    sched_job_init(&j, "42");
+    j.state = SCHED_RUNNING;
+    assert_int_equal(gate_record_status(st, s, "c1", &j, 1, &a, &err), 0);
+    assert_int_equal(transport_fake_count(t, "sacct *"), 0);
+    assert_int_equal(store_job_get(st, "c1", "42", &r, &err), 0);
+    assert_string_equal(r.state, "RUNNING");
+    assert_true(isnan(r.gpu_hours));
+    job_rec_release(&r);
+
+    j.state = SCHED_COMPLETED;
+    j.exit_code = 0;
+    assert_int_equal(gate_record_status(st, s, "c1", &j, 1, &a, &err), 1);
+    assert_int_equal(store_job_get(st, "c1", "42", &r, &err), 0);
+    assert_string_equal(r.state, "COMPLETED");
+    assert_int_equal(r.exit_code, 0);
+    assert_true(r.run_seconds == 600.0);
+    assert_true(r.queue_seconds == 120.0);
+    assert_int_equal(r.gpus, 3);
+    assert_int_equal(r.cpus, 2);
+    assert_true(fabs(r.gpu_hours - 0.5) < 1e-12);   /* 3 x 600 s */
+    assert_true(fabs(r.cpu_hours - 1.0 / 3.0) < 1e-12);
+    assert_string_equal(r.start_time, "2026-12-01T10:00:00Z");
+    job_rec_release(&r);
+
+    /* not recorded, or unknown: nothing written, not an error */
+    sched_job_init(&j, "43");
+    j.state = SCHED_FAILED;
+    assert_int_equal(gate_record_status(st, NULL, "c1", &j, 1, NULL, &err), 0);
+    sched_job_init(&j, "42");
+    assert_int_equal(gate_record_status(st, s, "c1", &j, 1, NULL, &err), 0);
+    assert_int_equal(store_job_get(st, "c1", "42", &r, &err), 0);
+    assert_string_equal(r.state, "COMPLETED");
+    job_rec_release(&r);
+    sched_free(s);
+    transport_close(t);
+    store_close(st);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -355,6 +423,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_insert_active, setup, teardown),
         cmocka_unit_test_setup_teardown(test_open_refuses_mismatch, setup,
                                         teardown),
+        cmocka_unit_test_setup_teardown(test_record_status, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
