@@ -189,6 +189,8 @@ static int cmd_run(struct exa_ctx *ctx, int argc, char **argv)
         { "mem", required_argument, NULL, 1006 },
         { "constraint", required_argument, NULL, 1007 },
         { "ntasks", required_argument, NULL, 1008 },
+        { "run-id", required_argument, NULL, 'R' },
+        { "new", no_argument, NULL, 'N' },
         { NULL, 0, NULL, 0 },
     };
     static const char *const res_keys[] = { "partition", "qos", "account",
@@ -200,9 +202,9 @@ static int cmd_run(struct exa_ctx *ctx, int argc, char **argv)
     struct pipeline_run_result res;
     struct sigaction oldsig[2];
     exa_error_t err = EXA_ERROR_INIT;
-    const char *cluster = NULL, *sched;
+    const char *cluster = NULL, *sched, *run_id = NULL;
     char *path = NULL;
-    int c, rc = 0;
+    int c, rc = 0, new_run = 0;
     long long gpus = 0;
 
     memset(&req, 0, sizeof(req));
@@ -238,6 +240,12 @@ static int cmd_run(struct exa_ctx *ctx, int argc, char **argv)
         case 'S':
             stage = 1;
             break;
+        case 'R':
+            run_id = optarg;
+            break;
+        case 'N':
+            new_run = 1;
+            break;
         case 1000: case 1001: case 1002: case 1003: case 1004: case 1005:
         case 1006: case 1007: case 1008:
             if (sched_resources_set(&ask, res_keys[c - 1000], optarg,
@@ -256,6 +264,10 @@ static int cmd_run(struct exa_ctx *ctx, int argc, char **argv)
         rc = out_usage(ctx, "unexpected argument '%s'", argv[optind]);
         goto usage_out;
     }
+    if (run_id && new_run) {
+        rc = out_usage(ctx, "--run-id and --new exclude each other");
+        goto usage_out;
+    }
     if (cluster) {
         struct pipeline_cluster_opts po;
         memset(&po, 0, sizeof(po));
@@ -266,14 +278,16 @@ static int cmd_run(struct exa_ctx *ctx, int argc, char **argv)
         po.stage_dataset = stage;
         po.nthread = req.train.nthread;
         po.cluster = cluster;
+        po.run_id = run_id;
+        po.new_run = new_run;
         po.res = ask;
         po.res.gpus = gpus;
         return pipeline_cluster_run(ctx, &po);
     }
     sched_resources_release(&ask);
-    if (stage || nres)
-        return out_usage(ctx, "--stage-dataset and resource options need "
-                              "--cluster NAME|auto");
+    if (stage || nres || run_id || new_run)
+        return out_usage(ctx, "--stage-dataset, --run-id, --new and "
+                              "resource options need --cluster NAME|auto");
     if (!(sched = scheduler_from_env(ctx, &rc)))
         return rc;
     if (strcmp(sched, "mock"))
@@ -401,7 +415,7 @@ static const struct exa_cmd cmds[] = {
       "[--dataset-path FILE] [--threads N] [--cluster NAME|auto [--gpus G] "
       "[--stage-dataset] [--partition P] [--qos Q] [--account A] [--time T] "
       "[--nodes N] [--ntasks N] [--cpus-per-task C] [--mem M] "
-      "[--constraint C]]",
+      "[--constraint C] [--run-id ID | --new]]",
       "train a model and register a new version (mock: in this process)",
       "Loads the dataset, splits it by submit_time (train 2020-05-01 to\n"
       "2020-09-01, validation to 2020-10-01, UTC), trains the model,\n"
@@ -420,6 +434,12 @@ static const struct exa_cmd cmds[] = {
       "                     verify the artifacts, register with lineage\n"
       "  --gpus G           GPUs for the job in total (cluster runs)\n"
       "  --stage-dataset    copy the local dataset file to the cluster\n"
+      "  --run-id ID        the run's id (default: a hash of what was\n"
+      "                     asked); the same command again adopts the\n"
+      "                     run's queued or running job, or reports the\n"
+      "                     version it registered\n"
+      "  --new              a new run with a fresh id, even if the same\n"
+      "                     run is queued, running or done\n"
       "  --partition --qos --account --time --nodes --ntasks\n"
       "  --cpus-per-task --mem --constraint   the resource ask (else\n"
       "                     EXAMLOPS_HPC_*); Ctrl-C during the wait asks\n"

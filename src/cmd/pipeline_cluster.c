@@ -92,6 +92,9 @@ static json_t *outcome_json(const struct cluster_run_result *r)
 
     jx_set(o, "cluster", jx_str(r->cluster));
     jx_set(o, "scheduler", jx_str(r->scheduler));
+    jx_set(o, "run_id", jx_str(r->run_id[0] ? r->run_id : NULL));
+    jx_set(o, "adopted", json_boolean(r->adopted));
+    jx_set(o, "already_registered", json_boolean(r->already));
     jx_set(o, "placement_reason", jx_str(r->placement_reason));
     jx_set(o, "job", job_rec_to_json(&r->job));
     jx_set(o, "model", jx_str(mv->model));
@@ -132,6 +135,20 @@ static void print_outcome(const struct cluster_run_result *r)
     char mape[32] = "n/a";
     if (isfinite(mv->mape))
         xsnprintf(mape, sizeof(mape), "%.2f%%", mv->mape);
+    if (r->already) {
+        printf("Already done: run %s registered %s version %lld on %s "
+               "(rmse %.2f W per node, mape %s, stage %s); nothing "
+               "submitted (--new runs it again)\n", r->run_id, mv->model,
+               mv->version, mv->dataset, mv->rmse, mape, mv->stage);
+        printf("model:   %s/model.json (sha256 of SHA256SUMS %.12s...)\n",
+               mv->artifact_path, mv->artifact_sha256 ? mv->artifact_sha256
+                                                       : "");
+        printf("job:     %s on cluster %s (%s) %s\n", j->job_id, j->cluster,
+               j->scheduler, j->state);
+        printf("lineage: exa models show %s --version %lld; exa hpc jobs\n",
+               mv->model, mv->version);
+        return;
+    }
     printf("Trained %s version %lld on %s: rmse %.2f W per node, mape %s, "
            "stage %s\n", mv->model, mv->version, mv->dataset, mv->rmse, mape,
            mv->stage);
@@ -254,6 +271,8 @@ int pipeline_cluster_run(struct exa_ctx *ctx, struct pipeline_cluster_opts *o)
     req.cluster = o->cluster;
     req.res = &o->res;
     req.actor = getenv("EXAMLOPS_ACTOR");
+    req.run_id = o->run_id;
+    req.new_run = o->new_run;
     hooks_init(&req.hooks, &v, ctx);
     if (ctx->out != OUT_JSON && !ctx->quiet)
         printf("Running %s on %s on cluster %s%s\n", o->model, o->dataset,

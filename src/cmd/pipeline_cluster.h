@@ -18,6 +18,8 @@ struct pipeline_cluster_opts {
     int stage_dataset;
     int nthread;
     const char *cluster;      /* NAME or "auto" */
+    const char *run_id;       /* --run-id, or NULL: derived */
+    int new_run;              /* --new */
     struct sched_resources res; /* flags; the environment fills the rest */
 };
 

@@ -28,14 +28,18 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <openssl/evp.h>
+
 #include "libfleet/connect.h"
 #include "libfleet/placement.h"
 #include "libfleet/registry.h"
 #include "libpipeline/run.h"
 #include "libpipeline/train.h"
 #include "libpipeline/zoo.h"
+#include "libsched/byname.h"
 #include "libsched/runscript.h"
 #include "libsched/tracker.h"
+#include "libstore/audit.h"
 #include "libstore/nodes.h"
 #include "libutil/atomic.h"
 #include "libutil/json.h"
@@ -328,6 +332,329 @@ static int wait_and_finish(store_t *st, struct sched *s, struct transport *t,
     return 0;
 }
 
+/* ---- the run id, and what the run already has ---- */
+
+static void id_str(struct strbuf *sb, const char *key, const char *v)
+{
+    if (v)
+        strbuf_addf(sb, "%s=%zu:%s\n", key, strlen(v), v);
+    else
+        strbuf_addf(sb, "%s=-\n", key);
+}
+
+void cluster_run_id(const struct cluster_run_request *req,
+                    const struct sched_resources *r, const char *user,
+                    char out[CLUSTER_RUN_ID_LEN + 1])
+{
+    static const struct sched_resources none = SCHED_RESOURCES_INIT;
+    const struct zoo_model *zm = zoo_model_find(req->model, NULL);
+    const struct zoo_dataset *zd = zoo_dataset_find(req->dataset, NULL);
+    struct strbuf sb = STRBUF_INIT;
+    unsigned char md[EVP_MAX_MD_SIZE];
+    unsigned int mdlen = 0;
+
+    if (!r)
+        r = &none;
+    strbuf_addstr(&sb, "exa pipeline run v1\n");
+    id_str(&sb, "model", zm ? zm->name : req->model);
+    id_str(&sb, "dataset", zd ? zd->name : req->dataset);
+    id_str(&sb, "dataset_path", req->dataset_path);
+    strbuf_addf(&sb, "stage_dataset=%d\n", req->stage_dataset ? 1 : 0);
+    strbuf_addf(&sb, "dummy=%d\n", req->dummy ? 1 : 0);
+    strbuf_addf(&sb, "threads=%d\n", req->nthread);
+    id_str(&sb, "cluster", req->cluster ? req->cluster : "auto");
+    id_str(&sb, "user", user);
+    id_str(&sb, "partition", r->partition);
+    id_str(&sb, "qos", r->qos);
+    id_str(&sb, "account", r->account);
+    id_str(&sb, "constraint", r->constraint);
+    id_str(&sb, "time", r->time);
+    id_str(&sb, "mem", r->mem);
+    id_str(&sb, "job_name", r->job_name);
+    id_str(&sb, "array", r->array);
+    strbuf_addf(&sb, "nodes=%ld\nntasks=%ld\ncpus_per_task=%ld\ngpus=%ld\n"
+                "hold=%d\n", r->nodes, r->ntasks, r->cpus_per_task, r->gpus,
+                r->hold ? 1 : 0);
+    EVP_Digest(sb.buf, sb.len, md, &mdlen, EVP_sha256(), NULL);
+    for (size_t i = 0; i < CLUSTER_RUN_ID_LEN / 2; i++)
+        xsnprintf(out + 2 * i, 3, "%02x", md[i]);
+    out[CLUSTER_RUN_ID_LEN] = '\0';
+    strbuf_release(&sb);
+}
+
+static int valid_run_id(const char *r)
+{
+    size_t n = strlen(r);
+    if (!n || n > 64)
+        return 0;
+    for (; *r; r++)
+        if (!((*r >= 'a' && *r <= 'z') || (*r >= 'A' && *r <= 'Z') ||
+              (*r >= '0' && *r <= '9') || *r == '_' || *r == '-'))
+            return 0;
+    return 1;
+}
+
+/* The user part of the job name: the ask's, else "exa_<model>_<dataset>"
+ * in lower case. malloc'ed. */
+static char *user_job_name(const struct sched_resources *r,
+                           const struct zoo_model *zm,
+                           const struct zoo_dataset *zd)
+{
+    char *jn;
+    if (r->job_name && *r->job_name)
+        return xstrdup(r->job_name);
+    jn = xstrfmt("exa_%s_%s", zm->name, zd->name);
+    for (char *p = jn; *p; p++)
+        if (*p >= 'A' && *p <= 'Z')
+            *p = (char)(*p - 'A' + 'a');
+    return jn;
+}
+
+/* For `auto`: the cluster where this run id already has a job row
+ * (newest), or NULL. malloc'ed. */
+static char *cluster_of_run(store_t *st, const char *run_id)
+{
+    struct job_filter jf = { NULL, NULL, NULL, run_id, 1 };
+    struct job_rec *list = NULL;
+    size_t n = 0;
+    char *c = NULL;
+    if (store_job_list(st, &jf, &list, &n, NULL) == 0 && n &&
+        list[0].cluster)
+        c = xstrdup(list[0].cluster);
+    job_rec_free_list(list, n);
+    return c;
+}
+
+enum existing { EX_NONE, EX_ADOPT, EX_DONE, EX_RETRY };
+
+struct lookup {
+    struct job_rec *rows;  /* this run's job rows on the cluster, newest first */
+    size_t nrows;
+    struct sched_job *found; /* the scheduler's jobs under the run's name */
+    size_t nfound;
+    const struct job_rec *row;    /* the chosen job's row, if any */
+    const struct sched_job *job;  /* the chosen job's scheduler view, if any */
+    const char *job_id;           /* the chosen job */
+};
+
+static void lookup_release(struct lookup *lk)
+{
+    job_rec_free_list(lk->rows, lk->nrows);
+    free(lk->found);
+    memset(lk, 0, sizeof(*lk));
+}
+
+static const struct job_rec *row_of(const struct lookup *lk, const char *id)
+{
+    for (size_t i = 0; i < lk->nrows; i++)
+        if (lk->rows[i].job_id && !strcmp(lk->rows[i].job_id, id))
+            return &lk->rows[i];
+    return NULL;
+}
+
+static const struct sched_job *found_of(const struct lookup *lk,
+                                        const char *id)
+{
+    for (size_t i = 0; i < lk->nfound; i++)
+        if (!strcmp(lk->found[i].id, id))
+            return &lk->found[i];
+    return NULL;
+}
+
+static void choose(struct lookup *lk, const char *id)
+{
+    lk->job_id = id;
+    lk->row = row_of(lk, id);
+    lk->job = found_of(lk, id);
+}
+
+/* A row's state as recorded, SCHED_UNKNOWN when absent. */
+static enum sched_state row_state(const struct job_rec *j)
+{
+    return j->state ? sched_state_parse(j->state) : SCHED_UNKNOWN;
+}
+
+/*
+ * What run_id already has on the cluster of s (see cluster_run.h step 4):
+ * the rows of st, then the scheduler's jobs named job_name. Returns the
+ * verdict with lk->job_id (and row/job) chosen, or -1 with err when the
+ * scheduler could not be asked.
+ */
+static int find_existing(store_t *st, struct sched *s, const char *cluster,
+                         const char *run_id, const char *job_name,
+                         struct lookup *lk, exa_error_t *err)
+{
+    struct job_filter jf = { NULL, cluster, NULL, run_id, 0 };
+    long long since = 0;
+
+    memset(lk, 0, sizeof(*lk));
+    if (store_job_list(st, &jf, &lk->rows, &lk->nrows, err) < 0)
+        return -1;
+    for (size_t i = 0; i < lk->nrows; i++) {
+        time_t t;
+        if (lk->rows[i].submit_time &&
+            time_parse_iso8601(lk->rows[i].submit_time, &t, NULL) == 0 &&
+            (!since || (long long)t < since))
+            since = (long long)t;
+    }
+    if (sched_find_by_name(s, job_name, since, &lk->found, &lk->nfound,
+                           err) < 0) {
+        exa_err_prefix(err, "cannot tell whether run %s already has a job "
+                       "on '%s'", run_id, cluster);
+        return -1;
+    }
+    /* 1. queued or running */
+    for (size_t i = 0; i < lk->nfound; i++)
+        if (!sched_state_terminal(lk->found[i].state) &&
+            lk->found[i].state != SCHED_UNKNOWN) {
+            choose(lk, lk->found[i].id);
+            return EX_ADOPT;
+        }
+    /* 2. its version is registered */
+    for (size_t i = 0; i < lk->nrows; i++)
+        if (lk->rows[i].model_version != JOB_NULL_INT) {
+            choose(lk, lk->rows[i].job_id);
+            return EX_DONE;
+        }
+    /* 3. COMPLETED, not yet registered */
+    for (size_t i = 0; i < lk->nfound; i++)
+        if (lk->found[i].state == SCHED_COMPLETED) {
+            choose(lk, lk->found[i].id);
+            return EX_ADOPT;
+        }
+    for (size_t i = 0; i < lk->nrows; i++)
+        if (row_state(&lk->rows[i]) == SCHED_COMPLETED &&
+            !found_of(lk, lk->rows[i].job_id)) {
+            choose(lk, lk->rows[i].job_id);
+            return EX_ADOPT;
+        }
+    /* 4. recorded as not ended, and the name lookup did not see it end:
+     * the tracker asks for it by id */
+    for (size_t i = 0; i < lk->nrows; i++) {
+        const struct sched_job *f = found_of(lk, lk->rows[i].job_id);
+        if (!sched_state_terminal(row_state(&lk->rows[i])) &&
+            (!f || !sched_state_terminal(f->state))) {
+            choose(lk, lk->rows[i].job_id);
+            return EX_ADOPT;
+        }
+    }
+    /* 5. only ended jobs that did not complete: run again */
+    if (lk->nfound) {
+        choose(lk, lk->found[0].id);
+        return EX_RETRY;
+    }
+    if (lk->nrows) {
+        choose(lk, lk->rows[0].job_id);
+        return EX_RETRY;
+    }
+    return EX_NONE;
+}
+
+/* The submit time to show for the chosen job. */
+static const char *submitted_at(const struct lookup *lk)
+{
+    if (lk->row && lk->row->submit_time)
+        return lk->row->submit_time;
+    if (lk->job && lk->job->submit[0])
+        return lk->job->submit;
+    return "at an unknown time";
+}
+
+/* The state to show for the chosen job. */
+static const char *state_of(const struct lookup *lk)
+{
+    if (lk->job && lk->job->state != SCHED_UNKNOWN)
+        return sched_state_name(lk->job->state);
+    if (lk->row && lk->row->state)
+        return lk->row->state;
+    return "UNKNOWN";
+}
+
+/* res->already: load the registered version of the chosen row. */
+static int report_done(store_t *st, const struct lookup *lk,
+                       const struct cluster_run_hooks *h,
+                       struct cluster_run_result *res, exa_error_t *err)
+{
+    struct model_version *mv = NULL;
+    size_t n = 0;
+
+    if (store_job_get(st, lk->row->cluster, lk->row->job_id, &res->job,
+                      err) < 0)
+        return -1;
+    res->job_recorded = 1;
+    if (store_model_versions(st, res->job.model, res->job.model_version, &mv,
+                             &n, err) < 0)
+        return -1;
+    if (!n) {
+        model_version_free_list(mv, n);
+        return exa_err(err, EXA_ENOTFOUND, "job %s on '%s' names version "
+                       "%lld of %s, which is not registered",
+                       res->job.job_id, res->job.cluster,
+                       res->job.model_version, res->job.model);
+    }
+    model_version_release(&res->mv);
+    res->mv = mv[0];
+    model_version_init(&mv[0]);
+    model_version_free_list(mv, n);
+    res->registered = 1;
+    res->already = 1;
+    hook_step(h, "done", "run %s already registered version %lld of %s from "
+              "job %s on %s (%s), submitted %s; --new runs it again",
+              res->run_id, res->mv.version, res->mv.model, res->job.job_id,
+              res->job.cluster, res->job.state ? res->job.state : "COMPLETED",
+              res->job.submit_time ? res->job.submit_time : "at an unknown "
+                                                            "time");
+    return 0;
+}
+
+/*
+ * Make the chosen job res->job: its row, or (exa was killed between the
+ * submission and the insert) a new row from what the scheduler says.
+ */
+static int adopt_row(store_t *st, struct sched *s, const struct lookup *lk,
+                     const char *cluster, const char *job_name,
+                     const char *remote_dir, const struct zoo_model *zm,
+                     const struct zoo_dataset *zd,
+                     const struct sched_resources *r,
+                     struct cluster_run_result *res, exa_error_t *err)
+{
+    char now[TIME_ISO_MAX];
+    time_t t;
+
+    if (lk->row) {
+        if (store_job_get(st, cluster, lk->job_id, &res->job, err) < 0)
+            return -1;
+        res->job_recorded = 1;
+        return 0;
+    }
+    t = lk->job ? time_parse_sched(lk->job->submit) : (time_t)-1;
+    time_format_iso8601(t != (time_t)-1 ? t : time(NULL), now, sizeof(now));
+    res->job.cluster = xstrdup(cluster);
+    res->job.scheduler = xstrdup(sched_name(s));
+    res->job.job_id = xstrdup(lk->job_id);
+    res->job.run_uuid = xstrdup(res->run_id);
+    res->job.job_name = xstrdup(job_name);
+    res->job.kind = xstrdup("train");
+    res->job.model = xstrdup(zm->name);
+    res->job.dataset = xstrdup(zd->name);
+    res->job.state = xstrdup(lk->job && lk->job->state != SCHED_UNKNOWN
+                                 ? sched_state_name(lk->job->state)
+                                 : "PENDING");
+    res->job.submit_time = xstrdup(now);
+    res->job.remote_dir = xstrdup(remote_dir);
+    res->job.nodes = r->nodes > 0 ? r->nodes : 1;
+    res->job.gpus = r->gpus;
+    res->job.cpus = (r->cpus_per_task > 0 ? r->cpus_per_task : 1) *
+                    (r->ntasks > 0 ? r->ntasks : 1);
+    if (store_job_insert(st, &res->job, &res->job.id, err) < 0) {
+        exa_err_prefix(err, "job %s of run %s on '%s' found but not recorded",
+                       lk->job_id, res->run_id, cluster);
+        return -1;
+    }
+    res->job_recorded = 1;
+    return 0;
+}
+
 /* ---- the run ---- */
 
 static char *local_script_dir(exa_error_t *err)
@@ -389,18 +716,24 @@ int cluster_run(const struct cluster_run_request *req,
     struct strvec argv = STRVEC_INIT;
     store_t *st = NULL;
     char *root = NULL, *reg = NULL, *remote_dir = NULL, *workdir = NULL;
-    char *ldir = NULL, *lscript = NULL, *dpath = NULL;
+    char *ldir = NULL, *lscript = NULL, *dpath = NULL, *user = NULL;
+    char *ujn = NULL, *jobname = NULL;
     const char *name = req->cluster, *rexa = req->remote_exa;
-    char uuid[13], now[TIME_ISO_MAX];
+    char uuid[65], now[TIME_ISO_MAX];
+    struct lookup lk;
     int rc = -1;
 
     cluster_run_result_init(res);
     memset(&sres, 0, sizeof(sres));
+    memset(&lk, 0, sizeof(lk));
     if (!r)
         r = &none;
     if (!(zm = zoo_model_find(req->model, err)) ||
         !(zd = zoo_dataset_find(req->dataset, err)))
         return -1;
+    if (!req->new_run && req->run_id && !valid_run_id(req->run_id))
+        return exa_err(err, EXA_EUSAGE, "run id '%s' is not 1 to 64 of "
+                       "[A-Za-z0-9_-]", req->run_id);
     if (!req->dataset_path || !*req->dataset_path)
         return exa_err(err, EXA_EUSAGE, "a cluster run needs the dataset's "
                        "path (--dataset-path)");
@@ -416,9 +749,31 @@ int cluster_run(const struct cluster_run_request *req,
         goto out;
     res->db_path = xstrdup(st->path);
 
+    /* the run id: what was asked, unless set or new */
+    user = req->user ? xstrdup(req->user) : audit_actor();
+    if (req->new_run)
+        sched_new_run_id(uuid);
+    else if (req->run_id)
+        xsnprintf(uuid, sizeof(uuid), "%s", req->run_id);
+    else
+        cluster_run_id(req, r, user, uuid);
+    xsnprintf(res->run_id, sizeof(res->run_id), "%s", uuid);
+
     /* 1. the cluster */
     if (fleet_load(st, reg, &f, err) < 0)
         goto out;
+    if (!name || !strcmp(name, "auto")) {
+        char *prev = req->new_run ? NULL : cluster_of_run(st, uuid);
+        const struct fleet_cluster *pc = prev ? fleet_find(&f, prev) : NULL;
+        free(prev);
+        if (pc) {
+            name = pc->def.name;
+            res->placement_reason = xstrfmt("run %s already has a job on "
+                                            "%s", uuid, name);
+
+            hook_step(h, "placement", "%s", res->placement_reason);
+        }
+    }
     if (!name || !strcmp(name, "auto")) {
         struct place_ask ask;
         ask.gpus = (int)r->gpus;
@@ -445,10 +800,36 @@ int cluster_run(const struct cluster_run_request *req,
         goto out;
     if (!(s = sched_new(res->scheduler, t, err)))
         goto out;
-    sched_new_run_id(uuid);
     if (!(remote_dir = sched_remote_jobdir(s, uuid, err)))
         goto out;
     workdir = dirname_of(remote_dir);
+    ujn = user_job_name(r, zm, zd);
+    jobname = sched_job_name(ujn, uuid);
+
+    /* what this run already has: adopt, report, or run again */
+    if (!req->new_run) {
+        int ex = find_existing(st, s, name, uuid, jobname, &lk, err);
+        if (ex < 0)
+            goto out;
+        if (ex == EX_DONE) {
+            rc = report_done(st, &lk, h, res, err);
+            goto out;
+        }
+        if (ex == EX_ADOPT) {
+            if (adopt_row(st, s, &lk, name, jobname, remote_dir, zm, zd, r,
+                          res, err) < 0)
+                goto out;
+            res->adopted = 1;
+            hook_step(h, "adopt", "adopting job %s on %s (run %s), "
+                      "submitted %s, %s", lk.job_id, name, uuid,
+                      submitted_at(&lk), state_of(&lk));
+            rc = wait_and_finish(st, s, t, root, h, res, err);
+            goto out;
+        }
+        if (ex == EX_RETRY)
+            hook_step(h, "submit", "job %s of run %s ended %s; submitting "
+                      "again", lk.job_id, uuid, state_of(&lk));
+    }
     if (run_preflight(t, c, r, workdir, rexa, res) < 0) {
         struct strbuf sb = STRBUF_INIT;
         for (size_t i = 0; i < res->pf.n; i++)
@@ -506,12 +887,7 @@ int cluster_run(const struct cluster_run_request *req,
     /* 4. submit and record */
     {
         struct sched_resources ask = *r;
-        char *jn = xstrfmt("exa_%s_%s", zm->name, zd->name);
-        for (char *p = jn; *p; p++)
-            if (*p >= 'A' && *p <= 'Z')
-                *p = (char)(*p - 'A' + 'a');
-        if (!ask.job_name)
-            ask.job_name = jn;
+        ask.job_name = ujn;
         memset(&sreq, 0, sizeof(sreq));
         sreq.script_path = lscript;
         sreq.remote_dir = remote_dir;
@@ -520,10 +896,8 @@ int cluster_run(const struct cluster_run_request *req,
         s->sacct_since = (long long)time(NULL);
         time_format_iso8601(time(NULL), now, sizeof(now));
         rc = sched_submit(s, &sreq, &sres, err);
-        if (rc == 0) {
-            res->job.job_name = sched_job_name(ask.job_name, uuid);
-        }
-        free(jn);
+        if (rc == 0)
+            res->job.job_name = xstrdup(jobname);
         if (rc < 0) {
             rc = -1;
             goto out;
@@ -579,6 +953,10 @@ out:
     free(ldir);
     free(lscript);
     free(dpath);
+    free(user);
+    free(ujn);
+    free(jobname);
+    lookup_release(&lk);
     return rc;
 }
 

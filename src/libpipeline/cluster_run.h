@@ -18,6 +18,14 @@
  *   4. submit (the run id is in the job name, so a lost reply never makes
  *      a second job), record the job row (cluster-scoped id, run_uuid,
  *      remote_dir, model, dataset, the requested gpus/nodes/cpus);
+ *      but first, unless the run is new (--new), look for a job this run
+ *      id already has (the job rows of platform.db, then the scheduler by
+ *      job name: sched_find_by_name()): a queued or running one is
+ *      adopted (steps 5-7 on it, no preflight, nothing submitted); a
+ *      COMPLETED one whose version is registered is reported as done
+ *      (res->already, nothing run); a COMPLETED one without its version
+ *      is adopted to finish the registration; after a FAILED, CANCELLED
+ *      or TIMEOUT job it submits again under the same run id;
  *   5. wait through the tracker (one batched status query per poll, a
  *      deadline, an UNKNOWN streak limit); an interrupt asks the caller
  *      whether to cancel the job or leave it running;
@@ -46,13 +54,17 @@
 #include "libstore/models.h"
 #include "libtransport/transport.h"
 
+/* Hex digits of a derived run id (cluster_run_id()). */
+#define CLUSTER_RUN_ID_LEN 12
+
 /* Lines of the job's stderr log kept in the result of a failed job. */
 #define CLUSTER_RUN_STDERR_LINES 20
 
 /* Callbacks of the front end; every member may be NULL. */
 struct cluster_run_hooks {
     /* A step finished or started: "placement", "preflight", "stage",
-     * "submit", "wait", "accounting", "fetch", "register"; detail is a
+     * "submit", "adopt", "done", "wait", "accounting", "fetch",
+     * "register"; detail is a
      * short human line. Borrowed strings. */
     void (*step)(void *arg, const char *step, const char *detail);
     /* After every poll of the wait: the job's status, seconds waited. */
@@ -82,6 +94,11 @@ struct cluster_run_request {
     const char *models_root;  /* NULL: pipeline_models_root() */
     const char *remote_exa;   /* NULL: $EXAMLOPS_HPC_REMOTE_EXA, else "exa" */
     const char *actor;        /* for governance reconciliation; NULL ok */
+    const char *run_id;       /* [A-Za-z0-9_-]{1,64}; NULL: cluster_run_id()
+                                 of this request */
+    int new_run;              /* 1: a fresh random run id, no adoption */
+    const char *user;         /* who asks, for the run id; NULL:
+                                 audit_actor() (libstore/audit.h) */
     struct cluster_run_hooks hooks;
 };
 
@@ -98,6 +115,10 @@ struct cluster_run_result {
     struct model_version mv;     /* the registered version */
     int registered;
     char *stderr_tail;           /* failed job: last lines of its stderr */
+    char run_id[65];             /* the run id used ("" before it is known) */
+    int adopted;                 /* 1: an existing job was adopted */
+    int already;                 /* 1: the run had registered its version
+                                    before; nothing ran (mv, job filled) */
     int detached;                /* interrupted and left running */
     int cancelled_by_user;       /* interrupted and cancelled */
     char *db_path;
@@ -107,14 +128,37 @@ void cluster_run_result_init(struct cluster_run_result *res);
 void cluster_run_result_release(struct cluster_run_result *res);
 
 /*
+ * The run id of req for user: the first CLUSTER_RUN_ID_LEN hex digits of
+ * the SHA-256 (OpenSSL EVP_sha256) of the text
+ *     "exa pipeline run v1\n" then one "KEY=VALUE\n" line per key, in this
+ *     order: model dataset dataset_path stage_dataset dummy threads
+ *     cluster user partition qos account constraint time mem job_name
+ *     array nodes ntasks cpus_per_task gpus hold
+ * where a string VALUE is "LEN:TEXT" (LEN its byte count in decimal) or
+ * "-" when absent, and numbers are decimal. model and dataset are the zoo
+ * names (so "jpcp" and "JPCP" agree) when known, else as given; cluster
+ * is as asked ("auto" stays "auto"); the resources are res (the flags
+ * with the EXAMLOPS_HPC_* environment merged in; NULL: none asked);
+ * req->run_id, new_run and the paths are not part of it. The same request
+ * by the same user gives the same id on every host and run. out receives
+ * CLUSTER_RUN_ID_LEN + 1 bytes, NUL-terminated. Never fails.
+ */
+void cluster_run_id(const struct cluster_run_request *req,
+                    const struct sched_resources *res, const char *user,
+                    char out[CLUSTER_RUN_ID_LEN + 1]);
+
+/*
  * Run req as described above into *res (initialised here; release with
  * cluster_run_result_release in every case). Returns 0 when a version
- * was registered, else -1 with err: EXA_EUSAGE (unknown model, dataset,
+ * was registered (by this call, or before it: res->already), else -1
+ * with err: EXA_EUSAGE (unknown model, dataset,
  * bad ask), EXA_ENOTFOUND (unknown cluster), EXA_ENOTAPPROVED (cluster
  * not ACTIVE), EXA_EFAIL (no fitting cluster, failed preflight, job not
  * COMPLETED, artifacts rejected, or res->detached), EXA_ETRANSPORT,
  * EXA_ESCHED, EXA_ETIMEOUT (the wait deadline; the job keeps running),
- * EXA_ECONFIG.
+ * EXA_ECONFIG. A bad req->run_id is EXA_EUSAGE; a failed lookup of the
+ * run's existing jobs is the lookup's error (nothing is submitted when
+ * exa cannot tell whether the run already has a job).
  */
 int cluster_run(const struct cluster_run_request *req,
                 struct cluster_run_result *res, exa_error_t *err);

@@ -133,7 +133,9 @@ like "$ERR" "cannot open dataset file '/nonexistent/pm100.csv'" "the tail of the
 is "$(versions)" 2 "no version registered"
 
 # --- cancelled from outside ---------------------------------------------
-EXAMLOPS_HPC_REMOTE_EXA=$SLOW "$EXA" --json pipeline run --dummy --cluster testb --gpus 1 "${ACC[@]}" \
+# (the same ask as the run above: without --new it would report that run's
+# version 2 instead of running, doc/pipeline-run.md "Idempotent runs")
+EXAMLOPS_HPC_REMOTE_EXA=$SLOW "$EXA" --json pipeline run --new --dummy --cluster testb --gpus 1 "${ACC[@]}" \
     >"$T/cancel.out" 2>"$T/cancel.err" &
 pid=$!
 ID=$(job_in_queue testb)
@@ -147,7 +149,7 @@ like "$(sql "SELECT raw_state FROM jobs WHERE cluster='testb' AND job_id='$ID'")
 is "$(versions)" 2 "still two versions"
 
 # --- SIGINT: --yes cancels; --json leaves it running ----------------------
-EXAMLOPS_HPC_REMOTE_EXA=$SLOW "$EXA" -y pipeline run --dummy --cluster testb --gpus 1 "${ACC[@]}" \
+EXAMLOPS_HPC_REMOTE_EXA=$SLOW "$EXA" -y pipeline run --new --dummy --cluster testb --gpus 1 "${ACC[@]}" \
     >"$T/int.out" 2>"$T/int.err" &
 pid=$!
 ID=$(job_in_queue testb)
@@ -157,7 +159,7 @@ wait "$pid"
 is "$?" 1 "SIGINT with --yes: exit 1"
 is "$(sql "SELECT state FROM jobs WHERE cluster='testb' AND job_id='$ID'")" CANCELLED "SIGINT with --yes cancels the job"
 
-EXAMLOPS_HPC_REMOTE_EXA=$SLOW EXA_TEST_SLEEP=8 "$EXA" --json pipeline run --dummy --cluster testb --gpus 1 "${ACC[@]}" \
+EXAMLOPS_HPC_REMOTE_EXA=$SLOW EXA_TEST_SLEEP=8 "$EXA" --json pipeline run --new --dummy --cluster testb --gpus 1 "${ACC[@]}" \
     >"$T/det.out" 2>"$T/det.err" &
 pid=$!
 ID=$(job_in_queue testb)
@@ -174,7 +176,7 @@ if "$EXA" hpc wait --help >/dev/null 2>&1; then
     is "$RC" 0 "exa hpc wait resumes the interrupted run"
     is "$(jf 'd["version"], d["lineage"]["job_id"]' <<<"$OUT")" "3 $ID" "and registers version 3 from it"
 
-    EXAMLOPS_HPC_REMOTE_EXA=$SLOW EXA_TEST_SLEEP=8 "$EXA" pipeline run --dummy --cluster testb --gpus 1 "${ACC[@]}" \
+    EXAMLOPS_HPC_REMOTE_EXA=$SLOW EXA_TEST_SLEEP=8 "$EXA" pipeline run --new --dummy --cluster testb --gpus 1 "${ACC[@]}" \
         >/dev/null 2>&1 &
     pid=$!
     ID=$(job_in_queue testb)

@@ -5,7 +5,7 @@
  * verify -> register half of a run (cluster_run_resume) with real
  * artifacts made by `exa train`'s own code: registered with lineage on
  * the happy path, refused with no version and no directory when a fetched
- * file does not match SHA256SUMS.
+ * file does not match SHA256SUMS; the run id derived from a request.
  */
 #include <math.h>
 #include <setjmp.h>
@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <openssl/evp.h>
 
 #include "libfleet/governance.h"
 #include "libpipeline/cluster_run.h"
@@ -298,9 +299,89 @@ static void test_checksum_mismatch_refused(void **state)
     transport_close(t);
 }
 
+/* The run id: SHA-256 of the documented text, first 12 hex digits. */
+static void test_run_id(void **state)
+{
+    struct sched_resources r = SCHED_RESOURCES_INIT;
+    struct cluster_run_request req;
+    char id[CLUSTER_RUN_ID_LEN + 1], again[CLUSTER_RUN_ID_LEN + 1];
+    char other[CLUSTER_RUN_ID_LEN + 1], want[CLUSTER_RUN_ID_LEN + 1];
+    static const char text[] =
+        "exa pipeline run v1\n"
+        "model=4:JPCP\n"
+        "dataset=12:PM100Dataset\n"
+        "dataset_path=15:/data/pm100.csv\n"
+        "stage_dataset=0\n"
+        "dummy=1\n"
+        "threads=0\n"
+        "cluster=5:testa\n"
+        "user=5:alice\n"
+        "partition=5:debug\n"
+        "qos=-\n"
+        "account=8:research\n"
+        "constraint=-\n"
+        "time=-\n"
+        "mem=-\n"
+        "job_name=-\n"
+        "array=-\n"
+        "nodes=0\n"
+        "ntasks=0\n"
+        "cpus_per_task=0\n"
+        "gpus=1\n"
+        "hold=0\n";
+    unsigned char md[EVP_MAX_MD_SIZE];
+    unsigned int mdlen = 0;
+    (void)state;
+
+    EVP_Digest(text, strlen(text), md, &mdlen, EVP_sha256(), NULL);
+    for (int i = 0; i < CLUSTER_RUN_ID_LEN / 2; i++)
+        snprintf(want + 2 * i, 3, "%02x", md[i]);
+    memset(&req, 0, sizeof(req));
+    req.model = "jpcp"; /* the zoo name counts, not the spelling */
+    req.dataset = "PM100Dataset";
+    req.dataset_path = "/data/pm100.csv";
+    req.dummy = 1;
+    req.cluster = "testa";
+    req.run_id = "ignored";
+    r.partition = "debug";
+    r.account = "research";
+    r.gpus = 1;
+    cluster_run_id(&req, &r, "alice", id);
+    assert_int_equal(strlen(id), CLUSTER_RUN_ID_LEN);
+    assert_string_equal(id, want);
+    cluster_run_id(&req, &r, "alice", again);
+    assert_string_equal(again, id);
+    /* each part of the ask changes it */
+    cluster_run_id(&req, &r, "bob", other);
+    assert_string_not_equal(other, id);
+    req.cluster = "testb";
+    cluster_run_id(&req, &r, "alice", other);
+    assert_string_not_equal(other, id);
+    req.cluster = "testa";
+    r.gpus = 2;
+    cluster_run_id(&req, &r, "alice", other);
+    assert_string_not_equal(other, id);
+    r.gpus = 1;
+    req.dummy = 0;
+    cluster_run_id(&req, &r, "alice", other);
+    assert_string_not_equal(other, id);
+    req.dummy = 1;
+    /* a value cannot run into the next key: "debug" + no qos differs
+     * from "debu" + qos "g" */
+    r.partition = "debu";
+    r.qos = "g";
+    cluster_run_id(&req, &r, "alice", other);
+    assert_string_not_equal(other, id);
+    r.partition = "debug";
+    r.qos = NULL;
+    cluster_run_id(&req, &r, "alice", other);
+    assert_string_equal(other, id);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_run_id),
         cmocka_unit_test(test_sacct_parse),
         cmocka_unit_test(test_accounting_over_transport),
         cmocka_unit_test_setup_teardown(test_resume_registers, setup,
