@@ -364,6 +364,13 @@ void cluster_run_id(const struct cluster_run_request *req,
     strbuf_addf(&sb, "threads=%d\n", req->nthread);
     id_str(&sb, "cluster", req->cluster ? req->cluster : "auto");
     id_str(&sb, "user", user);
+    {
+        /* the run's directory on the cluster is part of the run */
+        const char *wd = getenv("EXAMLOPS_HPC_REMOTE_WORKDIR");
+        if (!wd || !*wd)
+            wd = getenv("EXAMLOPS_HPC_WORKDIR");
+        id_str(&sb, "workdir", wd && *wd ? wd : NULL);
+    }
     id_str(&sb, "partition", r->partition);
     id_str(&sb, "qos", r->qos);
     id_str(&sb, "account", r->account);

@@ -132,13 +132,16 @@ void cluster_run_result_release(struct cluster_run_result *res);
  * the SHA-256 (OpenSSL EVP_sha256) of the text
  *     "exa pipeline run v1\n" then one "KEY=VALUE\n" line per key, in this
  *     order: model dataset dataset_path stage_dataset dummy threads
- *     cluster user partition qos account constraint time mem job_name
- *     array nodes ntasks cpus_per_task gpus hold
+ *     cluster user workdir partition qos account constraint time mem
+ *     job_name array nodes ntasks cpus_per_task gpus hold
  * where a string VALUE is "LEN:TEXT" (LEN its byte count in decimal) or
  * "-" when absent, and numbers are decimal. model and dataset are the zoo
  * names (so "jpcp" and "JPCP" agree) when known, else as given; cluster
  * is as asked ("auto" stays "auto"); the resources are res (the flags
  * with the EXAMLOPS_HPC_* environment merged in; NULL: none asked);
+ * workdir is $EXAMLOPS_HPC_REMOTE_WORKDIR, else $EXAMLOPS_HPC_WORKDIR, as
+ * set (the base of the run's directory on the cluster: another base is
+ * another run, whose artifacts live elsewhere);
  * req->run_id, new_run and the paths are not part of it. The same request
  * by the same user gives the same id on every host and run. out receives
  * CLUSTER_RUN_ID_LEN + 1 bytes, NUL-terminated. Never fails.

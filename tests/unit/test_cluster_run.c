@@ -316,6 +316,7 @@ static void test_run_id(void **state)
         "threads=0\n"
         "cluster=5:testa\n"
         "user=5:alice\n"
+        "workdir=-\n"
         "partition=5:debug\n"
         "qos=-\n"
         "account=8:research\n"
@@ -333,6 +334,8 @@ static void test_run_id(void **state)
     unsigned int mdlen = 0;
     (void)state;
 
+    unsetenv("EXAMLOPS_HPC_REMOTE_WORKDIR");
+    unsetenv("EXAMLOPS_HPC_WORKDIR");
     EVP_Digest(text, strlen(text), md, &mdlen, EVP_sha256(), NULL);
     for (int i = 0; i < CLUSTER_RUN_ID_LEN / 2; i++)
         snprintf(want + 2 * i, 3, "%02x", md[i]);
@@ -376,6 +379,15 @@ static void test_run_id(void **state)
     r.qos = NULL;
     cluster_run_id(&req, &r, "alice", other);
     assert_string_equal(other, id);
+    /* another job directory base is another run */
+    setenv("EXAMLOPS_HPC_WORKDIR", "/scratch/alice", 1);
+    cluster_run_id(&req, &r, "alice", other);
+    assert_string_not_equal(other, id);
+    setenv("EXAMLOPS_HPC_REMOTE_WORKDIR", "/scratch/alice", 1);
+    cluster_run_id(&req, &r, "alice", again);
+    assert_string_equal(again, other); /* the value counts, not the name */
+    unsetenv("EXAMLOPS_HPC_REMOTE_WORKDIR");
+    unsetenv("EXAMLOPS_HPC_WORKDIR");
 }
 
 int main(void)
