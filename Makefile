@@ -5,13 +5,17 @@
 #   make check      install test dependencies, build, run every test, then
 #                   the suite again under ASan+UBSan
 #   make check-unit / check-integration / sanitize / fuzz / bench / fmt
-#   make install    PREFIX=/usr/local
+#   make lib        build/libexa.a, build/libexa.so and build/exa.pc
+#   make install    PREFIX=/usr/local DESTDIR= : bin/exa, share/exa, the
+#                   library, its headers (include/exa) and lib/pkgconfig/exa.pc
 #
 # Sources are found by wildcard: a new src/lib<name>/<file>.c joins libexa.a,
 # a new tests/unit/test_<name>.c becomes a test binary, with no edit here.
 
 BUILDDIR ?= build
 PREFIX   ?= /usr/local
+LIBDIR   := $(PREFIX)/lib
+INCDIR   := $(PREFIX)/include
 CC       ?= cc
 SAN      ?=
 
@@ -20,6 +24,7 @@ PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 
 VERSION  := $(shell cat VERSION 2>/dev/null || echo 0.0.0)
+SOMAJOR  := $(firstword $(subst ., ,$(VERSION)))
 CSTD     := -std=c11 -D_GNU_SOURCE
 WARN     := -Wall -Wextra -Werror -Wno-unused-parameter -Wshadow \
             -Wstrict-prototypes -Wmissing-prototypes
@@ -48,11 +53,26 @@ UNIT_OBJ := $(UNIT_HELPERS:%.c=$(BUILDDIR)/%.o)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILDDIR)/tests/%)
 LIBEXA   := $(BUILDDIR)/libexa.a
 EXA      := $(BUILDDIR)/exa
+# the shared library is built from its own -fPIC objects
+PIC_OBJ  := $(LIB_SRC:%.c=$(BUILDDIR)/pic/%.o)
+LIBEXA_SO := $(BUILDDIR)/libexa.so
+EXA_PC   := $(BUILDDIR)/exa.pc
+# installed headers: include/exa/*.h (the public entry points) and every
+# library header but the private *_int.h, under include/exa/lib<name>/ so
+# that their "libutil/strbuf.h" includes resolve with -I$(INCDIR)/exa
+PUB_HDR  := $(sort $(wildcard include/exa/*.h))
+LIB_HDR  := $(sort $(filter-out %_int.h src/libutil/banned.h,$(wildcard src/lib*/*.h)))
 
 .SECONDARY:
-.PHONY: all run check check-unit check-integration sanitize fuzz bench \
+.PHONY: all lib run check check-unit check-integration sanitize fuzz bench \
         fmt install deps test-deps clean
 all: $(EXA)
+
+lib: $(LIBEXA) $(LIBEXA_SO) $(EXA_PC)
+
+$(BUILDDIR)/pic/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -fPIC -c -o $@ $<
 
 $(BUILDDIR)/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -61,6 +81,25 @@ $(BUILDDIR)/%.o: %.c
 $(LIBEXA): $(LIB_OBJ)
 	@rm -f $@
 	$(AR) rcs $@ $^
+
+# -z defs: every symbol the library uses is in it or in a library it names
+$(LIBEXA_SO): $(PIC_OBJ)
+	$(CC) $(LDFLAGS) -shared -Wl,-soname,libexa.so.$(SOMAJOR) -Wl,-z,defs \
+	    -o $@ $^ $(LDLIBS)
+
+# prefix is found from the .pc file's own place, so a DESTDIR or moved
+# install tree works with PKG_CONFIG_PATH alone (pkg-config(1) pcfiledir)
+$(EXA_PC): Makefile VERSION
+	@mkdir -p $(dir $@)
+	printf '%s\n' 'prefix=$${pcfiledir}/../..' \
+	    'libdir=$${prefix}/lib' 'includedir=$${prefix}/include' '' \
+	    'Name: exa' \
+	    'Description: exa core: clusters, schedulers, jobs, models (doc/libexa.md)' \
+	    'Version: $(VERSION)' \
+	    'Requires.private: $(PKGS)' \
+	    'Cflags: -I$${includedir} -I$${includedir}/exa' \
+	    'Libs: -L$${libdir} -lexa' \
+	    'Libs.private: -lxgboost -lm -lpthread' >$@
 
 $(EXA): $(CMD_OBJ) $(LIBEXA)
 	$(CC) $(LDFLAGS) -o $@ $(CMD_OBJ) $(LIBEXA) $(LDLIBS)
@@ -116,12 +155,23 @@ fmt:
 	clang-format -i $(LIB_SRC) $(CMD_SRC) $(wildcard src/*/*.h) \
 	    $(UNIT_SRC) $(FUZZ_SRC)
 
-install: $(EXA)
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/exa
+install: $(EXA) lib
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/exa \
+	    $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCDIR)/exa
 	install -m 0755 $(EXA) $(DESTDIR)$(PREFIX)/bin/exa
 	install -m 0644 data/pm100-sample.csv $(DESTDIR)$(PREFIX)/share/exa/
+	install -m 0644 $(LIBEXA) $(DESTDIR)$(LIBDIR)/libexa.a
+	install -m 0755 $(LIBEXA_SO) $(DESTDIR)$(LIBDIR)/libexa.so.$(VERSION)
+	ln -sf libexa.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libexa.so.$(SOMAJOR)
+	ln -sf libexa.so.$(SOMAJOR) $(DESTDIR)$(LIBDIR)/libexa.so
+	install -m 0644 $(EXA_PC) $(DESTDIR)$(LIBDIR)/pkgconfig/exa.pc
+	install -m 0644 $(PUB_HDR) $(DESTDIR)$(INCDIR)/exa/
+	for d in $(sort $(patsubst src/%/,%,$(dir $(LIB_HDR)))); do \
+	    install -d $(DESTDIR)$(INCDIR)/exa/$$d || exit 1; done
+	for h in $(LIB_HDR); do \
+	    install -m 0644 $$h $(DESTDIR)$(INCDIR)/exa/$${h#src/} || exit 1; done
 
 clean:
 	rm -rf build
 
--include $(LIB_OBJ:.o=.d) $(CMD_OBJ:.o=.d) $(UNIT_OBJ:.o=.d)
+-include $(LIB_OBJ:.o=.d) $(CMD_OBJ:.o=.d) $(UNIT_OBJ:.o=.d) $(PIC_OBJ:.o=.d)

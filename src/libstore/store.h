@@ -13,6 +13,8 @@
 #ifndef EXA_STORE_H
 #define EXA_STORE_H
 
+#include <stddef.h>
+
 #include <sqlite3.h>
 
 #include "libutil/error.h"
