@@ -483,7 +483,8 @@ static int resolve_env(struct gate *g, const struct gate_req *req,
 
     if (env_target(&t, err) < 0)
         return -1;
-    if (strcmp(t.kind, "slurm") && strcmp(t.kind, "flux"))
+    if (strcmp(t.kind, "slurm") && strcmp(t.kind, "flux") &&
+        strcmp(t.kind, "mock"))
         return exa_err(err, EXA_EUSAGE,
                        "unknown scheduler '%s' (set EXAMLOPS_HPC_SCHEDULER "
                        "to slurm, flux or mock)", t.kind);
@@ -512,6 +513,19 @@ static int resolve_env(struct gate *g, const struct gate_req *req,
 
 /* ---- open ---- */
 
+/* Does the environment name a remote host (transport_from_env() would
+ * build an ssh transport)? Mock mode never does: the mock scheduler runs
+ * the payload through its transport, so mock over ssh is a target like
+ * any other (resolve_env()), not mock mode. */
+static int env_wants_ssh(void)
+{
+    const char *k = getenv("EXAMLOPS_HPC_TRANSPORT");
+    const char *h = getenv("EXAMLOPS_HPC_SSH_HOST");
+    if (k && *k)
+        return !strcmp(k, "ssh");
+    return h && *h;
+}
+
 static int open_mock(struct gate *g, const struct gate_req *req,
                      exa_error_t *err)
 {
@@ -520,7 +534,11 @@ static int open_mock(struct gate *g, const struct gate_req *req,
     if (!g->name)
         g->name = xstrdup(GATE_MOCK_CLUSTER);
     out_name(req, g->name);
-    if (!(g->t = transport_from_env(err)))
+    /* mock mode is local: a forced mock (a mock job's row) must not reach
+     * the environment's host, which nobody approved */
+    if (env_wants_ssh())
+        g->t = transport_local_new();
+    else if (!(g->t = transport_from_env(err)))
         return -1;
     if (!(g->s = sched_new("mock", g->t, err)))
         return -1;
@@ -545,8 +563,10 @@ struct gate *gate_open(const struct gate_req *req, exa_error_t *err)
         const char *c = getenv("EXAMLOPS_HPC_CLUSTER");
         name = c && *c ? c : NULL;
     }
-    if (req->mock || ((!name || !*name) &&
-                      (!req->use_env || !strcmp(sched_kind_from_env(), "mock")))) {
+    if (req->mock ||
+        ((!name || !*name) &&
+         (!req->use_env ||
+          (!strcmp(sched_kind_from_env(), "mock") && !env_wants_ssh())))) {
         g->name = name && *name ? xstrdup(name) : NULL;
         if (open_mock(g, req, err) < 0)
             goto fail;

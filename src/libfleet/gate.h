@@ -24,7 +24,12 @@
  *
  * Mock mode (no cluster named, scheduler mock: the default) needs no
  * registration: its transport is transport_from_env() and its jobs are
- * recorded on cluster "default".
+ * recorded on cluster "default". Mock mode is local: the mock scheduler
+ * runs the payload through its transport, so an environment naming an
+ * ssh host (EXAMLOPS_HPC_TRANSPORT=ssh or EXAMLOPS_HPC_SSH_HOST) with the
+ * mock scheduler is a target like any other (matched, else registered
+ * PENDING and refused), and a forced mock (req->mock) then gets the local
+ * transport.
  *
  * The jobs table is written through the gate too: gate_job_insert() for a
  * new job, gate_job_record() as the one writer of scheduler status (with

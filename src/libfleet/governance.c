@@ -495,6 +495,9 @@ static json_t *def_row_changes(const struct cluster_def *d,
         diff_str(c, "ssh_key", r->ssh_key, d->ssh_key);
     if (d->transport)
         diff_str(c, "transport", r->transport, d->transport);
+    /* the scheduler is approved too: mock runs the payload on the host */
+    if (d->scheduler)
+        diff_str(c, "scheduler", r->scheduler, d->scheduler);
     if (key_fpr && r->key_fingerprint)
         diff_str(c, "key_fingerprint", r->key_fingerprint, key_fpr);
     return c;
@@ -569,6 +572,8 @@ static int reconcile_one(store_t *st, const struct cluster_def *d,
             }
             if (d->transport)
                 set(&row.transport, d->transport);
+            if (d->scheduler)
+                set(&row.scheduler, d->scheduler);
             rc =
                 apply_identity_change(st, &row, c, "clusters.yaml", actor, err);
             c = NULL;
@@ -782,6 +787,8 @@ static int connect_db(store_t *st, const struct gov_connect_req *q,
         diff_str(c, "ssh_user", row.ssh_user, q->ssh_user);
         diff_str(c, "ssh_key", row.ssh_key, q->ssh_key);
         diff_str(c, "transport", row.transport, q->transport);
+        if (q->scheduler && strcmp(q->scheduler, "unknown"))
+            diff_str(c, "scheduler", row.scheduler, q->scheduler);
         diff_str(c, "key_fingerprint", row.key_fingerprint, q->key_fingerprint);
         diff_str(c, "host_key_fingerprint", row.host_key_fingerprint,
                  q->host_key_fingerprint);
@@ -903,7 +910,8 @@ static int same_identity(const struct cluster_row *a,
            streq(a->ssh_user, b->ssh_user) && streq(a->ssh_key, b->ssh_key) &&
            streq(a->key_fingerprint, b->key_fingerprint) &&
            streq(a->host_key_fingerprint, b->host_key_fingerprint) &&
-           streq(a->transport, b->transport);
+           streq(a->transport, b->transport) &&
+           streq(a->scheduler, b->scheduler);
 }
 
 static int decide(store_t *st, const char *regpath, const char *name,
