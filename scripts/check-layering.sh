@@ -31,11 +31,6 @@ cd "$root"
 allow=(
     # parsers (issue 15 item 1): TRES/GRES parsing moves below libsched.
     "src/libsched/parse_slurm.c layer"
-    # below (issue 9 item 1): the trust step, snapshot refresh and queue
-    # move into libfleet/libsched.
-    "src/cmd/hpc_discover.c frontend"
-    "src/cmd/hpc_fleet_common.c frontend"
-    "src/cmd/hpc_place.c frontend"
 )
 
 perl -e '

@@ -24,11 +24,11 @@
 #include "libfleet/connect.h"
 #include "libfleet/governance.h"
 #include "libfleet/readops.h"
+#include "libfleet/trust.h"
 #include "libstore/audit.h"
-#include "libtransport/transport.h"
-#include "libutil/atomic.h"
 #include "libutil/json.h"
 #include "libutil/strbuf.h"
+#include "libutil/target.h"
 #include "libutil/xalloc.h"
 
 /* ---- detect / nodes / gpus ---- */
@@ -112,10 +112,7 @@ static int probe_target(struct exa_ctx *ctx, const struct host_opts *o,
                         const char **target, char **fpr)
 {
     struct fleet f = {NULL, 0};
-    struct transport *t = NULL;
     exa_error_t err = EXA_ERROR_INIT;
-    char *tmp = NULL;
-    const char *sched = o->sched;
     int rc = 0;
     if (fleet_load(st, regpath, &f, &err) < 0) {
         rc = out_error(ctx, &err, NULL);
@@ -130,25 +127,16 @@ static int probe_target(struct exa_ctx *ctx, const struct host_opts *o,
                             o->cluster);
             goto out;
         }
-        t = fleet_cluster_transport(c, &err);
-        if (!sched && strcmp(c->def.scheduler, "unknown") &&
-            probe_find(c->def.scheduler))
-            sched = c->def.scheduler;
         *target = c->def.host ? c->def.host : "local";
+        if (fleet_probe_cluster(c, o->sched, inv, &err) < 0)
+            rc = out_error(ctx, &err, NULL);
     } else {
-        t = adhoc_transport(o->host, o->user, o->key, o->port, &f, &tmp, fpr,
-                            &err);
-        *target = is_local_host(o->host) ? "local" : o->host;
+        *target = target_is_local(NULL, o->host) ? "local" : o->host;
+        if (fleet_probe_adhoc(o->host, o->user, o->key, o->port, &f, o->sched,
+                              inv, fpr, &err) < 0)
+            rc = out_error(ctx, &err, NULL);
     }
-    if (!t) {
-        rc = out_error(ctx, &err, NULL);
-        goto out;
-    }
-    if (probe_inventory(t, sched, inv, &err) < 0)
-        rc = out_error(ctx, &err, NULL);
 out:
-    transport_close(t);
-    drop_tmpfile(tmp);
     fleet_release(&f);
     return rc;
 }
@@ -172,7 +160,7 @@ int cmd_hpc_detect(struct exa_ctx *ctx, int argc, char **argv)
         const char *s = inv.caps.scheduler;
         const char *env_sched =
             !strcmp(s, "slurm") || !strcmp(s, "flux") ? s : "mock";
-        int remote = !is_local_host(o.host);
+        int remote = !target_is_local(NULL, o.host);
         json_t *sug = json_object(), *env = json_object();
         jx_set(env, "EXAMLOPS_HPC_SCHEDULER", jx_str(env_sched));
         if (remote) {
@@ -387,30 +375,6 @@ out:
 
 /* ---- connect ---- */
 
-/* The OpenSSH fingerprint of the client key at key (path): from
- * "<key>.pub", else from `ssh-keygen -y -f KEY` (unencrypted keys). */
-static char *client_key_fingerprint(const char *key, exa_error_t *err)
-{
-    char *pub = xstrfmt("%s.pub", key), *fpr;
-    struct strbuf out = STRBUF_INIT;
-    const char *argv[] = {"ssh-keygen", "-y", "-P", "", "-f", key, NULL};
-    fpr = fleet_pubkey_file_fingerprint(pub, NULL);
-    free(pub);
-    if (fpr)
-        return fpr;
-    if (access(key, R_OK)) {
-        exa_err(err, EXA_ECONFIG, "cannot read ssh key '%s': %s", key,
-                strerror(errno));
-        return NULL;
-    }
-    if (run_local(argv, 10, &out, err) == 0)
-        fpr = fleet_pubkey_fingerprint(out.buf, err);
-    else
-        exa_err_prefix(err, "cannot derive the public key of '%s'", key);
-    strbuf_release(&out);
-    return fpr;
-}
-
 /*
  * connect's probe: mock needs none; otherwise probe through a transport
  * trusting the keys just scanned (the same ones about to be pinned).
@@ -422,56 +386,24 @@ static int probe_for_connect(struct exa_ctx *ctx, const char *host,
                              const struct strbuf *scan, const char *sched,
                              struct inventory *inv)
 {
-    struct transport *t = NULL;
     exa_error_t err = EXA_ERROR_INIT;
-    char tmpl[] = "/tmp/exa-known-hosts-XXXXXX";
-    int fd = -1, rc = 0;
     if (sched && !strcmp(sched, "mock")) {
         inv->caps.scheduler = xstrdup("mock");
         inv->caps.available = 1;
         strvec_push(&inv->caps.notes, "mock scheduler: nothing probed");
         return 0;
     }
-    if (is_local_host(host)) {
-        t = transport_local_new();
-    } else {
-        struct ssh_config cfg = {0};
-        fd = mkstemp(tmpl);
-        if (fd < 0 || write(fd, scan->buf, scan->len) != (ssize_t)scan->len) {
-            rc = out_errorf(ctx, EXA_ECONFIG, NULL,
-                            "cannot write a temporary known_hosts");
-            goto out;
-        }
-        cfg.host = host;
-        cfg.user = user;
-        cfg.key = key;
-        cfg.port = port;
-        cfg.known_hosts = tmpl;
-        if (!(t = transport_ssh_new(&cfg, &err))) {
-            rc = out_error(ctx, &err, NULL);
-            goto out;
-        }
-    }
-    if (probe_inventory(t, sched, inv, &err) < 0) {
-        rc = out_error(ctx, &err, NULL);
-        goto out;
-    }
-    if (!inv->caps.available) {
-        rc = out_errorf(ctx, EXA_ESCHED,
-                        "pass --scheduler slurm|flux|nvidia-smi|mock to "
-                        "force one",
-                        "no known scheduler or GPUs detected on '%s'; "
-                        "nothing registered",
-                        host);
-        goto out;
-    }
-out:
-    transport_close(t);
-    if (fd >= 0) {
-        close(fd);
-        unlink(tmpl);
-    }
-    return rc;
+    if (fleet_probe_scanned(host, user, key, port, scan, sched, inv, &err) <
+        0)
+        return out_error(ctx, &err, NULL);
+    if (!inv->caps.available)
+        return out_errorf(ctx, EXA_ESCHED,
+                          "pass --scheduler slurm|flux|nvidia-smi|mock to "
+                          "force one",
+                          "no known scheduler or GPUs detected on '%s'; "
+                          "nothing registered",
+                          host);
+    return 0;
 }
 
 int cmd_hpc_connect(struct exa_ctx *ctx, int argc, char **argv)
@@ -488,7 +420,7 @@ int cmd_hpc_connect(struct exa_ctx *ctx, int argc, char **argv)
     int port = 22, rc, o;
     store_t *st = NULL;
     char *regpath = NULL, *actor = NULL, *kfpr = NULL, *hfpr = NULL;
-    char *khdir = NULL, *khpath = NULL, *caps = NULL;
+    char *khpath = NULL, *caps = NULL;
     const char *probed_sched;
     struct inventory inv;
     struct strbuf scan = STRBUF_INIT, msg = STRBUF_INIT;
@@ -533,27 +465,14 @@ int cmd_hpc_connect(struct exa_ctx *ctx, int argc, char **argv)
     if (!name)
         name = host;
 
-    if (key && !(kfpr = client_key_fingerprint(key, &err))) {
+    if (key && !(kfpr = fleet_client_key_fingerprint(key, &err))) {
         rc = out_error(ctx, &err, NULL);
         goto out;
     }
-    if (!is_local_host(host)) {
-        char portbuf[16];
-        const char *kargv[] = {"ssh-keyscan", "-p", portbuf, "--", host,
-                               NULL};
-        snprintf(portbuf, sizeof(portbuf), "%d", port);
-        if (run_local(kargv, 30, &scan, &err) != 0 || !scan.len) {
-            if (!err.text[0])
-                exa_err(&err, EXA_ETRANSPORT, "ssh-keyscan returned no key");
-            exa_err_prefix(&err, "cannot read the host key of '%s' port %d",
-                           host, port);
-            rc = out_error(ctx, &err, NULL);
-            goto out;
-        }
-        if (!(hfpr = fleet_host_key_fingerprint(scan.buf, &err))) {
-            rc = out_error(ctx, &err, NULL);
-            goto out;
-        }
+    if (!target_is_local(NULL, host) &&
+        fleet_keyscan(host, port, &scan, &hfpr, &err) < 0) {
+        rc = out_error(ctx, &err, NULL);
+        goto out;
     }
     if (sched && strcmp(sched, "mock") && !probe_find(sched)) {
         rc = out_errorf(ctx, EXA_EFAIL, NULL, "unknown scheduler probe: '%s'",
@@ -574,7 +493,7 @@ int cmd_hpc_connect(struct exa_ctx *ctx, int argc, char **argv)
     actor = audit_actor();
     req.name = name;
     req.scheduler = probed_sched;
-    req.transport = is_local_host(host) ? "local" : "ssh";
+    req.transport = target_is_local(NULL, host) ? "local" : "ssh";
     req.host = host;
     req.ssh_user = user;
     req.ssh_port = port;
@@ -583,14 +502,9 @@ int cmd_hpc_connect(struct exa_ctx *ctx, int argc, char **argv)
     req.host_key_fingerprint = hfpr;
     req.capabilities = caps;
     /* Pin the host key before the row says so. */
-    if (hfpr) {
-        khdir = fleet_known_hosts_dir();
-        khpath = xstrfmt("%s/%s", khdir, name);
-        if (mkdir_p(khdir, 0700, &err) < 0 ||
-            atomic_write_file(khpath, scan.buf, scan.len, 0600, &err) < 0) {
-            rc = out_error(ctx, &err, NULL);
-            goto out;
-        }
+    if (hfpr && !(khpath = fleet_pin_host_key(name, &scan, &err))) {
+        rc = out_error(ctx, &err, NULL);
+        goto out;
     }
     if (gov_connect(st, regpath, &req, actor, &res, &err) < 0) {
         rc = out_error(ctx, &err, NULL);
@@ -647,7 +561,6 @@ out:
     free(actor);
     free(kfpr);
     free(hfpr);
-    free(khdir);
     free(khpath);
     free(caps);
     inventory_release(&inv);

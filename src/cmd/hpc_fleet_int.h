@@ -14,11 +14,6 @@
 #include "libstore/store.h"
 #include "libutil/error.h"
 
-struct fleet;     /* libfleet/governance.h */
-struct inventory; /* libdiscovery/probe.h */
-struct strbuf;    /* libutil/strbuf.h */
-struct strvec;    /* libutil/strvec.h */
-struct transport; /* libtransport/transport.h */
 
 /* Print msg as "✓ msg" in text mode (nothing with --quiet), or
  * {"ok": true, "message": msg} in JSON mode. */
@@ -51,36 +46,5 @@ int parse_int_opt(struct exa_ctx *ctx, const char *opt, const char *s,
 /* The JSON document text (a cluster's stored capabilities) parsed; JSON
  * null when text is NULL or not JSON. Caller owns the reference. */
 json_t *caps_json(const char *text);
-
-/*
- * Run the local program argv[0] (ssh-keyscan, ssh-keygen) with argv, no
- * shell, stdin /dev/null, appending up to 1 MiB of its stdout to out,
- * killed after timeout_s seconds. Returns its exit status (non-zero also
- * sets err with its stderr, code EXA_ETRANSPORT), or -1 with err when it
- * could not be run.
- */
-int run_local(const char *const *argv, double timeout_s, struct strbuf *out,
-              exa_error_t *err);
-
-/* 1 when h names this machine: NULL, "", "local" or "localhost". */
-int is_local_host(const char *h);
-
-/*
- * A transport for an ad-hoc --host (detect, nodes, gpus); local when
- * is_local_host(host). A host and port a registered cluster in f (may be
- * NULL) names with a pinned host key use that pin. Otherwise the key
- * ssh-keyscan reads now is trusted for this run only: it is written to a
- * temporary known_hosts whose path goes to *tmpfile (remove with
- * drop_tmpfile()) and its fingerprint to *fpr (caller frees; NULL when
- * not derivable). Returns the transport (transport_close()), or NULL with
- * err (EXA_ETRANSPORT when no host key could be read).
- */
-struct transport *adhoc_transport(const char *host, const char *user,
-                                  const char *key, int port,
-                                  const struct fleet *f, char **tmpfile,
-                                  char **fpr, exa_error_t *err);
-
-/* Unlink the file p names (when not NULL) and free p. */
-void drop_tmpfile(char *p);
 
 #endif

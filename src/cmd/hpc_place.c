@@ -26,7 +26,6 @@
 #include "libfleet/readops.h"
 #include "libfleet/registry.h"
 #include "libstore/nodes.h"
-#include "libtransport/transport.h"
 #include "libutil/json.h"
 #include "libutil/strbuf.h"
 #include "libutil/strvec.h"
@@ -361,25 +360,6 @@ out:
 
 /* ---- preflight ---- */
 
-/* Default remote work directory: EXAMLOPS_HPC_REMOTE_WORKDIR, else (local)
- * EXAMLOPS_HPC_WORKDIR or ${XDG_DATA_HOME:-~/.local/share}/examlops/runs,
- * else (ssh) "exa-runs" under the remote home. Caller frees. */
-static char *default_workdir(int local)
-{
-    const char *r = getenv("EXAMLOPS_HPC_REMOTE_WORKDIR");
-    const char *w = getenv("EXAMLOPS_HPC_WORKDIR");
-    const char *x = getenv("XDG_DATA_HOME"), *h = getenv("HOME");
-    if (r && *r)
-        return xstrdup(r);
-    if (!local)
-        return xstrdup("exa-runs");
-    if (w && *w)
-        return xstrdup(w);
-    if (x && *x)
-        return xstrfmt("%s/examlops/runs", x);
-    return xstrfmt("%s/.local/share/examlops/runs", h && *h ? h : "/tmp");
-}
-
 int cmd_hpc_preflight(struct exa_ctx *ctx, int argc, char **argv)
 {
     static const struct option longopts[] = {
@@ -391,13 +371,11 @@ int cmd_hpc_preflight(struct exa_ctx *ctx, int argc, char **argv)
         {"qos", required_argument, NULL, 'Q'},
         {NULL, 0, NULL, 0}};
     struct preflight_ask ask = {0, 1, NULL, NULL, NULL, NULL, 0};
-    struct preflight_target tg = {0};
     struct preflight_report rep = {0};
     struct fleet f = {NULL, 0};
     const struct fleet_cluster *c;
-    struct transport *t = NULL;
     store_t *st;
-    char *regpath, *kh = NULL, *pinned = NULL, *workdir = NULL;
+    char *regpath;
     const char *name, *rexa = getenv("EXAMLOPS_HPC_REMOTE_EXA");
     exa_error_t err = EXA_ERROR_INIT;
     int rc, o;
@@ -451,36 +429,10 @@ int cmd_hpc_preflight(struct exa_ctx *ctx, int argc, char **argv)
         goto out;
     }
     c = fleet_find(&f, name);
-    if (!(t = fleet_cluster_transport(c, &err))) {
+    if (fleet_cluster_preflight(c, &ask, rexa, &rep, &err) < 0) {
         rc = out_error(ctx, &err, NULL);
         goto out;
     }
-    tg.cluster = name;
-    tg.scheduler = c->def.scheduler;
-    tg.ssh = strcmp(t->ops->kind, "local") != 0;
-    if (tg.ssh) {
-        struct strbuf text = STRBUF_INIT;
-        FILE *fp;
-        char buf[4096];
-        size_t n;
-        kh = fleet_known_hosts_path(name);
-        if ((fp = fopen(kh, "re"))) {
-            while ((n = fread(buf, 1, sizeof(buf), fp)) > 0 &&
-                   text.len < (1u << 20))
-                strbuf_add(&text, buf, n);
-            fclose(fp);
-            pinned = fleet_host_key_fingerprint(text.buf, NULL);
-        }
-        strbuf_release(&text);
-    }
-    tg.known_hosts = kh;
-    tg.pinned_fingerprint = pinned;
-    tg.host_key_fingerprint = c->row.host_key_fingerprint;
-    workdir = default_workdir(!tg.ssh);
-    tg.workdir = workdir;
-    tg.remote_exa = rexa && *rexa ? rexa : "exa";
-    ask.user = c->def.ssh_user;
-    preflight_run(t, &tg, &ask, &rep);
     if (ctx->out == OUT_JSON) {
         out_json(ctx, preflight_report_json(name, &rep));
     } else {
@@ -495,10 +447,6 @@ int cmd_hpc_preflight(struct exa_ctx *ctx, int argc, char **argv)
     rc = rep.ok ? 0 : 1;
 out:
     preflight_report_release(&rep);
-    transport_close(t);
-    free(kh);
-    free(pinned);
-    free(workdir);
     fleet_release(&f);
     close_fleet(st, regpath);
     return rc;

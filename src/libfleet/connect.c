@@ -14,6 +14,7 @@
 
 #include "libfleet/governance.h"
 #include "libutil/strbuf.h"
+#include "libutil/target.h"
 #include "libutil/xalloc.h"
 
 char *fleet_known_hosts_dir(void)
@@ -32,11 +33,6 @@ char *fleet_known_hosts_path(const char *cluster)
     return p;
 }
 
-static int is_local_host(const char *h)
-{
-    return !h || !*h || !strcmp(h, "local") || !strcmp(h, "localhost");
-}
-
 struct transport *fleet_conn_transport(const struct fleet_conn *c,
                                        exa_error_t *err)
 {
@@ -46,8 +42,7 @@ struct transport *fleet_conn_transport(const struct fleet_conn *c,
     if (transport_env_seconds("EXAMLOPS_SLURM_CMD_TIMEOUT",
                               TRANSPORT_DEFAULT_TIMEOUT_S, &cap, err) < 0)
         return NULL;
-    if ((c->transport && !strcmp(c->transport, "local")) ||
-        is_local_host(c->host)) {
+    if (target_is_local(c->transport, c->host)) {
         t = transport_local_new();
     } else if (!c->transport || !strcmp(c->transport, "ssh")) {
         struct ssh_config cfg;

@@ -45,8 +45,9 @@ char *fleet_known_hosts_path(const char *cluster);
 
 /*
  * A new transport for c:
- *   - local (transport_local_new) when c->transport is "local" or c->host
- *     is NULL, "", "local" or "localhost";
+ *   - local (transport_local_new) when target_is_local(c->transport,
+ *     c->host) (libutil/target.h): transport "local", or no transport
+ *     and host NULL, "", "local" or "localhost";
  *   - else ssh (transport_ssh_new) when c->transport is NULL or "ssh", to
  *     ssh_user@host:ssh_port with ssh_key, checking the host key against
  *     fleet_known_hosts_path(c->name) only (StrictHostKeyChecking=yes);

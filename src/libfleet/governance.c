@@ -17,6 +17,7 @@
 #include "libstore/audit.h"
 #include "libutil/json.h"
 #include "libutil/strbuf.h"
+#include "libutil/target.h"
 #include "libutil/xalloc.h"
 
 #define GOV_SOURCE "exa-hpc"
@@ -649,10 +650,8 @@ static void merge_def(struct fleet_cluster *fc, const struct cluster_def *y,
     if (!d->scheduler)
         d->scheduler = xstrdup("unknown");
     if (!d->transport)
-        d->transport = xstrdup(d->host && strcmp(d->host, "local") &&
-                                       strcmp(d->host, "localhost")
-                                   ? "ssh"
-                                   : "local");
+        d->transport =
+            xstrdup(target_is_local(NULL, d->host) ? "local" : "ssh");
     fc->in_yaml = y != NULL;
 }
 

@@ -6,9 +6,11 @@
  */
 #include "libfleet/readops.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "libdiscovery/preflight.h"
 #include "libdiscovery/probe.h"
 #include "libfleet/connect.h"
 #include "libfleet/governance.h"
@@ -130,4 +132,67 @@ int fleet_refresh_stale(store_t *st, const struct fleet *f, int max_age_s,
         }
     }
     return refreshed;
+}
+
+/* The preflight work directory (see fleet_cluster_preflight). */
+static char *default_workdir(int local)
+{
+    const char *r = getenv("EXAMLOPS_HPC_REMOTE_WORKDIR");
+    const char *w = getenv("EXAMLOPS_HPC_WORKDIR");
+    const char *x = getenv("XDG_DATA_HOME"), *h = getenv("HOME");
+    if (r && *r)
+        return xstrdup(r);
+    if (!local)
+        return xstrdup("exa-runs");
+    if (w && *w)
+        return xstrdup(w);
+    if (x && *x)
+        return xstrfmt("%s/examlops/runs", x);
+    return xstrfmt("%s/.local/share/examlops/runs", h && *h ? h : "/tmp");
+}
+
+int fleet_cluster_preflight(const struct fleet_cluster *c,
+                            const struct preflight_ask *ask,
+                            const char *remote_exa,
+                            struct preflight_report *rep, exa_error_t *err)
+{
+    struct preflight_target tg;
+    struct preflight_ask a = *ask;
+    struct transport *t;
+    char *kh = NULL, *pinned = NULL, *workdir;
+    memset(&tg, 0, sizeof(tg));
+    if (!(t = fleet_cluster_transport(c, err)))
+        return -1;
+    tg.cluster = c->def.name;
+    tg.scheduler = c->def.scheduler;
+    tg.ssh = strcmp(t->ops->kind, "local") != 0;
+    if (tg.ssh) {
+        struct strbuf text = STRBUF_INIT;
+        FILE *fp;
+        char buf[4096];
+        size_t n;
+        kh = fleet_known_hosts_path(c->def.name);
+        if ((fp = fopen(kh, "re"))) {
+            while ((n = fread(buf, 1, sizeof(buf), fp)) > 0 &&
+                   text.len < (1u << 20))
+                strbuf_add(&text, buf, n);
+            fclose(fp);
+            pinned = fleet_host_key_fingerprint(text.buf, NULL);
+        }
+        strbuf_release(&text);
+    }
+    tg.known_hosts = kh;
+    tg.pinned_fingerprint = pinned;
+    tg.host_key_fingerprint = c->row.host_key_fingerprint;
+    workdir = default_workdir(!tg.ssh);
+    tg.workdir = workdir;
+    tg.remote_exa = remote_exa && *remote_exa ? remote_exa : "exa";
+    if (!a.user)
+        a.user = c->def.ssh_user;
+    preflight_run(t, &tg, &a, rep);
+    transport_close(t);
+    free(kh);
+    free(pinned);
+    free(workdir);
+    return 0;
 }

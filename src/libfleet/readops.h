@@ -71,4 +71,24 @@ int fleet_refresh_stale(store_t *st, const struct fleet *f, int max_age_s,
                         time_t now, struct strvec *failed_names,
                         struct strvec *failed_errors, exa_error_t *err);
 
+struct preflight_ask;
+struct preflight_report;
+
+/*
+ * Run the preflight checks of libdiscovery (preflight_run) for ask on
+ * registered cluster c over its own connection: the pinned host key
+ * (fleet_known_hosts_path) and the fingerprint recorded at connect are
+ * checked for ssh; the work directory is EXAMLOPS_HPC_REMOTE_WORKDIR,
+ * else (local) EXAMLOPS_HPC_WORKDIR or ${XDG_DATA_HOME:-~/.local/share}/
+ * examlops/runs, else (ssh) "exa-runs" under the remote home; remote_exa
+ * (NULL: "exa") is the exa program checked with --version. ask->user
+ * defaults to c's ssh_user. rep is filled (preflight_report_release()).
+ * 0, or -1 with err when no connection could be built (EXA_ECONFIG); a
+ * failed check is a failed entry of rep, not an error.
+ */
+int fleet_cluster_preflight(const struct fleet_cluster *c,
+                            const struct preflight_ask *ask,
+                            const char *remote_exa,
+                            struct preflight_report *rep, exa_error_t *err);
+
 #endif

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "libutil/subprocess.h"
+#include "libutil/target.h"
 #include "libutil/xalloc.h"
 
 void transport_result_release(struct transport_result *res)
@@ -273,7 +274,7 @@ struct transport *transport_from_env(exa_error_t *err)
                               TRANSPORT_DEFAULT_TIMEOUT_S, &cap, err) < 0)
         return NULL;
     if (!kind || !*kind)
-        kind = host && *host ? "ssh" : "local";
+        kind = target_is_local(NULL, host) ? "local" : "ssh";
     if (!strcmp(kind, "local")) {
         t = transport_local_new();
     } else if (!strcmp(kind, "ssh")) {

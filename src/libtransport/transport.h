@@ -170,7 +170,8 @@ void transport_fake_set_file(struct transport *t, const char *path,
 /* ---- selection from the environment ---- */
 /*
  * Build the transport the environment asks for: EXAMLOPS_HPC_TRANSPORT
- * (local | ssh; default ssh when EXAMLOPS_HPC_SSH_HOST is set, else local),
+ * (local | ssh; default: local when target_is_local(NULL, HOST), i.e.
+ * EXAMLOPS_HPC_SSH_HOST unset, empty, "local" or "localhost", else ssh),
  * EXAMLOPS_HPC_SSH_{HOST,USER,KEY,PORT}, EXAMLOPS_HPC_SSH_KNOWN_HOSTS and
  * the cap EXAMLOPS_SLURM_CMD_TIMEOUT (seconds, default 30). NULL with err
  * (EXA_ECONFIG) on a bad value.

@@ -44,13 +44,26 @@ static void test_local_rule(void **state)
     exa_error_t err = EXA_ERROR_INIT;
     struct transport *t;
     (void)state;
-    for (size_t i = 0; i < 4; i++) {
+    /* no remote host named: local whatever the transport says */
+    for (size_t i = 0; i < 3; i++) {
         c.host = hosts[i];
         t = fleet_conn_transport(&c, &err);
         assert_non_null(t);
         assert_string_equal(t->ops->kind, "local");
         transport_close(t);
     }
+    /* "localhost" is local unless ssh is asked for (a local sshd on
+     * another port is a host-key-checked login, libutil/target.h) */
+    c.host = hosts[3];
+    t = fleet_conn_transport(&c, &err);
+    assert_non_null(t);
+    assert_string_equal(t->ops->kind, "ssh");
+    transport_close(t);
+    c.transport = NULL;
+    t = fleet_conn_transport(&c, &err);
+    assert_non_null(t);
+    assert_string_equal(t->ops->kind, "local");
+    transport_close(t);
     c.transport = "local";
     c.host = "login1.example.org";
     t = fleet_conn_transport(&c, &err);
