@@ -128,7 +128,8 @@ static int probe_target(struct exa_ctx *ctx, const struct host_opts *o,
             goto out;
         }
         *target = c->def.host ? c->def.host : "local";
-        if (fleet_probe_cluster(c, o->sched, inv, &err) < 0)
+        if (fleet_probe_cluster(st, regpath, o->cluster, o->sched, inv,
+                                &err) < 0)
             rc = out_error(ctx, &err, NULL);
     } else {
         *target = target_is_local(NULL, o->host) ? "local" : o->host;

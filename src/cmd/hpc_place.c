@@ -72,12 +72,13 @@ static void print_explain(struct exa_ctx *ctx, const struct place_result *r)
  * same index) for the JSON "stale_error". Returns the number refreshed.
  */
 static int refresh_stale(struct exa_ctx *ctx, store_t *st,
-                         const struct fleet *f, int max_age_s,
-                         struct strvec *failed, struct strvec *errors)
+                         const char *regpath, const struct fleet *f,
+                         int max_age_s, struct strvec *failed,
+                         struct strvec *errors)
 {
     exa_error_t err = EXA_ERROR_INIT;
-    int n = fleet_refresh_stale(st, f, max_age_s, time(NULL), failed, errors,
-                                &err);
+    int n = fleet_refresh_stale(st, regpath, f, max_age_s, time(NULL), failed,
+                                errors, &err);
     if (n < 0) {
         out_warn(ctx, "stale snapshots were not refreshed: %s", err.text);
         return 0;
@@ -205,7 +206,7 @@ int cmd_hpc_place(struct exa_ctx *ctx, int argc, char **argv)
     /* Stale or missing snapshots are refreshed through the cluster's own
      * transport; what cannot be refreshed stays flagged. */
     if (refresh && max_age > 0 &&
-        refresh_stale(ctx, st, &f, max_age, &failed, &errors) > 0) {
+        refresh_stale(ctx, st, regpath, &f, max_age, &failed, &errors) > 0) {
         free(cands);
         node_rows_free(nodes, nnodes);
         cands = NULL;
@@ -318,7 +319,7 @@ int cmd_hpc_capacity(struct exa_ctx *ctx, int argc, char **argv)
             rc = out_error(ctx, &err, NULL);
             goto out;
         }
-        refresh_stale(ctx, st, &f, max_age, &failed, &errors);
+        refresh_stale(ctx, st, regpath, &f, max_age, &failed, &errors);
     }
     if (capacity_report(st, regpath, &rows, &n, &err) < 0) {
         rc = out_error(ctx, &err, NULL);
@@ -495,7 +496,7 @@ int cmd_hpc_queue(struct exa_ctx *ctx, int argc, char **argv)
         goto out;
     }
     c = fleet_find(&f, name);
-    if (fleet_cluster_queue(c, &q, &err) < 0) {
+    if (fleet_cluster_queue(st, regpath, name, &q, &err) < 0) {
         rc = out_error(ctx, &err, NULL);
         goto out;
     }

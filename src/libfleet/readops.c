@@ -13,6 +13,7 @@
 #include "libdiscovery/preflight.h"
 #include "libdiscovery/probe.h"
 #include "libfleet/connect.h"
+#include "libfleet/gate.h"
 #include "libfleet/governance.h"
 #include "libfleet/placement.h"
 #include "libstore/nodes.h"
@@ -20,25 +21,30 @@
 #include "libutil/strvec.h"
 #include "libutil/xalloc.h"
 
-int fleet_cluster_queue(const struct fleet_cluster *c, struct sched_queue *out,
-                        exa_error_t *err)
+/* Open name for reading through the gate (pinned host key checked). */
+static struct gate *open_read(store_t *st, const char *regpath,
+                              const char *name, exa_error_t *err)
 {
-    struct transport *t;
-    struct sched *s;
-    int rc;
+    struct gate_req req;
+    memset(&req, 0, sizeof(req));
+    req.cluster = name;
+    req.purpose = GATE_READ;
+    req.st = st;
+    req.regpath = regpath;
+    return gate_open(&req, err);
+}
+
+int fleet_cluster_queue(store_t *st, const char *regpath, const char *name,
+                        struct sched_queue *out, exa_error_t *err)
+{
+    struct gate *g;
+    int rc = 0;
     memset(out, 0, sizeof(*out));
-    if (strcmp(c->def.scheduler, "slurm") && strcmp(c->def.scheduler, "flux") &&
-        strcmp(c->def.scheduler, "mock"))
-        return 0;
-    if (!(t = fleet_cluster_transport(c, err)))
+    if (!(g = open_read(st, regpath, name, err)))
         return -1;
-    if (!(s = sched_new(c->def.scheduler, t, err))) {
-        transport_close(t);
-        return -1;
-    }
-    rc = sched_queue(s, out, err);
-    sched_free(s);
-    transport_close(t);
+    if (gate_sched(g) && (rc = sched_queue(gate_sched(g), out, err)) < 0)
+        gate_check_error(g, err);
+    gate_close(g);
     return rc;
 }
 
@@ -78,29 +84,33 @@ int fleet_snapshot_save(store_t *st, const char *cluster,
     return rc;
 }
 
-int fleet_snapshot_refresh(store_t *st, const struct fleet_cluster *c,
-                           double timeout_s, size_t *nnodes, exa_error_t *err)
+int fleet_snapshot_refresh(store_t *st, const char *regpath,
+                           const char *name, double timeout_s, size_t *nnodes,
+                           exa_error_t *err)
 {
-    struct transport *t;
+    struct gate *g;
     struct inventory inv;
     int rc = -1;
     memset(&inv, 0, sizeof(inv));
-    if (!(t = fleet_cluster_transport(c, err)))
+    if (!(g = open_read(st, regpath, name, err)))
         return -1;
     if (timeout_s > 0)
-        t->timeout_s = timeout_s;
-    if (probe_inventory(t, c->def.scheduler, &inv, err) == 0 &&
-        fleet_snapshot_save(st, c->def.name, &inv, err) == 0) {
+        gate_transport(g)->timeout_s = timeout_s;
+    if (probe_inventory(gate_transport(g), gate_cluster(g)->def.scheduler,
+                        &inv, err) < 0)
+        gate_check_error(g, err);
+    else if (fleet_snapshot_save(st, name, &inv, err) == 0) {
         if (nnodes)
             *nnodes = inv.nnodes;
         rc = 0;
     }
     inventory_release(&inv);
-    transport_close(t);
+    gate_close(g);
     return rc;
 }
 
-int fleet_refresh_stale(store_t *st, const struct fleet *f, int max_age_s,
+int fleet_refresh_stale(store_t *st, const char *regpath,
+                        const struct fleet *f, int max_age_s,
                         time_t now, struct strvec *failed_names,
                         struct strvec *failed_errors, exa_error_t *err)
 {
@@ -122,7 +132,8 @@ int fleet_refresh_stale(store_t *st, const struct fleet *f, int max_age_s,
         node_rows_free(nodes, nn);
         if (nn && cap.age_s >= 0 && cap.age_s <= max_age_s)
             continue;
-        if (fleet_snapshot_refresh(st, c, 15, NULL, &rerr) == 0) {
+        if (fleet_snapshot_refresh(st, regpath, c->def.name, 15, NULL,
+                                   &rerr) == 0) {
             refreshed++;
         } else {
             if (failed_names)

@@ -22,17 +22,18 @@ struct inventory;
 struct strvec;
 
 /*
- * The queue of cluster c (registered; its scheduler "slurm", "flux" or
- * "mock") over its own transport, through the adapter's queue op
- * (sched_queue()). out is initialised here; release it with
- * sched_queue_release() either way. A cluster whose scheduler exa has no
- * adapter for (e.g. "nvidia-smi") has an empty queue. -1 with err: the
- * transport's (EXA_ETRANSPORT/EXA_ETIMEOUT, a host-key mismatch included),
- * EXA_ESCHED when the scheduler command failed, EXA_ECONFIG for a bad
- * connection definition.
+ * The queue of registered cluster name, opened for reading through the
+ * gate (libfleet/gate.h: registry resolved, pinned host key checked, a
+ * mismatch refused), through the adapter's queue op (sched_queue()). st
+ * is borrowed; regpath NULL: the default clusters.yaml. out is
+ * initialised here; release it with sched_queue_release() either way. A
+ * cluster whose scheduler exa has no adapter for (e.g. "nvidia-smi") has
+ * an empty queue. -1 with err: the gate's (EXA_ENOTFOUND, EXA_ETRANSPORT
+ * for a host key mismatch naming both fingerprints), the transport's,
+ * EXA_ESCHED when the scheduler command failed.
  */
-int fleet_cluster_queue(const struct fleet_cluster *c, struct sched_queue *out,
-                        exa_error_t *err);
+int fleet_cluster_queue(store_t *st, const char *regpath, const char *name,
+                        struct sched_queue *out, exa_error_t *err);
 
 /* The strings of v joined with ','; NULL when v is empty. Caller frees. */
 char *fleet_join(const struct strvec *v);
@@ -46,13 +47,16 @@ int fleet_snapshot_save(store_t *st, const char *cluster,
                         const struct inventory *inv, exa_error_t *err);
 
 /*
- * Probe c's inventory through its own transport (per-command cap
- * timeout_s seconds, <= 0: the connection's) and save it as its snapshot.
- * *nnodes (may be NULL) gets the number of nodes saved. 0, or -1 with err
- * (the transport's, the probe's or the store's; nothing saved).
+ * Probe the inventory of registered cluster name, opened for reading
+ * through the gate (as fleet_cluster_queue()), with a per-command cap of
+ * timeout_s seconds (<= 0: the connection's), and save it as its
+ * snapshot. *nnodes (may be NULL) gets the number of nodes saved. 0, or
+ * -1 with err (the gate's, the transport's, the probe's or the store's;
+ * nothing saved).
  */
-int fleet_snapshot_refresh(store_t *st, const struct fleet_cluster *c,
-                           double timeout_s, size_t *nnodes, exa_error_t *err);
+int fleet_snapshot_refresh(store_t *st, const char *regpath,
+                           const char *name, double timeout_s, size_t *nnodes,
+                           exa_error_t *err);
 
 /* Snapshots older than this many seconds are stale unless
  * EXAMLOPS_HPC_SNAPSHOT_MAX_AGE_S says otherwise (place_max_age_from_env). */
@@ -67,7 +71,8 @@ int fleet_snapshot_refresh(store_t *st, const struct fleet_cluster *c,
  * text to failed_errors (same index; either may be NULL). Returns the
  * number refreshed, or -1 with err when the snapshots cannot be read.
  */
-int fleet_refresh_stale(store_t *st, const struct fleet *f, int max_age_s,
+int fleet_refresh_stale(store_t *st, const char *regpath,
+                        const struct fleet *f, int max_age_s,
                         time_t now, struct strvec *failed_names,
                         struct strvec *failed_errors, exa_error_t *err);
 

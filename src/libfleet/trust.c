@@ -14,6 +14,7 @@
 
 #include "libdiscovery/probe.h"
 #include "libfleet/connect.h"
+#include "libfleet/gate.h"
 #include "libfleet/governance.h"
 #include "libtransport/transport.h"
 #include "libutil/atomic.h"
@@ -205,11 +206,27 @@ int fleet_probe_scanned(const char *host, const char *user, const char *key,
     return rc;
 }
 
-int fleet_probe_cluster(const struct fleet_cluster *c, const char *sched,
-                        struct inventory *inv, exa_error_t *err)
+int fleet_probe_cluster(store_t *st, const char *regpath, const char *name,
+                        const char *sched, struct inventory *inv,
+                        exa_error_t *err)
 {
+    struct gate_req req;
+    struct gate *g;
+    const struct fleet_cluster *c;
+    int rc;
+    memset(&req, 0, sizeof(req));
+    req.cluster = name;
+    req.purpose = GATE_READ;
+    req.st = st;
+    req.regpath = regpath;
+    if (!(g = gate_open(&req, err)))
+        return -1;
+    c = gate_cluster(g);
     if (!sched && strcmp(c->def.scheduler, "unknown") &&
         probe_find(c->def.scheduler))
         sched = c->def.scheduler;
-    return probe_and_close(fleet_cluster_transport(c, err), sched, inv, err);
+    if ((rc = probe_inventory(gate_transport(g), sched, inv, err)) < 0)
+        gate_check_error(g, err);
+    gate_close(g);
+    return rc < 0 ? -1 : 0;
 }

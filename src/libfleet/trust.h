@@ -12,6 +12,7 @@
 #ifndef EXA_FLEET_TRUST_H
 #define EXA_FLEET_TRUST_H
 
+#include "libstore/store.h"
 #include "libutil/error.h"
 #include "libutil/strbuf.h"
 
@@ -74,11 +75,15 @@ int fleet_probe_scanned(const char *host, const char *user, const char *key,
                         struct inventory *inv, exa_error_t *err);
 
 /*
- * Probe registered cluster c through its own connection (pinned key,
- * libfleet/connect.h); sched NULL: c's scheduler when known, else detect.
- * Same inv and error conventions as fleet_probe_adhoc().
+ * Probe registered cluster name (st borrowed; regpath NULL: the default
+ * clusters.yaml), opened for reading through the gate (libfleet/gate.h:
+ * a host key that does not match the approval is refused, EXA_ETRANSPORT
+ * naming both fingerprints, and the cluster marked); sched NULL: the
+ * cluster's scheduler when known, else detect. Same inv and error
+ * conventions as fleet_probe_adhoc(); EXA_ENOTFOUND for an unknown name.
  */
-int fleet_probe_cluster(const struct fleet_cluster *c, const char *sched,
-                        struct inventory *inv, exa_error_t *err);
+int fleet_probe_cluster(store_t *st, const char *regpath, const char *name,
+                        const char *sched, struct inventory *inv,
+                        exa_error_t *err);
 
 #endif

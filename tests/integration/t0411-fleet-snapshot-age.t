@@ -4,7 +4,9 @@
 # each snapshot's age (snapshot_age_s, captured_at), refresh one older than
 # EXAMLOPS_HPC_SNAPSHOT_MAX_AGE_S through the cluster's connection (fresh
 # counts: GPUs a running job holds are not idle), and flag it (stale: true
-# plus the error) when the refresh fails; `hpc queue` lists a running job.
+# plus the error) when the refresh fails; `hpc queue` lists a running job;
+# bad cluster names are refused (exit 2, the rule); and with testa's pinned
+# key replaced by testb's, queue, nodes --save and gpus refuse (exit 4).
 if [ -z "${TESTBED_ROOT:-}" ]; then echo "1..0 # SKIP TESTBED_ROOT unset (no Slurm testbed)"; exit 0; fi
 . "$(dirname "$0")/lib-fleet.sh"
 KEY=$TESTBED_SSH_KEY PA=$TESTBED_SSH_PORT_TESTA H=$TESTBED_SSH_HOST U=$TESTBED_SSH_USER
@@ -74,4 +76,18 @@ printf 'clusters:\n  "bad name":\n    host: localhost\n' > "$T/bad.yaml"
 err=$(EXAMLOPS_HPC_REGISTRY=$T/bad.yaml "$EXA" hpc clusters 2>&1); rc=$?
 is "$rc" 3 "clusters.yaml with a bad name: exit 3 (configuration)"
 echo "$err" | grep -qF "invalid cluster name 'bad name'"; ok $? "naming the name and the file"
+
+# The pinned key of ACTIVE testa replaced by testb's: every read path
+# (queue, nodes --save, gpus, and the capacity refresh) refuses through
+# the gate with exit 4, naming both fingerprints.
+PB=$TESTBED_SSH_PORT_TESTB
+kh=$XDG_CONFIG_HOME/examlops/known_hosts.d/testa
+fa=$(ssh-keygen -lf "$kh" | awk '/ED25519/ {print $2}')
+ssh-keyscan -p "$PB" -- "$H" 2>/dev/null | sed "s/^\[$H\]:$PB/[$H]:$PA/" > "$kh"
+fb=$(ssh-keygen -lf "$kh" | awk '/ED25519/ {print $2}')
+[ -n "$fa" ] && [ -n "$fb" ] && [ "$fa" != "$fb" ]; ok $? "testa's pin now holds testb's key"
+for cmd in "hpc queue --cluster testa" "hpc nodes --save --cluster testa" "hpc gpus --cluster testa"; do
+    err=$("$EXA" $cmd 2>&1 >/dev/null); rc=$?
+    is "$rc:$(echo "$err" | grep -cF "$fa"):$(echo "$err" | grep -cF "$fb")" "4:1:1" "$cmd: exit 4 naming both fingerprints"
+done
 tap_done
