@@ -36,21 +36,9 @@ refused() { # refused NAME CMD...: exit 4 and the message with both fingerprints
     grep -q -F "$want" "$T/err"
     is "$rc/$?" "4/0" "$what refuses with exit 4 naming both fingerprints"
 }
-# queue, nodes and gpus switch to the gate in a colleague's branch (issue 9
-# item 1 "below"); until then they are TODO checks
-todo() { # todo NAME CMD...: as refused, reported as a TAP TODO when it fails
-    local what=$1; shift
-    "$@" >"$T/out" 2>"$T/err"
-    local rc=$?
-    grep -q -F "$want" "$T/err"
-    local found=$?
-    n=$((n + 1))
-    if [ "$rc/$found" = "4/0" ]; then echo "ok $n - $what refuses with exit 4 naming both fingerprints"
-    else echo "not ok $n - $what refuses with exit 4 naming both fingerprints # TODO not through the gate yet"; fi
-}
-todo "hpc queue --cluster testa" "$EXA" hpc queue --cluster testa
-todo "hpc nodes --save --cluster testa" "$EXA" hpc nodes --save --cluster testa
-todo "hpc gpus --cluster testa" "$EXA" hpc gpus --cluster testa
+refused "hpc queue --cluster testa" "$EXA" hpc queue --cluster testa
+refused "hpc nodes --save --cluster testa" "$EXA" hpc nodes --save --cluster testa
+refused "hpc gpus --cluster testa" "$EXA" hpc gpus --cluster testa
 refused "hpc status ID" "$EXA" hpc status "$id"
 refused "hpc submit --cluster testa" "$EXA" hpc submit "$T/p.sh" --cluster testa --hold
 refused "hpc cancel ID" "$EXA" hpc cancel "$id"
