@@ -31,6 +31,7 @@
 #include "libutil/atomic.h"
 #include "libutil/strbuf.h"
 #include "libutil/subprocess.h"
+#include "libutil/target.h"
 #include "libutil/timeutil.h"
 #include "libutil/xalloc.h"
 
@@ -53,16 +54,10 @@ static int streq0(const char *a, const char *b)
     return !strcmp(a ? a : "", b ? b : "");
 }
 
-static int local_host(const char *h)
-{
-    return !h || !*h || !strcmp(h, "local") || !strcmp(h, "localhost");
-}
-
+/* The one local rule (libutil/target.h), as connect.c applies it. */
 static int cluster_is_ssh(const struct fleet_cluster *c)
 {
-    if (c->def.transport && !strcmp(c->def.transport, "local"))
-        return 0;
-    return !local_host(c->def.host);
+    return !target_is_local(c->def.transport, c->def.host);
 }
 
 static void out_name(const struct gate_req *req, const char *name)
@@ -314,8 +309,14 @@ static int env_target(struct env_target *t, exa_error_t *err)
         return exa_err(err, EXA_ECONFIG,
                        "EXAMLOPS_HPC_TRANSPORT is 'ssh' but "
                        "EXAMLOPS_HPC_SSH_HOST is not set");
-    if (!strcmp(t->transport, "local"))
-        t->host = NULL;
+    /* the one local rule, as transport_from_env() applies it */
+    {
+        const char *raw = getenv("EXAMLOPS_HPC_TRANSPORT");
+        if (target_is_local(raw && *raw ? raw : NULL, t->host)) {
+            t->transport = "local";
+            t->host = NULL;
+        }
+    }
     return 0;
 }
 
