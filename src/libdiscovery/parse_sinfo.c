@@ -14,11 +14,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "libdiscovery/gres.h"
 #include "libdiscovery/nodestate.h"
 #include "libhostlist/hostlist.h"
+#include "libres/gres.h"
 #include "libsched/slurm_table.h"
 #include "libutil/json.h"
+#include "libutil/parse.h"
 #include "libutil/strbuf.h"
 #include "libutil/xalloc.h"
 
@@ -93,19 +94,18 @@ static int known_hdr(const char *u)
     return hdr_lookup(u, &c);
 }
 
+/* A count (libutil/parse.h: digits only, at most INT64_MAX). */
 static int is_int(const char *s)
 {
-    if (!*s || strlen(s) > 15)
-        return 0;
-    for (; *s; s++)
-        if (!isdigit((unsigned char)*s))
-            return 0;
-    return 1;
+    int64_t v;
+    return parse_count_str(s, &v) == 0;
 }
 
+/* The count s (callers check is_int first); -1 when it is none. */
 static long long to_ll(const char *s)
 {
-    return strtoll(s, NULL, 10);
+    int64_t v;
+    return parse_count_str(s, &v) == 0 ? (long long)v : -1;
 }
 
 /* "A/I/O/T" -> T; 0 when s is not that shape. */
@@ -123,7 +123,7 @@ static int cpustate_total(const char *s, long long *tot)
             return 0;
         }
     }
-    if (slashes != 3 || !*last)
+    if (slashes != 3 || !is_int(last))
         return 0;
     *tot = to_ll(last);
     return 1;
@@ -387,8 +387,11 @@ name_first:
     } else if (ngres >= 2) {
         size_t a = gi[ngres - 2], b = gi[ngres - 1];
         struct gres_info used;
+        long long used_gpus;
         gres_parse(f[b], &used);
-        if (!strcmp(f[a], "(null)") && used.gpus > 0) {
+        used_gpus = used.gpus; /* only the count is read */
+        gres_info_release(&used);
+        if (!strcmp(f[a], "(null)") && used_gpus > 0) {
             role[b] = C_GRES;
         } else {
             role[a] = C_GRES;
@@ -558,10 +561,10 @@ int sinfo_parse(const char *buf, size_t len, struct sinfo_result *res,
                 break;
             case C_COUNT_AI: { /* %A "A/I": allocated plus idle */
                 const char *sl = strchr(v, '/');
-                char *a = sl ? xstrndup(v, (size_t)(sl - v)) : NULL;
-                if (a && is_int(a) && is_int(sl + 1))
-                    count = to_ll(a) + to_ll(sl + 1);
-                free(a);
+                int64_t a, b;
+                if (sl && parse_count_span(v, (size_t)(sl - v), &a) == 0 &&
+                    parse_count_str(sl + 1, &b) == 0 && count_add(&a, b) == 0)
+                    count = a;
                 break;
             }
             case C_CPUS: if (is_int(v)) cpus = to_ll(v); break;
@@ -634,12 +637,14 @@ int sinfo_parse(const char *buf, size_t len, struct sinfo_result *res,
                 gres_parse(gres, &gi);
                 g->has_gres = 1;
                 g->gpus_per_node = gi.gpus;
-                g->gpu_type = gi.types[0] ? xstrdup(gi.types) : NULL;
+                g->gpu_type = gi.types; /* taken over */
+                gi.types = NULL;
             }
             if (gres_used) {
                 gres_parse(gres_used, &gi);
                 g->has_gres_used = 1;
                 g->gpus_used_per_node = gi.gpus;
+                gres_info_release(&gi);
             }
         } else if (name) {
             struct strvec hosts = STRVEC_INIT;
@@ -687,13 +692,14 @@ int sinfo_parse(const char *buf, size_t len, struct sinfo_result *res,
                     gres_parse(gres, &gi);
                     n->has_gres = 1;
                     n->gpus = gi.gpus;
-                    n->gpu_type = gi.types[0] ? xstrdup(gi.types) : NULL;
+                    n->gpu_type = gi.types; /* taken over */
                 }
                 if (!n->has_gres_used && gres_used) {
                     struct gres_info gi;
                     gres_parse(gres_used, &gi);
                     n->has_gres_used = 1;
                     n->gpus_used = gi.gpus;
+                    gres_info_release(&gi);
                 }
                 if (!n->raw_state && state &&
                     slurm_node_state_normalize(state)) {

@@ -12,28 +12,34 @@
 #include "libsched/parse_slurm.h"
 
 #include <ctype.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <time.h>
 
-#include "libdiscovery/gres.h"
+#include "libres/gres.h"
 #include "libhostlist/hostlist.h"
 #include "libsched/parse_slurm_int.h"
 #include "libutil/duration.h"
 #include "libutil/json.h"
+#include "libutil/parse.h"
 #include "libutil/xalloc.h"
 
 /* ------------------------------------------------------------ validators */
 
+/* A count: digits only, at most INT64_MAX (libutil/parse.h). */
 static int is_int(const char *s)
 {
-    if (!*s || strlen(s) > 15)
-        return 0;
-    for (; *s; s++)
-        if (!isdigit((unsigned char)*s))
-            return 0;
-    return 1;
+    int64_t v;
+    return parse_count_str(s, &v) == 0;
+}
+
+/* The count s, or -1 when it is none (callers usually checked is_int). */
+static long long count_of(const char *s)
+{
+    int64_t v;
+    return parse_count_str(s, &v) == 0 ? (long long)v : -1;
 }
 
 int slurm_none_token(const char *v)
@@ -133,13 +139,8 @@ int slurm_valid_for(enum slurm_role r, const char *v)
                 return 0;
         return 1;
     }
-    case R_PRIORITY: {
-        char *end;
-        if (!*v)
-            return 1;
-        (void)strtod(v, &end);
-        return *end == '\0';
-    }
+    case R_PRIORITY:
+        return !*v || parse_real_str(v, &d) == 0;
     default: return 1;
     }
 }
@@ -151,7 +152,7 @@ static char *time_value(const char *v)
     if (slurm_none_token(v))
         return NULL;
     if (is_int(v)) {
-        time_t t = (time_t)strtoll(v, NULL, 10);
+        time_t t = (time_t)count_of(v);
         struct tm tm;
         char buf[32];
         if (!gmtime_r(&t, &tm))
@@ -173,47 +174,40 @@ static char *time_value(const char *v)
  */
 static void array_ranges(const char *s, struct slurm_job *j)
 {
-    long long count = 0;
+    int64_t count = 0;
     for (int pass = 0; pass < 2; pass++) {
-        const char *p = s;
+        const char *p = s, *end = s + strlen(s);
         size_t k = 0;
         if (pass == 1) {
             if (!count || count > MAX_ARRAY_IDS)
                 return;
             j->array_task_ids = xcalloc((size_t)count, sizeof(long long));
         }
-        while (*p) {
-            char *end;
-            long long lo, hi, step = 1;
-            lo = strtoll(p, &end, 10);
-            if (end == p || lo < 0)
+        while (p < end) {
+            int64_t lo, hi, step = 1, terms;
+            if (parse_count(&p, end, &lo) < 0)
                 return;
             hi = lo;
-            p = end;
-            if (*p == '-') {
-                hi = strtoll(p + 1, &end, 10);
-                if (end == p + 1 || hi < lo)
+            if (parse_char(&p, end, '-') == 0) {
+                if (parse_count(&p, end, &hi) < 0 || hi < lo)
                     return;
-                p = end;
-                if (*p == ':') {
-                    step = strtoll(p + 1, &end, 10);
-                    if (end == p + 1 || step < 1)
-                        return;
-                    p = end;
-                }
+                if (parse_char(&p, end, ':') == 0 &&
+                    (parse_count(&p, end, &step) < 0 || step < 1))
+                    return;
             }
-            if (*p && *p != ',')
+            if (p < end && *p != ',')
                 return;
+            terms = (hi - lo) / step + 1; /* hi - lo >= 0: no overflow */
             if (pass == 0) {
-                count += (hi - lo) / step + 1;
-                if (count > (1LL << 40))
+                if (count_add(&count, terms) < 0 || count > (1LL << 40))
                     return;
             } else {
-                for (long long v = lo; v <= hi; v += step)
-                    j->array_task_ids[k++] = v;
+                /* lo + i * step <= hi: never past INT64_MAX */
+                for (int64_t i = 0; i < terms; i++)
+                    j->array_task_ids[k++] = lo + i * step;
             }
-            if (*p == ',')
-                p++;
+            if (p < end)
+                p++; /* the ',' */
         }
         if (pass == 0)
             j->array_task_count = count;
@@ -244,14 +238,20 @@ void slurm_id_parts(struct slurm_job *j)
             pct = strchr(inner, '%');
             if (pct) {
                 *pct = '\0';
-                j->array_max_running = strtoll(pct + 1, NULL, 10);
+                const char *q = pct + 1;
+                int64_t m;
+                if (parse_count(&q, q + strlen(q), &m) == 0)
+                    j->array_max_running = m;
             }
             array_ranges(inner, j);
             free(inner);
         }
     } else if (plus && isdigit((unsigned char)plus[1])) {
         j->het_job_id = xstrndup(id, (size_t)(plus - id));
-        j->het_offset = strtoll(plus + 1, NULL, 10);
+        const char *q = plus + 1;
+        int64_t off;
+        if (parse_count(&q, q + strlen(q), &off) == 0)
+            j->het_offset = off;
     }
 }
 
@@ -259,13 +259,16 @@ void slurm_id_parts(struct slurm_job *j)
 static int tres_per_gpus(const char *v, long long *gpus)
 {
     struct gres_info gi;
+    int rc = 0;
     if (slurm_none_token(v))
         return 0;
     gres_parse(v, &gi);
-    if (!gi.entries)
-        return 0;
-    *gpus = gi.gpus;
-    return 1;
+    if (gi.entries && gi.gpus >= 0) { /* -1: a sum that overflowed */
+        *gpus = gi.gpus;
+        rc = 1;
+    }
+    gres_info_release(&gi);
+    return rc;
 }
 
 void slurm_build_job(struct slurm_job *j, char **f, size_t nf,
@@ -302,11 +305,21 @@ void slurm_build_job(struct slurm_job *j, char **f, size_t nf,
             const char *c = strchr(v, ':');
             if (!*v || !slurm_valid_for(R_EXIT, v))
                 break;
-            j->has_exit = 1;
-            j->exit_code = (int)strtol(v, NULL, 10);
-            if (c) {
-                j->has_signal = 1;
-                j->signal = (int)strtol(c + 1, NULL, 10);
+            {
+                int64_t e, g = 0;
+                const char *q = v, *vend = v + strlen(v);
+                if (parse_i64(&q, vend, &e) < 0 || e < INT_MIN ||
+                    e > INT_MAX)
+                    break; /* not an exit code that fits */
+                if (c && (parse_i64_str(c + 1, &g) < 0 || g < INT_MIN ||
+                          g > INT_MAX))
+                    break;
+                j->has_exit = 1;
+                j->exit_code = (int)e;
+                if (c) {
+                    j->has_signal = 1;
+                    j->signal = (int)g;
+                }
             }
             break;
         }
@@ -326,13 +339,13 @@ void slurm_build_job(struct slurm_job *j, char **f, size_t nf,
         case R_ELAPSED_RAW:
             if (is_int(v)) {
                 j->has_elapsed = 1;
-                j->elapsed_s = (double)strtoll(v, NULL, 10);
+                j->elapsed_s = (double)count_of(v);
             }
             break;
         case R_TRES_ALLOC: tres_alloc = v; have_alloc = 1; break;
         case R_TRES_PER_JOB: tres_job = v; break;
         case R_TRES_PER_NODE: tres_node = v; break;
-        case R_NODES: if (is_int(v)) nodes = strtoll(v, NULL, 10); break;
+        case R_NODES: if (is_int(v)) nodes = count_of(v); break;
         case R_NODELIST_REASON:
             if (*v == '(' && v[strlen(v) - 1] == ')') {
                 free(j->reason);
@@ -382,7 +395,7 @@ void slurm_build_job(struct slurm_job *j, char **f, size_t nf,
             break;
         case R_NCPUS:
             if (is_int(v)) {
-                j->ncpus = strtoll(v, NULL, 10);
+                j->ncpus = count_of(v);
                 j->have |= SJ_NCPUS;
             }
             break;
@@ -399,8 +412,11 @@ void slurm_build_job(struct slurm_job *j, char **f, size_t nf,
         case R_TIMELIMIT_RAW:
             j->have |= SJ_TIME_LIMIT;
             if (!j->has_time_limit && is_int(v)) {
-                j->has_time_limit = 1;
-                j->time_limit_s = strtoll(v, NULL, 10) * 60;
+                int64_t lim = count_of(v);
+                if (count_mul(&lim, 60) == 0) { /* minutes */
+                    j->has_time_limit = 1;
+                    j->time_limit_s = lim;
+                }
             }
             break;
         case R_TIMELEFT:
@@ -478,8 +494,12 @@ void slurm_build_job(struct slurm_job *j, char **f, size_t nf,
     if (!j->has_gpus && tres_node) {
         long long g;
         if (tres_per_gpus(tres_node, &g)) {
-            j->has_gpus = 1;
-            j->gpus = g * (nodes > 0 ? nodes : 1);
+            int64_t total = g;
+            /* per node x nodes that overflows is unknown */
+            if (nodes <= 0 || count_mul(&total, nodes) == 0) {
+                j->has_gpus = 1;
+                j->gpus = total;
+            }
         }
     }
 }

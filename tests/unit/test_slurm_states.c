@@ -9,7 +9,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "libdiscovery/gres.h"
+#include "libres/gres.h"
 #include "libdiscovery/nodestate.h"
 #include "libsched/parse_slurm.h"
 
@@ -136,14 +136,19 @@ static void test_gres(void **state)
         { "gpu:2(S:1)", 2, "" },
         { "gpu:a100:4(S:0-1)junk", 0, "" },   /* not a GRES entry */
         { "gpu:a100:4(S:0-", 4, "a100" },     /* cut inside the group */
+        { "gpu:a:4611686018427387904,gpu:b:4611686018427387904", -1, "a,b" },
+        { "gpu:99999999999999999999", 0, "" }, /* not a count: ignored */
     };
     (void)state;
     for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
         struct gres_info gi;
+        const char *types;
         gres_parse(t[i].in, &gi);
-        if (gi.gpus != t[i].gpus || strcmp(gi.types, t[i].types))
+        types = gi.types ? gi.types : "";
+        if (gi.gpus != t[i].gpus || strcmp(types, t[i].types))
             fail_msg("'%s': %lld '%s', expected %lld '%s'", t[i].in, gi.gpus,
-                     gi.types, t[i].gpus, t[i].types);
+                     types, t[i].gpus, t[i].types);
+        gres_info_release(&gi);
     }
 }
 
@@ -164,6 +169,17 @@ static void test_tres(void **state)
         { "N/A", 0, 0 },
         { "cpu=2,mem=4G,gres/gp+", 0, 0 },         /* truncated */
         { "cpu=2,gres/gpu", 0, 0 },
+        { "cpu=2,mem=512M,node=", 0, 0 },          /* -O cut at 20: null */
+        { "cpu=2,gres/gpu=", 0, 0 },
+        { "gres/gpu=4611686018427387904", 1, 4611686018427387904LL },
+        { "gres/gpu=9223372036854775807", 1, 9223372036854775807LL },
+        { "gres/gpu=9223372036854775808", 0, 0 },  /* not a count */
+        { "gres/gpu:a=4611686018427387904,gres/gpu:b=4611686018427387904",
+          0, 0 },                                  /* sum overflows: null */
+        { "gres/gpu:a=4611686018427387904,gres/gpu:b=4611686018427387903",
+          1, 9223372036854775807LL },
+        { "gres/gpu=-1", 0, 0 },
+        { "gres/gpu=+1", 0, 0 },
     };
     (void)state;
     for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
@@ -175,6 +191,30 @@ static void test_tres(void **state)
     }
 }
 
+static void test_tres_parse(void **state)
+{
+    struct tres_info t;
+    (void)state;
+    assert_int_equal(tres_parse("billing=4,cpu=4,gres/gpu=2,mem=3.91G,node=2",
+                                &t), 1);
+    assert_int_equal(t.has_gpus, 1);
+    assert_int_equal(t.gpus, 2);
+    assert_int_equal(t.has_cpus, 1);
+    assert_int_equal(t.cpus, 4);
+    assert_int_equal(t.has_nodes, 1);
+    assert_int_equal(t.nodes, 2);
+    assert_int_equal(t.has_mem, 1);
+    assert_true(t.mem_bytes == 4198330531ULL);
+    assert_int_equal(tres_parse("cpu=x,mem=16E,node=99999999999999999999", &t),
+                     1); /* unreadable non-GPU values are just not named */
+    assert_int_equal(t.has_cpus, 0);
+    assert_int_equal(t.has_mem, 0);
+    assert_int_equal(t.has_nodes, 0);
+    assert_int_equal(t.gpus, 0);
+    assert_int_equal(tres_parse("N/A", &t), 0);
+    assert_int_equal(t.has_gpus, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -182,6 +222,7 @@ int main(void)
         cmocka_unit_test(test_job_states),
         cmocka_unit_test(test_gres),
         cmocka_unit_test(test_tres),
+        cmocka_unit_test(test_tres_parse),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

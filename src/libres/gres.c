@@ -1,61 +1,50 @@
 /*
- * gres.c - GPU counts from GRES and TRES strings.
+ * gres.c - GPU counts from GRES and TRES strings (gres.h).
  *
  * Both are comma lists, but GRES may hold commas inside parentheses
  * ("gpu:l4:4(S:1,3,5,7)") so it is split with a depth counter, never with
  * a plain split. Non-GPU resources (shard, mps, mig, ssd, tmp:844G) are
- * recognized as entries but never counted.
+ * recognized as entries but never counted. Counts are read with
+ * libutil/parse.h and summed with count_add, so a string claiming 2^62
+ * GPUs twice is an unknown count, not a negative one.
  */
-#include "libdiscovery/gres.h"
+#include "libres/gres.h"
 
 #include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
+#include "libutil/parse.h"
 #include "libutil/strbuf.h"
-
-static int all_digits(const char *s, size_t n)
-{
-    if (!n || n > 15)
-        return 0;
-    for (size_t i = 0; i < n; i++)
-        if (!isdigit((unsigned char)s[i]))
-            return 0;
-    return 1;
-}
-
-static long long to_ll(const char *s, size_t n)
-{
-    long long v = 0;
-    for (size_t i = 0; i < n; i++)
-        v = v * 10 + (s[i] - '0');
-    return v;
-}
+#include "libutil/xalloc.h"
 
 static void add_type(struct gres_info *out, const char *t, size_t n)
 {
-    size_t tl = strlen(out->types);
+    struct strbuf sb = STRBUF_INIT;
     const char *p = out->types;
-    while (*p) {
+
+    while (p && *p) {
         const char *c = strchr(p, ',');
         size_t len = c ? (size_t)(c - p) : strlen(p);
-        if (len == n && !strncmp(p, t, n))
+        if (len == n && !memcmp(p, t, n))
             return;
         p += len + (c ? 1 : 0);
     }
-    if (tl + n + 2 > sizeof(out->types))
-        return;
-    if (tl)
-        out->types[tl++] = ',';
-    memcpy(out->types + tl, t, n);
-    out->types[tl + n] = '\0';
+    if (out->types) {
+        strbuf_addstr(&sb, out->types);
+        strbuf_addch(&sb, ',');
+    }
+    strbuf_add(&sb, t, n);
+    free(out->types);
+    out->types = strbuf_detach(&sb, NULL);
 }
 
 static void one_entry(const char *e, size_t n, struct gres_info *out)
 {
     const char *f[8];
     size_t fl[8], nf = 0, i = 0;
+    int64_t count;
+
     while (n && isspace((unsigned char)e[n - 1]))
         n--;
     /* drop the trailing "(...)" group only: "gpu:(null):2(IDX:0-1)" */
@@ -104,12 +93,15 @@ static void one_entry(const char *e, size_t n, struct gres_info *out)
         fl[nf++] = j - i;
         i = j + 1;
     }
-    if (nf < 2 || !all_digits(f[nf - 1], fl[nf - 1]))
+    if (nf < 2 || parse_count_span(f[nf - 1], fl[nf - 1], &count) < 0)
         return;
     out->entries++;
     if (fl[0] != 3 || strncmp(f[0], "gpu", 3))
         return;
-    out->gpus += to_ll(f[nf - 1], fl[nf - 1]);
+    if (out->gpus >= 0) {
+        int64_t sum = out->gpus;
+        out->gpus = count_add(&sum, count) < 0 ? -1 : (long long)sum;
+    }
     if (nf >= 3 && !(fl[1] == 10 && !strncmp(f[1], "no_consume", 10)) &&
         !(fl[1] == 6 && !strncmp(f[1], "(null)", 6)))
         add_type(out, f[1], fl[1]);
@@ -118,6 +110,7 @@ static void one_entry(const char *e, size_t n, struct gres_info *out)
 void gres_parse(const char *s, struct gres_info *out)
 {
     size_t i = 0, len;
+
     memset(out, 0, sizeof(*out));
     if (!s)
         return;
@@ -137,10 +130,27 @@ void gres_parse(const char *s, struct gres_info *out)
     }
 }
 
-int tres_gpus(const char *s, long long *gpus)
+void gres_info_release(struct gres_info *out)
 {
-    long long untyped = -1, typed = 0;
+    if (!out)
+        return;
+    free(out->types);
+    memset(out, 0, sizeof(*out));
+}
+
+static int key_is(const char *k, size_t kl, const char *name)
+{
+    return kl == strlen(name) && !memcmp(k, name, kl);
+}
+
+int tres_parse(const char *s, struct tres_info *out)
+{
+    struct tres_info t;
+    int64_t untyped = -1, typed = 0;
     size_t i = 0, len;
+
+    memset(out, 0, sizeof(*out));
+    memset(&t, 0, sizeof(t));
     if (!s)
         return 0;
     while (*s == ' ')
@@ -154,24 +164,59 @@ int tres_gpus(const char *s, long long *gpus)
     if (s[len - 1] == '+')
         return 0;
     while (i < len) {
-        size_t j = i;
-        const char *eq;
+        size_t j = i, kl, vl;
+        const char *eq, *v;
+        int64_t n;
         while (j < len && s[j] != ',')
             j++;
         eq = memchr(s + i, '=', j - i);
         if (!eq)
             return 0;
-        if ((size_t)(eq - (s + i)) == 8 && !strncmp(s + i, "gres/gpu", 8)) {
-            if (!all_digits(eq + 1, (size_t)(s + j - eq - 1)))
+        kl = (size_t)(eq - (s + i));
+        v = eq + 1;
+        vl = (size_t)(s + j - v);
+        if (!vl)
+            return 0; /* "node=": the column was cut */
+        if (key_is(s + i, kl, "gres/gpu")) {
+            if (parse_count_span(v, vl, &n) < 0)
                 return 0;
-            untyped = to_ll(eq + 1, (size_t)(s + j - eq - 1));
-        } else if (!strncmp(s + i, "gres/gpu:", 9) && eq > s + i + 9) {
-            if (!all_digits(eq + 1, (size_t)(s + j - eq - 1)))
+            untyped = n;
+        } else if (kl > 9 && !strncmp(s + i, "gres/gpu:", 9)) {
+            if (parse_count_span(v, vl, &n) < 0 || count_add(&typed, n) < 0)
                 return 0;
-            typed += to_ll(eq + 1, (size_t)(s + j - eq - 1));
+        } else if (key_is(s + i, kl, "cpu")) {
+            if (parse_count_span(v, vl, &n) == 0) {
+                t.has_cpus = 1;
+                t.cpus = n;
+            }
+        } else if (key_is(s + i, kl, "node")) {
+            if (parse_count_span(v, vl, &n) == 0) {
+                t.has_nodes = 1;
+                t.nodes = n;
+            }
+        } else if (key_is(s + i, kl, "mem")) {
+            const char *p = v;
+            uint64_t b;
+            if (parse_size(&p, v + vl, (uint64_t)1 << 20, &b) == 0 &&
+                p == v + vl) {
+                t.has_mem = 1;
+                t.mem_bytes = b;
+            }
         }
         i = j + 1;
     }
-    *gpus = untyped >= 0 ? untyped : typed;
+    t.has_gpus = 1;
+    t.gpus = untyped >= 0 ? untyped : typed;
+    *out = t;
+    return 1;
+}
+
+int tres_gpus(const char *s, long long *gpus)
+{
+    struct tres_info t;
+
+    if (!tres_parse(s, &t))
+        return 0;
+    *gpus = t.gpus;
     return 1;
 }
