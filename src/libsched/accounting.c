@@ -3,10 +3,12 @@
  * asked over the cluster's transport (see accounting.h for the formulas
  * and why hours are allocation hours).
  *
- * The sacct line parser is separate from the command so it can be tested
- * on captured output; the command runs without -X so the step lines are
- * there when the allocation line carries no TotalCPU (sacct(1): the
- * allocation's TotalCPU is only filled once the steps are accounted).
+ * sacct's answer is read by sacct_parse (parse_slurm.h), the parser `exa
+ * debug parse sacct` runs, and GPUs come from libres's TRES parser; this
+ * file only picks the allocation record and sums the steps. The command
+ * runs without -X so the step lines are there when the allocation line
+ * carries no TotalCPU (sacct(1): the allocation's TotalCPU is only filled
+ * once the steps are accounted).
  */
 #include "libsched/accounting.h"
 
@@ -20,15 +22,16 @@
 #include <jansson.h>
 
 #include "libsched/parse_flux.h"
+#include "libsched/parse_slurm.h"
 #include "libutil/duration.h"
 #include "libutil/strbuf.h"
 #include "libutil/timeutil.h"
 #include "libutil/xalloc.h"
 
+/* sacct(1) --format; the header is kept so sacct_parse names the
+ * columns, and '|' (--parsable2) is safe: no field here is free text. */
 #define SACCT_FIELDS "JobID,ElapsedRaw,AllocTRES,TotalCPU,Start,End,Submit," \
                      "NNodes,AllocCPUS"
-enum { F_ID, F_ELAPSED, F_TRES, F_TOTALCPU, F_START, F_END, F_SUBMIT,
-       F_NNODES, F_ALLOCCPUS, F_COUNT };
 
 void sched_acct_init(struct sched_acct *a)
 {
@@ -38,43 +41,6 @@ void sched_acct_init(struct sched_acct *a)
     a->gpu_hours = a->cpu_hours = -1;
 }
 
-long long sched_acct_tres_gpus(const char *s)
-{
-    long long untyped = -1, typed = 0;
-    const char *p = s;
-
-    if (!s || !*s || !strcmp(s, "N/A") || !strcmp(s, "(null)"))
-        return -1;
-    while (*p) {
-        const char *comma = strchr(p, ',');
-        size_t len = comma ? (size_t)(comma - p) : strlen(p);
-        const char *eq = memchr(p, '=', len);
-        char num[32];
-        char *end;
-        long long v;
-
-        if (!eq || (size_t)(p + len - eq - 1) >= sizeof(num))
-            return -1; /* truncated entry */
-        xsnprintf(num, sizeof(num), "%.*s", (int)(p + len - eq - 1), eq + 1);
-        if ((size_t)(eq - p) == 8 && !strncmp(p, "gres/gpu", 8)) {
-            v = strtoll(num, &end, 10);
-            if (end == num || *end)
-                return -1;
-            untyped = v;
-        } else if ((size_t)(eq - p) > 9 && !strncmp(p, "gres/gpu:", 9)) {
-            v = strtoll(num, &end, 10);
-            if (end == num || *end)
-                return -1;
-            typed += v;
-        }
-        p += len;
-        if (*p == ',')
-            p++;
-    }
-    return untyped >= 0 ? untyped : typed;
-}
-
-
 static void iso_of(time_t t, char *buf, size_t n)
 {
     if (t < 0)
@@ -83,81 +49,60 @@ static void iso_of(time_t t, char *buf, size_t n)
         time_format_iso8601(t, buf, n);
 }
 
-static int parse_count(const char *s, long long *out)
+static time_t time_of(const char *s)
 {
-    char *end;
-    long long v;
-
-    if (!*s)
-        return -1;
-    v = strtoll(s, &end, 10);
-    if (*end || v < 0)
-        return -1;
-    *out = v;
-    return 0;
+    return s ? time_parse_sched(s) : -1;
 }
 
 int sched_acct_parse_sacct(const char *text, size_t len, const char *job_id,
                            struct sched_acct *out, exa_error_t *err)
 {
-    char *buf = xmalloc(len + 1), *p;
-    size_t idlen = strlen(job_id);
+    struct slurm_jobs jobs;
+    const struct slurm_job *alloc = NULL;
+    const char *kind;
+    exa_error_t pe = EXA_ERROR_INIT;
     double steps_cpu = 0;
-    int found = 0, any_step = 0, rc = -1;
-    time_t sub = -1, st = -1, en = -1;
+    int any_step = 0, rc = -1;
+    time_t sub, st, en;
 
-    memcpy(buf, text, len);
-    buf[len] = '\0';
+    memset(&jobs, 0, sizeof(jobs));
     sched_acct_init(out);
-    for (p = buf; p && *p;) {
-        char *nl = strchr(p, '\n'), *f[F_COUNT + 1];
-        size_t nf = 0;
-        char *q = p;
-        double d;
-
-        if (nl)
-            *nl = '\0';
-        while (nf < F_COUNT + 1) {
-            char *bar = strchr(q, '|');
-            f[nf++] = q;
-            if (!bar)
-                break;
-            *bar = '\0';
-            q = bar + 1;
-        }
-        if (nf < F_COUNT || strncmp(f[F_ID], job_id, idlen)) {
-            p = nl ? nl + 1 : NULL;
-            continue;
-        }
-        if (f[F_ID][idlen] == '.') {
-            /* a step line: only its CPU time is of use */
-            if (slurm_duration_parse(f[F_TOTALCPU], &d) == 1) {
-                steps_cpu += d;
-                any_step = 1;
-            }
-        } else if (!f[F_ID][idlen] && !found) {
-            long long v;
-            found = 1;
-            if (parse_count(f[F_ELAPSED], &v) == 0)
-                out->run_seconds = (double)v;
-            out->gpus = sched_acct_tres_gpus(f[F_TRES]);
-            if (slurm_duration_parse(f[F_TOTALCPU], &d) == 1)
-                out->cpu_seconds = d;
-            st = time_parse_sched(f[F_START]);
-            en = time_parse_sched(f[F_END]);
-            sub = time_parse_sched(f[F_SUBMIT]);
-            if (parse_count(f[F_NNODES], &v) == 0)
-                out->nodes = v;
-            if (parse_count(f[F_ALLOCCPUS], &v) == 0)
-                out->cpus = v;
-        }
-        p = nl ? nl + 1 : NULL;
+    if (sacct_parse(text, len, &jobs, &kind, &pe) < 0) {
+        exa_err(err, EXA_EPARSE, "sacct output for job '%s': %s", job_id,
+                pe.text);
+        goto out;
     }
-    if (!found) {
+    for (size_t i = 0; i < jobs.njobs && !alloc; i++)
+        if (jobs.jobs[i].id && !strcmp(jobs.jobs[i].id, job_id))
+            alloc = &jobs.jobs[i];
+    if (!alloc) {
         exa_err(err, EXA_ENOTFOUND, "sacct has no record of job '%s'",
                 job_id);
         goto out;
     }
+    /* the steps (ID.batch, ID.0, ...): only their CPU time is of use */
+    for (size_t i = 0; i < jobs.nsteps; i++) {
+        const struct slurm_job *st_ = &jobs.steps[i];
+        if (st_->job_id && !strcmp(st_->job_id, job_id) &&
+            st_->has_total_cpu) {
+            steps_cpu += st_->total_cpu_s;
+            any_step = 1;
+        }
+    }
+    if (alloc->has_elapsed)
+        out->run_seconds = alloc->elapsed_s;
+    /* gpus: unknown when AllocTRES is empty, cut or overflows (libres) */
+    if (alloc->has_gpus)
+        out->gpus = alloc->gpus;
+    if (alloc->has_total_cpu)
+        out->cpu_seconds = alloc->total_cpu_s;
+    if (alloc->has_nnodes)
+        out->nodes = alloc->nnodes;
+    if (alloc->have & SJ_NCPUS)
+        out->cpus = alloc->ncpus;
+    st = time_of(alloc->start);
+    en = time_of(alloc->end);
+    sub = time_of(alloc->submit);
     if (any_step && (out->cpu_seconds <= 0))
         out->cpu_seconds = steps_cpu;
     iso_of(sub, out->submit, sizeof(out->submit));
@@ -175,7 +120,7 @@ int sched_acct_parse_sacct(const char *text, size_t len, const char *job_id,
     }
     rc = 0;
 out:
-    free(buf);
+    slurm_jobs_free(&jobs);
     return rc;
 }
 
@@ -188,8 +133,8 @@ static void sleep_s(double s)
 static int slurm_accounting(struct sched *s, const char *job_id, int tries,
                             struct sched_acct *out, exa_error_t *err)
 {
-    const char *argv[] = { "sacct", "-P", "-n", "-j", job_id, "-o",
-                           SACCT_FIELDS, NULL };
+    const char *argv[] = { "sacct", "-P", "-j", job_id, "-o", SACCT_FIELDS,
+                           NULL };
     int rc = -1;
 
     for (int i = 0; i < tries; i++) {

@@ -4,7 +4,7 @@
  * sacct locally, never recorded run_seconds and priced Flux at 0 h,
  * shared/REFERENCE.md §6 items 2, 3, 16).
  *
- *   slurm  `sacct -P -n -j ID -o JobID,ElapsedRaw,AllocTRES,TotalCPU,
+ *   slurm  `sacct -P -j ID -o JobID,ElapsedRaw,AllocTRES,TotalCPU,
  *          Start,End,Submit,NNodes,AllocCPUS` (sacct(1)); the allocation
  *          line (JobID == ID) gives the times, ElapsedRaw and the
  *          allocation; TotalCPU is taken from it, or summed over the step
@@ -40,22 +40,16 @@ void sched_acct_init(struct sched_acct *a);
 
 /*
  * Parse the output of the sacct command above (text[0..len), '|'
- * separated, no header) for job_id. Slurm prints times in the cluster's
- * local time zone without an offset; they are converted with this
- * process's TZ (set TZ to the cluster's zone when they differ).
- * Returns 0, or -1 with err (EXA_ENOTFOUND: no allocation line for the
- * job; EXA_EPARSE: the line has too few fields).
+ * separated, header line kept) for job_id with sacct_parse(). Slurm
+ * prints times in the cluster's local time zone without an offset; they
+ * are converted with this process's TZ (set TZ to the cluster's zone when
+ * they differ). gpus (and so gpu_hours) is -1 when AllocTRES is empty,
+ * cut, or holds a GPU count or typed sum past INT64_MAX (libres/gres.h:
+ * never wrapped). Returns 0, or -1 with err (EXA_ENOTFOUND: no
+ * allocation line for the job; EXA_EPARSE: sacct_parse refused the text).
  */
 int sched_acct_parse_sacct(const char *text, size_t len, const char *job_id,
                            struct sched_acct *out, exa_error_t *err);
-
-/*
- * Parse a sacct TRES string ("cpu=2,mem=1G,node=1,billing=2,gres/gpu=1")
- * for its GPU count per shared/cases/FORMAT.md: the untyped gres/gpu=N
- * when present, else the sum of typed gres/gpu:T=N, else 0. -1 when s is
- * empty, "N/A" or truncated.
- */
-long long sched_acct_tres_gpus(const char *s);
 
 /*
  * Ask the scheduler of s, over its transport, for the accounting of the

@@ -21,7 +21,7 @@ static const struct slurm_name_role sacct_names[] = {
     { "TIMELIMITRAW", R_TIMELIMIT_RAW }, { "TOTALCPU", R_TOTALCPU },
     { "MAXRSS", R_MAXRSS },         { "CLUSTER", R_CLUSTER },
     { "GROUP", R_IGNORE },          { "CPUTIMERAW", R_IGNORE },
-    { "NNODES", R_IGNORE },         { "MAXVMSIZE", R_IGNORE },
+    { "NNODES", R_NNODES },         { "MAXVMSIZE", R_IGNORE },
     { "REQCPUS", R_IGNORE },        { "REQMEM", R_IGNORE },
     { "REQNODES", R_IGNORE },       { "CONSTRAINTS", R_IGNORE },
     { "ELIGIBLE", R_IGNORE },       { "SUSPENDED", R_IGNORE },

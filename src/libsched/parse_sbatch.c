@@ -61,16 +61,12 @@ static int sbatch_id_line(const char *line, int mode, char **id,
     return ok;
 }
 
-int sbatch_parse(const char *buf, size_t len, struct sbatch_result *res,
-                 exa_error_t *err)
+/* Append the non-blank lines of buf[0..len) to lines (CR of CRLF dropped). */
+static void split_lines(const char *buf, size_t len, struct strvec *lines)
 {
     const char *p = buf, *end = buf + len;
-    struct strvec lines = STRVEC_INIT;
-    long id_line = -1;
-    const char *msg = NULL;
 
-    strvec_init(&res->warnings);
-    while (p < end) {
+    while (buf && p < end) {
         const char *e = memchr(p, '\n', (size_t)(end - p));
         size_t l;
         int blank = 1;
@@ -84,16 +80,32 @@ int sbatch_parse(const char *buf, size_t len, struct sbatch_result *res,
                 blank = 0;
         if (!blank) {
             char *line = xstrndup(p, l);
-            strvec_push(&lines, line);
+            strvec_push(lines, line);
             free(line);
         }
         p = e + 1;
     }
+}
+
+int sbatch_parse_streams(const char *out, size_t out_len, const char *errbuf,
+                         size_t err_len, struct sbatch_result *res,
+                         exa_error_t *err)
+{
+    struct strvec lines = STRVEC_INIT;
+    size_t nout;
+    long id_line = -1;
+    const char *msg = NULL;
+
+    memset(res, 0, sizeof(*res));
+    strvec_init(&res->warnings);
+    split_lines(out, out_len, &lines);
+    nout = lines.nr; /* the id is looked for on stdout only */
+    split_lines(errbuf, err_len, &lines);
     /* the sentence wins; else the last bare id line (--parsable) */
-    for (size_t i = 0; i < lines.nr && id_line < 0; i++)
+    for (size_t i = 0; i < nout && id_line < 0; i++)
         if (sbatch_id_line(lines.v[i], 1, &res->job_id, &res->cluster))
             id_line = (long)i;
-    for (size_t i = lines.nr; i-- > 0 && id_line < 0;)
+    for (size_t i = nout; i-- > 0 && id_line < 0;)
         if (sbatch_id_line(lines.v[i], 2, &res->job_id, &res->cluster))
             id_line = (long)i;
     for (size_t i = 0; i < lines.nr; i++) {
@@ -114,6 +126,12 @@ int sbatch_parse(const char *buf, size_t len, struct sbatch_result *res,
     }
     strvec_clear(&lines);
     return 0;
+}
+
+int sbatch_parse(const char *buf, size_t len, struct sbatch_result *res,
+                 exa_error_t *err)
+{
+    return sbatch_parse_streams(buf, len, NULL, 0, res, err);
 }
 
 void sbatch_result_free(struct sbatch_result *res)

@@ -27,6 +27,7 @@ static const struct slurm_name_role scontrol_names[] = {
     { "JOBNAME", R_NAME },      { "NUMCPUS", R_NCPUS },
     { "BATCHHOST", R_BATCHHOST }, { "NUMNODES", R_NODES },
     { "TRESPERJOB", R_TRES_PER_JOB }, { "TRESPERNODE", R_TRES_PER_NODE },
+    { "STDOUT", R_STDOUT },
     { NULL, R_IGNORE },
 };
 

@@ -345,7 +345,17 @@ void slurm_build_job(struct slurm_job *j, char **f, size_t nf,
         case R_TRES_ALLOC: tres_alloc = v; have_alloc = 1; break;
         case R_TRES_PER_JOB: tres_job = v; break;
         case R_TRES_PER_NODE: tres_node = v; break;
-        case R_NODES: if (is_int(v)) nodes = count_of(v); break;
+        case R_NODES: case R_NNODES:
+            if (is_int(v)) {
+                nodes = count_of(v);
+                j->has_nnodes = 1;
+                j->nnodes = nodes;
+            }
+            break;
+        case R_STDOUT:
+            free(j->std_out);
+            j->std_out = slurm_none_token(v) ? NULL : xstrdup(v);
+            break;
         case R_NODELIST_REASON:
             if (*v == '(' && v[strlen(v) - 1] == ')') {
                 free(j->reason);
@@ -526,6 +536,7 @@ static void job_free(struct slurm_job *j)
     free(j->job_id_raw);
     free(j->max_rss);
     free(j->cluster);
+    free(j->std_out);
     strvec_clear(&j->nodelist);
 }
 

@@ -80,6 +80,9 @@ struct slurm_job {
     int has_time_limit; long long time_limit_s;
     int has_time_left;  long long time_left_s;
     int has_total_cpu;  double total_cpu_s;
+    int has_nnodes;     long long nnodes; /* NODES, NNodes, NumNodes */
+    char *std_out;      /* scontrol StdOut= path; NULL when not printed
+                         * (not part of the FORMAT.md JSON) */
 };
 
 struct slurm_rec_error {
@@ -152,7 +155,20 @@ struct sbatch_result {
  * line: FORMAT.md kind "submit_failed".
  */
 int sbatch_parse(const char *buf, size_t len, struct sbatch_result *res,
-                 exa_error_t *err);
+                 exa_error_t *err); /* *res overwritten; free it either way */
+
+/*
+ * The same over sbatch's two streams as the adapter captures them: the id
+ * line is looked for on stdout (out[0..out_len)) only, so nothing sbatch
+ * prints on stderr can pass for an id; warnings are stdout's other
+ * non-blank lines, then every non-blank stderr line. errbuf may be NULL.
+ * *res is overwritten; free it with sbatch_result_free() either way.
+ * Returns 0, or -1 with err (EXA_ESCHED: the first line holding "error:",
+ * else the first line, e.g. "sbatch: error: Invalid account ...").
+ */
+int sbatch_parse_streams(const char *out, size_t out_len, const char *errbuf,
+                         size_t err_len, struct sbatch_result *res,
+                         exa_error_t *err);
 
 void sbatch_result_free(struct sbatch_result *res);
 

@@ -20,6 +20,9 @@ enum slurm_role {
     R_PARTITION, R_ACCOUNT, R_USER, R_NAME, R_NCPUS, R_TIMELIMIT,
     R_TIMELIMIT_RAW, R_TIMELEFT, R_TOTALCPU, R_MAXRSS, R_BATCHHOST,
     R_CLUSTER, R_PRIORITY,
+    R_NNODES,  /* sacct NNodes: recorded like R_NODES, value shape unchecked
+                * so headerless layout guessing is unchanged */
+    R_STDOUT,  /* scontrol StdOut= */
 };
 
 /* Upper-case header name -> role; tables end with a NULL name. */

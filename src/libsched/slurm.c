@@ -2,26 +2,33 @@
  * slurm.c - the Slurm adapter: sbatch, batched squeue + sacct, scancel.
  *
  * Status is one query per poll for every tracked id, not one per job
- * (shared/REFERENCE.md §6 item 28): `squeue -h -j ID1,ID2,...` with a
- * format whose fields are separated by 0x1F (the ASCII unit separator, a
- * byte no job name or reason can contain), then, for the ids that left the
- * queue or ended, one `sacct -X -P -n --delimiter=0x1F -S SINCE -j ...`
- * (-X: the allocation line, not the steps; -S explicit because sacct's
- * default window depends on the options, sacct(1)). Ids are chunked so a
- * command line stays far below ARG_MAX and ssh's limits. A site without
+ * (shared/REFERENCE.md §6 item 28): `squeue -j ID1,ID2,... -o FMT` with a
+ * format that leads every record with 0x1E and separates fields with 0x1F
+ * (ASCII record/unit separators, bytes no job name or reason can hold),
+ * then, for the ids that left the queue or ended, one `sacct -X
+ * --parsable2 --delimiter=0x1F -S SINCE -j ... -o FIELDS` (-X: the
+ * allocation line, not the steps; -S explicit because sacct's default
+ * window depends on the options, sacct(1)). Ids are chunked so a command
+ * line stays far below ARG_MAX and ssh's limits. A site without
  * accounting falls back to one `scontrol show job -o` (every job the
  * controller still remembers). An id nobody knows stays UNKNOWN; the batch
  * never fails for it.
+ *
+ * Every output is read by the parsers `exa debug parse` runs and the
+ * conformance tests check (squeue_parse, sacct_parse, scontrol_jobs_parse,
+ * sbatch_parse_streams in parse_slurm.h); this file never splits a line
+ * itself. The queries keep their header line, so the columns are named by
+ * the output, not by position. What a record says is then copied into the
+ * adapter's struct sched_job: strings that do not fit its fields are
+ * dropped (an id: the row cannot be a tracked job) or cut at a character
+ * boundary (reason, raw state), and counts above INT_MAX are unknown.
  *
  * Submit names the job after its run id and, when the reply is lost
  * (transport error after sbatch may have run), looks the name up with
  * `squeue --name` and `sacct --name` before trying again, so a dropped
  * connection never makes a second job (§6 item 26).
- *
- * The formats parsed here are the ones this file asks for, so the small
- * splitters below are all it needs; the general-purpose parsers for
- * arbitrary user formats live in parse_squeue.c and parse_sacct.c.
  */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,111 +38,82 @@
 #include "libsched/parse_slurm.h"
 #include "libsched/runscript.h"
 #include "libsched/sched.h"
-#include "libsched/sched_lines.h"
+#include "libutil/parse.h"
 #include "libutil/xalloc.h"
 
 #define US "\x1f"
 
-/* One row the scheduler printed, before it is matched to a tracked id. */
-struct row {
-    char *fields[10];
-    size_t nf;
-};
+/* squeue format: id, state, reason, submit, start, end (squeue(1) -o);
+ * header kept: JOBID STATE REASON SUBMIT_TIME START_TIME END_TIME. */
+static const char squeue_fmt[] =
+    "\x1e%i" US "%T" US "%r" US "%V" US "%S" US "%e";
+/* sacct fields (sacct(1) --format); header kept. */
+static const char sacct_fields[] =
+    "JobID,State,ExitCode,Submit,Start,End,ElapsedRaw,AllocTRES,NCPUS,NNodes";
 
-/* Split line (modified in place) on 0x1F. */
-static size_t split_us(char *line, char **fields, size_t max)
+/* Where a record came from: scontrol reports requested, not allocated,
+ * resources for a pending job. */
+enum rec_src { SRC_SQUEUE, SRC_SACCT, SRC_SCONTROL };
+
+/* Copy s into dst[n], cut at a UTF-8 character boundary when it is longer
+ * (never aborts: scheduler text has no length limit). */
+static void copy_cut(char *dst, size_t n, const char *s)
 {
-    size_t n = 0;
-    char *p = line;
+    size_t l = strlen(s);
 
-    while (n < max) {
-        char *sep = strchr(p, 0x1f);
-        fields[n++] = p;
-        if (!sep)
-            break;
-        *sep = '\0';
-        p = sep + 1;
+    if (l >= n) {
+        l = n - 1;
+        while (l && ((unsigned char)s[l] & 0xC0) == 0x80)
+            l--; /* s[l] is a continuation byte: cut before its lead */
     }
-    return n;
+    memcpy(dst, s, l);
+    dst[l] = '\0';
 }
 
-static int is_null_time(const char *s)
-{
-    return !*s || !strcmp(s, "N/A") || !strcmp(s, "Unknown") ||
-           !strcmp(s, "None") || !strcmp(s, "(null)");
-}
-
+/* A time that does not fit its field is no time the adapter can use. */
 static void copy_time(char *dst, size_t n, const char *s)
 {
-    if (is_null_time(s))
-        dst[0] = '\0';
-    else
-        xsnprintf(dst, n, "%.*s", (int)(n - 1), s);
+    if (s && strlen(s) < n)
+        memcpy(dst, s, strlen(s) + 1);
 }
 
-/* "N:S" or "N" -> exit, signal. */
-static void parse_exit(const char *s, int *exit_code, int *sig)
+static int int_count(int has, long long v)
 {
-    char *end;
-    long e = strtol(s, &end, 10);
-
-    if (end == s)
-        return;
-    *exit_code = (int)e;
-    if (*end == ':') {
-        const char *p = end + 1;
-        long g = strtol(p, &end, 10);
-        if (end != p)
-            *sig = (int)g;
-    } else {
-        *sig = -1;
-    }
+    return has && v >= 0 && v <= INT_MAX ? (int)v : -1;
 }
 
-/* TRES "cpu=1,mem=500M,node=1,gres/gpu=2" -> gpus, cpus, nodes. */
-static void parse_tres(const char *s, int *gpus, int *cpus, int *nodes)
+/*
+ * The adapter's view of one parsed record: 0 with *j filled, -1 when the
+ * record has no id or one too long to be tracked.
+ */
+static int job_from_record(const struct slurm_job *r, enum rec_src src,
+                           struct sched_job *j)
 {
-    long untyped = -1, typed = 0;
-    int any_typed = 0;
-    const char *p = s;
-
-    if (!*s)
-        return;
-    while (*p) {
-        const char *comma = strchr(p, ',');
-        size_t len = comma ? (size_t)(comma - p) : strlen(p);
-        char item[128];
-        char *eq;
-
-        xsnprintf(item, sizeof(item), "%.*s", (int)(len < 127 ? len : 127), p);
-        eq = strchr(item, '=');
-        if (eq) {
-            char *end;
-            long v;
-            *eq = '\0';
-            v = strtol(eq + 1, &end, 10);
-            if (end != eq + 1 && !*end) {
-                if (!strcmp(item, "gres/gpu"))
-                    untyped = v;
-                else if (starts_with(item, "gres/gpu:")) {
-                    typed += v;
-                    any_typed = 1;
-                } else if (!strcmp(item, "cpu"))
-                    *cpus = (int)v;
-                else if (!strcmp(item, "node"))
-                    *nodes = (int)v;
-            }
-        }
-        p += len;
-        if (*p == ',')
-            p++;
+    if (!r->id || !*r->id || strlen(r->id) >= sizeof(j->id))
+        return -1;
+    sched_job_init(j, r->id);
+    j->state = r->state ? sched_state_parse(r->state) : SCHED_UNKNOWN;
+    if (r->raw_state)
+        copy_cut(j->raw_state, sizeof(j->raw_state), r->raw_state);
+    if (r->reason && strcmp(r->reason, "None"))
+        copy_cut(j->reason, sizeof(j->reason), r->reason);
+    if (r->has_exit && (src == SRC_SACCT || sched_state_terminal(j->state))) {
+        j->exit_code = r->exit_code;
+        j->signal = r->has_signal ? r->signal : -1;
     }
-    if (untyped >= 0)
-        *gpus = (int)untyped;
-    else if (any_typed)
-        *gpus = (int)typed;
-    else
-        *gpus = 0; /* AllocTRES printed without GPUs: none allocated */
+    /* the parsers drop a pending job's start and a live job's end for
+     * squeue and scontrol (projections, not facts) */
+    copy_time(j->submit, sizeof(j->submit), r->submit);
+    copy_time(j->start, sizeof(j->start), r->start);
+    copy_time(j->end, sizeof(j->end), r->end);
+    if (r->has_elapsed && r->elapsed_s >= 0 && r->elapsed_s < 9e18)
+        j->elapsed_s = (long long)r->elapsed_s;
+    if (j->state != SCHED_PENDING) {
+        j->gpus = int_count(r->has_gpus, r->gpus);
+        j->cpus = int_count((r->have & SJ_NCPUS) != 0, r->ncpus);
+        j->nodes = int_count(r->has_nnodes, r->nnodes);
+    }
+    return 0;
 }
 
 /*
@@ -155,12 +133,20 @@ static int state_rank(enum sched_state s)
     }
 }
 
-static void merge_child(struct sched_job *j, const struct sched_job *c, int *nchild)
+/* Per tracked id: array children merged so far (-1: the exact id was
+ * seen), and whether their GPU total overflowed (then it stays unknown). */
+struct merged {
+    int nchild;
+    int gpus_lost;
+};
+
+static void merge_child(struct sched_job *j, const struct sched_job *c,
+                        struct merged *m)
 {
     int live_j = !sched_state_terminal(j->state) && j->state != SCHED_UNKNOWN;
     int live_c = !sched_state_terminal(c->state) && c->state != SCHED_UNKNOWN;
 
-    if ((*nchild)++ == 0) {
+    if (m->nchild++ == 0) {
         char id[128];
         memcpy(id, j->id, sizeof(id));
         *j = *c;
@@ -185,15 +171,22 @@ static void merge_child(struct sched_job *j, const struct sched_job *c, int *nch
         memcpy(j->end, c->end, sizeof(j->end));
     if (c->elapsed_s > j->elapsed_s)
         j->elapsed_s = c->elapsed_s;
-    if (c->gpus > 0)
-        j->gpus = (j->gpus > 0 ? j->gpus : 0) + c->gpus;
+    if (c->gpus > 0 && !m->gpus_lost) {
+        int64_t sum = j->gpus > 0 ? j->gpus : 0;
+        if (count_add(&sum, c->gpus) < 0 || sum > INT_MAX) {
+            j->gpus = -1; /* a total past INT_MAX is unknown, never wrapped */
+            m->gpus_lost = 1;
+        } else {
+            j->gpus = (int)sum;
+        }
+    }
 }
 
 /* Tracked ids, indexed, and per id how array children were merged. */
 struct tracked {
     const char *const *ids;
     size_t n;
-    int *nchild; /* per id: array children merged so far (-1: exact seen) */
+    struct merged *m; /* per id */
     struct sched_idmap map;
 };
 
@@ -210,7 +203,7 @@ static void assign(struct tracked *tk, struct sched_job *out,
             memcpy(id, out[i].id, sizeof(id));
             out[i] = *row;
             memcpy(out[i].id, id, sizeof(id));
-            tk->nchild[i] = -1;
+            tk->m[i].nchild = -1;
         }
         return;
     }
@@ -218,144 +211,30 @@ static void assign(struct tracked *tk, struct sched_job *out,
         return;
     for (i = sched_idmap_find(&tk->map, row->id, (size_t)(us - row->id));
          i >= 0; i = tk->map.next[i])
-        if (tk->nchild[i] >= 0)
-            merge_child(&out[i], row, &tk->nchild[i]);
+        if (tk->m[i].nchild >= 0)
+            merge_child(&out[i], row, &tk->m[i]);
 }
 
-/* squeue format: id, state, reason, submit, start, end, elapsed(raw %M). */
-static const char squeue_fmt[] = "%i" US "%T" US "%r" US "%V" US "%S" US "%e";
-/* sacct fields, same order as parse_sacct_line reads them. */
-static const char sacct_fields[] =
-    "JobID,State,ExitCode,Submit,Start,End,ElapsedRaw,AllocTRES";
+typedef int (*jobs_parse_f)(const char *buf, size_t len,
+                            struct slurm_jobs *jobs, const char **kind,
+                            exa_error_t *err);
 
-int sched_slurm_parse_squeue_line(char *line, struct sched_job *j)
+/* Parse text with parse and assign every record to the tracked ids. Text
+ * that does not parse teaches this poll nothing. */
+static void feed(const struct strbuf *text, jobs_parse_f parse,
+                 enum rec_src src, struct tracked *tk, struct sched_job *out)
 {
-    char *f[8];
-    size_t nf = split_us(line, f, 8);
+    struct slurm_jobs jobs;
+    const char *kind;
 
-    if (nf < 6 || !*f[0])
-        return -1;
-    sched_job_init(j, f[0]);
-    j->state = sched_slurm_state(f[1]);
-    xsnprintf(j->raw_state, sizeof(j->raw_state), "%.63s", f[1]);
-    if (strcmp(f[2], "None"))
-        xsnprintf(j->reason, sizeof(j->reason), "%.127s", f[2]);
-    copy_time(j->submit, sizeof(j->submit), f[3]);
-    if (j->state != SCHED_PENDING)
-        copy_time(j->start, sizeof(j->start), f[4]);
-    if (sched_state_terminal(j->state))
-        copy_time(j->end, sizeof(j->end), f[5]);
-    return 0;
-}
-
-int sched_slurm_parse_sacct_line(char *line, struct sched_job *j)
-{
-    char *f[10];
-    size_t nf = split_us(line, f, 10);
-    char *end;
-
-    if (nf < 8 || !*f[0] || strchr(f[0], '.'))
-        return -1; /* a step line (-X should prevent it) or garbage */
-    sched_job_init(j, f[0]);
-    j->state = sched_slurm_state(f[1]);
-    xsnprintf(j->raw_state, sizeof(j->raw_state), "%.63s", f[1]);
-    parse_exit(f[2], &j->exit_code, &j->signal);
-    copy_time(j->submit, sizeof(j->submit), f[3]);
-    copy_time(j->start, sizeof(j->start), f[4]);
-    copy_time(j->end, sizeof(j->end), f[5]);
-    if (*f[6]) {
-        long long e = strtoll(f[6], &end, 10);
-        if (!*end)
-            j->elapsed_s = e;
-    }
-    parse_tres(f[7], &j->gpus, &j->cpus, &j->nodes);
-    return 0;
-}
-
-/* scontrol show job -o: one line of Key=Value words per job. */
-int sched_slurm_parse_scontrol_line(const char *line, struct sched_job *j)
-{
-    char jobid[64] = "", arr_job[64] = "", arr_task[64] = "";
-    char state[64] = "", reason[128] = "", exitc[32] = "";
-    char submit[40] = "", start[40] = "", endt[40] = "", tres[256] = "";
-    const char *p = line;
-
-    while (*p) {
-        const char *sp, *eq;
-        size_t klen, vlen;
-        while (*p == ' ')
-            p++;
-        sp = strchr(p, ' ');
-        if (!sp)
-            sp = p + strlen(p);
-        eq = memchr(p, '=', (size_t)(sp - p));
-        if (eq) {
-            klen = (size_t)(eq - p);
-            vlen = (size_t)(sp - eq - 1);
-#define TAKE(key, dst)                                                      \
-    if (klen == strlen(key) && !strncmp(p, key, klen))                      \
-        xsnprintf(dst, sizeof(dst), "%.*s",                                 \
-                  (int)(vlen < sizeof(dst) - 1 ? vlen : sizeof(dst) - 1), eq + 1);
-            TAKE("JobId", jobid)
-            TAKE("ArrayJobId", arr_job)
-            TAKE("ArrayTaskId", arr_task)
-            TAKE("JobState", state)
-            TAKE("Reason", reason)
-            TAKE("ExitCode", exitc)
-            TAKE("SubmitTime", submit)
-            TAKE("StartTime", start)
-            TAKE("EndTime", endt)
-            TAKE("TRES", tres)
-#undef TAKE
+    memset(&jobs, 0, sizeof(jobs));
+    if (parse(text->buf, text->len, &jobs, &kind, NULL) == 0)
+        for (size_t i = 0; i < jobs.njobs; i++) {
+            struct sched_job row;
+            if (job_from_record(&jobs.jobs[i], src, &row) == 0)
+                assign(tk, out, &row);
         }
-        p = sp;
-    }
-    if (!*jobid)
-        return -1;
-    if (*arr_job && *arr_task) {
-        char id[128];
-        xsnprintf(id, sizeof(id), "%.60s_%.60s", arr_job, arr_task);
-        sched_job_init(j, id);
-    } else {
-        sched_job_init(j, jobid);
-    }
-    j->state = sched_slurm_state(state);
-    xsnprintf(j->raw_state, sizeof(j->raw_state), "%s", state);
-    if (strcmp(reason, "None"))
-        xsnprintf(j->reason, sizeof(j->reason), "%s", reason);
-    if (sched_state_terminal(j->state))
-        parse_exit(exitc, &j->exit_code, &j->signal);
-    copy_time(j->submit, sizeof(j->submit), submit);
-    if (j->state != SCHED_PENDING)
-        copy_time(j->start, sizeof(j->start), start);
-    if (sched_state_terminal(j->state))
-        copy_time(j->end, sizeof(j->end), endt);
-    if (*tres && j->state != SCHED_PENDING)
-        parse_tres(tres, &j->gpus, &j->cpus, &j->nodes);
-    return 0;
-}
-
-/* Feed every line of text to parse(), assigning rows to tracked ids. */
-static void feed_lines(struct strbuf *text, struct tracked *tk,
-                       struct sched_job *out,
-                       int (*parse)(char *, struct sched_job *))
-{
-    char *p = text->buf;
-
-    while (p && *p) {
-        char *nl = strchr(p, '\n');
-        struct sched_job row;
-        if (nl)
-            *nl = '\0';
-        if (parse(p, &row) == 0)
-            assign(tk, out, &row);
-        p = nl ? nl + 1 : NULL;
-    }
-}
-
-static int scontrol_parse_adapter(char *line, struct sched_job *j)
-{
-    return sched_slurm_parse_scontrol_line(line, j);
+    slurm_jobs_free(&jobs);
 }
 
 static void since_arg(struct sched *s, char *buf, size_t n)
@@ -383,7 +262,7 @@ static int slurm_status_batch(struct sched *s, const char *const *ids, size_t n,
 {
     struct strvec chunks = STRVEC_INIT, left = STRVEC_INIT;
     struct transport_result res = TRANSPORT_RESULT_INIT;
-    struct tracked tk = { ids, n, xcalloc(n, sizeof(int)), { 0 } };
+    struct tracked tk = { ids, n, xcalloc(n, sizeof(struct merged)), { 0 } };
     exa_error_t e1 = EXA_ERROR_INIT;
     int asked = 0, rc = 0;
     char since[40];
@@ -392,13 +271,13 @@ static int slurm_status_batch(struct sched *s, const char *const *ids, size_t n,
     /* 1. squeue for every id. */
     sched_chunk_ids(ids, n, s->sacct_chunk_bytes, &chunks);
     for (size_t c = 0; c < chunks.nr; c++) {
-        const char *argv[] = { "squeue", "-h", "-j", chunks.v[c], "-o",
-                               squeue_fmt, NULL };
+        const char *argv[] = { "squeue", "-j", chunks.v[c], "-o", squeue_fmt,
+                               NULL };
         if (transport_run(s->t, argv, NULL, 0, 0, &res, &e1) < 0)
             continue; /* this poll learns nothing from squeue */
         asked = 1;
         /* exit 1 + "Invalid job id specified" when none is known */
-        feed_lines(&res.out, &tk, out, sched_slurm_parse_squeue_line);
+        feed(&res.out, squeue_parse, SRC_SQUEUE, &tk, out);
     }
     strvec_clear(&chunks);
 
@@ -410,10 +289,9 @@ static int slurm_status_batch(struct sched *s, const char *const *ids, size_t n,
         since_arg(s, since, sizeof(since));
         sched_chunk_ids(left.v, left.nr, s->sacct_chunk_bytes, &chunks);
         for (size_t c = 0; c < chunks.nr; c++) {
-            char delim[16];
-            const char *argv[] = { "sacct", "-X", "-P", "-n", delim, "-S", since,
-                                   "-j", chunks.v[c], "-o", sacct_fields, NULL };
-            xsnprintf(delim, sizeof(delim), "--delimiter=%s", US);
+            const char *argv[] = { "sacct", "-X", "--parsable2",
+                                   "--delimiter=" US, "-S", since, "-j",
+                                   chunks.v[c], "-o", sacct_fields, NULL };
             if (transport_run(s->t, argv, NULL, 0, 0, &res, &e1) < 0)
                 continue;
             asked = 1;
@@ -423,7 +301,7 @@ static int slurm_status_batch(struct sched *s, const char *const *ids, size_t n,
             }
             if (res.rc == 0)
                 s->slurm_accounting = 1;
-            feed_lines(&res.out, &tk, out, sched_slurm_parse_sacct_line);
+            feed(&res.out, sacct_parse, SRC_SACCT, &tk, out);
         }
         strvec_clear(&chunks);
     }
@@ -433,7 +311,7 @@ static int slurm_status_batch(struct sched *s, const char *const *ids, size_t n,
         const char *argv[] = { "scontrol", "show", "job", "-o", NULL };
         if (transport_run(s->t, argv, NULL, 0, 0, &res, &e1) == 0) {
             asked = 1;
-            feed_lines(&res.out, &tk, out, scontrol_parse_adapter);
+            feed(&res.out, scontrol_jobs_parse, SRC_SCONTROL, &tk, out);
         }
     }
     if (!asked) {
@@ -442,74 +320,89 @@ static int slurm_status_batch(struct sched *s, const char *const *ids, size_t n,
             *err = e1;
     }
     strvec_clear(&left);
-    free(tk.nchild);
+    free(tk.m);
     sched_idmap_free(&tk.map);
     transport_result_release(&res);
     return rc;
 }
 
-/* Job id from sbatch's stdout (parse_sbatch.c: --parsable or long form). */
-static int parse_sbatch(const struct strbuf *out, struct sched_submit_result *r)
+/*
+ * Job id and warnings from sbatch's stdout and stderr (parse_sbatch.c).
+ * 0, or -1 with err (EXA_ESCHED) when there is no id line or the id does
+ * not fit the result (Slurm ids are 32-bit numbers; the cluster name is
+ * cut at a character boundary).
+ */
+static int parse_submit(const struct transport_result *res, const char *host,
+                        struct sched_submit_result *r, exa_error_t *err)
 {
     struct sbatch_result sr;
-    int rc;
+    int rc = -1;
 
-    memset(&sr, 0, sizeof(sr));
-    strvec_init(&sr.warnings);
-    rc = sbatch_parse(out->buf, out->len, &sr, NULL);
-    if (rc == 0) {
-        xsnprintf(r->job_id, sizeof(r->job_id), "%.127s", sr.job_id);
+    if (sbatch_parse_streams(res->out.buf, res->out.len, res->err.buf,
+                             res->err.len, &sr, NULL) < 0) {
+        exa_err(err, EXA_ESCHED, "sbatch on '%s' printed no job id", host);
+    } else if (strlen(sr.job_id) >= sizeof(r->job_id)) {
+        exa_err(err, EXA_ESCHED, "sbatch on '%s' printed a job id of %zu "
+                "bytes", host, strlen(sr.job_id));
+    } else {
+        copy_cut(r->job_id, sizeof(r->job_id), sr.job_id);
         if (sr.cluster)
-            xsnprintf(r->cluster, sizeof(r->cluster), "%.63s", sr.cluster);
+            copy_cut(r->cluster, sizeof(r->cluster), sr.cluster);
         for (size_t i = 0; i < sr.warnings.nr; i++)
             strvec_push(&r->warnings, sr.warnings.v[i]);
+        rc = 0;
     }
     sbatch_result_free(&sr);
     return rc;
 }
 
-/* Look a job name up in the queue, then in accounting. 1 found, 0 not,
- * -1 when neither could be asked. */
-static int lookup_by_name(struct sched *s, const char *name, char *id, size_t n,
+/* The first job id of a parsed answer (malloc'ed), or NULL. */
+static char *first_id(const struct strbuf *text, jobs_parse_f parse)
+{
+    struct slurm_jobs jobs;
+    const char *kind;
+    char *id = NULL;
+
+    memset(&jobs, 0, sizeof(jobs));
+    if (parse(text->buf, text->len, &jobs, &kind, NULL) == 0)
+        for (size_t i = 0; i < jobs.njobs && !id; i++)
+            if (jobs.jobs[i].id && *jobs.jobs[i].id)
+                id = xstrdup(jobs.jobs[i].id);
+    slurm_jobs_free(&jobs);
+    return id;
+}
+
+/* Look a job name up in the queue, then in accounting: 1 with *id
+ * (malloc'ed) found, 0 not, -1 when neither could be asked. */
+static int lookup_by_name(struct sched *s, const char *name, char **id,
                           exa_error_t *err)
 {
     struct transport_result res = TRANSPORT_RESULT_INIT;
-    char namearg[300], delim[16];
-    int asked = 0, found = 0;
+    char *namearg = xstrfmt("--name=%s", name);
+    int asked = 0;
 
-    xsnprintf(namearg, sizeof(namearg), "--name=%.280s", name);
-    xsnprintf(delim, sizeof(delim), "--delimiter=%s", US);
+    *id = NULL;
     {
-        const char *argv[] = { "squeue", "-h", namearg, "-o", "%i", NULL };
-        if (transport_run(s->t, argv, NULL, 0, 0, &res, err) == 0 && res.rc == 0) {
+        const char *argv[] = { "squeue", namearg, "-o", "%i", NULL };
+        if (transport_run(s->t, argv, NULL, 0, 0, &res, err) == 0 &&
+            res.rc == 0) {
             asked = 1;
-            strbuf_trim(&res.out);
-            if (res.out.len) {
-                char *nl = strchr(res.out.buf, '\n');
-                if (nl)
-                    *nl = '\0';
-                xsnprintf(id, n, "%.*s", (int)n - 1, res.out.buf);
-                found = 1;
-            }
+            *id = first_id(&res.out, squeue_parse);
         }
     }
-    if (!found) {
-        const char *argv[] = { "sacct", "-X", "-P", "-n", delim, namearg, "-S",
-                               "now-1days", "-o", "JobID", NULL };
-        if (transport_run(s->t, argv, NULL, 0, 0, &res, err) == 0 && res.rc == 0) {
+    if (!*id) {
+        const char *argv[] = { "sacct", "-X", "--parsable2", "--delimiter=" US,
+                               namearg, "-S", "now-1days", "-o", "JobID",
+                               NULL };
+        if (transport_run(s->t, argv, NULL, 0, 0, &res, err) == 0 &&
+            res.rc == 0) {
             asked = 1;
-            strbuf_trim(&res.out);
-            if (res.out.len) {
-                char *nl = strchr(res.out.buf, '\n');
-                if (nl)
-                    *nl = '\0';
-                xsnprintf(id, n, "%.*s", (int)n - 1, res.out.buf);
-                found = 1;
-            }
+            *id = first_id(&res.out, sacct_parse);
         }
     }
     transport_result_release(&res);
-    return found ? 1 : asked ? 0 : -1;
+    free(namearg);
+    return *id ? 1 : asked ? 0 : -1;
 }
 
 static int slurm_submit(struct sched *s, const struct sched_submit_req *req,
@@ -539,15 +432,17 @@ static int slurm_submit(struct sched *s, const struct sched_submit_req *req,
         out->attempts++;
         if (transport_run(s->t, argv.v, NULL, 0, 0, &res, &terr) < 0) {
             /* The reply is lost: sbatch may or may not have run. */
-            char id[128];
-            int f = lookup_by_name(s, name, id, sizeof(id), NULL);
-            if (f == 1) {
-                xsnprintf(out->job_id, sizeof(out->job_id), "%s", id);
+            char *id;
+            int f = lookup_by_name(s, name, &id, NULL);
+            if (f == 1 && strlen(id) < sizeof(out->job_id)) {
+                copy_cut(out->job_id, sizeof(out->job_id), id);
                 strvec_push(&out->ids, id);
                 out->reused = 1;
+                free(id);
                 rc = 0;
                 goto out;
             }
+            free(id);
             if (err)
                 *err = terr;
             if (f < 0)
@@ -555,36 +450,23 @@ static int slurm_submit(struct sched *s, const struct sched_submit_req *req,
             continue;
         }
         if (res.rc != 0) {
-            strbuf_trim(&res.err);
-            {
-                const char *msg = res.err.buf, *rest;
-                char *nl = strchr(res.err.buf, '\n');
-                if (nl)
-                    *nl = '\0';
-                if (skip_prefix(msg, "sbatch: error: ", &rest))
-                    msg = rest;
-                exa_err(err, EXA_ESCHED, "sbatch on '%s' exited %d: %s",
-                        s->t->host, res.rc, msg);
-            }
+            /* the message is sbatch's first error line (parse_sbatch.c) */
+            struct sbatch_result sr;
+            exa_error_t pe = EXA_ERROR_INIT;
+            const char *msg = "", *rest;
+            if (sbatch_parse_streams(NULL, 0, res.err.buf, res.err.len, &sr,
+                                     &pe) < 0 && res.err.len)
+                msg = pe.text;
+            if (skip_prefix(msg, "sbatch: error: ", &rest))
+                msg = rest;
+            exa_err(err, EXA_ESCHED, "sbatch on '%s' exited %d: %s",
+                    s->t->host, res.rc, msg);
+            sbatch_result_free(&sr);
             goto out;
         }
-        if (parse_sbatch(&res.out, out) < 0) {
-            exa_err(err, EXA_ESCHED, "sbatch on '%s' printed no job id", s->t->host);
+        if (parse_submit(&res, s->t->host, out, err) < 0)
             goto out;
-        }
         strvec_push(&out->ids, out->job_id);
-        {
-            /* sbatch warnings go to stderr */
-            char *p = res.err.buf;
-            while (p && *p) {
-                char *nl = strchr(p, '\n');
-                if (nl)
-                    *nl = '\0';
-                if (*p)
-                    strvec_push(&out->warnings, p);
-                p = nl ? nl + 1 : NULL;
-            }
-        }
         rc = 0;
         goto out;
     }
@@ -652,27 +534,27 @@ static int slurm_logs(struct sched *s, const char *id, const char *remote_dir,
     {
         const char *argv[] = { "scontrol", "show", "job", "-o", id, NULL };
         struct transport_result res = TRANSPORT_RESULT_INIT;
-        const char *p;
-        char so[4096];
-        size_t n = 0;
+        struct slurm_jobs jobs;
+        const char *kind;
+        char *so = NULL;
 
         if (transport_run_ok(s->t, argv, NULL, 0, &res, err) < 0) {
             transport_result_release(&res);
             return -1;
         }
-        p = strstr(res.out.buf, " StdOut=");
-        if (!p) {
-            transport_result_release(&res);
-            return exa_err(err, EXA_ENOTFOUND, "no log found for job '%s'", id);
-        }
-        p += 8;
-        while (p[n] && p[n] != ' ' && p[n] != '\n' && n < sizeof(so) - 1) {
-            so[n] = p[n];
-            n++;
-        }
-        so[n] = '\0';
+        memset(&jobs, 0, sizeof(jobs));
+        if (scontrol_jobs_parse(res.out.buf, res.out.len, &jobs, &kind,
+                                NULL) == 0)
+            for (size_t i = 0; i < jobs.njobs && !so; i++)
+                if (jobs.jobs[i].std_out && *jobs.jobs[i].std_out)
+                    so = xstrdup(jobs.jobs[i].std_out);
+        slurm_jobs_free(&jobs);
         transport_result_release(&res);
-        return sched_fetch_tail(s, so, s->log_max_bytes, out, err);
+        if (!so)
+            return exa_err(err, EXA_ENOTFOUND, "no log found for job '%s'", id);
+        rc = sched_fetch_tail(s, so, s->log_max_bytes, out, err);
+        free(so);
+        return rc;
     }
 }
 

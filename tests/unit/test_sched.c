@@ -20,7 +20,6 @@
 #include "libsched/resources.h"
 #include "libsched/runscript.h"
 #include "libsched/sched.h"
-#include "libsched/sched_lines.h"
 #include "libsched/tracker.h"
 #include "libutil/subprocess.h"
 #include "libutil/timeutil.h"
@@ -271,22 +270,30 @@ static void test_log_pattern(void **state)
 
 /* ---- batched status ---- */
 
+/* The header lines of the adapter's status queries (slurm.c), as the
+ * testbed's Slurm prints them. */
+#define SQ_HDR "\036JOBID\037STATE\037REASON\037SUBMIT_TIME\037START_TIME" \
+               "\037END_TIME\n"
+#define SA_HDR "JobID\037State\037ExitCode\037Submit\037Start\037End" \
+               "\037ElapsedRaw\037AllocTRES\037NCPUS\037NNodes\n"
+
 /* squeue handler: ids below 100 run; sacct: the rest COMPLETED, odd FAILED. */
 static int fake_squeue(void *arg, const char *const *argv, const char *in,
                        size_t len, struct transport_result *res,
                        exa_error_t *err)
 {
-    const char *ids = argv[3];
+    const char *ids = argv[2];
     char *copy = xstrdup(ids), *p = copy;
 
-    assert_string_equal(argv[2], "-j");
+    assert_string_equal(argv[1], "-j");
+    strbuf_addstr(&res->out, SQ_HDR);
     while (p) {
         char *c = strchr(p, ',');
         if (c)
             *c = '\0';
         if ((int)strtol(p, NULL, 10) < 1100)
             strbuf_addf(&res->out,
-                        "%s\037RUNNING\037None\0372026-11-30T01:00:00\037"
+                        "\036%s\037RUNNING\037None\0372026-11-30T01:00:00\037"
                         "2026-11-30T01:00:01\0372026-11-30T02:00:01\n", p);
         p = c ? c + 1 : NULL;
     }
@@ -307,6 +314,7 @@ static int fake_sacct(void *arg, const char *const *argv, const char *in,
     assert_non_null(argv[j]);
     copy = xstrdup(argv[j + 1]);
     p = copy;
+    strbuf_addstr(&res->out, SA_HDR);
     while (p) {
         char *c = strchr(p, ',');
         int id;
@@ -317,7 +325,7 @@ static int fake_sacct(void *arg, const char *const *argv, const char *in,
             strbuf_addf(&res->out,
                         "%s\037%s\037%d:0\0372026-11-30T01:00:00\037"
                         "2026-11-30T01:00:01\0372026-11-30T01:00:11\03710\037"
-                        "billing=1,cpu=2,gres/gpu=1,mem=500M,node=1\n",
+                        "billing=1,cpu=2,gres/gpu=1,mem=500M,node=1\0372\0371\n",
                         p, id % 2 ? "FAILED" : "COMPLETED", id % 2 ? 2 : 0);
         p = c ? c + 1 : NULL;
     }
@@ -334,8 +342,8 @@ static void test_batched_200(void **state)
     char *ids[200];
     struct sched_job out[200];
 
-    transport_fake_add_handler(t, "squeue -h -j *", fake_squeue, NULL, 0);
-    transport_fake_add_handler(t, "sacct -X -P -n *", fake_sacct, NULL, 0);
+    transport_fake_add_handler(t, "squeue -j *", fake_squeue, NULL, 0);
+    transport_fake_add_handler(t, "sacct -X --parsable2 *", fake_sacct, NULL, 0);
     for (int i = 0; i < 200; i++)
         ids[i] = xstrfmt("%d", 1000 + i);
     assert_int_equal(sched_status_batch(s, (const char *const *)ids, 200, out,
@@ -380,8 +388,8 @@ static void test_tracker_round_200(void **state)
     int polls = 0;
 
     /* all 200 left the queue and ended (ids >= 1100 in the handlers) */
-    transport_fake_add_handler(t, "squeue -h -j *", fake_squeue, NULL, 0);
-    transport_fake_add_handler(t, "sacct -X -P -n *", fake_sacct, NULL, 0);
+    transport_fake_add_handler(t, "squeue -j *", fake_squeue, NULL, 0);
+    transport_fake_add_handler(t, "sacct -X --parsable2 *", fake_sacct, NULL, 0);
     for (int i = 0; i < 200; i++)
         ids[i] = xstrfmt("%d", i == 99 ? 1100 : 1200 + i); /* no 1199; 1100 twice */
     assert_int_equal(tracker_opts_from_env(&o, &err), 0);
@@ -520,15 +528,17 @@ static void test_array_aggregation(void **state)
     struct strbuf sa = STRBUF_INIT;
 
     transport_fake_add(t, "squeue *",
-                       "10_[2-9%2]\037PENDING\037JobArrayTaskLimit\037"
+                       SQ_HDR
+                       "\03610_[2-9%2]\037PENDING\037JobArrayTaskLimit\037"
                        "2026-11-30T01:00:00\037N/A\037N/A\n"
-                       "10_0\037RUNNING\037None\0372026-11-30T01:00:00\037"
+                       "\03610_0\037RUNNING\037None\0372026-11-30T01:00:00\037"
                        "2026-11-30T01:00:01\0372026-11-30T01:10:01\n",
                        "", 0, 0, 1);
+    strbuf_addstr(&sa, SA_HDR);
     for (int i = 0; i < 10; i++)
         strbuf_addf(&sa, "10_%d\037%s\037%d:0\0372026-11-30T01:00:00\037"
                          "2026-11-30T01:00:0%d\0372026-11-30T01:01:0%d\0375\037"
-                         "cpu=1,node=1\n",
+                         "cpu=1,node=1\0371\0371\n",
                     i, i == 3 ? "FAILED" : "COMPLETED", i == 3 ? 2 : 0, i, i);
     transport_fake_add(t, "squeue *", "", "", 0, 0, 0);
     transport_fake_add(t, "sacct *", sa.buf, "", 0, 0, 0);
@@ -616,8 +626,9 @@ static void test_deadline_and_recovery(void **state)
     transport_fake_add(t, "sacct *", "", "", 0, 0, 3);
     transport_fake_add(t, "squeue *", sq, "", 0, 0, 1);
     transport_fake_add(t, "squeue *", "", "", 0, 0, 0);
-    transport_fake_add(t, "sacct *", "6\037COMPLETED\0370:0\037a\037b\037c\0379\037cpu=1\n",
-                       "", 0, 0, 0);
+    transport_fake_add(t, "sacct *",
+                       SA_HDR "6\037COMPLETED\0370:0\037a\037b\037c\0379\037"
+                       "cpu=1\0371\0371\n", "", 0, 0, 0);
     assert_int_equal(tracker_opts_from_env(&o, &err), 0);
     o.sleep_fn = no_sleep;
     assert_int_equal(tracker_wait(s, ids, 1, &o, out, &polls, &err), 0);
@@ -665,14 +676,14 @@ static void test_submit_dropped_reply(void **state)
 
     sched_resources_set(&res, "job_name", "train; touch /tmp/x", &err);
     transport_fake_add(t, "sbatch *", "4242\n", "", 0, 0, 0);
-    transport_fake_add(t, "squeue -h --name=*", "4242\n", "", 0, 0, 0);
+    transport_fake_add(t, "squeue --name=*", "JOBID\n4242\n", "", 0, 0, 0);
     transport_fake_drop_nth(t, 2); /* call 1 is the put, 2 the sbatch */
     assert_int_equal(sched_submit(s, &req, &r, &err), 0);
     assert_string_equal(r.job_id, "4242");
     assert_int_equal(r.reused, 1);
     assert_int_equal(transport_fake_count(t, "sbatch *"), 1);
     assert_string_equal(transport_fake_call(t, 2),
-                        "squeue -h --name=train; touch /tmp/x.exa-abc123 -o %i");
+                        "squeue --name=train; touch /tmp/x.exa-abc123 -o %i");
     assert_string_equal(transport_fake_call(t, 1),
                         "sbatch --parsable --job-name=train; touch /tmp/x.exa-abc123 "
                         "--output=/remote/jobs/abc%%1/%j.out "
@@ -699,7 +710,7 @@ static void test_submit_lost_then_retry(void **state)
     /* the first sbatch never reached the controller (refused before it
      * ran) and the name is unknown: one more sbatch */
     transport_fake_add(t, "sbatch *", cl, "", 0, 0, 0);
-    transport_fake_add(t, "squeue -h --name=*", "", "", 0, 0, 0);
+    transport_fake_add(t, "squeue --name=*", "JOBID\n", "", 0, 0, 0);
     transport_fake_add(t, "sacct *--name=exa-run1*", "", "", 0, 0, 0);
     transport_fake_fail_nth(t, 2);
     assert_int_equal(sched_submit(s, &req, &r, &err), 0);
