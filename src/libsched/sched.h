@@ -190,10 +190,11 @@ int sched_submit(struct sched *s, const struct sched_submit_req *req,
  * ids[i]; every out[i] is reset with sched_job_init() first, and an id the
  * scheduler does not know stays SCHED_UNKNOWN (never an error). Commands,
  * ids chunked below s->sacct_chunk_bytes per command line:
- *   slurm  one `squeue -h -j IDS -o FMT` (squeue(1)), then for ids gone
- *          from the queue or ended one `sacct -X -P -n --delimiter=US -S
- *          SINCE -j IDS -o FIELDS` (sacct(1)); without accounting one
- *          `scontrol show job -o` (scontrol(1))
+ *   slurm  one `squeue -j IDS -o FMT` (squeue(1), header kept), then
+ *          for ids gone from the queue or ended one `sacct -X --parsable2
+ *          --delimiter=US -S SINCE -j IDS -o FIELDS` (sacct(1), header
+ *          kept); without accounting one `scontrol show job -o`
+ *          (scontrol(1)); all read by parse_slurm.h
  *   flux   one `flux jobs --no-header -o FLUX_JOBS_STATUS_FORMAT IDS`
  *          (flux-jobs(1)), then `flux job info ID eventlog` (flux-job(1),
  *          RFC 18) per id it no longer lists, and `flux job info ID R`
