@@ -350,7 +350,9 @@ static void test_open_refuses_mismatch(void **state)
  * its state; an unknown one nothing. */
 static void test_record_status(void **state)
 {
-    static const char sacct[] =
+    static const char sacct[] = /* sacct -P -j 42 -o ... (accounting.h) */
+        "JobID|ElapsedRaw|AllocTRES|TotalCPU|Start|End|Submit|NNodes|"
+        "AllocCPUS\n"
         "42|600|billing=2,cpu=2,gres/gpu=3,mem=1G,node=1|00:09:30|"
         "2026-12-01T10:00:00|2026-12-01T10:10:00|2026-12-01T09:58:00|1|2\n"
         "42.batch|600||00:09:30|2026-12-01T10:00:00|2026-12-01T10:10:00|"
@@ -365,7 +367,7 @@ static void test_record_status(void **state)
     (void)state;
     setenv("TZ", "UTC", 1);
     assert_non_null(st);
-    transport_fake_add(t, "sacct -P -n -j 42 -o *", sacct, "", 0, 0, 0);
+    transport_fake_add(t, "sacct -P -j 42 -o *", sacct, "", 0, 0, 0);
     s = sched_new("slurm", t, &err);
     job_rec_init(&r);
     r.cluster = "c1";
