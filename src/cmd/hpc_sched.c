@@ -446,6 +446,17 @@ static int parse_ids(struct exa_ctx *ctx, int argc, char **argv,
     return 0;
 }
 
+/* 1 (err set to the failure) when a query of the last batch failed and
+ * left a job UNKNOWN: its state was not observed. */
+static int unobserved(const struct sched *s, const struct sched_job *jobs,
+                      size_t n, exa_error_t *err)
+{
+    for (size_t i = 0; i < n; i++)
+        if (jobs[i].state == SCHED_UNKNOWN)
+            return sched_status_failed(s, err);
+    return 0;
+}
+
 int cmd_hpc_status(struct exa_ctx *ctx, int argc, char **argv)
 {
     const char *cluster;
@@ -467,6 +478,9 @@ int cmd_hpc_status(struct exa_ctx *ctx, int argc, char **argv)
     if (sched_status_batch(e.s, (const char *const *)ids, n, jobs, &err) < 0) {
         gate_check_error(e.g, &err);
         rc = out_error(ctx, &err, NULL);
+    } else if (unobserved(e.s, jobs, n, &err)) {
+        /* a failed query is not "the scheduler does not know it" */
+        rc = out_error(ctx, &err, NULL);
     } else {
         for (size_t i = 0; i < n; i++)
             record_status(&e, &jobs[i], 2);
@@ -481,7 +495,49 @@ int cmd_hpc_status(struct exa_ctx *ctx, int argc, char **argv)
 struct progress {
     struct exa_ctx *ctx;
     int tty;
+    const char *cluster;
 };
+
+/* An outage is shown on stderr in every output mode (stdout stays the
+ * one JSON document); -q silences it. */
+static void on_outage(void *arg, const struct tracker_outage *ev)
+{
+    struct progress *p = arg;
+    char since[16];
+    time_t t = (time_t)ev->since;
+    struct tm tm;
+
+    if (p->ctx->quiet)
+        return;
+    gmtime_r(&t, &tm);
+    strftime(since, sizeof(since), "%H:%M:%S", &tm);
+    if (ev->active)
+        fprintf(stderr,
+                "%s%s unreachable since %s, retrying in %g s (%d failed "
+                "poll%s: %s)\n",
+                p->tty ? "\r\033[K" : "", p->cluster, since, ev->retry_in_s,
+                ev->failures, ev->failures == 1 ? "" : "s", ev->error->text);
+    else
+        fprintf(stderr,
+                "%s%s reachable again after %.0f s (unreachable since %s, "
+                "%d failed poll%s)\n",
+                p->tty ? "\r\033[K" : "", p->cluster, ev->lasted_s, since,
+                ev->failures, ev->failures == 1 ? "" : "s");
+    fflush(stderr);
+}
+
+/* The exact command that resumes a wait: "exa hpc wait ID... --cluster C". */
+static void resume_hint(char *buf, size_t len, char **ids, size_t n,
+                        const char *cluster)
+{
+    struct strbuf sb = STRBUF_INIT;
+    strbuf_addstr(&sb, "exa hpc wait");
+    for (size_t i = 0; i < n; i++)
+        strbuf_addf(&sb, " %s", ids[i]);
+    strbuf_addf(&sb, " --cluster %s", cluster);
+    xsnprintf(buf, len, "%s", sb.buf);
+    strbuf_release(&sb);
+}
 
 static void on_progress(void *arg, const struct sched_job *jobs, size_t n,
                         double elapsed, int poll)
@@ -513,7 +569,8 @@ static int do_wait(struct exa_ctx *ctx, struct sched_env *e, char **ids,
                    size_t n)
 {
     struct tracker_opts o;
-    struct progress p = { ctx, isatty(2) };
+    struct progress p = { ctx, isatty(2), e->cluster };
+    char hint[512];
     struct sched_job *jobs = xcalloc(n, sizeof(*jobs));
     exa_error_t err = EXA_ERROR_INIT;
     int rc, polls = 0, all_ok = 1;
@@ -523,6 +580,7 @@ static int do_wait(struct exa_ctx *ctx, struct sched_env *e, char **ids,
         return out_error(ctx, &err, NULL);
     }
     o.progress = on_progress;
+    o.outage = on_outage;
     o.arg = &p;
     set_since(e, ids, n);
     rc = tracker_wait(e->s, (const char *const *)ids, n, &o, jobs, &polls, &err);
@@ -534,12 +592,15 @@ static int do_wait(struct exa_ctx *ctx, struct sched_env *e, char **ids,
             all_ok = 0;
     }
     if (rc < 0) {
-        int ec = out_error(ctx, &err, err.code == EXA_ENOTFOUND
-                                          ? "the job stays UNKNOWN; check the "
-                                            "scheduler with 'exa hpc status'"
-                                          : NULL);
+        int ec;
+        /* the wait's own deadline is a failure of the wait (1), not a
+         * command past its cap (4) */
+        if (err.code == EXA_ETIMEOUT)
+            err.code = EXA_EFAIL;
+        resume_hint(hint, sizeof(hint), ids, n, e->cluster);
+        ec = out_error(ctx, &err, hint);
         free(jobs);
-        return ec == 4 && err.code == EXA_ETIMEOUT ? 1 : ec;
+        return ec;
     }
     print_jobs(ctx, jobs, n, e->cluster);
     free(jobs);

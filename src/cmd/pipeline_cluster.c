@@ -198,9 +198,14 @@ static int report(struct exa_ctx *ctx, struct cluster_run_result *r, int rc,
                   "approve %s'", r->cluster ? r->cluster : "NAME");
         h = hint;
     } else if (r->detached || err->code == EXA_ETIMEOUT) {
-        xsnprintf(hint, sizeof(hint), "resume with: exa hpc wait %s "
-                  "--cluster %s", r->job.job_id, r->job.cluster);
+        xsnprintf(hint, sizeof(hint), "exa hpc wait %s --cluster %s",
+                  r->job.job_id, r->job.cluster);
         h = hint;
+        /* the wait's deadline (the job keeps running) fails the run (1);
+         * a command past its cap stays 4 */
+        if (err->code == EXA_ETIMEOUT && r->job_recorded &&
+            !sched_state_terminal(r->last.state))
+            err->code = EXA_EFAIL;
     } else if (r->job_recorded && r->job.job_id) {
         xsnprintf(hint, sizeof(hint), "job %s on cluster %s is recorded as "
                   "%s; see 'exa hpc jobs' and 'exa hpc logs %s --cluster %s'",

@@ -237,6 +237,25 @@ static void wait_progress(void *arg, const struct sched_job *jobs, size_t n,
         w->h->wait(w->h->arg, &jobs[0], elapsed_s);
 }
 
+/* Outages are shown as a wait step (the tracker keeps waiting). */
+static void wait_outage(void *arg, const struct tracker_outage *ev)
+{
+    struct waiter *w = arg;
+    char since[16];
+    time_t t = (time_t)ev->since;
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    strftime(since, sizeof(since), "%H:%M:%S", &tm);
+    if (ev->active)
+        hook_step(w->h, "wait", "%s unreachable since %s, retrying in %g s "
+                  "(%d failed poll%s: %s)", w->cluster, since, ev->retry_in_s,
+                  ev->failures, ev->failures == 1 ? "" : "s",
+                  ev->error->text);
+    else
+        hook_step(w->h, "wait", "%s reachable again after %.0f s "
+                  "(unreachable since %s)", w->cluster, ev->lasted_s, since);
+}
+
 static void set_str(char **dst, const char *v)
 {
     free(*dst);
@@ -270,6 +289,7 @@ static int wait_and_finish(store_t *st, struct sched *s, struct transport *t,
     o.max_wait_s = 1e18; /* the deadline is kept by wait_sleep */
     o.sleep_fn = wait_sleep;
     o.progress = wait_progress;
+    o.outage = wait_outage;
     o.arg = &w;
     ids[0] = res->job.job_id;
     {

@@ -182,11 +182,43 @@ int sched_submit(struct sched *s, const struct sched_submit_req *req,
 int sched_status_batch(struct sched *s, const char *const *ids, size_t n,
                        struct sched_job *out, exa_error_t *err)
 {
+    int rc;
     for (size_t i = 0; i < n; i++)
         sched_job_init(&out[i], ids[i]);
+    s->batch_failed = 0;
+    s->batch_err = (exa_error_t)EXA_ERROR_INIT;
     if (!n)
         return 0;
-    return s->ops->status_batch(s, ids, n, out, err);
+    rc = s->ops->status_batch(s, ids, n, out, err);
+    if (rc < 0 && !s->batch_failed) {
+        /* nothing could be asked: that is a failed query too */
+        s->batch_failed = 1;
+        if (err)
+            s->batch_err = *err;
+        else
+            exa_err(&s->batch_err, EXA_ETRANSPORT, "status query failed");
+    }
+    return rc;
+}
+
+int sched_status_failed(const struct sched *s, exa_error_t *err)
+{
+    if (!s->batch_failed)
+        return 0;
+    if (err)
+        *err = s->batch_err;
+    return 1;
+}
+
+void sched_note_failure(struct sched *s, const exa_error_t *err)
+{
+    if (s->batch_failed)
+        return;
+    s->batch_failed = 1;
+    if (err)
+        s->batch_err = *err;
+    else
+        exa_err(&s->batch_err, EXA_ESCHED, "status query failed");
 }
 
 int sched_cancel(struct sched *s, const char *id, exa_error_t *err)

@@ -113,7 +113,11 @@ struct sched_ops {
     int (*submit)(struct sched *s, const struct sched_submit_req *req,
                   struct sched_submit_result *out, exa_error_t *err);
     /* out[i] describes ids[i]; an id the scheduler does not know is
-     * SCHED_UNKNOWN. -1 only when nothing could be asked (transport). */
+     * SCHED_UNKNOWN. -1 only when nothing could be asked (transport).
+     * A query that failed (transport error, or a scheduler command that
+     * exited non-zero for another reason than not knowing an id) is
+     * noted with sched_note_failure(), so UNKNOWN is never mistaken for
+     * "the scheduler does not know it" during an outage. */
     int (*status_batch)(struct sched *s, const char *const *ids, size_t n,
                         struct sched_job *out, exa_error_t *err);
     int (*cancel)(struct sched *s, const char *id, exa_error_t *err);
@@ -139,6 +143,10 @@ struct sched {
                                 (SCHED_LOG_MAX_DEFAULT) */
     int log_truncated;       /* set by sched_logs/sched_fetch_tail: 1 when
                                 the log was longer than log_max_bytes */
+    int batch_failed;        /* set by sched_status_batch: 1 when one of
+                                its queries failed (see
+                                sched_status_failed) */
+    exa_error_t batch_err;   /* the first such failure */
     void *priv;
 };
 
@@ -208,6 +216,22 @@ int sched_submit(struct sched *s, const struct sched_submit_req *req,
  */
 int sched_status_batch(struct sched *s, const char *const *ids, size_t n,
                        struct sched_job *out, exa_error_t *err);
+
+/*
+ * After sched_status_batch(): 1 when one of its queries failed (a
+ * transport error or timeout: EXA_ETRANSPORT/EXA_ETIMEOUT; a scheduler
+ * command that exited non-zero with something else than "unknown job
+ * id", e.g. squeue while slurmctld is down: EXA_ESCHED with the
+ * scheduler's own message), with that failure copied into err (may be
+ * NULL); 0 when every query answered. An UNKNOWN job of a failed batch
+ * was not observed: it is no evidence that the scheduler does not know
+ * it (libsched/tracker.c does not count it).
+ */
+int sched_status_failed(const struct sched *s, exa_error_t *err);
+
+/* For adapters: note a failed status query (err copied; the first one
+ * of a batch is kept). */
+void sched_note_failure(struct sched *s, const exa_error_t *err);
 
 /*
  * Cancel job id: `scancel -- ID` (scancel(1)), `flux cancel -- ID`

@@ -273,10 +273,18 @@ static int slurm_status_batch(struct sched *s, const char *const *ids, size_t n,
     for (size_t c = 0; c < chunks.nr; c++) {
         const char *argv[] = { "squeue", "-j", chunks.v[c], "-o", squeue_fmt,
                                NULL };
-        if (transport_run(s->t, argv, NULL, 0, 0, &res, &e1) < 0)
+        if (transport_run(s->t, argv, NULL, 0, 0, &res, &e1) < 0) {
+            sched_note_failure(s, &e1);
             continue; /* this poll learns nothing from squeue */
+        }
         asked = 1;
-        /* exit 1 + "Invalid job id specified" when none is known */
+        /* exit 1 + "Invalid job id specified" when none is known; any
+         * other failure (controller down) is not an answer */
+        if (res.rc != 0 && !strstr(res.err.buf, "Invalid job id")) {
+            exa_error_t fe = EXA_ERROR_INIT;
+            transport_exit_error(s->t, argv, &res, &fe);
+            sched_note_failure(s, &fe);
+        }
         feed(&res.out, squeue_parse, SRC_SQUEUE, &tk, out);
     }
     strvec_clear(&chunks);
@@ -292,12 +300,19 @@ static int slurm_status_batch(struct sched *s, const char *const *ids, size_t n,
             const char *argv[] = { "sacct", "-X", "--parsable2",
                                    "--delimiter=" US, "-S", since, "-j",
                                    chunks.v[c], "-o", sacct_fields, NULL };
-            if (transport_run(s->t, argv, NULL, 0, 0, &res, &e1) < 0)
+            if (transport_run(s->t, argv, NULL, 0, 0, &res, &e1) < 0) {
+                sched_note_failure(s, &e1);
                 continue;
+            }
             asked = 1;
             if (res.rc != 0 && accounting_missing(&res.err)) {
                 s->slurm_accounting = 0;
                 break;
+            }
+            if (res.rc != 0) {
+                exa_error_t fe = EXA_ERROR_INIT;
+                transport_exit_error(s->t, argv, &res, &fe);
+                sched_note_failure(s, &fe);
             }
             if (res.rc == 0)
                 s->slurm_accounting = 1;
@@ -311,7 +326,14 @@ static int slurm_status_batch(struct sched *s, const char *const *ids, size_t n,
         const char *argv[] = { "scontrol", "show", "job", "-o", NULL };
         if (transport_run(s->t, argv, NULL, 0, 0, &res, &e1) == 0) {
             asked = 1;
+            if (res.rc != 0) {
+                exa_error_t fe = EXA_ERROR_INIT;
+                transport_exit_error(s->t, argv, &res, &fe);
+                sched_note_failure(s, &fe);
+            }
             feed(&res.out, scontrol_jobs_parse, SRC_SCONTROL, &tk, out);
+        } else {
+            sched_note_failure(s, &e1);
         }
     }
     if (!asked) {

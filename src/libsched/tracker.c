@@ -51,6 +51,25 @@ int tracker_opts_from_env(struct tracker_opts *o, exa_error_t *err)
     return 0;
 }
 
+double tracker_backoff(double poll_s, int failures)
+{
+    double cap = poll_s * 6 < 60 ? poll_s * 6 : 60, d = poll_s;
+    if (cap < poll_s)
+        cap = poll_s;
+    for (int k = 1; k < failures && d < cap; k++)
+        d *= 2;
+    return d < cap ? d : cap;
+}
+
+/* "HH:MM:SS" UTC of epoch seconds t. */
+static void hms(long long t, char *buf, size_t n)
+{
+    time_t tt = (time_t)t;
+    struct tm tm;
+    gmtime_r(&tt, &tm);
+    strftime(buf, n, "%H:%M:%S", &tm);
+}
+
 int tracker_wait(struct sched *s, const char *const *ids, size_t n,
                  const struct tracker_opts *o, struct sched_job *out,
                  int *polls, exa_error_t *err)
@@ -60,16 +79,18 @@ int tracker_wait(struct sched *s, const char *const *ids, size_t n,
     size_t *map = xcalloc(n ? n : 1, sizeof(*map));
     struct sched_job *tmp = xcalloc(n ? n : 1, sizeof(*tmp));
     void (*sleep_fn)(void *, double) = o->sleep_fn ? o->sleep_fn : real_sleep;
-    double start = subprocess_now(), slept = 0;
-    int poll = 0, rc = -1;
+    double start = subprocess_now(), slept = 0, outage_t0 = 0;
+    long long outage_since = 0;
+    int poll = 0, rc = -1, failures = 0;
+    exa_error_t ferr = EXA_ERROR_INIT; /* the outage's last failure */
 
     for (size_t i = 0; i < n; i++)
         sched_job_init(&out[i], ids[i]);
     for (;;) {
         size_t nl = 0;
         exa_error_t berr = EXA_ERROR_INIT;
-        int batch_rc;
-        double elapsed = subprocess_now() - start + slept;
+        int batch_rc, failed;
+        double elapsed = subprocess_now() - start + slept, delay;
 
         for (size_t i = 0; i < n; i++) {
             if (!sched_state_terminal(out[i].state)) {
@@ -83,31 +104,55 @@ int tracker_wait(struct sched *s, const char *const *ids, size_t n,
         }
         if (poll > 0 && elapsed >= o->max_wait_s) {
             struct strbuf sb = STRBUF_INIT;
+            char t0[16];
             for (size_t k = 0; k < nl && k < 5; k++)
                 strbuf_addf(&sb, "%s%s", k ? ", " : "", live[k]);
-            exa_err(err, EXA_ETIMEOUT,
-                    "%zu job(s) not terminal after %g s: %s%s", nl,
-                    o->max_wait_s, sb.buf, nl > 5 ? ", ..." : "");
+            if (failures) {
+                hms(outage_since, t0, sizeof(t0));
+                exa_err(err, EXA_ETIMEOUT,
+                        "%zu job(s) not terminal after %g s: %s%s; the "
+                        "scheduler has been unreachable since %s UTC: %s",
+                        nl, o->max_wait_s, sb.buf, nl > 5 ? ", ..." : "", t0,
+                        ferr.text);
+            } else {
+                exa_err(err, EXA_ETIMEOUT,
+                        "%zu job(s) not terminal after %g s: %s%s", nl,
+                        o->max_wait_s, sb.buf, nl > 5 ? ", ..." : "");
+            }
             strbuf_release(&sb);
             break;
         }
         poll++;
         batch_rc = sched_status_batch(s, live, nl, tmp, &berr);
+        failed = sched_status_failed(s, &berr) || batch_rc < 0;
         for (size_t k = 0; k < nl; k++) {
             size_t i = map[k];
-            if (batch_rc < 0) {
-                /* keep the last view; this poll saw nothing */
-                streak[i]++;
-                continue;
-            }
-            if (tmp[k].state == SCHED_UNKNOWN) {
-                streak[i]++;
-                /* keep what we knew, but the job is UNKNOWN now */
-                out[i].state = SCHED_UNKNOWN;
-            } else {
+            if (tmp[k].state != SCHED_UNKNOWN) {
+                /* observed, even by a poll whose other queries failed */
                 streak[i] = 0;
                 out[i] = tmp[k];
+            } else if (!failed) {
+                /* the scheduler answered and does not know it */
+                streak[i]++;
+                out[i].state = SCHED_UNKNOWN;
             }
+            /* else: not observed this poll; an outage is no evidence */
+        }
+        if (failed) {
+            if (!failures++) {
+                outage_since = (long long)time(NULL);
+                outage_t0 = subprocess_now() + slept;
+            }
+            ferr = berr;
+        } else if (failures) {
+            if (o->outage) {
+                struct tracker_outage ev = {0, outage_since, failures, 0,
+                                            subprocess_now() + slept -
+                                                outage_t0,
+                                            NULL};
+                o->outage(o->arg, &ev);
+            }
+            failures = 0;
         }
         if (o->progress)
             o->progress(o->arg, out, n, subprocess_now() - start + slept, poll);
@@ -120,14 +165,10 @@ int tracker_wait(struct sched *s, const char *const *ids, size_t n,
                 }
             if (worst < n) {
                 out[worst].state = SCHED_UNKNOWN;
-                if (batch_rc < 0)
-                    exa_err(err, EXA_ENOTFOUND,
-                            "job '%s' not observable after %d consecutive "
-                            "polls: %s", ids[worst], o->max_unknown, berr.text);
-                else
-                    exa_err(err, EXA_ENOTFOUND,
-                            "job '%s' not observable after %d consecutive polls",
-                            ids[worst], o->max_unknown);
+                exa_err(err, EXA_ENOTFOUND,
+                        "job '%s' not known to the scheduler after %d "
+                        "consecutive polls",
+                        ids[worst], o->max_unknown);
                 break;
             }
         }
@@ -141,9 +182,20 @@ int tracker_wait(struct sched *s, const char *const *ids, size_t n,
                 break;
             }
         }
-        sleep_fn(o->arg, o->poll_interval_s);
+        delay = failures ? tracker_backoff(o->poll_interval_s, failures)
+                         : o->poll_interval_s;
+        /* never sleep past the deadline: it is checked before each poll */
+        elapsed = subprocess_now() - start + slept;
+        if (delay > o->max_wait_s - elapsed)
+            delay = o->max_wait_s - elapsed > 0 ? o->max_wait_s - elapsed : 0;
+        if (failures && o->outage) {
+            struct tracker_outage ev = {1,     outage_since, failures,
+                                        delay, 0,            &ferr};
+            o->outage(o->arg, &ev);
+        }
+        sleep_fn(o->arg, delay);
         if (o->sleep_fn)
-            slept += o->poll_interval_s; /* a fake sleep still spends budget */
+            slept += delay; /* a fake sleep still spends budget */
     }
     if (polls)
         *polls = poll;

@@ -13,9 +13,13 @@
  * stream bytes through `cat` on the same connection, so they need no sftp
  * subsystem and no second authentication.
  *
- * ssh exits 255 for its own failures; its stderr then tells a refused host
- * key (unknown or changed) apart from other connection errors, and exa
- * reports which with the host named.
+ * ssh exits 255 for its own failures, and passes on a remote command's
+ * status, which may be 255 too. After a 255 exa asks the ControlMaster
+ * (`ssh -O check`): when it is alive the connection worked and 255 is the
+ * command's (a result, so `sbatch` exiting 255 is the scheduler's failure,
+ * exit 5, with its message); when not, ssh failed (exit 4). Its stderr
+ * then tells a refused host key (unknown or changed) apart from other
+ * connection errors, and exa reports which with the host named.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -102,6 +106,49 @@ static int ssh_failure(struct transport *t, const struct strbuf *e,
                    *line ? ": " : "", line);
 }
 
+/*
+ * After an exit status of 255: is the ControlMaster alive? `ssh -O check`
+ * (ssh(1)) over the same ControlPath exits 0 when a master serves this
+ * host; then the connection worked and 255 was the remote command's own
+ * status. When ssh itself failed (could not connect, lost the
+ * connection), no master is left running. 1 alive, 0 not.
+ */
+static int ssh_master_alive(struct transport *t)
+{
+    struct strvec argv = STRVEC_INIT;
+    struct subprocess_opts o = { 0 };
+    struct subprocess_result sr = SUBPROCESS_RESULT_INIT;
+    exa_error_t e = EXA_ERROR_INIT;
+    int alive;
+
+    transport_ssh_base_argv(t, &argv);
+    /* ... -- HOST: insert "-O check" before the "--" */
+    {
+        struct strvec v = STRVEC_INIT;
+        for (size_t i = 0; i < argv.nr; i++) {
+            if (!strcmp(argv.v[i], "--") && i + 2 == argv.nr)
+                strvec_pushl(&v, "-O", "check", NULL);
+            strvec_push(&v, argv.v[i]);
+        }
+        strvec_clear(&argv);
+        argv = v;
+    }
+    o.timeout_s = 10;
+    o.max_output = 65536;
+    alive = subprocess_run(argv.v, &o, &sr, &e) == 0 && sr.exit_code == 0;
+    strvec_clear(&argv);
+    subprocess_result_release(&sr);
+    return alive;
+}
+
+/* 1 when stderr says ssh refused the host key (never the command's). */
+static int host_key_refused(const char *s)
+{
+    return strstr(s, "REMOTE HOST IDENTIFICATION HAS CHANGED") ||
+           strstr(s, "Host key for") || strstr(s, "host key is known") ||
+           strstr(s, "Host key verification failed");
+}
+
 /* Run the shell command line cmd on the remote host. */
 static int ssh_exec(struct transport *t, const char *cmd, const char *what,
                     const char *stdin_data, size_t stdin_len, double timeout_s,
@@ -128,8 +175,11 @@ static int ssh_exec(struct transport *t, const char *cmd, const char *what,
     if (rc < 0 && sr.timed_out)
         exa_err(err, EXA_ETIMEOUT, "'%s' on '%s' timed out after %g s", what,
                 p->host, timeout_s);
-    else if (rc == 0 && sr.exit_code == 255)
+    else if (rc == 0 && sr.exit_code == 255 &&
+             (host_key_refused(sr.err.buf) || !ssh_master_alive(t)))
         rc = ssh_failure(t, &sr.err, err);
+    /* else 255 was the remote command's status: a result (libsched
+     * reports it as the scheduler's failure with its own message) */
     subprocess_result_release(&sr);
     return rc;
 }

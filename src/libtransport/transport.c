@@ -63,12 +63,18 @@ int transport_run_ok(struct transport *t, const char *const *argv,
                      const char *stdin_data, size_t stdin_len,
                      struct transport_result *res, exa_error_t *err)
 {
-    char line[201];
-
     if (transport_run(t, argv, stdin_data, stdin_len, 0, res, err) < 0)
         return -1;
     if (res->rc == 0)
         return 0;
+    return transport_exit_error(t, argv, res, err);
+}
+
+int transport_exit_error(const struct transport *t, const char *const *argv,
+                         const struct transport_result *res, exa_error_t *err)
+{
+    char line[201];
+
     first_line(res->err.len ? &res->err : &res->out, line, sizeof(line));
     if (res->rc < 0)
         return exa_err(err, EXA_ESCHED, "'%s' on '%s' killed by signal %d%s%s",

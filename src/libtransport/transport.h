@@ -82,6 +82,14 @@ int transport_run_ok(struct transport *t, const char *const *argv,
                      const char *stdin_data, size_t stdin_len,
                      struct transport_result *res, exa_error_t *err);
 
+/*
+ * The EXA_ESCHED error for a command that ran and exited non-zero (res of
+ * transport_run of argv): "'squeue' on 'login1' exited 1: <first line of
+ * stderr, else stdout>" (or "killed by signal N"). Always returns -1.
+ */
+int transport_exit_error(const struct transport *t, const char *const *argv,
+                         const struct transport_result *res, exa_error_t *err);
+
 /* Copy local_path to remote_path (parents created). 0 or -1 with err. */
 int transport_put(struct transport *t, const char *local_path,
                   const char *remote_path, exa_error_t *err);

@@ -52,6 +52,8 @@ int exa_errc_exit(enum exa_errc code)
     case EXA_ECONFIG:
         return 3;
     case EXA_ETRANSPORT:
+    case EXA_ETIMEOUT: /* a command past its cap; a wait's own deadline
+                          is mapped to 1 by the wait commands */
         return 4;
     case EXA_ESCHED:
         return 5;
@@ -60,7 +62,6 @@ int exa_errc_exit(enum exa_errc code)
     case EXA_EFAIL:
     case EXA_EPARSE:
     case EXA_ENOTFOUND:
-    case EXA_ETIMEOUT:
         return 1;
     }
     return 1;

@@ -575,35 +575,195 @@ static void test_unknown_streak(void **state)
     assert_int_equal(tracker_wait(s, ids, 1, &o, out, &polls, &err), -1);
     assert_int_equal(polls, 5);
     assert_int_equal(err.code, EXA_ENOTFOUND);
-    assert_string_equal(err.text, "job '77' not observable after 5 consecutive polls");
+    assert_string_equal(err.text, "job '77' not known to the scheduler after 5 "
+                                  "consecutive polls");
     assert_int_equal(out[0].state, SCHED_UNKNOWN); /* not FAILED */
     free(inv);
     sched_free(s);
     transport_close(t);
 }
 
-static void test_hung_command_killed(void **state)
+/* What the tracker told its callbacks, for the outage tests. */
+struct seen {
+    double sleeps[64];
+    int nsleeps;
+    int active, over, last_failures;
+    char last_error[256];
+    double lasted;
+};
+
+static void seen_sleep(void *arg, double s)
+{
+    struct seen *v = arg;
+    if (v->nsleeps < 64)
+        v->sleeps[v->nsleeps++] = s;
+}
+
+static void seen_outage(void *arg, const struct tracker_outage *ev)
+{
+    struct seen *v = arg;
+    if (ev->active) {
+        v->active++;
+        xsnprintf(v->last_error, sizeof(v->last_error), "%s",
+                  ev->error->text);
+    } else {
+        v->over++;
+        v->lasted = ev->lasted_s;
+    }
+    v->last_failures = ev->failures;
+}
+
+static void test_backoff(void **state)
+{
+    static const double want1[] = { 1, 2, 4, 6, 6, 6 };
+    static const double want10[] = { 10, 20, 40, 60, 60 };
+    for (int k = 0; k < 6; k++)
+        assert_true(tracker_backoff(1, k + 1) == want1[k]);
+    for (int k = 0; k < 5; k++)
+        assert_true(tracker_backoff(10, k + 1) == want10[k]);
+    assert_true(tracker_backoff(30, 3) == 60);  /* capped at 60 s */
+    assert_true(tracker_backoff(120, 4) == 120); /* never below the interval */
+}
+
+/* Outages are not job states: 10 failed polls in a row (every command
+ * past its cap) do not end the wait, the backoff grows to its cap, the
+ * outage is reported, and the job's real end is seen when it is back. */
+static void test_outage_not_unknown(void **state)
 {
     struct transport *t = transport_fake_new();
     exa_error_t err = EXA_ERROR_INIT;
     struct sched *s = sched_new("slurm", t, &err);
-    const char *ids[] = { "5" };
+    const char *ids[] = { "6" };
     struct sched_job out[1];
     struct tracker_opts o;
+    struct seen v;
     int polls = 0;
-    double t0 = subprocess_now();
+    char *sq = slurp(FIX "squeue-live.out");
+    static const double want[] = { 1, 2, 4, 6, 6, 6, 6, 6, 6, 6, 1 };
 
-    t->timeout_s = 0.05; /* the per-command cap */
-    transport_fake_add(t, "squeue *", "", "", 0, 3600, 0);
-    transport_fake_add(t, "sacct *", "", "", 0, 3600, 0);
+    memset(&v, 0, sizeof(v));
+    t->timeout_s = 0.01;
+    transport_fake_add(t, "squeue *", "", "", 0, 3600, 10);
+    transport_fake_add(t, "sacct *", "", "", 0, 3600, 10);
+    transport_fake_add(t, "squeue *", sq, "", 0, 0, 1);
+    transport_fake_add(t, "squeue *", "", "", 0, 0, 0);
+    transport_fake_add(t, "sacct *",
+                       "6\037COMPLETED\0370:0\037a\037b\037c\0379\037cpu=1\n",
+                       "", 0, 0, 0);
     assert_int_equal(tracker_opts_from_env(&o, &err), 0);
-    o.sleep_fn = no_sleep;
-    o.max_unknown = 2;
+    o.poll_interval_s = 1;
+    o.max_unknown = 5;
+    o.sleep_fn = seen_sleep;
+    o.outage = seen_outage;
+    o.arg = &v;
+    assert_int_equal(tracker_wait(s, ids, 1, &o, out, &polls, &err), 0);
+    assert_int_equal(out[0].state, SCHED_COMPLETED);
+    assert_int_equal(polls, 12);
+    assert_int_equal(v.active, 10);
+    assert_int_equal(v.over, 1);
+    assert_int_equal(v.last_failures, 10);
+    assert_true(v.lasted >= 49); /* 1+2+4+6*7 slept */
+    assert_string_equal(v.last_error,
+                        "'squeue' on 'fake' timed out after 0.01 s");
+    assert_int_equal(v.nsleeps, 11);
+    for (int k = 0; k < 11; k++)
+        assert_true(v.sleeps[k] == want[k]);
+    assert_int_equal(transport_fake_count(t, "squeue *"), 12);
+
+    /* a controller that refuses (squeue exits 1, not "invalid job id")
+     * while sacct does not know the job yet: not evidence either */
+    transport_close(t);
+    t = transport_fake_new();
+    s->t = t;
+    memset(&v, 0, sizeof(v));
+    transport_fake_add(t, "squeue *", "", "slurm_load_jobs error: Unable to "
+                       "contact slurm controller (connect failure)\n", 1, 0, 8);
+    transport_fake_add(t, "sacct *", "", "", 0, 0, 8);
+    transport_fake_add(t, "squeue *", "", "", 0, 0, 0);
+    transport_fake_add(t, "sacct *",
+                       "6\037FAILED\0372:0\037a\037b\037c\0379\037cpu=1\n",
+                       "", 0, 0, 0);
+    assert_int_equal(tracker_wait(s, ids, 1, &o, out, &polls, &err), 0);
+    assert_int_equal(out[0].state, SCHED_FAILED);
+    assert_int_equal(polls, 9);
+    assert_int_equal(v.active, 8);
+    assert_string_equal(v.last_error,
+                        "'squeue' on 'fake' exited 1: slurm_load_jobs error: "
+                        "Unable to contact slurm controller (connect "
+                        "failure)");
+
+    /* an outage never outlasts the deadline, and the error says so */
+    transport_close(t);
+    t = transport_fake_new();
+    s->t = t;
+    memset(&v, 0, sizeof(v));
+    transport_fake_add(t, "squeue *", "", "slurm_load_jobs error: Socket "
+                       "timed out on send/recv operation\n", 1, 0, 0);
+    transport_fake_add(t, "sacct *", "", "", 0, 0, 0);
+    o.max_wait_s = 20;
     assert_int_equal(tracker_wait(s, ids, 1, &o, out, &polls, &err), -1);
-    assert_true(subprocess_now() - t0 < 5);
-    assert_int_equal(polls, 2);
-    assert_string_equal(err.text, "job '5' not observable after 2 consecutive "
-                                  "polls: 'sacct' on 'fake' timed out after 0.05 s");
+    assert_int_equal(err.code, EXA_ETIMEOUT);
+    assert_non_null(strstr(err.text, "1 job(s) not terminal after 20 s: 6; "
+                                     "the scheduler has been unreachable "
+                                     "since "));
+    assert_non_null(strstr(err.text, " UTC: 'squeue' on 'fake' exited 1: "
+                                     "slurm_load_jobs error: Socket timed "
+                                     "out on send/recv operation"));
+    {
+        double total = 0;
+        for (int k = 0; k < v.nsleeps; k++)
+            total += v.sleeps[k];
+        assert_true(total <= 20);
+        assert_true(total > 19);
+    }
+    assert_true(v.sleeps[0] == 1 && v.sleeps[1] == 2 && v.sleeps[2] == 4 &&
+                v.sleeps[3] == 6 && v.sleeps[4] == 6);
+    assert_int_equal(out[0].state, SCHED_UNKNOWN);
+    free(sq);
+    sched_free(s);
+    transport_close(t);
+}
+
+static int lost_reply(void *arg, const char *const *argv,
+                      const char *stdin_data, size_t stdin_len,
+                      struct transport_result *res, exa_error_t *err)
+{
+    return exa_err(err, EXA_ETRANSPORT, "connection to 'fake' lost");
+}
+
+/* Only the scheduler not knowing a job counts: 5 answers "invalid job
+ * id" end the wait even with an outage between them. */
+static void test_unknown_counts_across_outage(void **state)
+{
+    struct transport *t = transport_fake_new();
+    exa_error_t err = EXA_ERROR_INIT;
+    struct sched *s = sched_new("slurm", t, &err);
+    const char *ids[] = { "77" };
+    struct sched_job out[1];
+    struct tracker_opts o;
+    struct seen v;
+    int polls = 0;
+    char *inv = slurp(FIX "squeue-invalid-id.err");
+
+    memset(&v, 0, sizeof(v));
+    transport_fake_add(t, "squeue *", "", inv, 1, 0, 3);
+    transport_fake_add(t, "sacct *", "", "", 0, 0, 3);
+    transport_fake_add_handler(t, "squeue *", lost_reply, NULL, 4);
+    transport_fake_add(t, "squeue *", "", inv, 1, 0, 0);
+    transport_fake_add(t, "sacct *", "", "", 0, 0, 0);
+    assert_int_equal(tracker_opts_from_env(&o, &err), 0);
+    o.poll_interval_s = 1;
+    o.sleep_fn = seen_sleep;
+    o.outage = seen_outage;
+    o.arg = &v;
+    assert_int_equal(tracker_wait(s, ids, 1, &o, out, &polls, &err), -1);
+    assert_int_equal(err.code, EXA_ENOTFOUND);
+    assert_string_equal(err.text, "job '77' not known to the scheduler after 5 "
+                                  "consecutive polls");
+    assert_int_equal(polls, 9); /* 3 answers, 4 failures, 2 answers */
+    assert_int_equal(v.active, 4);
+    assert_int_equal(v.over, 1);
+    free(inv);
     sched_free(s);
     transport_close(t);
 }
@@ -1127,7 +1287,9 @@ int main(void)
         cmocka_unit_test(test_scontrol_fallback),
         cmocka_unit_test(test_array_aggregation),
         cmocka_unit_test(test_unknown_streak),
-        cmocka_unit_test(test_hung_command_killed),
+        cmocka_unit_test(test_backoff),
+        cmocka_unit_test(test_outage_not_unknown),
+        cmocka_unit_test(test_unknown_counts_across_outage),
         cmocka_unit_test(test_deadline_and_recovery),
         cmocka_unit_test(test_submit_dropped_reply),
         cmocka_unit_test(test_submit_lost_then_retry),

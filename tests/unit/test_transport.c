@@ -263,6 +263,61 @@ static void test_ssh_other_failure(void **state)
     transport_close(t);
 }
 
+/* Exit 255 is ambiguous: ssh's own failure or the remote command's. The
+ * ControlMaster tells them apart (`ssh -O check`): alive means the
+ * connection worked, so 255 is the command's status (a result, and for
+ * transport_run_ok the scheduler's failure with its own message). */
+static void test_ssh_remote_255(void **state)
+{
+    static const char *const script =
+        "#!/bin/sh\n"
+        "for a; do [ \"$a\" = check ] && { [ -e \"$0.master\" ] && "
+        "{ echo 'Master running (pid=4242)' >&2; exit 0; }; "
+        "echo 'Control socket connect(/cm/x): No such file or directory' "
+        ">&2; exit 255; }; done\n"
+        "echo \"$*\" >> \"$0.calls\"\n"
+        "echo 'sbatch: error: Batch job submission failed: Invalid account' "
+        ">&2\nexit 255\n";
+    struct transport *t = ssh_with(script);
+    struct transport_result res = TRANSPORT_RESULT_INIT;
+    exa_error_t err = EXA_ERROR_INIT;
+    const char *argv[] = { "sbatch", "--parsable", "run.sh", NULL };
+    char *master = xstrfmt("%s.master", path_in("fake-ssh"));
+
+    write_file(master, "", 0644);
+    assert_int_equal(transport_run(t, argv, NULL, 0, 5, &res, &err), 0);
+    assert_int_equal(res.rc, 255);
+    transport_result_release(&res);
+    assert_int_equal(transport_run_ok(t, argv, NULL, 0, &res, &err), -1);
+    assert_int_equal(err.code, EXA_ESCHED);
+    assert_int_equal(exa_errc_exit(err.code), 5);
+    assert_string_equal(err.text, "'sbatch' on 'login1' exited 255: sbatch: "
+                                  "error: Batch job submission failed: "
+                                  "Invalid account");
+    transport_result_release(&res);
+
+    /* no master left: ssh itself failed */
+    assert_int_equal(unlink(master), 0);
+    err = (exa_error_t)EXA_ERROR_INIT;
+    assert_int_equal(transport_run_ok(t, argv, NULL, 0, &res, &err), -1);
+    assert_int_equal(err.code, EXA_ETRANSPORT);
+    assert_int_equal(exa_errc_exit(err.code), 4);
+    assert_string_equal(err.text, "ssh to 'login1' failed: sbatch: error: "
+                                  "Batch job submission failed: Invalid "
+                                  "account");
+    transport_result_release(&res);
+    free(master);
+    transport_close(t);
+}
+
+/* A command past its cap is a transport failure: exit 4. */
+static void test_timeout_exit_code(void **state)
+{
+    assert_int_equal(exa_errc_exit(EXA_ETIMEOUT), 4);
+    assert_int_equal(exa_errc_exit(EXA_ETRANSPORT), 4);
+    assert_int_equal(exa_errc_exit(EXA_ESCHED), 5);
+}
+
 static void test_fake_rules_and_faults(void **state)
 {
     struct transport *t = transport_fake_new();
@@ -370,6 +425,8 @@ int main(void)
         cmocka_unit_test(test_ssh_host_key_changed),
         cmocka_unit_test(test_ssh_host_key_unknown),
         cmocka_unit_test(test_ssh_other_failure),
+        cmocka_unit_test(test_ssh_remote_255),
+        cmocka_unit_test(test_timeout_exit_code),
         cmocka_unit_test(test_fake_rules_and_faults),
         cmocka_unit_test(test_fake_delay_timeout),
         cmocka_unit_test(test_from_env),
