@@ -70,6 +70,11 @@ out=$("$EXA" pipeline run --dummy --cluster pend </dev/null 2>&1); rc=$?
 is "$rc" 6 "pipeline run --cluster pend refuses (exit 6)"
 echo "$out" | grep -qF "exa: error: $want"; ok $? "naming the mismatch"
 "$EXA" hpc preflight pend >/dev/null 2>&1; is $? 6 "preflight refuses the tampered cluster"
+printf '#!/bin/sh\necho hi\n' > "$T/job.sh"
+out=$("$EXA" hpc submit "$T/job.sh" --cluster pend 2>&1); rc=$?
+is "$rc" 6 "submit --cluster pend refuses (exit 6)"
+echo "$out" | grep -qF "exa: error: $want"; ok $? "naming the mismatch"
+is "$(sqlite3 "$EXAMLOPS_DB" "SELECT count(*) FROM jobs WHERE cluster='pend'")" 0 "and records no job"
 out=$("$EXA" --json hpc clusters 2>/dev/null)
 is "$(echo "$out" | jget '[c["state"] for c in d if c["name"]=="pend"][0]')" PENDING "hpc clusters shows it PENDING"
 is "$(echo "$out" | jget '[c["audit_mismatch"] for c in d if c["name"]=="pend"][0]')" "$want" "with the reason"
