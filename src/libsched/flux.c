@@ -249,6 +249,8 @@ static int flux_status_batch(struct sched *s, const char *const *ids, size_t n,
                 job_from_row(o, &out[i]);
         }
         json_decref(doc);
+    } else {
+        sched_note_failure(s, &e1); /* an outage, not unknown jobs */
     }
     strvec_clear(&argv);
     sched_idmap_free(&map);
@@ -257,8 +259,10 @@ static int flux_status_batch(struct sched *s, const char *const *ids, size_t n,
         json_t *doc;
         if (out[i].state != SCHED_UNKNOWN)
             continue;
-        if (transport_run(s->t, ev, NULL, 0, 0, &res, &e1) < 0)
+        if (transport_run(s->t, ev, NULL, 0, 0, &res, &e1) < 0) {
+            sched_note_failure(s, &e1);
             continue;
+        }
         asked = 1;
         if (res.rc == 0 &&
             (doc = flux_eventlog_parse(res.out.buf, res.out.len, NULL))) {
