@@ -112,13 +112,16 @@ void gate_close(struct gate *g);
 /* The cluster's name ("default" in mock mode); borrowed, valid until
  * gate_close(). */
 const char *gate_name(const struct gate *g);
-/* The scheduler kind: "slurm", "flux" or "mock"; borrowed. */
+/* The cluster's scheduler kind: "slurm", "flux" or "mock", or for a
+ * cluster opened for GATE_READ another word ("nvidia-smi", "unknown") for
+ * which gate_sched() is NULL; borrowed. */
 const char *gate_scheduler(const struct gate *g);
 /* 1 in mock mode. */
 int gate_is_mock(const struct gate *g);
 /* The merged registered cluster, NULL in mock mode; borrowed. */
 const struct fleet_cluster *gate_cluster(const struct gate *g);
-/* The adapter, transport and store; borrowed, valid until gate_close(). */
+/* The adapter (NULL when gate_scheduler() has none, see above), the
+ * transport and the store; borrowed, valid until gate_close(). */
 struct sched *gate_sched(struct gate *g);
 struct transport *gate_transport(struct gate *g);
 store_t *gate_store(struct gate *g);
