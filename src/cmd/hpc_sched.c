@@ -161,7 +161,14 @@ static int ids_open(struct exa_ctx *ctx, struct sched_env *e,
         goto out;
     for (size_t i = 0; i < n; i++)
         if (sched_job_id_check(gate_scheduler(e->g), ids[i], &err) < 0) {
-            rc = out_error(ctx, &err, NULL);
+            /* a well-formed id of another scheduler that no cluster
+             * records, asked in mock mode: unknown, not a usage error */
+            if (gate_is_mock(e->g) && !found)
+                rc = out_errorf(ctx, EXA_ENOTFOUND, "pass --cluster C (see "
+                                "'exa hpc clusters')", "job '%s' is not "
+                                "recorded on any cluster", ids[i]);
+            else
+                rc = out_error(ctx, &err, NULL);
             goto out;
         }
 out:

@@ -63,6 +63,9 @@ is "$rc/$out" "1/exa: error: job '999999999' not found on cluster 'testa'
 hint: the job may have ended or never existed; see 'exa hpc status JOBID'" "hpc cancel 999999999 exits 1 and says not found"
 EXAMLOPS_HPC_CLUSTER=testa "$EXA" hpc cancel 999999999 >/dev/null 2>&1
 is "$?" 1 "the same through EXAMLOPS_HPC_CLUSTER"
+out=$("$EXA" hpc cancel 999999999 2>&1); rc=$?
+is "$rc/$out" "1/exa: error: job '999999999' is not recorded on any cluster
+hint: pass --cluster C (see 'exa hpc clusters')" "with no cluster named: exit 1, not recorded anywhere"
 
 # the same id recorded on a second cluster
 sqlite3 "$EXAMLOPS_DB" "insert into jobs (cluster, scheduler, job_id, created_at, updated_at) values ('testb', 'slurm', '$j2', 'x', 'x')"
