@@ -583,6 +583,8 @@ struct gate *gate_open(const struct gate_req *req, exa_error_t *err)
         name = resolved;
     }
     out_name(req, name);
+    if (cluster_name_check(name, NULL, err) < 0)
+        goto fail;
     if (!(g->c = fleet_find(&g->f, name))) {
         exa_err(err, EXA_ENOTFOUND,
                 "unknown cluster: '%s' (run 'exa hpc connect' first)", name);
