@@ -956,6 +956,12 @@ int gate_cancel(struct gate *g, const char *id, exa_error_t *err)
         if (rc < 0)
             return -1;
     }
+    if (j.state == SCHED_UNKNOWN && sched_status_failed(g->s, err)) {
+        /* not observed (an outage) is no evidence the job is gone */
+        gate_check_error(g, err);
+        return exa_err_prefix(err, "cannot tell whether job '%s' on cluster "
+                              "'%s' runs", id, g->name);
+    }
     if (j.state == SCHED_UNKNOWN)
         return exa_err(err, EXA_ENOTFOUND, "job '%s' not found on cluster '%s'",
                        id, g->name);

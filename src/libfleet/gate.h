@@ -228,9 +228,11 @@ int gate_reconcile(struct gate *g, size_t *updated, exa_error_t *err);
 
 /*
  * Cancel job id on g's cluster after asking its status: EXA_ENOTFOUND
- * "job 'ID' is not known to cluster 'C'" when the scheduler does not know
- * it, EXA_EFAIL "job 'ID' on cluster 'C' already ended STATE" when it is
- * terminal; else sched_cancel() (its errors). 0 or -1 with err.
+ * "job 'ID' not found on cluster 'C'" when the scheduler does not know
+ * it, EXA_EFAIL "job 'ID' on cluster 'C' already ended STATE: nothing
+ * cancelled" when it is terminal, the failed query's error (transport or
+ * scheduler, sched_status_failed()) when the status could not be
+ * observed; else sched_cancel() (its errors). 0 or -1 with err.
  */
 int gate_cancel(struct gate *g, const char *id, exa_error_t *err);
 
