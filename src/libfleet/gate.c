@@ -153,6 +153,63 @@ char *gate_pinned_fingerprint(const char *cluster, exa_error_t *err)
     return fpr;
 }
 
+/* Call fn(line, len, arg) for each key line of known_hosts text: not
+ * blank, not a comment, not an @revoked line (which trusts nothing). */
+static void kh_key_lines(const char *text,
+                         void (*fn)(const char *, size_t, void *), void *arg)
+{
+    const char *p = text;
+    while (p && *p) {
+        const char *e = strchr(p, '\n');
+        size_t n = e ? (size_t)(e - p) : strlen(p);
+        const char *q = p;
+        while (q < p + n && (*q == ' ' || *q == '\t'))
+            q++;
+        if (q < p + n && *q != '#' && *q != '\r' &&
+            !(p + n - q >= 8 && !strncmp(q, "@revoked", 8)))
+            fn(p, n, arg);
+        p += n + (e ? 1 : 0);
+    }
+}
+
+struct kh_match {
+    const char *fpr;
+    struct strbuf *keep; /* lines with fpr (gate_host_key_lines) */
+    char *other;         /* first other fingerprint (gate_check_host_key) */
+    int other_seen, n;
+};
+
+static void kh_match_line(const char *line, size_t len, void *arg)
+{
+    struct kh_match *m = arg;
+    char *l = xstrndup(line, len);
+    char *f = fleet_pubkey_fingerprint(l, NULL);
+    free(l);
+    m->n++;
+    if (f && !strcmp(f, m->fpr)) {
+        if (m->keep) {
+            strbuf_add(m->keep, line, len);
+            strbuf_addch(m->keep, '\n');
+        }
+    } else if (!m->other_seen) {
+        m->other_seen = 1;
+        m->other = f;
+        f = NULL;
+    }
+    free(f);
+}
+
+int gate_host_key_lines(const char *text, const char *fpr, struct strbuf *out)
+{
+    struct kh_match m = {0};
+    size_t before = out->len;
+    m.fpr = fpr;
+    m.keep = out;
+    kh_key_lines(text, kh_match_line, &m);
+    free(m.other);
+    return out->len > before ? 0 : -1;
+}
+
 /* Run a local helper (ssh-keyscan), no shell; its stdout into out. */
 static int run_helper(const char *const *argv, double timeout_s,
                       struct strbuf *out, exa_error_t *err)
@@ -216,6 +273,22 @@ int gate_check_host_key(store_t *st, const struct fleet_cluster *c,
     if (!cluster_is_ssh(c) || !approved || !*approved)
         return 0; /* never pinned (clusters.yaml only): ssh decides */
     pinned = gate_pinned_fingerprint(c->def.name, &e);
+    if (pinned && !strcmp(pinned, approved)) {
+        /* ssh trusts every key of the file: each must be the approved one
+         * (a key appended by 'ssh-keyscan >>' after a re-key is not) */
+        char *path = fleet_known_hosts_path(c->def.name), *text;
+        struct kh_match m = {0};
+        int eno = 0;
+        m.fpr = approved;
+        if ((text = read_text(path, &eno)))
+            kh_key_lines(text, kh_match_line, &m);
+        free(text);
+        free(path);
+        if (m.other_seen) {
+            free(pinned);
+            pinned = m.other ? m.other : xstrdup("an unreadable key");
+        }
+    }
     if (!pinned || strcmp(pinned, approved))
         rc = mismatch(st, c, approved, pinned, "the pinned known_hosts holds",
                       err);
@@ -426,6 +499,12 @@ static int register_target(struct gate *g, const struct env_target *t,
             goto out;
         if (!(hfpr = fleet_host_key_fingerprint(keys.buf, err)))
             goto out;
+        {
+            struct strbuf one = STRBUF_INIT;
+            gate_host_key_lines(keys.buf, hfpr, &one);
+            strbuf_release(&keys);
+            keys = one;
+        }
         khdir = fleet_known_hosts_dir();
         khpath = fleet_known_hosts_path(name);
         if (mkdir_p(khdir, 0700, err) < 0 ||

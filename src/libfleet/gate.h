@@ -127,11 +127,21 @@ struct transport *gate_transport(struct gate *g);
 store_t *gate_store(struct gate *g);
 
 /*
+ * Append to out the key lines of known_hosts text (blank, comment and
+ * @revoked lines skipped) whose key has the OpenSSH fingerprint fpr, each
+ * with its newline: what a pin may hold, since ssh trusts every key of
+ * the file and the approval records one fingerprint. 0, or -1 when no line
+ * has fpr (out unchanged).
+ */
+int gate_host_key_lines(const char *text, const char *fpr, struct strbuf *out);
+
+/*
  * The host key check of gate_open() for a caller that already holds the
  * merged cluster c (borrowed) and a store st (may be NULL: the mismatch
  * is then not recorded): for an ssh cluster whose
- * approval recorded a host key fingerprint, the key pinned in
- * known_hosts.d/NAME must have that fingerprint. A mismatch (or no key
+ * approval recorded a host key fingerprint, every key pinned in
+ * known_hosts.d/NAME (gate_host_key_lines()) must have that fingerprint;
+ * the first other one is named as what the pin holds. A mismatch (or no key
  * pinned) is recorded with store_hostkey_mismatch_set() and fails with
  * EXA_ETRANSPORT, the message of gate_open(). 0 when they agree (the
  * record, if any, is cleared), for local clusters, and for clusters never

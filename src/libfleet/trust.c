@@ -75,12 +75,21 @@ char *fleet_pin_host_key(const char *cluster, const struct strbuf *scan,
 {
     char *dir = fleet_known_hosts_dir();
     char *path = fleet_known_hosts_path(cluster);
+    char *fpr = fleet_host_key_fingerprint(scan->buf, NULL);
+    struct strbuf one = STRBUF_INIT;
+    /* only the key whose fingerprint the approval records: ssh trusts
+     * every key of the file (gate_check_host_key() refuses others) */
+    if (!fpr || gate_host_key_lines(scan->buf, fpr, &one) < 0)
+        strbuf_addbuf(&one, scan);
+    free(fpr);
     if (mkdir_p(dir, 0700, err) < 0 ||
-        atomic_write_file(path, scan->buf, scan->len, 0600, err) < 0) {
+        atomic_write_file(path, one.buf, one.len, 0600, err) < 0) {
+        strbuf_release(&one);
         free(dir);
         free(path);
         return NULL;
     }
+    strbuf_release(&one);
     free(dir);
     return path;
 }

@@ -147,4 +147,64 @@ refused 2 "hpc cancel --cluster testa 1,2 (a list in one id)" "$EXA" hpc cancel 
 refused 1 "hpc cancel 999999999 --cluster testa" "$EXA" hpc cancel 999999999 --cluster testa
 is "$(head -1 "$T/err")" "exa: error: job '999999999' not found on cluster 'testa'" "and says not found"
 refused 1 "hpc cancel '1_[1-99999999]' --cluster testa" "$EXA" hpc cancel "1_[1-99999999]" --cluster testa
+
+# --- 5. reject racing a submit: sbatch already ran when the row is inserted
+# (an ssh first on PATH holds the sbatch call until the reject is done)
+rm -f "$T/at-sbatch" "$T/go"
+{
+    echo '#!/bin/sh'
+    echo "case \"\$*\" in *sbatch*) touch '$T/at-sbatch'; i=0"
+    echo "    while [ ! -e '$T/go' ] && [ \$i -lt 150 ]; do sleep 0.2; i=\$((i + 1)); done ;; esac"
+    echo 'exec /usr/bin/ssh "$@"'
+} > "$T/bin/ssh"
+chmod +x "$T/bin/ssh"
+printf 'sleep 60\n' > "$T/long.sh"
+(PATH="$T/bin:$PATH" "$EXA" hpc submit "$T/long.sh" --cluster testa --job-name="$tag-race" >"$T/race.out" 2>&1
+    echo "rc=$?" >>"$T/race.out") &
+for _ in $(seq 150); do [ -e "$T/at-sbatch" ] && break; sleep 0.2; done
+"$EXA" -q -y hpc reject testa -r "t0720 race" >/dev/null
+touch "$T/go"
+wait
+is "$(tail -1 "$T/race.out")" rc=6 "testa rejected while its sbatch ran: submit exits 6"
+grep -q "job cancelled: cluster 'testa' is REJECTED: job [0-9]* is not recorded" "$T/race.out"
+ok $? "and says the job was cancelled"
+rid=$(sed -n "s/.*job \([0-9][0-9]*\) is not recorded.*/\1/p" "$T/race.out")
+# (cancelled before it started: sacct's record stays partial, so its state)
+for _ in $(seq 60); do
+    s=$(tb_slurm testa sacct -n -X -j "$rid" -o state%40 2>/dev/null | awk 'NR == 1 {print $1}')
+    [ "$s" = CANCELLED ] && break; sleep 1
+done
+is "$s" CANCELLED "sacct says job $rid CANCELLED"
+is "$(queued testa)" 0 "nothing of this test left in testa's squeue"
+is "$(sqlite3 "$EXAMLOPS_DB" "select count(*) from jobs where cluster='testa' and job_id='$rid'")" 0 "no job row"
+rm -f "$T/bin/ssh"
+"$EXA" -q hpc connect "$H" --name testa -u "$U" -k "$KEY" -p "$PA" --scheduler slurm >/dev/null 2>&1 &&
+    "$EXA" -q -y hpc approve testa >/dev/null
+is "$(st)" ACTIVE "testa connected again and approved"
+
+# --- 6. a second key in testa's pin ('ssh-keyscan >> known_hosts.d/testa'
+# after the server was re-keyed): ssh trusts every key of the file, the
+# approval records one fingerprint, so any other key in it is refused
+fpr_of() { grep "^\[$H\]:$1[ ,]" "$TESTBED_SSH_KNOWN_HOSTS" | ssh-keygen -lf - | awk '/ED25519/ {print $2}'; }
+FA=$(fpr_of "$PA") FB=$(fpr_of "$PB")
+pin=$XDG_CONFIG_HOME/examlops/known_hosts.d/testa
+is "$(grep -v '^#' "$pin" | ssh-keygen -lf - | awk '{print $2}' | sort -u)" "$FA" "connect pinned testa's approved key only"
+cp "$pin" "$T/pin.good"
+grep "^\[$H\]:$PB[ ,]" "$TESTBED_SSH_KNOWN_HOSTS" | sed "s/\[$H\]:$PB/[$H]:$PA/g" >> "$pin"
+want="host key for '$H' changed: cluster 'testa' was approved with $FA but the pinned known_hosts holds $FB"
+for c in "hpc submit $T/p.sh --cluster testa --job-name=$tag-kh -- kh" "hpc status 1 --cluster testa" \
+    "hpc queue --cluster testa" "hpc cancel 1 --cluster testa"; do
+    refused 4 "$c, testb's key appended to the pin" $EXA $c
+    grep -q -F "$want" "$T/err"; ok $? "naming both fingerprints"
+done
+is "$(ls "$M" | wc -l)/$(queued testa)" "0/0" "no payload ran, no job in testa's squeue"
+cp "$T/pin.good" "$pin"
+"$EXA" hpc status 1 --cluster testa >/dev/null 2>&1; ok $? "with the approved key alone pinned again, testa answers"
+# what the rule stops: the server at testa's address replaced by testb's
+# (here: the port moved to testb's, the pin carrying both keys for it);
+# reading a PENDING cluster is allowed, reaching an unapproved server not
+sed -i "s/ssh_port: $PA/ssh_port: $PB/" "$R"
+{ sed "s/\[$H\]:$PA/[$H]:$PB/g" "$T/pin.good"; grep "^\[$H\]:$PB[ ,]" "$TESTBED_SSH_KNOWN_HOSTS"; } > "$pin"
+refused 4 "hpc status 1 --cluster testa reaching testb's server, both keys pinned" "$EXA" hpc status 1 --cluster testa
+grep -q -F "$want" "$T/err"; ok $? "naming both fingerprints"
 tap_done

@@ -204,6 +204,47 @@ static void test_pinned_fingerprint(void **state)
     assert_int_equal(err.code, EXA_EPARSE);
 }
 
+/* A pin may hold only the approved key: gate_host_key_lines() keeps the
+ * lines of one fingerprint (comments, blanks and @revoked lines skipped),
+ * gate_check_host_key() refuses a file with any other key in it. */
+static void test_host_key_lines(void **state)
+{
+    struct strbuf sb = STRBUF_INIT;
+    exa_error_t err = EXA_ERROR_INIT;
+    struct fleet_cluster c;
+    const char *scan = "# 127.0.0.1:2222 SSH-2.0-OpenSSH_9.2\n"
+                       "[127.0.0.1]:2222 " RSA_KEY "\n\n"
+                       "@revoked * " RSA_KEY "\n"
+                       "[127.0.0.1]:2222 " ED_KEY "\n";
+    (void)state;
+    assert_int_equal(gate_host_key_lines(scan, ED_FPR, &sb), 0);
+    assert_string_equal(sb.buf, "[127.0.0.1]:2222 " ED_KEY "\n");
+    strbuf_reset(&sb);
+    assert_int_equal(gate_host_key_lines(scan, RSA_FPR, &sb), 0);
+    assert_string_equal(sb.buf, "[127.0.0.1]:2222 " RSA_KEY "\n");
+    strbuf_reset(&sb);
+    assert_int_equal(gate_host_key_lines(scan, "SHA256:nope", &sb), -1);
+    assert_int_equal((int)sb.len, 0);
+    strbuf_release(&sb);
+
+    memset(&c, 0, sizeof(c));
+    c.def.name = "k";
+    c.def.host = "127.0.0.1";
+    c.def.transport = "ssh";
+    c.def.ssh_port = 2222;
+    c.row.host_key_fingerprint = ED_FPR;
+    pin("k", "[127.0.0.1]:2222 " ED_KEY "\n@revoked * " RSA_KEY "\n");
+    assert_int_equal(gate_check_host_key(NULL, &c, &err), 0);
+    /* the approved ed25519 key first, another key after it: refused,
+     * naming the other one */
+    pin("k", "[127.0.0.1]:2222 " ED_KEY "\n[127.0.0.1]:2222 " RSA_KEY "\n");
+    assert_int_equal(gate_check_host_key(NULL, &c, &err), -1);
+    assert_int_equal(err.code, EXA_ETRANSPORT);
+    assert_non_null(strstr(err.text, "was approved with " ED_FPR
+                                     " but the pinned known_hosts holds "
+                                     RSA_FPR));
+}
+
 /* Register name over ssh with the approved host key fpr; approve when
  * active. */
 static void add_cluster(store_t *st, const char *name, const char *fpr,
@@ -421,6 +462,8 @@ int main(void)
         cmocka_unit_test(test_job_id_message),
         cmocka_unit_test(test_env_name),
         cmocka_unit_test_setup_teardown(test_pinned_fingerprint, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_host_key_lines, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_insert_active, setup, teardown),
         cmocka_unit_test_setup_teardown(test_open_refuses_mismatch, setup,
