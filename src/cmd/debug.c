@@ -68,7 +68,27 @@ static int cmd_parse(struct exa_ctx *ctx, int argc, char **argv)
     const struct parse_kind *k = NULL;
     json_t *res;
     struct strbuf names = STRBUF_INIT;
+    struct cmd_spec spec = CMD_SPEC_INIT;
+    const char *command = getenv("EXA_PARSE_COMMAND");
+    char *pos[2] = { argv[0], NULL };
+    int npos = 1;
 
+    /* KIND [--command CMDLINE | --command=CMDLINE], in any order */
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--command") || !strcmp(argv[i], "-c")) {
+            if (i + 1 >= argc)
+                return out_usage(ctx, "--command needs a command line");
+            command = argv[++i];
+        } else if (!strncmp(argv[i], "--command=", 10)) {
+            command = argv[i] + 10;
+        } else if (npos < 2) {
+            pos[npos++] = argv[i];
+        } else {
+            npos = 3;
+        }
+    }
+    argc = npos;
+    argv = pos;
     for (size_t i = 0; kinds[i].name; i++)
         strbuf_addf(&names, "%s%s", i ? ", " : "", kinds[i].name);
     if (argc != 2) {
@@ -87,12 +107,16 @@ static int cmd_parse(struct exa_ctx *ctx, int argc, char **argv)
         return rc;
     }
     strbuf_release(&names);
+    if (cmd_spec_from_string(command, &spec, &err) < 0)
+        return out_error(ctx, &err, NULL);
     if (read_all(STDIN_FILENO, &in, DEBUG_PARSE_MAX_BYTES, &err) < 0) {
         strbuf_release(&in);
+        cmd_spec_release(&spec);
         return out_error(ctx, &err, NULL);
     }
-    res = k->fn(in.buf, in.len, &err, errkind, sizeof(errkind));
+    res = k->fn(in.buf, in.len, &spec, &err, errkind, sizeof(errkind));
     strbuf_release(&in);
+    cmd_spec_release(&spec);
     if (!res) {
         /* FORMAT.md's error envelope, in table mode too: it is data. */
         json_t *doc = json_object(), *e = json_object();
@@ -109,11 +133,22 @@ static int cmd_parse(struct exa_ctx *ctx, int argc, char **argv)
 }
 
 static const struct exa_cmd cmds[] = {
-    { "parse", cmd_parse, "KIND < OUTPUT",
+    { "parse", cmd_parse, "KIND [--command CMDLINE] < OUTPUT",
       "parse scheduler output on stdin and print what exa understood",
       "KIND is one of: sinfo, squeue, sacct, sbatch, flux-resource,\n"
       "flux-jobs, flux-eventlog, nvidia-smi, hostlist. The JSON shapes are\n"
-      "those of doc/debug-parse.md." },
+      "those of doc/debug-parse.md.\n"
+      "\n"
+      "--command CMDLINE (or $EXA_PARSE_COMMAND; the option wins) names the\n"
+      "command line that printed OUTPUT; it is part of the input. It is\n"
+      "split like sh would (quotes, $'\\x1f'), but never run. Where OUTPUT\n"
+      "has no header the columns come from its format (sacct --format/-o,\n"
+      "squeue/sinfo -o/-O, flux -o '{...}', nvidia-smi --query-gpu), the\n"
+      "separator from sacct -P/--delimiter or the format's literals, the\n"
+      "cut widths from -O (20 by default) or %.Nx; a value that filled its\n"
+      "width may be truncated (a TRES cell gives gpus null); squeue -t with\n"
+      "one state sets that state when no state column was printed. A\n"
+      "printed header still names the columns." },
     { NULL },
 };
 

@@ -24,7 +24,8 @@ static json_t *with_kind(json_t *res, const char *kind, char *errkind,
     return res;
 }
 
-json_t *debug_parse_flux_jobs(const char *buf, size_t len, exa_error_t *err,
+json_t *debug_parse_flux_jobs(const char *buf, size_t len,
+                          const struct cmd_spec *spec, exa_error_t *err,
                               char *errkind, size_t errkind_len)
 {
     const char *kind = NULL;
@@ -33,6 +34,7 @@ json_t *debug_parse_flux_jobs(const char *buf, size_t len, exa_error_t *err,
 }
 
 json_t *debug_parse_flux_eventlog(const char *buf, size_t len,
+                                  const struct cmd_spec *spec,
                                   exa_error_t *err, char *errkind,
                                   size_t errkind_len)
 {
@@ -44,6 +46,7 @@ json_t *debug_parse_flux_eventlog(const char *buf, size_t len,
 }
 
 json_t *debug_parse_flux_resource(const char *buf, size_t len,
+                                  const struct cmd_spec *spec,
                                   exa_error_t *err, char *errkind,
                                   size_t errkind_len)
 {
@@ -53,6 +56,7 @@ json_t *debug_parse_flux_resource(const char *buf, size_t len,
 }
 
 json_t *debug_parse_nvidia_smi(const char *buf, size_t len,
+                               const struct cmd_spec *spec,
                                exa_error_t *err, char *errkind,
                                size_t errkind_len)
 {
@@ -60,7 +64,9 @@ json_t *debug_parse_nvidia_smi(const char *buf, size_t len,
     const char *kind = NULL;
     json_t *res;
 
-    nvsmi_fields_from_command(getenv("EXA_PARSE_COMMAND"), &fields);
+    if (spec->tool == CMD_TOOL_NVIDIA_SMI)
+        for (size_t i = 0; i < spec->ncols; i++)
+            strvec_push(&fields, spec->cols[i].name);
     res = nvsmi_parse(buf, len, fields.v, fields.nr, &kind, err);
     strvec_clear(&fields);
     return with_kind(res, kind, errkind, errkind_len);

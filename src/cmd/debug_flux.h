@@ -8,14 +8,17 @@
 #include "cmd/debug_kinds.h"
 
 /* `flux jobs` output (any format) -> {"jobs", "stats"}. */
-json_t *debug_parse_flux_jobs(const char *buf, size_t len, exa_error_t *err,
+json_t *debug_parse_flux_jobs(const char *buf, size_t len,
+                          const struct cmd_spec *spec, exa_error_t *err,
                               char *errkind, size_t errkind_len);
 /* `flux job eventlog` / `flux job info ID eventlog` -> events, summary. */
 json_t *debug_parse_flux_eventlog(const char *buf, size_t len,
+                                  const struct cmd_spec *spec,
                                   exa_error_t *err, char *errkind,
                                   size_t errkind_len);
 /* `flux resource list` / `status` -> {"groups", "nodes"}. */
 json_t *debug_parse_flux_resource(const char *buf, size_t len,
+                                  const struct cmd_spec *spec,
                                   exa_error_t *err, char *errkind,
                                   size_t errkind_len);
 /*
@@ -24,6 +27,7 @@ json_t *debug_parse_flux_resource(const char *buf, size_t len,
  * (its --query-gpu option) when set, else from the product's query.
  */
 json_t *debug_parse_nvidia_smi(const char *buf, size_t len,
+                               const struct cmd_spec *spec,
                                exa_error_t *err, char *errkind,
                                size_t errkind_len);
 

@@ -7,14 +7,20 @@
 #include <jansson.h>
 #include <stddef.h>
 
+#include "libutil/cmdspec.h"
 #include "libutil/error.h"
 
 /*
  * Parse len bytes at buf (not NUL-terminated necessarily; buf[len] is NUL)
- * into the FORMAT.md `result` object (new reference). On input that must
- * be rejected return NULL, set err and write the error kind into errkind.
+ * into the FORMAT.md `result` object (new reference). spec is the column
+ * spec of the command line that printed buf (`--command` or
+ * $EXA_PARSE_COMMAND; never NULL, empty when none was given): the adapter
+ * hands it to the library parser, which takes headerless column lists,
+ * separators, widths and state filters from it. On input that must be
+ * rejected return NULL, set err and write the error kind into errkind.
  */
 typedef json_t *(*parse_kind_f)(const char *buf, size_t len,
+                                const struct cmd_spec *spec,
                                 exa_error_t *err, char *errkind,
                                 size_t errkind_len);
 

@@ -20,14 +20,15 @@ static void set_kind(char *errkind, size_t n, const char *kind)
     xsnprintf(errkind, n, "%s", kind);
 }
 
-json_t *debug_parse_sinfo(const char *buf, size_t len, exa_error_t *err,
+json_t *debug_parse_sinfo(const char *buf, size_t len,
+                          const struct cmd_spec *spec, exa_error_t *err,
                           char *errkind, size_t errkind_len)
 {
     struct sinfo_result res;
     const char *kind = NULL;
     json_t *doc;
     memset(&res, 0, sizeof(res));
-    if (sinfo_parse(buf, len, &res, &kind, err) < 0) {
+    if (sinfo_parse_cmd(buf, len, spec, &res, &kind, err) < 0) {
         set_kind(errkind, errkind_len, kind);
         sinfo_result_free(&res);
         return NULL;
@@ -37,14 +38,15 @@ json_t *debug_parse_sinfo(const char *buf, size_t len, exa_error_t *err,
     return doc;
 }
 
-json_t *debug_parse_squeue(const char *buf, size_t len, exa_error_t *err,
+json_t *debug_parse_squeue(const char *buf, size_t len,
+                          const struct cmd_spec *spec, exa_error_t *err,
                            char *errkind, size_t errkind_len)
 {
     struct slurm_jobs jobs;
     const char *kind = NULL;
     json_t *doc;
     memset(&jobs, 0, sizeof(jobs));
-    if (squeue_parse(buf, len, &jobs, &kind, err) < 0) {
+    if (squeue_parse_cmd(buf, len, spec, &jobs, &kind, err) < 0) {
         set_kind(errkind, errkind_len, kind);
         slurm_jobs_free(&jobs);
         return NULL;
@@ -54,14 +56,15 @@ json_t *debug_parse_squeue(const char *buf, size_t len, exa_error_t *err,
     return doc;
 }
 
-json_t *debug_parse_sacct(const char *buf, size_t len, exa_error_t *err,
+json_t *debug_parse_sacct(const char *buf, size_t len,
+                          const struct cmd_spec *spec, exa_error_t *err,
                           char *errkind, size_t errkind_len)
 {
     struct slurm_jobs jobs;
     const char *kind = NULL;
     json_t *doc;
     memset(&jobs, 0, sizeof(jobs));
-    if (sacct_parse(buf, len, &jobs, &kind, err) < 0) {
+    if (sacct_parse_cmd(buf, len, spec, &jobs, &kind, err) < 0) {
         set_kind(errkind, errkind_len, kind);
         slurm_jobs_free(&jobs);
         return NULL;
@@ -71,11 +74,13 @@ json_t *debug_parse_sacct(const char *buf, size_t len, exa_error_t *err,
     return doc;
 }
 
-json_t *debug_parse_sbatch(const char *buf, size_t len, exa_error_t *err,
+json_t *debug_parse_sbatch(const char *buf, size_t len,
+                          const struct cmd_spec *spec, exa_error_t *err,
                            char *errkind, size_t errkind_len)
 {
     struct sbatch_result res;
     json_t *doc;
+    (void)spec; /* sbatch output has no columns */
     memset(&res, 0, sizeof(res));
     if (sbatch_parse(buf, len, &res, err) < 0) {
         set_kind(errkind, errkind_len, "submit_failed");
@@ -87,12 +92,14 @@ json_t *debug_parse_sbatch(const char *buf, size_t len, exa_error_t *err,
     return doc;
 }
 
-json_t *debug_parse_hostlist(const char *buf, size_t len, exa_error_t *err,
+json_t *debug_parse_hostlist(const char *buf, size_t len,
+                          const struct cmd_spec *spec, exa_error_t *err,
                              char *errkind, size_t errkind_len)
 {
     struct strvec hosts = STRVEC_INIT;
     json_t *doc, *arr;
     (void)len;
+    (void)spec;
     if (hostlist_expand(buf, &hosts, 0, err) < 0) {
         set_kind(errkind, errkind_len, "invalid_hostlist");
         return NULL;

@@ -475,6 +475,13 @@ static void add_part(struct sinfo_node *n, const char *p)
 int sinfo_parse(const char *buf, size_t len, struct sinfo_result *res,
                 const char **kind, exa_error_t *err)
 {
+    return sinfo_parse_cmd(buf, len, NULL, res, kind, err);
+}
+
+int sinfo_parse_cmd(const char *buf, size_t len, const struct cmd_spec *spec,
+                    struct sinfo_result *res, const char **kind,
+                    exa_error_t *err)
+{
     struct slurm_table t;
     enum col *hroles = NULL, *cons = NULL;
     size_t nh = 0, cons_n = 0;
@@ -482,7 +489,9 @@ int sinfo_parse(const char *buf, size_t len, struct sinfo_result *res,
 
     memset(&t, 0, sizeof(t));
     *kind = "parse_error";
-    if (slurm_table_split(buf, len, known_hdr, &t, err) < 0)
+    if (spec && spec->tool != CMD_TOOL_SINFO)
+        spec = NULL;
+    if (slurm_table_split_spec(buf, len, known_hdr, spec, &t, err) < 0)
         return -1;
     if (t.error_line && !t.nrows && !t.hdr) {
         exa_err(err, EXA_ESCHED, "%s", t.error_line);
@@ -529,7 +538,7 @@ int sinfo_parse(const char *buf, size_t len, struct sinfo_result *res,
                    *gres_used = NULL;
         struct strbuf gres_sb = STRBUF_INIT;
         struct strvec parts = STRVEC_INIT;
-        int nints = 0;
+        int nints = 0, name_cut = 0;
 
         if (hroles) {
             for (size_t i = 0; i < row->nf && i < nh; i++)
@@ -553,7 +562,10 @@ int sinfo_parse(const char *buf, size_t len, struct sinfo_result *res,
             const char *v = row->f[i];
             long long x;
             switch (role[i]) {
-            case C_NAME: name = v; break;
+            case C_NAME:
+                name = v;
+                name_cut = row->cut && row->cut[i];
+                break;
             case C_COUNT: if (is_int(v)) count = to_ll(v); break;
             case C_COUNT_AIOT: /* %F "A/I/O/T": the total */
                 if (cpustate_total(v, &x))
@@ -648,7 +660,9 @@ int sinfo_parse(const char *buf, size_t len, struct sinfo_result *res,
             }
         } else if (name) {
             struct strvec hosts = STRVEC_INIT;
-            if (strchr(name, ':') || strchr(name, '(')) {
+            /* a name that filled the width the command gave it (-O's
+             * default 20) was cut: no node is made of part of a name */
+            if (strchr(name, ':') || strchr(name, '(') || name_cut) {
                 exa_err(err, EXA_EPARSE,
                         "row %zu: node name '%s' ran into the next column",
                         r + 1, name);

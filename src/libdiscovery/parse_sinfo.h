@@ -15,6 +15,7 @@
 #include <jansson.h>
 #include <stddef.h>
 
+#include "libutil/cmdspec.h"
 #include "libutil/error.h"
 #include "libutil/strvec.h"
 
@@ -60,6 +61,16 @@ struct sinfo_result {
  */
 int sinfo_parse(const char *buf, size_t len, struct sinfo_result *res,
                 const char **kind, exa_error_t *err);
+
+/*
+ * sinfo_parse with the command line that printed buf (cmdspec.h; NULL or
+ * another tool's spec: sinfo_parse): where the output has no header, the
+ * column names come from its -o/-O format, a separator it sets splits
+ * the rows, and -O widths cut headerless rows.
+ */
+int sinfo_parse_cmd(const char *buf, size_t len, const struct cmd_spec *spec,
+                    struct sinfo_result *res, const char **kind,
+                    exa_error_t *err);
 
 /* Free what res owns; res is zeroed. */
 void sinfo_result_free(struct sinfo_result *res);

@@ -91,9 +91,19 @@ static const struct slurm_layout sacct_layouts[] = {
 int sacct_parse(const char *buf, size_t len, struct slurm_jobs *jobs,
                 const char **kind, exa_error_t *err)
 {
+    return sacct_parse_cmd(buf, len, NULL, jobs, kind, err);
+}
+
+int sacct_parse_cmd(const char *buf, size_t len, const struct cmd_spec *spec,
+                    struct slurm_jobs *jobs, const char **kind,
+                    exa_error_t *err)
+{
     int rc;
     *kind = "parse_error";
-    rc = slurm_parse_table(buf, len, jobs, sacct_names, sacct_layouts, 1, err);
+    if (spec && spec->tool != CMD_TOOL_SACCT)
+        spec = NULL;
+    rc = slurm_parse_table(buf, len, jobs, sacct_names, sacct_layouts, 1,
+                           spec, err);
     if (rc == -2)
         *kind = "slurm_error";
     return rc < 0 ? -1 : 0;

@@ -115,10 +115,12 @@ int slurm_valid_for(enum slurm_role r, const char *v)
         if (!*v)
             return 1;
         if (!c)
-            return is_int(v);
+            return is_int(v[0] == '-' ? v + 1 : v);
         {
+            /* the exit part may be negative ("-2:0", sacct(1) prints
+             * the return code as a signed int) */
             char *a = xstrndup(v, (size_t)(c - v));
-            int ok = is_int(a) && is_int(c + 1);
+            int ok = is_int(a[0] == '-' ? a + 1 : a) && is_int(c + 1);
             free(a);
             return ok;
         }
@@ -255,6 +257,31 @@ void slurm_id_parts(struct slurm_job *j)
     }
 }
 
+/*
+ * Was this TRES string cut (a -O column's width, a fixed-width sacct
+ * column)? It then ends with ',' '+' '=' ':' or '/', or (kv: a
+ * key=value list such as AllocTRES) its last entry has no '=' or no
+ * value ("cpu=2,mem=512M,node=", "cpu=2,gres/g").
+ */
+static int tres_cut(const char *v, int kv)
+{
+    size_t n = strlen(v);
+    const char *last;
+    while (n && isspace((unsigned char)v[n - 1]))
+        n--;
+    if (!n || slurm_none_token(v))
+        return 0;
+    if (v[n - 1] == ',' || v[n - 1] == '+' || v[n - 1] == '=' ||
+        v[n - 1] == ':' || v[n - 1] == '/')
+        return 1;
+    if (!kv)
+        return 0; /* tres-per-node/job: "gpu:2", "gres/gpu:a100:1" */
+    last = v + n;
+    while (last > v && last[-1] != ',')
+        last--;
+    return !memchr(last, '=', (size_t)(v + n - last));
+}
+
 /* GPU count from a tres-per-job / tres-per-node value; 0 when none. */
 static int tres_per_gpus(const char *v, long long *gpus)
 {
@@ -271,6 +298,14 @@ static int tres_per_gpus(const char *v, long long *gpus)
     return rc;
 }
 
+static int has_state_col(const enum slurm_role *roles, size_t n)
+{
+    for (size_t k = 0; k < n; k++)
+        if (roles[k] == R_STATE || roles[k] == R_STATE_COMPACT)
+            return 1;
+    return 0;
+}
+
 void slurm_build_job(struct slurm_job *j, char **f, size_t nf,
                      const enum slurm_role *roles, size_t nroles,
                      struct slurm_row_ctx *ctx)
@@ -279,7 +314,7 @@ void slurm_build_job(struct slurm_job *j, char **f, size_t nf,
     const char *tres_alloc = NULL, *tres_job = NULL, *tres_node = NULL;
     const char *id = NULL, *id2 = NULL;
     long long nodes = -1;
-    int have_alloc = 0;
+    int have_alloc = 0, cut_tres = 0;
 
     memset(j, 0, sizeof(*j));
     strvec_init(&j->nodelist);
@@ -342,9 +377,28 @@ void slurm_build_job(struct slurm_job *j, char **f, size_t nf,
                 j->elapsed_s = (double)count_of(v);
             }
             break;
-        case R_TRES_ALLOC: tres_alloc = v; have_alloc = 1; break;
-        case R_TRES_PER_JOB: tres_job = v; break;
-        case R_TRES_PER_NODE: tres_node = v; break;
+        /* a cut TRES field gives null (FORMAT.md "A truncated TRES field
+         * gives null"): by its shape, or because it filled the width the
+         * command gave it */
+        case R_TRES_ALLOC:
+            have_alloc = 1;
+            if (tres_cut(v, 1) || (ctx->cut && ctx->cut[k]))
+                cut_tres = 1;
+            else
+                tres_alloc = v;
+            break;
+        case R_TRES_PER_JOB:
+            if (tres_cut(v, 0) || (ctx->cut && ctx->cut[k]))
+                cut_tres = 1;
+            else
+                tres_job = v;
+            break;
+        case R_TRES_PER_NODE:
+            if (tres_cut(v, 0) || (ctx->cut && ctx->cut[k]))
+                cut_tres = 1;
+            else
+                tres_node = v;
+            break;
         case R_NODES: case R_NNODES:
             if (is_int(v)) {
                 nodes = count_of(v);
@@ -385,22 +439,22 @@ void slurm_build_job(struct slurm_job *j, char **f, size_t nf,
             break;
         case R_PARTITION:
             free(j->partition);
-            j->partition = *v ? xstrdup(v) : NULL;
+            j->partition = *v || ctx->delimited ? xstrdup(v) : NULL;
             j->have |= SJ_PARTITION;
             break;
         case R_ACCOUNT:
             free(j->account);
-            j->account = *v ? xstrdup(v) : NULL;
+            j->account = *v || ctx->delimited ? xstrdup(v) : NULL;
             j->have |= SJ_ACCOUNT;
             break;
         case R_USER:
             free(j->user);
-            j->user = *v ? xstrdup(v) : NULL;
+            j->user = *v || ctx->delimited ? xstrdup(v) : NULL;
             j->have |= SJ_USER;
             break;
         case R_NAME:
             free(j->name);
-            j->name = *v ? xstrdup(v) : NULL;
+            j->name = *v || ctx->delimited ? xstrdup(v) : NULL;
             j->have |= SJ_NAME;
             break;
         case R_NCPUS:
@@ -483,17 +537,23 @@ void slurm_build_job(struct slurm_job *j, char **f, size_t nf,
     if (state || state_c)
         j->state = slurm_job_state_normalize(state ? state : state_c,
                                              &j->raw_state);
+    else if (ctx->state_filter && !has_state_col(roles, nroles))
+        /* no state column, but the command asked for one state only
+         * (squeue -t R): every row is in it */
+        j->state = slurm_job_state_normalize(ctx->state_filter, NULL);
     if (start && !(ctx->squeue && j->state && !strcmp(j->state, "PENDING")))
         j->start = time_value(start);
     if (end && !(ctx->squeue && !slurm_job_state_terminal(j->state)))
         j->end = time_value(end);
-    if (have_alloc) {
+    if (have_alloc && tres_alloc) {
         long long g;
         if (tres_gpus(tres_alloc, &g)) {
             j->has_gpus = 1;
             j->gpus = g;
         }
     }
+    if (cut_tres && !j->has_gpus)
+        tres_job = tres_node = NULL; /* null, never a guess from a part */
     if (!j->has_gpus && tres_job) {
         long long g;
         if (tres_per_gpus(tres_job, &g)) {

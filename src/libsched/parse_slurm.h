@@ -13,6 +13,7 @@
 #include <jansson.h>
 #include <stddef.h>
 
+#include "libutil/cmdspec.h"
 #include "libutil/error.h"
 #include "libutil/strvec.h"
 
@@ -114,12 +115,38 @@ int squeue_parse(const char *buf, size_t len, struct slurm_jobs *jobs,
                  const char **kind, exa_error_t *err);
 
 /*
+ * squeue_parse with the command line that printed buf (cmdspec.h; NULL,
+ * or a spec of another tool, is the same as squeue_parse). Where the
+ * output has no header, its column names come from the command's -o/-O
+ * format (or squeue's default format); a separator the command sets
+ * splits the rows; -O/%.Nx widths cut headerless rows, and a TRES cell
+ * that filled its width gives gpus null; a one-state filter (-t R,
+ * --states=PENDING) gives that state to every row when no state column
+ * was printed. A printed header still names the columns.
+ */
+int squeue_parse_cmd(const char *buf, size_t len, const struct cmd_spec *spec,
+                     struct slurm_jobs *jobs, const char **kind,
+                     exa_error_t *err);
+
+/*
  * Parse sacct output: --parsable2 with or without header, fixed-width
  * with the dashed ruler, exa's own field list. JobIDs with a '.' go to
  * jobs->steps. Same return convention as squeue_parse.
  */
 int sacct_parse(const char *buf, size_t len, struct slurm_jobs *jobs,
                 const char **kind, exa_error_t *err);
+
+/*
+ * sacct_parse with the command line that printed buf (cmdspec.h; NULL or
+ * another tool's spec: sacct_parse): headerless columns from --format/
+ * -o/--fields (sacct's default list without one), the separator from
+ * -P/-p and --delimiter, fixed widths from "%N". sacct's -s filter says
+ * which jobs were in a state during the window, not their state now, so
+ * it never sets one.
+ */
+int sacct_parse_cmd(const char *buf, size_t len, const struct cmd_spec *spec,
+                    struct slurm_jobs *jobs, const char **kind,
+                    exa_error_t *err);
 
 /*
  * Parse `scontrol show job -o` output (one "Key=Value ..." line per job;

@@ -11,6 +11,7 @@
 #include <stddef.h>
 
 #include "libsched/parse_slurm.h"
+#include "libutil/cmdspec.h"
 
 /* What a column (or scontrol key) holds; R_IGNORE: not read. */
 enum slurm_role {
@@ -41,6 +42,11 @@ struct slurm_layout {
 struct slurm_row_ctx {
     int squeue;          /* apply squeue's projected-time rules */
     size_t host_budget;  /* node names left to expand in this parse */
+    int delimited;       /* cells printed between separators (or at fixed
+                          * widths): an empty one is "", not absent */
+    const unsigned char *cut; /* this row's slurm_row.cut, or NULL */
+    const char *state_filter; /* the command's one-state filter (squeue
+                               * -t R), or NULL */
 };
 
 /* squeue's column names (parse_squeue.c); the table walk tells squeue
@@ -93,10 +99,11 @@ int slurm_lookup_role(const struct slurm_name_role *t, const char *u,
 void slurm_upper(const char *s, char *buf, size_t n);
 
 /* Parse an squeue (is_sacct 0) or sacct (1) table into jobs: 0, -1 with
- * err (parse error), or -2 with err EXA_ESCHED (only Slurm error text). */
+ * err (parse error), or -2 with err EXA_ESCHED (only Slurm error text).
+ * spec: the command line's column spec (cmdspec.h) or NULL. */
 int slurm_parse_table(const char *buf, size_t len, struct slurm_jobs *jobs,
                       const struct slurm_name_role *tbl,
                       const struct slurm_layout *layouts, int is_sacct,
-                      exa_error_t *err);
+                      const struct cmd_spec *spec, exa_error_t *err);
 
 #endif

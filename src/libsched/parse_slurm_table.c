@@ -550,20 +550,23 @@ static void add_error(struct slurm_jobs *jobs, long record, long expected,
 int slurm_parse_table(const char *buf, size_t len, struct slurm_jobs *jobs,
                       const struct slurm_name_role *tbl,
                       const struct slurm_layout *layouts, int is_sacct,
-                      exa_error_t *err)
+                      const struct cmd_spec *spec, exa_error_t *err)
 {
     struct slurm_table t;
     enum slurm_role roles[128];
     size_t nroles = 0;
     int merge_tail = 0;
-    struct slurm_row_ctx ctx = { !is_sacct, HOST_BUDGET };
+    struct slurm_row_ctx ctx = { !is_sacct, HOST_BUDGET, 0, NULL, NULL };
     size_t ext[512];
     int have_ext = 0;
 
     memset(&t, 0, sizeof(t));
     cur_names = tbl;
-    if (slurm_table_split(buf, len, known_cur, &t, err) < 0)
+    if (slurm_table_split_spec(buf, len, known_cur, spec, &t, err) < 0)
         return -1;
+    ctx.delimited = t.sep != ' ';
+    if (spec && spec->tool == CMD_TOOL_SQUEUE)
+        ctx.state_filter = spec->state_filter;
     if (t.error_line && !t.nrows && !t.hdr) {
         exa_err(err, EXA_ESCHED, "%s", t.error_line);
         slurm_table_free(&t);
@@ -597,6 +600,7 @@ int slurm_parse_table(const char *buf, size_t len, struct slurm_jobs *jobs,
         char *joined = NULL;
         long id_col = -1;
 
+        ctx.cut = row->cut;
         for (size_t k = 0; k < nroles; k++)
             if (roles[k] == R_ID || (id_col < 0 && roles[k] == R_ID_RAW)) {
                 id_col = (long)k;

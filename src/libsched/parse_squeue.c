@@ -95,12 +95,21 @@ static int looks_scontrol(const char *buf, size_t len)
 int squeue_parse(const char *buf, size_t len, struct slurm_jobs *jobs,
                  const char **kind, exa_error_t *err)
 {
+    return squeue_parse_cmd(buf, len, NULL, jobs, kind, err);
+}
+
+int squeue_parse_cmd(const char *buf, size_t len, const struct cmd_spec *spec,
+                     struct slurm_jobs *jobs, const char **kind,
+                     exa_error_t *err)
+{
     int rc;
     *kind = "parse_error";
     if (looks_scontrol(buf, len))
         return scontrol_jobs_parse(buf, len, jobs, kind, err);
+    if (spec && spec->tool != CMD_TOOL_SQUEUE)
+        spec = NULL;
     rc = slurm_parse_table(buf, len, jobs, slurm_squeue_names, squeue_layouts,
-                           0, err);
+                           0, spec, err);
     if (rc == -2)
         *kind = "slurm_error";
     return rc < 0 ? -1 : 0;

@@ -486,6 +486,186 @@ int slurm_table_split(const char *buf, size_t len, slurm_hdr_known_f known,
     return 0;
 }
 
+/* The header names of spec as t->hdr (arena strings). */
+static void hdr_from_spec(struct slurm_table *t, const struct cmd_spec *spec)
+{
+    t->hdr = xcalloc(spec->ncols, sizeof(*t->hdr));
+    for (size_t i = 0; i < spec->ncols; i++)
+        t->hdr[i] = arena_strndup(t, spec->cols[i].name,
+                                  strlen(spec->cols[i].name));
+    t->nhdr = spec->ncols;
+}
+
+/* Cut line (l bytes) into spec->ncols cells by the spec's widths and
+ * literals; cut[k] = 1 when cell k filled its fixed width. */
+static char **slice_by_spec(struct slurm_table *t, const char *p, size_t l,
+                            const struct cmd_spec *spec, unsigned char *cut)
+{
+    char **v = xcalloc(spec->ncols, sizeof(*v));
+    size_t i = 0;
+    for (size_t k = 0; k < spec->ncols; k++) {
+        const struct cmd_column *c = &spec->cols[k];
+        size_t a = i, b, al = strlen(c->after);
+        int last = k + 1 == spec->ncols;
+        if (c->width && !last) {
+            b = a + c->width < l ? a + c->width : l;
+            cut[k] = b - a == c->width && b > a && p[b - 1] != ' ';
+            i = b;
+            if (al && i + al <= l && !memcmp(p + i, c->after, al))
+                i += al;
+        } else if (c->width && last) {
+            b = l;
+            cut[k] = b >= a && b - a >= c->width && b > a && p[b - 1] != ' ';
+            i = l;
+        } else if (al && !last) {
+            const char *m = NULL;
+            for (size_t j = a; j + al <= l; j++)
+                if (!memcmp(p + j, c->after, al)) {
+                    m = p + j;
+                    break;
+                }
+            b = m ? (size_t)(m - p) : l;
+            i = m ? b + al : l;
+        } else {
+            b = l;
+            i = l;
+        }
+        v[k] = trim_dup(t, p + a, b > a ? b - a : 0);
+    }
+    return v;
+}
+
+/* Split on the string sep (no trimming beyond blanks). */
+static size_t split_str(struct slurm_table *t, const char *line, size_t len,
+                        const char *sep, char ***out)
+{
+    char **v = NULL;
+    size_t n = 0, alloc = 0, i = 0, sl = strlen(sep);
+    for (;;) {
+        size_t j = i;
+        while (j < len && !(j + sl <= len && !memcmp(line + j, sep, sl)))
+            j++;
+        ALLOC_GROW(v, n + 1, alloc);
+        v[n++] = trim_dup(t, line + i, j - i);
+        if (j >= len)
+            break;
+        i = j + sl;
+    }
+    *out = v;
+    return n;
+}
+
+/* Do the cells name the spec's columns (a printed header)? */
+static int cells_are_header(char **f, size_t nf, const struct cmd_spec *spec,
+                            slurm_hdr_known_f known)
+{
+    size_t same = 0, nknown = 0;
+    char u[64];
+    for (size_t i = 0; i < nf; i++) {
+        upper_name(f[i], u, sizeof(u));
+        if (i < spec->ncols && !strncasecmp(u, spec->cols[i].name, strlen(u))
+            && *u)
+            same++;
+        if (known(u))
+            nknown++;
+    }
+    return nf && (same == nf || (nknown * 2 >= nf && known((
+                      upper_name(f[0], u, sizeof(u)), u))));
+}
+
+int slurm_table_split_spec(const char *buf, size_t len,
+                           slurm_hdr_known_f known,
+                           const struct cmd_spec *spec,
+                           struct slurm_table *t, exa_error_t *err)
+{
+    const char *p = buf, *end = buf + len;
+    char rec_sep = '\n';
+    int first = 1;
+
+    if (!spec || !spec->ncols)
+        return slurm_table_split(buf, len, known, t, err);
+    if (!spec->sep && !(spec->sliceable && spec->noheader)) {
+        /* blank-separated natural widths: the usual split, and the
+         * command's names where no header was printed */
+        if (slurm_table_split(buf, len, known, t, err) < 0)
+            return -1;
+        if (!t->hdr)
+            hdr_from_spec(t, spec);
+        return 0;
+    }
+    if (memchr(buf, 0x1e, len))
+        rec_sep = 0x1e;
+    hdr_from_spec(t, spec);
+    t->sep = spec->sep && strlen(spec->sep) == 1 ? spec->sep[0] : 0x1f;
+    if (t->sep == ' ')
+        t->sep = 0x1f;
+    t->trailing_sep = spec->trailing_sep;
+    t->not_all_trailing = 1;
+    while (p < end) {
+        const char *e = memchr(p, rec_sep, (size_t)(end - p));
+        size_t l, nf;
+        char **f;
+        unsigned char *cut = NULL;
+        if (!e)
+            e = end;
+        l = (size_t)(e - p);
+        if (rec_sep == 0x1e)
+            while (l && (p[l - 1] == '\n' || p[l - 1] == '\r'))
+                l--;
+        else if (l && p[l - 1] == '\r')
+            l--;
+        if (is_blank(p, l) || is_ruler(p, l) ||
+            (l >= 9 && !strncmp(p, "CLUSTER: ", 9))) {
+            p = e + 1;
+            continue;
+        }
+        if (slurm_error_line(p, l)) {
+            if (!t->error_line)
+                t->error_line = trim_dup(t, p, l);
+            p = e + 1;
+            continue;
+        }
+        if (spec->sep) {
+            nf = split_str(t, p, l, spec->sep, &f);
+            if (spec->trailing_sep && nf > 1 && !f[nf - 1][0])
+                nf--;
+        } else {
+            cut = xcalloc(spec->ncols, 1);
+            f = slice_by_spec(t, p, l, spec, cut);
+            nf = spec->ncols;
+        }
+        if (first) {
+            first = 0;
+            if (cells_are_header(f, nf, spec, known)) {
+                /* a printed header names the columns */
+                free(t->hdr);
+                t->hdr = f;
+                t->nhdr = nf;
+                free(cut);
+                p = e + 1;
+                continue;
+            }
+        }
+        if (t->nrows >= MAX_ROWS) {
+            free(f);
+            free(cut);
+            return exa_err(err, EXA_EPARSE, "more than %d rows", MAX_ROWS);
+        }
+        ALLOC_GROW(t->rows, t->nrows + 1, t->alloc);
+        {
+            struct slurm_row *r = &t->rows[t->nrows++];
+            memset(r, 0, sizeof(*r));
+            r->f = f;
+            r->nf = nf;
+            r->ntokens = nf;
+            r->sliced = !spec->sep;
+            r->cut = cut;
+        }
+        p = e + 1;
+    }
+    return 0;
+}
+
 void slurm_table_free(struct slurm_table *t)
 {
     if (t->hdr)
@@ -493,6 +673,7 @@ void slurm_table_free(struct slurm_table *t)
     for (size_t i = 0; i < t->nrows; i++) {
         free_fields(t->rows[i].f, t->rows[i].nf);
         free(t->rows[i].off);
+        free(t->rows[i].cut);
     }
     free(t->rows);
     while (t->arena) {

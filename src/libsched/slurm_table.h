@@ -10,6 +10,7 @@
 
 #include <stddef.h>
 
+#include "libutil/cmdspec.h"
 #include "libutil/error.h"
 
 struct slurm_row {
@@ -19,6 +20,9 @@ struct slurm_row {
     int sliced;     /* 1 when fields came from header column offsets */
     size_t *off;    /* blank-separated rows: [start, end) byte offsets of
                      * each token in the line (2 * nf entries); else NULL */
+    unsigned char *cut; /* rows cut by a command's widths: cut[k] = 1 when
+                         * cell k filled its width (the value may have
+                         * been truncated); else NULL */
 };
 
 struct slurm_table {
@@ -65,6 +69,23 @@ typedef int (*slurm_hdr_known_f)(const char *upper_name);
  */
 int slurm_table_split(const char *buf, size_t len, slurm_hdr_known_f known,
                       struct slurm_table *t, exa_error_t *err);
+
+/*
+ * slurm_table_split with the command line's column spec (cmdspec.h):
+ * when the command sets a separator (sacct -P/--delimiter, squeue -o
+ * '%i|%T', -O 'JobID:|') rows are split on it; when it fixes every width
+ * (-O's 20-character default, '%.10T', sacct '%25') and printed no header
+ * (-h/-n), rows are cut at those widths and row->cut marks full cells;
+ * otherwise the usual split runs and, where no header was printed, the
+ * command's column names become the header. In every case t->hdr is the
+ * command's names when the output printed none (a printed header line is
+ * recognised and skipped). spec NULL or without columns: exactly
+ * slurm_table_split. Same return convention.
+ */
+int slurm_table_split_spec(const char *buf, size_t len,
+                           slurm_hdr_known_f known,
+                           const struct cmd_spec *spec,
+                           struct slurm_table *t, exa_error_t *err);
 
 /* Free everything t owns; t is zeroed. */
 void slurm_table_free(struct slurm_table *t);

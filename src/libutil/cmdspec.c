@@ -72,8 +72,8 @@ static void ansi_escape(const char **pp, struct strbuf *w)
 
 static int is_op(int c)
 {
-    return c == '|' || c == '&' || c == ';' || c == '(' || c == ')' ||
-           c == '<' || c == '>';
+    /* '<' and '>' stay in words: notes write placeholders as <user> */
+    return c == '|' || c == '&' || c == ';' || c == '(' || c == ')';
 }
 
 static void end_cmd(struct strvec **cmds, size_t *n, size_t *alloc,

@@ -7,7 +7,8 @@
  * A pure function of the command text: nothing is run and no shell is
  * involved. A shell-like string is split into words the way sh would
  * (blanks, '...', "...", $'...' with \xHH, backslash escapes), and split
- * into simple commands at unquoted | || && ; & ( ) < >, so that
+ * into simple commands at unquoted | || && ; & ( ) (not < >: notes
+ * write placeholders as <user>), so that
  * "for i in 1 2; do nvidia-smi ...; done", "squeue | tail -n1" and a
  * trailing note "(exit status 6)" are understood. The first simple
  * command whose program is a known tool is the one read.

@@ -3,6 +3,8 @@
 # `exa debug parse KIND`, compared with NAME.expect by FORMAT.md's rules
 # (tests/conformance/compare.py). One TAP line per case. The cases live in
 # ../shared/cases relative to the repository root and are never copied in.
+# The case's `command` is part of the input: it is passed with --command
+# (headerless output is named by its format, separators by -P/--delimiter).
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cases=$root/../shared/cases
@@ -35,7 +37,9 @@ for item in "${list[@]}"; do
     name=$(basename "$in" .in)
     expect=${in%.in}.expect
     n=$((n + 1))
-    "$EXA" debug parse "$kind" <"$in" >"$tmp/out.json" 2>"$tmp/err"
+    cmd=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1])).get("command") or "")' "$expect")
+    "$EXA" debug parse "$kind" --command "$cmd" <"$in" >"$tmp/out.json" \
+        2>"$tmp/err"
     rc=$?
     if diag=$(python3 "$root/tests/conformance/compare.py" "$kind" \
                   "$expect" "$tmp/out.json" 2>&1); then
