@@ -29,7 +29,7 @@ json_t *debug_parse_flux_jobs(const char *buf, size_t len,
                               char *errkind, size_t errkind_len)
 {
     const char *kind = NULL;
-    json_t *res = flux_jobs_parse(buf, len, &kind, err);
+    json_t *res = flux_jobs_parse_cmd(buf, len, spec, &kind, err);
     return with_kind(res, kind, errkind, errkind_len);
 }
 
@@ -51,7 +51,7 @@ json_t *debug_parse_flux_resource(const char *buf, size_t len,
                                   size_t errkind_len)
 {
     const char *kind = NULL;
-    json_t *res = flux_resource_parse(buf, len, &kind, err);
+    json_t *res = flux_resource_parse_cmd(buf, len, spec, &kind, err);
     return with_kind(res, kind, errkind, errkind_len);
 }
 

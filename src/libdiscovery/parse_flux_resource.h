@@ -9,6 +9,7 @@
 #include <jansson.h>
 #include <stddef.h>
 
+#include "libutil/cmdspec.h"
 #include "libutil/error.h"
 #include "libutil/strvec.h"
 
@@ -77,5 +78,15 @@ int flux_resource_apply(json_t *doc, const char *status, size_t status_len,
  * line starts with "commands:" (or it holds nothing).
  */
 char *flux_version_parse(const char *buf, size_t len);
+
+/*
+ * flux_resource_parse with the command line that printed buf (cmdspec.h,
+ * parse_flux_resource_cmd.c): `flux resource list -n -o FORMAT` printed
+ * no header, so the format's fields name the columns. Any other spec:
+ * exactly flux_resource_parse.
+ */
+json_t *flux_resource_parse_cmd(const char *buf, size_t len,
+                                const struct cmd_spec *spec,
+                                const char **errkind, exa_error_t *err);
 
 #endif

@@ -16,6 +16,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "libutil/json.h"
 #include "libutil/strbuf.h"
@@ -121,23 +122,43 @@ static char *header_name(const char *h)
     return xstrndup(h, n);
 }
 
-/* A header line: every field a lower-case query name (+ optional unit). */
-static int is_header(const struct strvec *f)
+/*
+ * A header line: every field is a query field name (+ optional " [unit]"
+ * annotation): a letter, then letters of either case, digits, '.', '_'
+ * or '-', of any length ("memory.total [MiB]", "Clocks.Max.SM",
+ * "clocks_event_reasons.hw_thermal_slowdown"); and at least one field
+ * shows it is a name, not a value such as "Disabled" or "P0": it has a
+ * '.' or '_', a unit annotation, or is a known field, or the names are
+ * the command's query fields (fields, nfields).
+ */
+static int is_header(const struct strvec *f, const char *const *fields,
+                     size_t nfields)
 {
+    int named = 0, query = fields && nfields == f->nr;
     for (size_t i = 0; i < f->nr; i++) {
         char *n = header_name(f->v[i]);
-        int ok = *n != '\0';
+        int ok = *n != '\0' && isalpha((unsigned char)n[0]);
         for (const char *p = n; *p && ok; p++)
-            if (!(islower((unsigned char)*p) || isdigit((unsigned char)*p)
-                  || *p == '.' || *p == '_'))
+            if (!(isalnum((unsigned char)*p) || *p == '.' || *p == '_' ||
+                  *p == '-'))
                 ok = 0;
-        if (ok && !isalpha((unsigned char)n[0]))
-            ok = 0;
+        if (ok && (strpbrk(n, "._") || strchr(f->v[i], '[')))
+            named = 1;
+        if (ok && !named) {
+            char *l = xstrdup(n);
+            for (char *p = l; *p; p++)
+                *p = (char)tolower((unsigned char)*p);
+            if (nvsmi_field_key(l))
+                named = 1;
+            free(l);
+        }
+        if (query && (!ok || strcasecmp(n, fields[i])))
+            query = 0;
         free(n);
         if (!ok)
             return 0;
     }
-    return f->nr > 0;
+    return f->nr > 0 && (named || query);
 }
 
 static int is_text_field(const char *field)
@@ -234,8 +255,13 @@ json_t *nvsmi_parse(const char *buf, size_t len, const char *const *fields,
         }
     }
     if (fields && nfields) {
-        for (size_t k = 0; k < nfields; k++)
-            strvec_push(&cols, fields[k]);
+        for (size_t k = 0; k < nfields; k++) {
+            char *l = xstrdup(fields[k]);
+            for (char *c = l; *c; c++)
+                *c = (char)tolower((unsigned char)*c);
+            strvec_push(&cols, l);
+            free(l);
+        }
         have_cols = 1;
     }
     i = 0;
@@ -254,10 +280,14 @@ json_t *nvsmi_parse(const char *buf, size_t len, const char *const *fields,
                 continue;
         }
         split_csv(s, l, &f);
-        if (is_header(&f)) {
+        if (is_header(&f, fields, nfields)) {
             strvec_clear(&cols);
             for (size_t k = 0; k < f.nr; k++) {
+                /* nvidia-smi's names are lower case; a header written
+                 * in capitals names the same fields */
                 char *h = header_name(f.v[k]);
+                for (char *c = h; *c; c++)
+                    *c = (char)tolower((unsigned char)*c);
                 strvec_push(&cols, h);
                 free(h);
             }

@@ -18,6 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "libutil/cmdspec.h"
 #include "libutil/error.h"
 #include "libutil/strvec.h"
 
@@ -217,5 +218,15 @@ struct flux_job_acct {
  */
 int flux_job_accounting(const json_t *eventlog, const json_t *R,
                         struct flux_job_acct *acct, exa_error_t *err);
+
+/*
+ * flux_jobs_parse with the command line that printed buf (cmdspec.h,
+ * parse_flux_cmd.c): `flux jobs -n -o FORMAT` printed no header, so the
+ * format's fields name the columns. A spec of another tool, one with a
+ * header printed, or one without fields: exactly flux_jobs_parse.
+ */
+json_t *flux_jobs_parse_cmd(const char *buf, size_t len,
+                            const struct cmd_spec *spec,
+                            const char **errkind, exa_error_t *err);
 
 #endif

@@ -200,7 +200,7 @@ static json_t *job_from_row(const struct flux_table_hdr *h, char **cells,
     uint64_t id;
     long long n;
     double d;
-    int ex = -1, sig = -1, has_rc = 0;
+    int ex = -1, sig = -1, has_rc = 0, ws_failed = -1;
     long long rc = 0;
 
     v = col_value(h, cells, "JOBID");
@@ -251,8 +251,25 @@ static json_t *job_from_row(const struct flux_table_hdr *h, char **cells,
             norm = flux_state_normalize(raw);
         }
     }
-    if ((v = col_value(h, cells, "WSTATUS")) && flux_parse_ll(v, &n) == 0)
+    if ((v = col_value(h, cells, "WSTATUS")) && flux_parse_ll(v, &n) == 0) {
         flux_waitstatus_decode(n, &ex, &sig);
+        ws_failed = n ? 1 : 0;
+    }
+    /* an inactive job's raw_state is its result word, as the status
+     * column prints it: from the exception type, else the exit status */
+    if (raw && (!strcasecmp(raw, "INACTIVE") || !strcmp(raw, "I"))) {
+        const char *et = col_value(h, cells, "EXCEPTION-TYPE");
+        if (et && !strcmp(et, "cancel"))
+            raw = "CANCELED";
+        else if (et && !strcmp(et, "timeout"))
+            raw = "TIMEOUT";
+        else if (has_rc)
+            raw = rc == 0 ? "COMPLETED" : rc == -128 ? "CANCELED" : "FAILED";
+        else if (ws_failed >= 0)
+            raw = ws_failed ? "FAILED" : "COMPLETED";
+        if (strcasecmp(raw, "INACTIVE") && strcmp(raw, "I"))
+            norm = flux_state_normalize(raw);
+    }
 
     jx_set(job, "state", jx_str(norm));
     if (raw)

@@ -72,6 +72,10 @@ static json_t *job_from_json(const json_t *o)
             const char *res = jx_get_str(o, "result", NULL);
             const char *status = jx_get_str(o, "status", NULL);
             norm = flux_state_normalize(res ? res : status);
+            /* raw_state carries the result word (CANCELED, FAILED,
+             * TIMEOUT) as the status column prints it, not INACTIVE */
+            if (res || status)
+                raw = res ? res : status;
         }
     }
     if ((v = json_object_get(o, "waitstatus")) && json_is_integer(v))

@@ -651,6 +651,8 @@ static void read_slurm(const char *const *argv, size_t argc,
                 strbuf_addf(&sb, "%s%s", sb.len ? "," : "", *d);
             fmt = sb.buf;
         }
+        if (c.sacct_fmt)
+            sp->format = xstrdup(c.sacct_fmt);
         if (fmt) {
             sacct_format(sp, fmt, !c.parsable);
             if (c.parsable) {
@@ -677,6 +679,8 @@ static void read_slurm(const char *const *argv, size_t argc,
     }
     if (c.states)
         set_state_filter(sp, c.states);
+    if (c.long_fmt || c.short_fmt)
+        sp->format = xstrdup(c.long_fmt ? c.long_fmt : c.short_fmt);
     if (c.long_fmt)
         slurm_long_format(sp, c.long_fmt, sp->tool == CMD_TOOL_SQUEUE
                                               ? squeue_long : sinfo_long);
@@ -785,16 +789,20 @@ void cmd_spec_from_argv(const char *const *argv, size_t argc,
         static const struct opts o = { "ofuqcLsi", flux_long_arg };
         struct flux_ctx c = { NULL };
         walk_opts(argv, argc, sub, &o, spec, flux_opt, &c);
-        if (c.fmt)
+        if (c.fmt) {
+            spec->format = xstrdup(c.fmt);
             flux_format(spec, c.fmt);
+        }
         break;
     }
     case CMD_TOOL_NVIDIA_SMI: {
         static const struct opts o = { "iflu", nvsmi_long_arg };
         const char *q = NULL;
         walk_opts(argv, argc, 1, &o, spec, nvsmi_opt, &q);
-        if (q)
+        if (q) {
+            spec->format = xstrdup(q);
             nvsmi_query(spec, q);
+        }
         break;
     }
     default:
@@ -841,6 +849,15 @@ int cmd_spec_from_string(const char *cmdline, struct cmd_spec *spec,
     return 0;
 }
 
+int cmd_spec_header_line(const struct cmd_spec *spec, struct strbuf *out)
+{
+    if (!spec || !spec->ncols)
+        return -1;
+    for (size_t i = 0; i < spec->ncols; i++)
+        strbuf_addf(out, "%s%s", i ? " " : "", spec->cols[i].name);
+    return 0;
+}
+
 void cmd_spec_release(struct cmd_spec *spec)
 {
     struct cmd_spec z = CMD_SPEC_INIT;
@@ -851,5 +868,6 @@ void cmd_spec_release(struct cmd_spec *spec)
     free(spec->cols);
     free(spec->sep);
     free(spec->state_filter);
+    free(spec->format);
     *spec = z;
 }

@@ -24,6 +24,7 @@
 #include <stddef.h>
 
 #include "libutil/error.h"
+#include "libutil/strbuf.h"
 #include "libutil/strvec.h"
 
 enum cmd_tool {
@@ -69,9 +70,11 @@ struct cmd_spec {
      * "all". Callers normalize it with their own state table.
      */
     char *state_filter;
+    char *format;       /* the format option's text as given (-o, -O,
+                         * --format, --query-gpu), or NULL */
 };
 
-#define CMD_SPEC_INIT { CMD_TOOL_NONE, NULL, 0, NULL, 0, 0, 0, NULL }
+#define CMD_SPEC_INIT { CMD_TOOL_NONE, NULL, 0, NULL, 0, 0, 0, NULL, NULL }
 
 /*
  * Split the shell-like string s into simple commands: *cmds receives an
@@ -101,6 +104,13 @@ void cmd_spec_from_argv(const char *const *argv, size_t argc,
  */
 int cmd_spec_from_string(const char *cmdline, struct cmd_spec *spec,
                          exa_error_t *err);
+
+/*
+ * The header line the tool would have printed for spec's columns, into
+ * out (appended): the names joined by single blanks ("QUEUE NODELIST").
+ * Returns 0, or -1 (out untouched) when spec names no columns.
+ */
+int cmd_spec_header_line(const struct cmd_spec *spec, struct strbuf *out);
 
 /* Free what spec owns; spec is reset to CMD_SPEC_INIT. */
 void cmd_spec_release(struct cmd_spec *spec);
