@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "libdiscovery/parse_nvidia_smi.h"
+#include "libutil/cmdspec.h"
 #include "libutil/json.h"
 #include "libutil/strbuf.h"
 #include "libutil/xalloc.h"
@@ -63,9 +64,8 @@ static int nvsmi_gpus(struct transport *t, struct gpu_info **out, size_t *n,
 {
     const char *argv[] = {"nvidia-smi", "--query-gpu=" NVSMI_PRODUCT_QUERY,
                           "--format=csv,noheader,nounits", NULL};
-    static const char *const fields[] = {
-        "index",           "uuid",      "name", "memory.total", "memory.used",
-        "utilization.gpu", "power.draw"};
+    struct cmd_spec spec = CMD_SPEC_INIT;
+    struct strvec fields = STRVEC_INIT;
     struct transport_result r = TRANSPORT_RESULT_INIT;
     const char *kind = NULL;
     json_t *doc = NULL, *gpus;
@@ -79,7 +79,14 @@ static int nvsmi_gpus(struct transport *t, struct gpu_info **out, size_t *n,
         sched_fail(t, "nvidia-smi", &r, err);
         goto out;
     }
-    doc = nvsmi_parse(r.out.buf, r.out.len, fields, 7, &kind, err);
+    /* noheader: the columns are the query's, read from the argv run */
+    cmd_spec_from_argv(argv, 3, &spec);
+    for (size_t i = 0; i < spec.ncols; i++)
+        strvec_push(&fields, spec.cols[i].name);
+    cmd_spec_release(&spec);
+    doc = nvsmi_parse(r.out.buf, r.out.len, (const char *const *)fields.v,
+                      fields.nr, &kind, err);
+    strvec_clear(&fields);
     if (!doc) {
         exa_err_prefix(err, "nvidia-smi on '%s'", t->host);
         goto out;

@@ -155,9 +155,20 @@ static int slurm_nodes(struct transport *t, struct node_info **out, size_t *n,
         sched_fail(t, "sinfo", &r, err);
         goto out;
     }
-    if (sinfo_parse(r.out.buf, r.out.len, &sr, &kind, err) < 0) {
-        exa_err_prefix(err, "sinfo on '%s'", t->host);
-        goto out;
+    {
+        /* the columns and separator are the ones SINFO_NODES_ARGV asked */
+        struct cmd_spec spec = CMD_SPEC_INIT;
+        int prc;
+        size_t nargv = 0;
+        while (SINFO_NODES_ARGV[nargv])
+            nargv++;
+        cmd_spec_from_argv(SINFO_NODES_ARGV, nargv, &spec);
+        prc = sinfo_parse_cmd(r.out.buf, r.out.len, &spec, &sr, &kind, err);
+        cmd_spec_release(&spec);
+        if (prc < 0) {
+            exa_err_prefix(err, "sinfo on '%s'", t->host);
+            goto out;
+        }
     }
     v = xcalloc(sr.nnodes ? sr.nnodes : 1, sizeof(*v));
     for (size_t i = 0; i < sr.nnodes; i++) {

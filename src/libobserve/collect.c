@@ -93,9 +93,17 @@ int obs_parse_slurm_nodes(const char *buf, size_t len, struct obs_snapshot *s,
     memset(&res, 0, sizeof(res));
     if (expect_header(buf, len, "NODELIST|", "sinfo", err) < 0)
         return -1;
-    if (sinfo_parse(buf, len, &res, &kind, err) < 0) {
-        sinfo_result_free(&res);
-        return -1;
+    {
+        /* the format that printed buf names its columns and separator */
+        struct cmd_spec spec = CMD_SPEC_INIT;
+        int rc;
+        cmd_spec_from_argv(obs_slurm_nodes_argv, 4, &spec);
+        rc = sinfo_parse_cmd(buf, len, &spec, &res, &kind, err);
+        cmd_spec_release(&spec);
+        if (rc < 0) {
+            sinfo_result_free(&res);
+            return -1;
+        }
     }
     if (res.is_groups) {
         sinfo_result_free(&res);
@@ -131,9 +139,16 @@ int obs_parse_slurm_jobs(const char *buf, size_t len, struct obs_snapshot *s,
         return 0;
     if (expect_header(buf, len, "JOBID|", "squeue", err) < 0)
         return -1;
-    if (squeue_parse(buf, len, &jobs, &kind, err) < 0) {
-        slurm_jobs_free(&jobs);
-        return -1;
+    {
+        struct cmd_spec spec = CMD_SPEC_INIT;
+        int rc;
+        cmd_spec_from_argv(obs_slurm_jobs_argv, 5, &spec);
+        rc = squeue_parse_cmd(buf, len, &spec, &jobs, &kind, err);
+        cmd_spec_release(&spec);
+        if (rc < 0) {
+            slurm_jobs_free(&jobs);
+            return -1;
+        }
     }
     for (size_t i = 0; i < jobs.njobs; i++) {
         const struct slurm_job *in = &jobs.jobs[i];

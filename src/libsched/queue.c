@@ -69,8 +69,16 @@ int sched_slurm_queue(struct sched *s, struct sched_queue *out,
     memset(out, 0, sizeof(*out));
     if (transport_run_ok(s->t, argv, NULL, 0, &r, err) < 0)
         goto out;
-    if (r.out.len && squeue_parse(r.out.buf, r.out.len, &sj, &kind, err) < 0)
-        goto out;
+    if (r.out.len) {
+        /* -h: the columns are the format's, so the parser gets them */
+        struct cmd_spec spec = CMD_SPEC_INIT;
+        int prc;
+        cmd_spec_from_argv(argv, 4, &spec);
+        prc = squeue_parse_cmd(r.out.buf, r.out.len, &spec, &sj, &kind, err);
+        cmd_spec_release(&spec);
+        if (prc < 0)
+            goto out;
+    }
     for (size_t i = 0; i < sj.njobs; i++) {
         const struct slurm_job *sjob = &sj.jobs[i];
         struct sched_queue_job *j = push(out, &alloc);
