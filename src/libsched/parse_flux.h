@@ -222,7 +222,9 @@ int flux_job_accounting(const json_t *eventlog, const json_t *R,
 /*
  * flux_jobs_parse with the command line that printed buf (cmdspec.h,
  * parse_flux_cmd.c): `flux jobs -n -o FORMAT` printed no header, so the
- * format's fields name the columns. A spec of another tool, one with a
+ * format's fields name the columns when every row has one blank-separated
+ * token per field (else rows are read by shape). A spec of another tool,
+ * one with a
  * header printed, or one without fields: exactly flux_jobs_parse.
  */
 json_t *flux_jobs_parse_cmd(const char *buf, size_t len,
