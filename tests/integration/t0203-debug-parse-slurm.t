@@ -67,4 +67,24 @@ json_ok "reversed range is invalid_hostlist" \
 run_exa debug parse nosuchkind </dev/null
 is "$RC" 2 "an unknown kind is a usage error"
 
+# the command line is part of the input: headerless columns from -o
+run_exa debug parse squeue --command "squeue -h -t R -o '%u|%i|%b|%D'" \
+    <<<'alice|41|gres/gpu:2|3'
+json_ok "--command names headerless columns; -t R sets the state" \
+    '.jobs[0] | .id == "41" and .user == "alice" and .gpus == 6
+     and .state == "RUNNING"'
+EXA_PARSE_COMMAND="sacct -P -n -o State,JobID" \
+    run_exa debug parse sacct --command "sacct -P -n -o JobID,State" \
+    <<<'42|FAILED'
+json_ok "--command wins over EXA_PARSE_COMMAND" \
+    '.jobs[0].id == "42" and .jobs[0].state == "FAILED"'
+EXA_PARSE_COMMAND="sacct -P -n -o State,JobID" \
+    run_exa debug parse sacct <<<'FAILED|43'
+json_ok "EXA_PARSE_COMMAND is read without --command" \
+    '.jobs[0].id == "43" and .jobs[0].state == "FAILED"'
+run_exa debug parse squeue --command "squeue -o 'x" </dev/null
+is "$RC" 2 "an unterminated quote in --command is a usage error"
+run_exa debug parse squeue --command </dev/null
+is "$RC" 2 "--command without a value is a usage error"
+
 done_testing
