@@ -39,6 +39,10 @@ json_t *flux_jobs_parse_cmd(const char *buf, size_t len,
 {
     struct strbuf sb = STRBUF_INIT;
     json_t *res;
+    if (spec && spec->tool == CMD_TOOL_FLUX_JOBS && spec->sep &&
+        spec->format)
+        /* one separator byte between fields (exa's own 0x1F queries) */
+        return flux_jobs_parse_format(buf, len, spec->format, errkind, err);
     if (!spec || spec->tool != CMD_TOOL_FLUX_JOBS || !spec->noheader ||
         spec->sep || !rows_fit(buf, len, spec->ncols) ||
         cmd_spec_header_line(spec, &sb) < 0)

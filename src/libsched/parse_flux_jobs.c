@@ -299,14 +299,15 @@ static json_t *job_from_row(const struct flux_table_hdr *h, char **cells,
     set_time(job, "end", "end_text", col_value(h, cells, "T_INACTIVE"));
     set_time(job, "submit", "submit_text", col_value(h, cells, "T_SUBMIT"));
 
+    /* a column that exists with an empty cell is "", not null */
     if ((v = col_value(h, cells, "USER")))
-        jx_set(job, "user", jx_str(*v ? v : NULL));
+        jx_set(job, "user", jx_str(v));
     if ((v = col_value(h, cells, "UID")))
         jx_set(job, "userid", int_or_null(v));
     if ((v = col_value(h, cells, "NAME")))
-        jx_set(job, "name", jx_str(*v ? v : NULL));
+        jx_set(job, "name", jx_str(v));
     if ((v = col_value(h, cells, "QUEUE")))
-        jx_set(job, "queue", jx_str(*v && strcmp(v, "-") ? v : NULL));
+        jx_set(job, "queue", jx_str(strcmp(v, "-") ? v : NULL));
     if ((v = col_value(h, cells, "NTASKS")))
         jx_set(job, "ntasks", int_or_null(v));
     if ((v = col_value(h, cells, "NNODES")))
