@@ -435,6 +435,7 @@ int slurm_table_split(const char *buf, size_t len, slurm_hdr_known_f known,
             r->ntokens = nf;
             r->sliced = 0;
             r->off = NULL;
+            r->cut = NULL;
             if (t->sep == ' ' && nf) {
                 size_t i = 0, k = 0;
                 r->off = xcalloc(2 * nf, sizeof(size_t));
