@@ -19,6 +19,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "libfleet/gate.h"
 #include "libpipeline/train.h"
 #include "libutil/atomic.h"
 #include "libutil/json.h"
@@ -33,92 +34,30 @@ static const char *const artifact_files[] = { "model.json", "encoders.json",
 /* Largest artifact file fetched (a forest of a full PM100 run is MBs). */
 #define MAX_ARTIFACT_BYTES ((size_t)1 << 30)
 
-/* Scheduler time (Slurm local ISO, Flux epoch) -> UTC "…Z"; "" if none. */
-static void to_utc(const char *s, char *buf, size_t n)
-{
-    time_t t = time_parse_sched(s);
-
-    buf[0] = '\0';
-    if (t >= 0)
-        time_format_iso8601(t, buf, n);
-}
-
-/* Record the final status and the accounting on the job row. */
+/* Record the final status and the accounting on the job row, through the
+ * gate's one writer of scheduler status (libfleet/gate.h). */
 void cluster_run_record_end(store_t *st, struct sched *s,
                             const struct cluster_run_hooks *h,
                             struct cluster_run_result *res)
 {
-    struct job_rec ch;
     const struct sched_job *j = &res->last;
-    char sub[TIME_ISO_MAX], start[TIME_ISO_MAX], end[TIME_ISO_MAX];
     exa_error_t e = EXA_ERROR_INIT;
+    int r;
 
-    job_rec_init(&ch);
-    ch.state = (char *)sched_state_name(j->state);
-    ch.raw_state = j->raw_state[0] ? (char *)j->raw_state : NULL;
-    if (j->exit_code >= 0)
-        ch.exit_code = j->exit_code;
-    if (j->signal >= 0)
-        ch.signal = j->signal;
-    if (j->reason[0])
-        ch.reason = (char *)j->reason;
-    to_utc(j->submit, sub, sizeof(sub));
-    to_utc(j->start, start, sizeof(start));
-    to_utc(j->end, end, sizeof(end));
-    if (sub[0])
-        ch.submit_time = sub;
-    if (start[0])
-        ch.start_time = start;
-    if (end[0])
-        ch.end_time = end;
-    if (sched_state_terminal(j->state) &&
-        sched_accounting(s, j->id, 10, &res->acct, &e) == 0) {
+    sched_acct_init(&res->acct);
+    r = gate_record_status(st, s, res->job.cluster, j, 10, &res->acct, &e);
+    if (r == 1) {
         const struct sched_acct *a = &res->acct;
         res->have_acct = 1;
-        if (a->submit[0])
-            ch.submit_time = res->acct.submit;
-        if (a->start[0])
-            ch.start_time = res->acct.start;
-        if (a->end[0])
-            ch.end_time = res->acct.end;
-        if (a->queue_seconds >= 0)
-            ch.queue_seconds = a->queue_seconds;
-        if (a->run_seconds >= 0)
-            ch.run_seconds = a->run_seconds;
-        if (a->cpu_seconds >= 0)
-            ch.cpu_seconds = a->cpu_seconds;
-        if (a->nodes >= 0)
-            ch.nodes = a->nodes;
-        if (a->cpus >= 0)
-            ch.cpus = a->cpus;
-        if (a->gpus >= 0)
-            ch.gpus = a->gpus;
-        if (a->gpu_hours >= 0)
-            ch.gpu_hours = a->gpu_hours;
-        if (a->cpu_hours >= 0)
-            ch.cpu_hours = a->cpu_hours;
         hook_step(h, "accounting", "%.0f s queued, %.0f s run, %lld GPU(s), "
                   "%lld CPU(s): %.4f GPU-h, %.4f CPU-h", a->queue_seconds,
                   a->run_seconds, a->gpus, a->cpus,
                   a->gpu_hours < 0 ? 0 : a->gpu_hours,
                   a->cpu_hours < 0 ? 0 : a->cpu_hours);
     } else if (sched_state_terminal(j->state)) {
-        /* No accounting: what the status said is all there is. */
-        if (j->elapsed_s >= 0)
-            ch.run_seconds = (double)j->elapsed_s;
-        if (j->gpus >= 0)
-            ch.gpus = j->gpus;
-        if (j->cpus >= 0)
-            ch.cpus = j->cpus;
-        if (j->nodes >= 0)
-            ch.nodes = j->nodes;
-        if (j->elapsed_s >= 0 && j->gpus >= 0)
-            ch.gpu_hours = j->gpus * (double)j->elapsed_s / 3600.0;
-        if (j->elapsed_s >= 0 && j->cpus >= 0)
-            ch.cpu_hours = j->cpus * (double)j->elapsed_s / 3600.0;
-        hook_step(h, "accounting", "unavailable: %s", e.text);
+        hook_step(h, "accounting", "unavailable%s%s", e.text[0] ? ": " : "",
+                  e.text);
     }
-    store_job_update(st, res->job.cluster, res->job.job_id, &ch, NULL);
     {
         struct job_rec fresh;
         if (store_job_get(st, res->job.cluster, res->job.job_id, &fresh,

@@ -31,6 +31,7 @@
 #include <openssl/evp.h>
 
 #include "libfleet/connect.h"
+#include "libfleet/gate.h"
 #include "libfleet/placement.h"
 #include "libfleet/registry.h"
 #include "libpipeline/run.h"
@@ -227,11 +228,11 @@ static void wait_progress(void *arg, const struct sched_job *jobs, size_t n,
                        jobs[0].state == SCHED_RUNNING ||
                        jobs[0].state == SCHED_SUSPENDED) &&
         strcmp(w->last_state, sched_state_name(jobs[0].state))) {
-        struct job_rec ch;
-        job_rec_init(&ch);
-        ch.state = (char *)sched_state_name(jobs[0].state);
-        if (store_job_update(w->st, w->job_cluster, w->job_id, &ch, NULL) == 0)
-            xsnprintf(w->last_state, sizeof(w->last_state), "%s", ch.state);
+        /* the gate's one status writer; no accounting before the end */
+        if (gate_record_status(w->st, NULL, w->job_cluster, &jobs[0], 1,
+                               NULL, NULL) >= 0)
+            xsnprintf(w->last_state, sizeof(w->last_state), "%s",
+                      sched_state_name(jobs[0].state));
     }
     if (n && w->h && w->h->wait)
         w->h->wait(w->h->arg, &jobs[0], elapsed_s);
@@ -638,7 +639,7 @@ static int report_done(store_t *st, const struct lookup *lk,
  * Make the chosen job res->job: its row, or (exa was killed between the
  * submission and the insert) a new row from what the scheduler says.
  */
-static int adopt_row(store_t *st, struct sched *s, const struct lookup *lk,
+static int adopt_row(store_t *st, struct gate *g, const struct lookup *lk,
                      const char *cluster, const char *job_name,
                      const char *remote_dir, const struct zoo_model *zm,
                      const struct zoo_dataset *zd,
@@ -657,7 +658,7 @@ static int adopt_row(store_t *st, struct sched *s, const struct lookup *lk,
     t = lk->job ? time_parse_sched(lk->job->submit) : (time_t)-1;
     time_format_iso8601(t != (time_t)-1 ? t : time(NULL), now, sizeof(now));
     res->job.cluster = xstrdup(cluster);
-    res->job.scheduler = xstrdup(sched_name(s));
+    res->job.scheduler = xstrdup(gate_scheduler(g));
     res->job.job_id = xstrdup(lk->job_id);
     res->job.run_uuid = xstrdup(res->run_id);
     res->job.job_name = xstrdup(job_name);
@@ -673,7 +674,7 @@ static int adopt_row(store_t *st, struct sched *s, const struct lookup *lk,
     res->job.gpus = r->gpus;
     res->job.cpus = (r->cpus_per_task > 0 ? r->cpus_per_task : 1) *
                     (r->ntasks > 0 ? r->ntasks : 1);
-    if (store_job_insert(st, &res->job, &res->job.id, err) < 0) {
+    if (gate_job_insert(g, &res->job, &res->job.id, err) < 0) {
         exa_err_prefix(err, "job %s of run %s on '%s' found but not recorded",
                        lk->job_id, res->run_id, cluster);
         return -1;
@@ -748,6 +749,7 @@ int cluster_run(const struct cluster_run_request *req,
     const char *name = req->cluster, *rexa = req->remote_exa;
     char uuid[65], now[TIME_ISO_MAX];
     struct lookup lk;
+    struct gate *g = NULL;
     int rc = -1;
 
     cluster_run_result_init(res);
@@ -812,21 +814,28 @@ int cluster_run(const struct cluster_run_request *req,
         hook_step(h, "placement", "%s", res->placement_reason);
     }
     res->cluster = xstrdup(name);
-    if (fleet_require_active(&f, name, err) < 0)
-        goto out;
-    c = fleet_find(&f, name);
-    res->scheduler = xstrdup(c->def.scheduler ? c->def.scheduler : "unknown");
+    {
+        /* the gate: registered, host key as approved, ACTIVE */
+        struct gate_req gr;
+        memset(&gr, 0, sizeof(gr));
+        gr.cluster = name;
+        gr.purpose = GATE_SCHEDULE;
+        gr.st = st;
+        gr.regpath = reg;
+        if (!(g = gate_open(&gr, err)))
+            goto out;
+    }
+    c = gate_cluster(g);
+    res->scheduler = xstrdup(gate_scheduler(g));
     if (strcmp(res->scheduler, "slurm") && strcmp(res->scheduler, "flux")) {
         exa_err(err, EXA_EUSAGE, "cluster '%s' has scheduler '%s'; a cluster "
                 "run needs slurm or flux", name, res->scheduler);
         goto out;
     }
 
-    /* 2. transport and preflight */
-    if (!(t = fleet_cluster_transport(c, err)))
-        goto out;
-    if (!(s = sched_new(res->scheduler, t, err)))
-        goto out;
+    /* 2. transport and preflight (the gate's) */
+    t = gate_transport(g);
+    s = gate_sched(g);
     if (!(remote_dir = sched_remote_jobdir(s, uuid, err)))
         goto out;
     workdir = dirname_of(remote_dir);
@@ -843,7 +852,7 @@ int cluster_run(const struct cluster_run_request *req,
             goto out;
         }
         if (ex == EX_ADOPT) {
-            if (adopt_row(st, s, &lk, name, jobname, remote_dir, zm, zd, r,
+            if (adopt_row(st, g, &lk, name, jobname, remote_dir, zm, zd, r,
                           res, err) < 0)
                 goto out;
             res->adopted = 1;
@@ -945,8 +954,9 @@ int cluster_run(const struct cluster_run_request *req,
     res->job.gpus = r->gpus;
     res->job.cpus = (r->cpus_per_task > 0 ? r->cpus_per_task : 1) *
                     (r->ntasks > 0 ? r->ntasks : 1);
-    if (store_job_insert(st, &res->job, &res->job.id, err) < 0) {
-        /* the job runs; say so rather than lose it */
+    if (gate_job_insert(g, &res->job, &res->job.id, err) < 0) {
+        /* the job runs (unless the gate cancelled it because the cluster
+         * stopped being ACTIVE); say so rather than lose it */
         exa_err_prefix(err, "job %s submitted on '%s' but not recorded",
                        sres.job_id, name);
         goto out;
@@ -969,8 +979,9 @@ out:
     sched_submit_result_release(&sres);
     strvec_clear(&argv);
     strbuf_release(&script);
-    sched_free(s);
-    transport_close(t);
+    if (rc < 0 && g && err && err->code == EXA_ETRANSPORT)
+        gate_check_error(g, err); /* a host key refusal says so */
+    gate_close(g); /* the adapter and transport; st stays ours */
     fleet_release(&f);
     store_close(st);
     free(root);
@@ -1022,6 +1033,7 @@ int cluster_run_resume(const char *db_path, const char *regpath,
     const struct fleet_cluster *c;
     struct transport *t = tover;
     struct sched *s = NULL;
+    struct gate *g = NULL;
     store_t *st = NULL;
     char *root = NULL, *reg = NULL;
     int rc = -1;
@@ -1052,15 +1064,30 @@ int cluster_run_resume(const char *db_path, const char *regpath,
     }
     res->cluster = xstrdup(cluster);
     res->scheduler = xstrdup(res->job.scheduler);
-    if (!t && !(t = fleet_cluster_transport(c, err)))
+    if (!tover) {
+        /* through the gate (reading: waiting needs no approval) */
+        struct gate_req gr;
+        memset(&gr, 0, sizeof(gr));
+        gr.cluster = cluster;
+        gr.purpose = GATE_READ;
+        gr.st = st;
+        gr.regpath = reg;
+        if (!(g = gate_open(&gr, err)))
+            goto out;
+        t = gate_transport(g);
+        s = gate_sched(g);
+    } else if (!(s = sched_new(res->job.scheduler, t, err))) {
         goto out;
-    if (!(s = sched_new(res->job.scheduler, t, err)))
-        goto out;
+    }
     rc = wait_and_finish(st, s, t, root, h, res, err);
 out:
-    sched_free(s);
-    if (t != tover)
-        transport_close(t);
+    if (g) {
+        if (rc < 0 && err && err->code == EXA_ETRANSPORT)
+            gate_check_error(g, err);
+        gate_close(g);
+    } else {
+        sched_free(s);
+    }
     fleet_release(&f);
     store_close(st);
     free(root);

@@ -5,9 +5,14 @@
  *
  * Order (each step talks to the layer below it):
  *   1. resolve the cluster: `auto` ranks the ACTIVE clusters by placement
- *      (libfleet/placement.h, their node snapshots); a named cluster must
- *      be ACTIVE (EXA_ENOTAPPROVED otherwise, exit 6);
- *   2. build its transport from the registered connection (host, port,
+ *      (libfleet/placement.h, their node snapshots); then the cluster is
+ *      opened through the gate for GATE_SCHEDULE (libfleet/gate.h): it
+ *      must be ACTIVE (EXA_ENOTAPPROVED otherwise, exit 6) and its pinned
+ *      host key the approved one (EXA_ETRANSPORT, exit 4); the job row is
+ *      inserted by gate_job_insert() (ACTIVE checked again in that
+ *      transaction) and every status written by gate_record_status();
+ *      cluster_run_resume() opens it for GATE_READ;
+ *   2. use the gate's transport (the registered connection: host, port,
  *      user, key, the known_hosts pinned at connect) and preflight it
  *      (libdiscovery/preflight.h); a failed check stops the run before
  *      anything is submitted (EXA_EFAIL, the report in the result);

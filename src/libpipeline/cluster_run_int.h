@@ -31,7 +31,9 @@ static inline void hook_step(const struct cluster_run_hooks *h,
     h->step(h->arg, step, detail);
 }
 
-/* Step 6: write res->last's state, raw state, exit code, signal, reason
+/* Step 6, through gate_record_status() (libfleet/gate.h, the one writer
+ * of scheduler status): write res->last's state, raw state, exit code,
+ * signal, reason
  * and times (converted to UTC) on the job row res->job, with the
  * scheduler's accounting when s gives it (res->acct, res->have_acct), the
  * status's own figures otherwise; then reload res->job from st. Failures

@@ -6,7 +6,9 @@
 # and sacct, one version); the same command after completion submits
 # nothing and reports the version; --new submits a fresh run; a run whose
 # job row was lost (exa killed between sbatch and the insert) is found by
-# name in the queue; --run-id sets the id that the job name carries.
+# name in the queue; --run-id sets the id that the job name carries; the
+# run goes through the gate (a pinned host key that is not the approved
+# one: exit 4, nothing submitted).
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-testbed.sh"
 require_testbed
@@ -135,6 +137,20 @@ is "$(jobs_named "exa_jpcp_pm100dataset.exa-idem-lost-$$")" 1 "still exactly one
 is "$(sql "SELECT state||' '||model_version FROM jobs WHERE job_id='$ID3' AND cluster='testa'")" \
     "COMPLETED 3" "recorded again and registered as version 3"
 is "$(versions)" 3 "three versions for three runs"
+
+# --- through the gate: a host key that is not the approved one -------------
+PA=$TESTBED_SSH_PORT_TESTA PB=$TESTBED_SSH_PORT_TESTB
+fpr_of() { grep "^\[$H\]:$1[ ,]" "$TESTBED_SSH_KNOWN_HOSTS" | ssh-keygen -lf - | awk '/ED25519/ {print $2}'; }
+pin=$XDG_CONFIG_HOME/examlops/known_hosts.d/testa
+cp "$pin" "$T/pin.good"
+grep "^\[$H\]:$PB[ ,]" "$TESTBED_SSH_KNOWN_HOSTS" | sed "s/\[$H\]:$PB/[$H]:$PA/g; s/\[localhost\]:$PB/[localhost]:$PA/g" >"$pin"
+njobs=$(sql "SELECT COUNT(*) FROM jobs")
+run_exa "${RUN[@]}" --new
+is "$RC" 4 "pipeline run with testb's key pinned for testa: exit 4"
+like "$ERR" "cluster 'testa' was approved with $(fpr_of "$PA") but the pinned known_hosts holds $(fpr_of "$PB")" \
+    "naming both fingerprints"
+is "$(sql "SELECT COUNT(*) FROM jobs")" "$njobs" "nothing submitted or recorded"
+cp "$T/pin.good" "$pin"
 
 # --- usage -------------------------------------------------------------------
 run_exa "${RUN[@]}" --run-id 'bad id'
