@@ -23,7 +23,7 @@ mark=gate-$$-$RANDOM
 printf 'echo "started %s"\nsleep 300\n' "$mark" > "$T/long.sh"
 sub() { "$EXA" --json hpc submit "$T/long.sh" --cluster testa | jget 'd["job_id"]'; }
 j1=$(sub); j2=$(sub); ids="$j1 $j2"
-tb_wait_state testa "$j1" RUNNING 60 && tb_wait_state testa "$j2" RUNNING 60
+tb_wait_state testa "$j1" RUNNING 180 && tb_wait_state testa "$j2" RUNNING 180
 ok $? "two jobs running on testa ($j1, $j2)"
 
 is "$("$EXA" --json hpc status "$j1" | jget 'd[0]["state"], d[0]["cluster"]')" "RUNNING testa" "hpc status ID (no --cluster) says RUNNING on testa"
@@ -47,7 +47,7 @@ is "$?" 2 "an id with shell syntax is a usage error"
 
 out=$("$EXA" hpc cancel "$j1" 2>&1); rc=$?
 is "$rc/$out" "0/Cancelled job $j1 on cluster 'testa'" "hpc cancel ID cancels it"
-tb_wait_state testa "$j1" CANCELLED 60; ok $? "sacct says CANCELLED"
+tb_wait_state testa "$j1" CANCELLED 120; ok $? "sacct says CANCELLED"
 # (RUNNING, or PENDING again if the shared testbed's controller requeued it)
 case $(tb_slurm testa squeue -h -j "$j2" -o %T 2>/dev/null) in RUNNING | PENDING) r=0 ;; *) r=1 ;; esac
 ok $r "the second job survives (still in squeue)"
@@ -74,7 +74,7 @@ is "$?" 2 "an id recorded on two clusters is ambiguous (exit 2)"
 grep -q "job id '$j2' is recorded on several clusters (testa, testb): pass --cluster" "$T/err"; ok $? "the error lists the clusters"
 is "$("$EXA" --json hpc status "$j2" --cluster testa | jget 'd[0]["state"] in ("RUNNING", "PENDING"), d[0]["cluster"]')" "True testa" "--cluster disambiguates"
 "$EXA" hpc cancel "$j2" --cluster testa >/dev/null; ok $? "cancel the second job"
-tb_wait_state testa "$j2" CANCELLED 60; ok $? "sacct says CANCELLED"
+tb_wait_state testa "$j2" CANCELLED 120; ok $? "sacct says CANCELLED"
 is "$(sqlite3 "$EXAMLOPS_DB" "select state||' '||(gpu_hours is not null) from jobs where cluster='testa' and job_id='$j1'")" "CANCELLED 1" \
     "the cancelled job's row is CANCELLED with accounting"
 
