@@ -455,6 +455,69 @@ static void test_record_status(void **state)
     store_close(st);
 }
 
+/* Submit through the gate in mock mode (no registration), then one
+ * reconcile pass: the held job stays PENDING, the one that ran is moved to
+ * COMPLETED and counted; a second pass finds nothing left to move. */
+static void test_submit_reconcile_mock(void **state)
+{
+    exa_error_t err = EXA_ERROR_INIT;
+    struct gate_req req = {0};
+    struct gate_submit_req sr = {0};
+    struct gate_submit_out so, held;
+    struct sched_resources hold = SCHED_RESOURCES_INIT;
+    struct job_rec r;
+    struct gate *g;
+    size_t moved = 99;
+    char *script = xstrfmt("%s/ok.sh", dir), *w = xstrfmt("%s/work", dir);
+    (void)state;
+    setenv("EXAMLOPS_HPC_WORKDIR", w, 1);
+    unsetenv("EXAMLOPS_HPC_REMOTE_WORKDIR");
+    tu_write_file(script, "exit 0\n");
+    req.purpose = GATE_SCHEDULE;
+    req.use_env = 1;
+    g = gate_open(&req, &err);
+    assert_non_null(g);
+    assert_int_equal(gate_is_mock(g), 1);
+    sr.script = script;
+    assert_int_equal(gate_submit(g, &sr, &so, &err), 0);
+    hold.hold = 1;
+    sr.res = &hold;
+    assert_int_equal(gate_submit(g, &sr, &held, &err), 0);
+    assert_int_equal(store_job_get(gate_store(g), "default", so.sr.job_id, &r,
+                                   &err), 0);
+    assert_string_equal(r.state, "PENDING");
+    assert_string_equal(r.kind, "batch");
+    assert_string_equal(r.run_uuid, so.run_id);
+    job_rec_release(&r);
+    assert_int_equal(gate_reconcile(g, &moved, &err), 0);
+    assert_int_equal(moved, 1);
+    assert_int_equal(store_job_get(gate_store(g), "default", so.sr.job_id, &r,
+                                   &err), 0);
+    assert_string_equal(r.state, "COMPLETED");
+    assert_int_equal(r.exit_code, 0);
+    job_rec_release(&r);
+    assert_int_equal(store_job_get(gate_store(g), "default", held.sr.job_id,
+                                   &r, &err), 0);
+    assert_string_equal(r.state, "PENDING");
+    job_rec_release(&r);
+    assert_int_equal(gate_reconcile(g, &moved, &err), 0);
+    assert_int_equal(moved, 0);
+    /* the held one is cancelled; a second cancel says it already ended */
+    assert_int_equal(gate_cancel(g, held.sr.job_id, &err), 0);
+    assert_int_equal(gate_cancel(g, held.sr.job_id, &err), -1);
+    assert_int_equal(err.code, EXA_EFAIL);
+    assert_int_equal(gate_cancel(g, "mock-000000000000", &err), -1);
+    assert_int_equal(err.code, EXA_ENOTFOUND);
+    assert_int_equal(gate_cancel(g, "--user=root", &err), -1);
+    assert_int_equal(err.code, EXA_EUSAGE);
+    gate_submit_out_release(&so);
+    gate_submit_out_release(&held);
+    gate_close(g);
+    unsetenv("EXAMLOPS_HPC_WORKDIR");
+    free(script);
+    free(w);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -469,6 +532,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_open_refuses_mismatch, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_record_status, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_submit_reconcile_mock, setup,
+                                        teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
