@@ -73,8 +73,9 @@ char *registry_default_path(exa_error_t *err);
  * argument. Otherwise -1 with err (EXA_EUSAGE), one line:
  *   "invalid cluster name 'NAME' (from SOURCE): expected
  *    [A-Za-z0-9][A-Za-z0-9._-]{0,62}"
- * where NAME is shown with C escapes (\n, \t, \", \xHH) and cut after 64
- * characters with "..." and its length; source (e.g. "--cluster",
+ * where NAME is shown with C escapes (\n, \t, \', \", \xHH) and, when
+ * longer than 64 characters, cut there with "..." and followed by
+ * " (too long)"; source (e.g. "--cluster",
  * "EXAMLOPS_HPC_CLUSTER") may be NULL.
  */
 int cluster_name_check(const char *name, const char *source, exa_error_t *err);

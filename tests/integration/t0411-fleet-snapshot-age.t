@@ -20,7 +20,7 @@ ok $? "connect and approve testa"
 
 # A job holding GPUs on testa, then a snapshot that claims all idle, 1 h old.
 jid=$(sa sbatch --parsable --account="$TESTBED_ACCOUNT" --gpus=2 -c 1 --job-name=exa-t0411 --wrap 'sleep 120')
-for i in $(seq 1 30); do [ "$(sa squeue -h -j "$jid" -o %T)" = RUNNING ] && break; sleep 1; done
+for i in $(seq 1 90); do [ "$(sa squeue -h -j "$jid" -o %T)" = RUNNING ] && break; sleep 1; done
 is "$(sa squeue -h -j "$jid" -o %T)" RUNNING "a 2-GPU job runs on testa"
 seed_nodes testa "$TESTBED_NODE_TESTA idle 4 0"
 sqlite3 "$EXAMLOPS_DB" "UPDATE nodes SET captured_at = strftime('%Y-%m-%dT%H:%M:%SZ', 'now', '-3600 seconds') WHERE cluster = 'testa'"
