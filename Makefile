@@ -64,7 +64,7 @@ PUB_HDR  := $(sort $(wildcard include/exa/*.h))
 LIB_HDR  := $(sort $(filter-out %_int.h src/libutil/banned.h,$(wildcard src/lib*/*.h)))
 
 .SECONDARY:
-.PHONY: all lib run check check-unit check-integration sanitize fuzz bench \
+.PHONY: all lib run check check-unit check-integration sanitize fuzz fuzz-build bench \
         fmt install deps test-deps clean
 all: $(EXA)
 
@@ -139,12 +139,25 @@ sanitize:
 FUZZ_SRC := $(sort $(wildcard fuzz/fuzz_*.c))
 FUZZ_BIN := $(FUZZ_SRC:fuzz/%.c=build/fuzz/%)
 FUZZ_SECONDS ?= 20
-build/fuzz/%: fuzz/%.c $(LIB_SRC)
-	@mkdir -p build/fuzz/obj
-	clang $(CSTD) -Isrc -include src/libutil/banned.h $(PKG_CFLAGS) \
-	    -DEXA_VERSION='"$(VERSION)"' -DEXA_DATADIR='""' -DEXA_SRCDIR='""' \
-	    -g -O1 -fsanitize=fuzzer,address,undefined -o $@ $< $(LIB_SRC) \
-	    $(LDLIBS)
+# The libraries are compiled once for all targets (instrumented, with
+# -fno-sanitize-recover so that a UBSan report is a crash libFuzzer counts)
+# and each target links them; a target is fuzz/fuzz_<name>.c, its seeds
+# fuzz/corpus/<name>/ (fuzz/README.md).
+FUZZ_CFLAGS := $(CSTD) -Isrc -include src/libutil/banned.h $(PKG_CFLAGS) \
+    -DEXA_VERSION='"$(VERSION)"' -DEXA_DATADIR='""' -DEXA_SRCDIR='""' \
+    -g -O1 -fsanitize=fuzzer-no-link,address,undefined \
+    -fno-sanitize-recover=undefined
+FUZZ_OBJ := $(LIB_SRC:%.c=build/fuzz/obj/%.o)
+build/fuzz/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	clang $(FUZZ_CFLAGS) -MMD -MP -c -o $@ $<
+build/fuzz/libexa-fuzz.a: $(FUZZ_OBJ)
+	@rm -f $@
+	$(AR) rcs $@ $^
+build/fuzz/fuzz_%: fuzz/fuzz_%.c build/fuzz/libexa-fuzz.a
+	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< \
+	    build/fuzz/libexa-fuzz.a $(LDLIBS)
+fuzz-build: $(FUZZ_BIN)
 fuzz: $(FUZZ_BIN)
 	@scripts/run-fuzz.sh $(FUZZ_SECONDS) $(FUZZ_BIN)
 
@@ -174,4 +187,5 @@ install: $(EXA) lib
 clean:
 	rm -rf build
 
--include $(LIB_OBJ:.o=.d) $(CMD_OBJ:.o=.d) $(UNIT_OBJ:.o=.d) $(PIC_OBJ:.o=.d)
+-include $(LIB_OBJ:.o=.d) $(CMD_OBJ:.o=.d) $(UNIT_OBJ:.o=.d) \
+    $(wildcard build/fuzz/obj/src/*/*.d) $(PIC_OBJ:.o=.d)

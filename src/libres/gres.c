@@ -23,6 +23,9 @@ static void add_type(struct gres_info *out, const char *t, size_t n)
     struct strbuf sb = STRBUF_INIT;
     const char *p = out->types;
 
+    if (!n)
+        return; /* "gpu::4": no type named */
+
     while (p && *p) {
         const char *c = strchr(p, ',');
         size_t len = c ? (size_t)(c - p) : strlen(p);

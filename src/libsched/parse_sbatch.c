@@ -64,9 +64,12 @@ static int sbatch_id_line(const char *line, int mode, char **id,
 /* Append the non-blank lines of buf[0..len) to lines (CR of CRLF dropped). */
 static void split_lines(const char *buf, size_t len, struct strvec *lines)
 {
-    const char *p = buf, *end = buf + len;
+    const char *p = buf, *end;
 
-    while (buf && p < end) {
+    if (!buf)
+        return; /* no stream (NULL + 0 is undefined) */
+    end = buf + len;
+    while (p < end) {
         const char *e = memchr(p, '\n', (size_t)(end - p));
         size_t l;
         int blank = 1;

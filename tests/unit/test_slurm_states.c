@@ -138,6 +138,7 @@ static void test_gres(void **state)
         { "gpu:a100:4(S:0-", 4, "a100" },     /* cut inside the group */
         { "gpu:a:4611686018427387904,gpu:b:4611686018427387904", -1, "a,b" },
         { "gpu:99999999999999999999", 0, "" }, /* not a count: ignored */
+        { "gpu::4", 4, "" },                  /* empty type (fuzz_tres) */
     };
     (void)state;
     for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
