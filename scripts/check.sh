@@ -1,6 +1,7 @@
 #!/bin/bash
 # check.sh - what `make check` runs after installing test dependencies:
-# the layering scan (scripts/check-layering.sh), build, unit tests,
+# the layering scan (scripts/check-layering.sh), the line-splitting scan
+# (scripts/check-sched-lines.sh), build, unit tests,
 # integration tests against the real Slurm testbed, then
 # both suites again built with ASan+UBSan. The testbed is started once
 # (tests/testbed/up.sh) and stopped at the end if this script started it.
@@ -27,6 +28,7 @@ cleanup() {
 }
 trap cleanup EXIT
 scripts/check-layering.sh
+scripts/check-sched-lines.sh
 $MAKE --no-print-directory -j2 all
 $MAKE --no-print-directory check-unit check-integration
 $MAKE --no-print-directory sanitize

@@ -13,7 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "libdiscovery/parse_sacctmgr.h"
 #include "libdiscovery/probe.h"
+#include "libsched/parse_message.h"
 #include "libsched/resources.h"
 #include "libutil/json.h"
 #include "libutil/strbuf.h"
@@ -85,15 +87,15 @@ static int in_partition(const struct node_info *n, const char *part)
 }
 
 /* First line of a result's stderr (else stdout), for details. */
-static void first_line(const struct transport_result *r, char *buf, size_t n)
+static void message_line(const struct transport_result *r, char *buf,
+                         size_t n)
 {
+    /* the tool's own words (parse_message.h), cut to fit a report line */
     const struct strbuf *s = r->err.len ? &r->err : &r->out;
-    size_t k = 0;
-    while (k < s->len && k + 1 < n && s->buf[k] != '\n') {
-        buf[k] = s->buf[k];
-        k++;
-    }
-    buf[k] = '\0';
+    char *m = tool_message(s->buf, s->len, n - 1);
+    size_t l = m ? strlen(m) : 0;
+    memcpy(buf, m ? m : "", l + 1);
+    free(m);
 }
 
 /* The remote user: ask->user, else `id -un` through t. */
@@ -142,7 +144,7 @@ static void check_slurm_assoc(struct transport *t,
     }
     if (ran <= 0 || r.rc != 0) {
         if (ran == 1)
-            first_line(&r, line, sizeof(line));
+            message_line(&r, line, sizeof(line));
         else
             xsnprintf(line, sizeof(line), "%s",
                       ran < 0 ? err.text : "sacctmgr not found");
@@ -155,29 +157,20 @@ static void check_slurm_assoc(struct transport *t,
         goto out;
     }
     {
-        const char *p = r.out.buf;
-        while (*p) {
-            const char *e = strchr(p, '\n');
-            size_t len = e ? (size_t)(e - p) : strlen(p);
-            char *row = xstrndup(p, len), *bar = strchr(row, '|');
-            const char *acct = row, *qos = bar ? bar + 1 : "";
-            int this_acct;
-            if (bar)
-                *bar = '\0';
-            this_acct = ask->account && !strcmp(acct, ask->account);
+        struct sacctmgr_assoc *as;
+        size_t nas;
+        sacctmgr_assoc_parse(r.out.buf, r.out.len, &as, &nas);
+        for (size_t k = 0; k < nas; k++) {
+            int this_acct = ask->account && !strcmp(as[k].account,
+                                                    ask->account);
             if (this_acct)
                 acct_ok = 1;
-            if (ask->qos && (!ask->account || this_acct)) {
-                struct strvec q = STRVEC_INIT;
-                strvec_split(&q, qos, ',');
-                for (size_t i = 0; i < q.nr; i++)
-                    if (!strcmp(q.v[i], ask->qos))
+            if (ask->qos && (!ask->account || this_acct))
+                for (size_t i = 0; i < as[k].qos.nr; i++)
+                    if (!strcmp(as[k].qos.v[i], ask->qos))
                         qos_ok = 1;
-                strvec_clear(&q);
-            }
-            free(row);
-            p += len + (e ? 1 : 0);
         }
+        sacctmgr_assocs_free(as, nas);
     }
     if (ask->account)
         add(rep, "account", acct_ok,
@@ -306,7 +299,7 @@ static void check_workdir(struct transport *t, const char *dir,
         ok = transport_run(t, touch, NULL, 0, 0, &r, &err) == 0 && r.rc == 0;
     }
     if (!ok)
-        first_line(&r, line, sizeof(line));
+        message_line(&r, line, sizeof(line));
     transport_result_release(&r);
     r = (struct transport_result)TRANSPORT_RESULT_INIT;
     if (ok)
@@ -333,7 +326,7 @@ static void check_remote_exa(struct transport *t, const char *exa,
         add(rep, "remote_exa", 1, "'%s --version': %s", exa, r.out.buf);
     } else {
         if (ran == 1)
-            first_line(&r, line, sizeof(line));
+            message_line(&r, line, sizeof(line));
         add(rep, "remote_exa", 0, "'%s --version' %s%s%s", exa,
             ran == 0  ? "not found"
             : ran < 0 ? "failed: "
@@ -379,7 +372,7 @@ void preflight_run(struct transport *t, const struct preflight_target *tg,
     }
     if (transport_run(t, hn, NULL, 0, 0, &r, &err) < 0 || r.rc != 0) {
         char line[200] = "";
-        first_line(&r, line, sizeof(line));
+        message_line(&r, line, sizeof(line));
         add(rep, "transport", 0, "%s", err.text[0] ? err.text : line);
         goto out;
     }

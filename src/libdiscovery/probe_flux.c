@@ -26,7 +26,7 @@ static int flux_available(struct transport *t, char **version, exa_error_t *err)
     if (ok == 1 && version) {
         *version = flux_version_parse(r.out.buf, r.out.len);
         if (!*version)
-            *version = first_line_dup(&r.out);
+            *version = tool_message(r.out.buf, r.out.len, 0);
     }
     transport_result_release(&r);
     return ok;

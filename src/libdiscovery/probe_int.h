@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "libdiscovery/probe.h"
+#include "libsched/parse_message.h"
 #include "libutil/json.h"
 #include "libutil/strbuf.h"
 #include "libutil/xalloc.h"
@@ -45,29 +46,19 @@ static inline int run_ok(struct transport *t, const char *const *argv,
     return res->rc == 0;
 }
 
-/* A command that ran but failed: the scheduler's own words. */
+/* A command that ran but failed: the scheduler's own words (the first
+ * line of its stderr, else of its stdout; parse_message.h). */
 static inline int sched_fail(struct transport *t, const char *prog,
                              const struct transport_result *res,
                              exa_error_t *err)
 {
     const struct strbuf *s = res->err.len ? &res->err : &res->out;
-    size_t n = 0;
-    while (n < s->len && s->buf[n] != '\n' && n < 200)
-        n++;
-    return exa_err(err, EXA_ESCHED, "%s on '%s' exited %d%s%.*s", prog,
-                   t->host ? t->host : "localhost", res->rc, n ? ": " : "",
-                   (int)n, s->buf);
-}
-
-/* The first line of sb, trailing blanks cut, malloc'ed; NULL if empty. */
-static inline char *first_line_dup(const struct strbuf *sb)
-{
-    size_t n = 0;
-    while (n < sb->len && sb->buf[n] != '\n')
-        n++;
-    while (n && (sb->buf[n - 1] == ' ' || sb->buf[n - 1] == '\r'))
-        n--;
-    return n ? xstrndup(sb->buf, n) : NULL;
+    char *msg = tool_message(s->buf, s->len, 200);
+    int rc = exa_err(err, EXA_ESCHED, "%s on '%s' exited %d%s%s", prog,
+                     t->host ? t->host : "localhost", res->rc,
+                     msg ? ": " : "", msg ? msg : "");
+    free(msg);
+    return rc;
 }
 
 /* A malloc'ed copy of s, or NULL when s is NULL or empty. */

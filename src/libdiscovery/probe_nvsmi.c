@@ -46,7 +46,7 @@ static char *remote_hostname(struct transport *t, exa_error_t *err)
     char *h = NULL;
     int ok = run_ok(t, argv, &r, err);
     if (ok == 1)
-        h = first_line_dup(&r.out);
+        h = tool_message(r.out.buf, r.out.len, 0);
     transport_result_release(&r);
     if (ok < 0)
         return NULL;

@@ -22,6 +22,7 @@
 #include "libdiscovery/parse_sinfo.h"
 #include "libfleet/gate.h"
 #include "libsched/parse_flux.h"
+#include "libsched/parse_message.h"
 #include "libsched/parse_slurm.h"
 #include "libtransport/transport.h"
 #include "libutil/json.h"
@@ -77,11 +78,12 @@ static int expect_header(const char *buf, size_t len, const char *hdr,
     if (len - skip >= n && !memcmp(buf + skip, hdr, n))
         return 0;
     {
-        size_t e = skip;
-        while (e < len && e - skip < 120 && buf[e] != '\n')
-            e++;
-        return exa_err(err, EXA_EPARSE, "%s printed no '%s' header: '%.*s'",
-                       tool, hdr, (int)(e - skip), buf + skip);
+        /* the first line, whatever it is (parse_message.h) */
+        char *m = tool_message(buf + skip, len - skip, 120);
+        int rc = exa_err(err, EXA_EPARSE, "%s printed no '%s' header: '%s'",
+                         tool, hdr, m ? m : "");
+        free(m);
+        return rc;
     }
 }
 
