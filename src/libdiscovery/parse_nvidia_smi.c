@@ -19,6 +19,7 @@
 #include <strings.h>
 
 #include "libutil/json.h"
+#include "libutil/parse.h"
 #include "libutil/strbuf.h"
 #include "libutil/xalloc.h"
 
@@ -175,7 +176,7 @@ static json_t *value_json(const char *field, const char *v)
     static const char *const units[] = { " MiB", " GiB", " KiB", " %",
                                          " W",   " MHz", " C",   NULL };
     size_t n = strlen(v);
-    char *s, *end;
+    char *s;
     json_t *r;
 
     if (n == 0 || (v[0] == '[' && v[n - 1] == ']') || !strcmp(v, "N/A"))
@@ -188,19 +189,17 @@ static json_t *value_json(const char *field, const char *v)
             s[n - strlen(units[u])] = '\0';
             break;
         }
-    errno = 0;
+    /* numbers through libutil/parse.h: an integer that does not fit
+     * int64 is read as a real, anything else stays text */
     {
-        long long i = strtoll(s, &end, 10);
-        if (!errno && end != s && !*end) {
+        int64_t i;
+        double d;
+        if (parse_i64_str(s, &i) == 0) {
             free(s);
-            return json_integer(i);
+            return json_integer((json_int_t)i);
         }
-    }
-    errno = 0;
-    {
-        double d = strtod(s, &end);
-        if (!errno && end != s && !*end && isfinite(d)
-            && (isdigit((unsigned char)s[0]) || s[0] == '-'))
+        if (parse_real_str(s, &d) == 0 &&
+            (isdigit((unsigned char)s[0]) || s[0] == '-'))
             r = jx_real(d);
         else
             r = jx_str(v);

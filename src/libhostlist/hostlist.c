@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "libutil/parse.h"
 #include "libutil/strbuf.h"
 #include "libutil/xalloc.h"
 
@@ -40,14 +41,10 @@ static void pieces_free(struct hl_piece *p, size_t n)
 
 static int parse_uint(const char *s, size_t len, unsigned long long *v)
 {
-    unsigned long long x = 0;
-    if (!len || len > 18)
+    uint64_t x;
+    /* at most 18 digits (libutil/parse.h checks the digits) */
+    if (len > 18 || parse_u64_span(s, len, &x) < 0)
         return -1;
-    for (size_t i = 0; i < len; i++) {
-        if (!isdigit((unsigned char)s[i]))
-            return -1;
-        x = x * 10 + (unsigned)(s[i] - '0');
-    }
     *v = x;
     return 0;
 }

@@ -148,7 +148,7 @@ static int mock_status_batch(struct sched *s, const char *const *ids, size_t n,
             continue;
         v = json_string_value(json_object_get(doc, "state"));
         out[i].state = sched_state_parse(v);
-        xsnprintf(out[i].raw_state, sizeof(out[i].raw_state), "%s", v ? v : "");
+        xsnprintf(out[i].raw_state, sizeof(out[i].raw_state), "%.63s", v ? v : "");
         if ((v = json_string_value(json_object_get(doc, "submit"))))
             xsnprintf(out[i].submit, sizeof(out[i].submit), "%.39s", v);
         if ((v = json_string_value(json_object_get(doc, "start"))))

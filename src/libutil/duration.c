@@ -17,21 +17,17 @@
 #include <string.h>
 #include <strings.h>
 
+#include "libutil/parse.h"
 #include "libutil/strbuf.h"
 
 /* Read a run of decimal digits at *p into *v; 0 or -1 when none/overflow. */
 static int read_uint(const char **p, long long *v)
 {
     const char *s = *p;
-    long long x = 0;
-    if (!isdigit((unsigned char)*s))
+    int64_t x;
+    /* parse.h: overflow-checked; a field past 10^12 is no duration */
+    if (parse_count(&s, s + strlen(s), &x) < 0 || x > 1000000000000LL)
         return -1;
-    while (isdigit((unsigned char)*s)) {
-        if (x > 100000000000LL)
-            return -1;
-        x = x * 10 + (*s - '0');
-        s++;
-    }
     *v = x;
     *p = s;
     return 0;
@@ -174,7 +170,7 @@ int slurm_time_arg_parse(const char *s, long long *secs)
 
 int fsd_parse(const char *s, double *secs)
 {
-    char buf[64], *end;
+    char buf[64];
     double v, mult = 1;
     size_t len;
 
@@ -197,9 +193,7 @@ int fsd_parse(const char *s, double *secs)
     for (size_t i = 0; i < len; i++)
         if (!isdigit((unsigned char)buf[i]) && buf[i] != '.')
             return -1;
-    errno = 0;
-    v = strtod(buf, &end);
-    if (errno || *end || !isfinite(v) || v < 0)
+    if (parse_real_str(buf, &v) < 0 || v < 0)
         return -1;
     *secs = v * mult;
     return 0;
