@@ -45,7 +45,8 @@ allow=(
     "src/libobserve/exporter.c obs_exporter_scrape_begin"
     # GPU -> job mapping files written by exa (jobmap.c writes them)
     "src/libobserve/jobmap.c read_ids"
-    # known_hosts lines of EXAMLOPS_HPC_SSH_KNOWN_HOSTS (ssh, not Slurm)
+    # known_hosts lines (EXAMLOPS_HPC_SSH_KNOWN_HOSTS, pinned keys): ssh
+    "src/libfleet/gate.c kh_key_lines"
     "src/libfleet/gate.c target_host_keys"
     # ssh-keyscan / known_hosts / public key text (host key pinning)
     "src/libfleet/governance.c fleet_pubkey_fingerprint"
