@@ -703,6 +703,14 @@ fail:
 
 /* ---- the jobs table ---- */
 
+/* The audit binding, checked again in the job row's transaction. */
+static int bound_to_chain(store_t *st, const struct cluster_row *row,
+                          void *arg, exa_error_t *err)
+{
+    (void)arg;
+    return governance_verify_cluster(st, row, err);
+}
+
 int gate_job_insert(struct gate *g, const struct job_rec *j, long long *id_out,
                     exa_error_t *err)
 {
@@ -711,7 +719,8 @@ int gate_job_insert(struct gate *g, const struct job_rec *j, long long *id_out,
     row.cluster = g->name;
     if (g->mock)
         return store_job_upsert(g->st, &row, id_out, err);
-    if (store_job_insert_active(g->st, &row, id_out, &e) == 0)
+    if (store_job_insert_checked(g->st, &row, bound_to_chain, NULL, id_out,
+                                 &e) == 0)
         return 0;
     if (e.code == EXA_ENOTAPPROVED && g->s) {
         /* rejected while we submitted: take the job back */

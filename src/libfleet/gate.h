@@ -192,9 +192,11 @@ void gate_submit_out_release(struct gate_submit_out *out);
 /*
  * Record the job j (borrowed; j->cluster is ignored and set to
  * gate_name(g)) just submitted through g. On a registered cluster the row
- * is inserted by store_job_insert_active(): one BEGIN IMMEDIATE
+ * is inserted by store_job_insert_checked(): one BEGIN IMMEDIATE
  * transaction that reads the cluster's state and inserts only when it is
- * ACTIVE. When the cluster stopped being ACTIVE since gate_open(), the job
+ * ACTIVE and the row agrees with its audit chain
+ * (governance_verify_cluster()). When the cluster stopped being ACTIVE
+ * (or its row was changed behind exa's back) since gate_open(), the job
  * is cancelled (sched_cancel) and EXA_ENOTAPPROVED returned. An id already
  * recorded on the cluster is updated instead (a retried submission).
  * *id_out (may be NULL) gets the rowid. 0 or -1 with err.

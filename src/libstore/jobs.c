@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "libstore/clusters.h"
 #include "libutil/json.h"
 #include "libutil/strbuf.h"
 #include "libutil/xalloc.h"
@@ -335,6 +336,13 @@ int store_job_list(store_t *st, const struct job_filter *f,
 int store_job_insert_active(store_t *st, const struct job_rec *j,
                             long long *id_out, exa_error_t *err)
 {
+    return store_job_insert_checked(st, j, NULL, NULL, id_out, err);
+}
+
+int store_job_insert_checked(store_t *st, const struct job_rec *j,
+                             store_cluster_check_f check, void *arg,
+                             long long *id_out, exa_error_t *err)
+{
     sqlite3_stmt *stmt;
     char *state = NULL;
     int rc;
@@ -365,6 +373,15 @@ int store_job_insert_active(store_t *st, const struct job_rec *j,
                 "cluster '%s' is %s: job %s is not recorded ('exa hpc "
                 "approve %s')", j->cluster, state, j->job_id, j->cluster);
         goto fail;
+    }
+    if (check) {
+        /* the caller's rule over the row as this transaction sees it */
+        struct cluster_row row = {0};
+        int found = store_cluster_get(st, j->cluster, &row, err);
+        int ok = found == 1 && check(st, &row, arg, err) == 0;
+        cluster_row_release(&row);
+        if (!ok)
+            goto fail;
     }
     if (store_job_upsert(st, j, id_out, err) < 0 || store_commit(st, err) < 0)
         goto fail;

@@ -82,6 +82,27 @@ int store_job_insert(store_t *st, const struct job_rec *j, long long *id_out,
 int store_job_insert_active(store_t *st, const struct job_rec *j,
                             long long *id_out, exa_error_t *err);
 
+struct cluster_row;
+/*
+ * A rule over a clusters row (borrowed, read inside the insert's
+ * transaction): 0 to allow, -1 with err to refuse. libfleet passes
+ * governance_verify_cluster(), so the audit binding is checked in the
+ * same transaction that records the job.
+ */
+typedef int (*store_cluster_check_f)(store_t *st,
+                                     const struct cluster_row *row,
+                                     void *arg, exa_error_t *err);
+
+/*
+ * store_job_insert_active() that also calls check (may be NULL) on the
+ * cluster's row once its state is known to be ACTIVE, before the insert,
+ * in the same transaction; a refusal writes nothing and returns -1 with
+ * check's err.
+ */
+int store_job_insert_checked(store_t *st, const struct job_rec *j,
+                             store_cluster_check_f check, void *arg,
+                             long long *id_out, exa_error_t *err);
+
 /*
  * Update the job (cluster, job_id) with every non-absent field of changes
  * (borrowed; its cluster, job_id, id and created_at are ignored), and set

@@ -267,6 +267,52 @@ static void add_cluster(store_t *st, const char *name, const char *fpr,
     free(reg);
 }
 
+/* The audit binding in the job's own transaction: a row changed behind
+ * exa's back after the gate looked gets no job row. */
+static int verify_cb(store_t *st, const struct cluster_row *row, void *arg,
+                     exa_error_t *err)
+{
+    (void)arg;
+    return governance_verify_cluster(st, row, err);
+}
+
+static void test_insert_checked_binding(void **state)
+{
+    exa_error_t err = EXA_ERROR_INIT;
+    store_t *st = store_open(NULL, &err);
+    struct job_rec j, got;
+    long long id = 0;
+    (void)state;
+    assert_non_null(st);
+    add_cluster(st, "act", NULL, 1);
+    job_rec_init(&j);
+    j.scheduler = "slurm";
+    j.job_id = "7";
+    j.cluster = "act";
+    assert_int_equal(store_job_insert_checked(st, &j, verify_cb, NULL, &id,
+                                              &err),
+                     0);
+    assert_int_equal(store_exec(st, "UPDATE clusters SET host='10.9.9.9' "
+                                    "WHERE name='act'",
+                                &err),
+                     0);
+    j.job_id = "8";
+    assert_int_equal(store_job_insert_checked(st, &j, verify_cb, NULL, &id,
+                                              &err),
+                     -1);
+    assert_int_equal(err.code, EXA_ENOTAPPROVED);
+    assert_string_equal(err.text,
+                        "cluster 'act' does not match its audit chain: the "
+                        "row's identity differs from what its latest audit "
+                        "event (2, cluster_approved) recorded; it is treated "
+                        "as PENDING ('exa hpc audit --verify')");
+    assert_int_equal(store_job_get(st, "act", "8", &got, &err), -1);
+    assert_int_equal(err.code, EXA_ENOTFOUND);
+    /* the unchecked form only looks at the state */
+    assert_int_equal(store_job_insert_active(st, &j, &id, &err), 0);
+    store_close(st);
+}
+
 static void test_insert_active(void **state)
 {
     exa_error_t err = EXA_ERROR_INIT;
@@ -529,6 +575,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_host_key_lines, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_insert_active, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_insert_checked_binding, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(test_open_refuses_mismatch, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_record_status, setup, teardown),
