@@ -106,6 +106,9 @@ val() { sed -n "s/^$1: //p" "$T/o"; }
 ID=$(val job_id)
 like "$ID" '^[0-9]+$' "it printed the Slurm job id ($ID)"
 is "$(val cluster) $(val scheduler) $(val state)" "testa slurm COMPLETED" "cluster, scheduler and state"
+# sacct can hold a partial record (JobName "allocation", no Partition) for
+# a few seconds after a short job ends: wait for the full one first.
+tb_wait_state testa "$ID" COMPLETED 30 || true
 acct=$(tb_slurm testa sacct -X -P -n -j "$ID" -o ElapsedRaw,AllocTRES,ExitCode,State,JobName | head -n 1)
 IFS='|' read -r el tres ec st jn <<<"$acct"
 is "$(val elapsed_s)" "$el" "elapsed_s equals sacct ElapsedRaw ($el)"
