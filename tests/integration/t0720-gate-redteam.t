@@ -207,4 +207,32 @@ sed -i "s/ssh_port: $PA/ssh_port: $PB/" "$R"
 { sed "s/\[$H\]:$PA/[$H]:$PB/g" "$T/pin.good"; grep "^\[$H\]:$PB[ ,]" "$TESTBED_SSH_KNOWN_HOSTS"; } > "$pin"
 refused 4 "hpc status 1 --cluster testa reaching testb's server, both keys pinned" "$EXA" hpc status 1 --cluster testa
 grep -q -F "$want" "$T/err"; ok $? "naming both fingerprints"
+
+# --- 7. `hpc wait` resuming a killed pipeline run fetches and registers
+# what the cluster produced: only through the approved key as well
+cp "$T/reg.good" "$R"
+cp "$T/pin.good" "$pin"
+"$EXA" -q hpc connect "$H" --name testa -u "$U" -k "$KEY" -p "$PA" --scheduler slurm >/dev/null 2>&1 &&
+    "$EXA" -q -y hpc approve testa >/dev/null
+is "$(st)" ACTIVE "testa back to its approved port and key, ACTIVE"
+SLOW=$T/slow-exa
+printf '#!/bin/sh\nif [ "$1" = train ]; then sleep 15; fi\nexec "%s" "$@"\n' "$EXA" > "$SLOW"
+chmod +x "$SLOW"
+EXAMLOPS_HPC_REMOTE_EXA=$SLOW "$EXA" pipeline run --new --dummy --cluster testa --gpus 1 \
+    --account "$TESTBED_ACCOUNT" >"$T/run.out" 2>&1 &
+pid=$!
+pj=
+for _ in $(seq 120); do
+    pj=$(sqlite3 "$EXAMLOPS_DB" "select job_id from jobs where cluster='testa' and state in ('PENDING', 'RUNNING') and run_uuid is not null" 2>/dev/null)
+    [ -n "$pj" ] && break; sleep 0.5
+done
+kill -9 "$pid"; wait "$pid" 2>/dev/null
+ok "$([ -n "$pj" ]; echo $?)" "a pipeline run's job is recorded on testa ($pj), its exa killed"
+grep "^\[$H\]:$PB[ ,]" "$TESTBED_SSH_KNOWN_HOSTS" | sed "s/\[$H\]:$PB/[$H]:$PA/g" >> "$pin"
+EXAMLOPS_HPC_POLL_INTERVAL=1 timeout 180 "$EXA" hpc wait "$pj" --cluster testa >"$T/out" 2>"$T/err"
+is "$?" 4 "hpc wait $pj with testb's key appended to the pin: exit 4"
+grep -q -F "$want" "$T/err"; ok $? "naming both fingerprints"
+is "$(sqlite3 "$EXAMLOPS_DB" "select count(*) from model_versions")/$(sqlite3 "$EXAMLOPS_DB" "select ifnull(model_version, 'none') from jobs where cluster='testa' and job_id='$pj'")" \
+    "0/none" "no model version registered from it"
+tb_slurm testa scancel "$pj" >/dev/null 2>&1
 tap_done
