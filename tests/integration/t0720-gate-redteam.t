@@ -12,7 +12,17 @@
 #   unregistered host: mock over ssh is now an environment target;
 # - clusters.yaml's scheduler changed (slurm -> mock, whose payload runs on
 #   the login node, or -> flux) kept the cluster ACTIVE: the scheduler is
-#   now part of the approved identity (also for `hpc connect` again).
+#   now part of the approved identity (also for `hpc connect` again);
+# - a second key appended to the pinned known_hosts passed the gate (only
+#   the ed25519 key was compared) while ssh trusted it: every key of the
+#   pin must now be the approved one (submit/status/queue/cancel, and
+#   `hpc wait` resuming a pipeline run, which had registered a model).
+# Kept as regression checks: the legacy EXAMLOPS_SLURM_MODE, the
+# --cluster / EXAMLOPS_HPC_CLUSTER / environment precedence, names that
+# differ by case, whitespace, unicode or a leading '-', clusters.yaml
+# edits of port, host, transport and user, ids that look like options,
+# unknown ids, reject racing a submit, and an edit between approve's prompt
+# and its answer.
 if [ -z "${TESTBED_ROOT:-}" ]; then echo "1..0 # SKIP TESTBED_ROOT unset (no Slurm testbed)"; exit 0; fi
 . "$(dirname "$0")/lib-fleet.sh"
 . "$(dirname "$0")/lib-testbed.sh"
@@ -235,4 +245,25 @@ grep -q -F "$want" "$T/err"; ok $? "naming both fingerprints"
 is "$(sqlite3 "$EXAMLOPS_DB" "select count(*) from model_versions")/$(sqlite3 "$EXAMLOPS_DB" "select ifnull(model_version, 'none') from jobs where cluster='testa' and job_id='$pj'")" \
     "0/none" "no model version registered from it"
 tb_slurm testa scancel "$pj" >/dev/null 2>&1
+
+# --- 8. clusters.yaml edited between approve's prompt and the sysadmin's
+# "y" (the prompt needs a terminal: script(1) gives it one)
+"$EXA" -q hpc connect "$H" --name late -u "$U" -k "$KEY" -p "$PA" --scheduler slurm >/dev/null 2>&1
+if command -v script >/dev/null; then
+    mkfifo "$T/in"
+    script -qfec "$EXA hpc approve late" /dev/null <"$T/in" >"$T/ap.out" 2>&1 &
+    apid=$!
+    exec 3>"$T/in"
+    for _ in $(seq 50); do grep -q "for scheduling?" "$T/ap.out" && break; sleep 0.2; done
+    grep -q "Approve cluster 'late' (slurm @ $H, user $U, port $PA," "$T/ap.out"; ok $? "approve shows late's identity (port $PA)"
+    python3 -c 'import sys; p = sys.argv[1]; t = open(p).read(); i = t.index("  late:"); open(p, "w").write(t[:i] + t[i:].replace("ssh_port: " + sys.argv[2], "ssh_port: " + sys.argv[3], 1))' "$R" "$PA" "$PB"
+    echo y >&3
+    exec 3>&-
+    wait "$apid"
+    is "$?" 1 "the port edited to testb's before the answer: approve fails"
+    grep -q "cluster 'late' changed its connection identity since it was shown" "$T/ap.out"; ok $? "saying the identity changed since it was shown"
+    is "$("$EXA" --json hpc clusters | jget "[(c['state'], c['ssh_port']) for c in d if c['name']=='late'][0]")" "('PENDING', $PB)" "late stays PENDING"
+else
+    for _ in 1 2 3 4; do n=$((n + 1)); echo "ok $n # SKIP no script(1)"; done
+fi
 tap_done
