@@ -268,6 +268,14 @@ static int cmd_run(struct exa_ctx *ctx, int argc, char **argv)
         rc = out_usage(ctx, "--run-id and --new exclude each other");
         goto usage_out;
     }
+    /* EXAMLOPS_HPC_CLUSTER names the cluster as --cluster does (DESIGN
+     * §5); the flag wins. A run the user pointed at a cluster never falls
+     * back to training on this machine. */
+    if (!cluster) {
+        const char *ec = getenv("EXAMLOPS_HPC_CLUSTER");
+        if (ec && *ec)
+            cluster = ec;
+    }
     if (cluster) {
         struct pipeline_cluster_opts po;
         memset(&po, 0, sizeof(po));

@@ -112,4 +112,11 @@ json_ok "still exactly one version" '(.versions | length) == 1'
 run_exa --json hpc jobs
 json_ok "still exactly one job" 'length == 1 and .[0].state == "COMPLETED"'
 
+# EXAMLOPS_HPC_CLUSTER names the cluster as --cluster does: a run pointed
+# at a cluster that is not registered (or badly named) never trains here.
+EXAMLOPS_HPC_CLUSTER=nosuch expect_clean "EXAMLOPS_HPC_CLUSTER of an unknown cluster" 1 \
+    "^unknown cluster: 'nosuch'" pipeline run --dummy --dataset-path "$SAMPLE"
+EXAMLOPS_HPC_CLUSTER='bad name' expect_clean "EXAMLOPS_HPC_CLUSTER with a bad name" 2 \
+    "^invalid cluster name 'bad name': expected" pipeline run --dummy --dataset-path "$SAMPLE"
+
 done_testing
