@@ -489,10 +489,22 @@ int cmd_hpc_status(struct exa_ctx *ctx, int argc, char **argv)
         /* a failed query is not "the scheduler does not know it" */
         rc = out_error(ctx, &err, NULL);
     } else {
-        for (size_t i = 0; i < n; i++)
+        size_t unknown = 0, first = 0;
+        for (size_t i = 0; i < n; i++) {
             record_status(&e, &jobs[i], 2);
+            if (jobs[i].state == SCHED_UNKNOWN && !unknown++)
+                first = i;
+        }
         print_jobs(ctx, jobs, n, e.cluster);
         rc = 0;
+        /* The scheduler answered and has no record of a job: that is an
+         * answer ("not known"), and a failure of the command, as for
+         * cancel. The list above still shows every id. */
+        if (unknown)
+            rc = out_errorf(ctx, EXA_ENOTFOUND, NULL,
+                            "job '%s'%s not found on cluster '%s'",
+                            jobs[first].id,
+                            unknown > 1 ? " (and others)" : "", e.cluster);
     }
     free(jobs);
     env_close(&e);

@@ -61,6 +61,10 @@ ok $r "never 'Cancelled'"
 out=$("$EXA" hpc cancel 999999999 --cluster testa 2>&1); rc=$?
 is "$rc/$out" "1/exa: error: job '999999999' not found on cluster 'testa'
 hint: the job may have ended or never existed; see 'exa hpc status JOBID'" "hpc cancel 999999999 exits 1 and says not found"
+out=$("$EXA" hpc status 999999999 --cluster testa 2>&1 >/dev/null); rc=$?
+is "$rc/$out" "1/exa: error: job '999999999' not found on cluster 'testa'" "hpc status 999999999 --cluster testa exits 1 and says not found"
+out=$("$EXA" --json hpc status 999999999 --cluster testa 2>/dev/null); rc=$?
+is "$rc/$(echo "$out" | jget 'd[0]["job_id"], d[0]["state"]')" "1/999999999 UNKNOWN" "--json: one document listing it UNKNOWN, exit 1"
 EXAMLOPS_HPC_CLUSTER=testa "$EXA" hpc cancel 999999999 >/dev/null 2>&1
 is "$?" 1 "the same through EXAMLOPS_HPC_CLUSTER"
 out=$("$EXA" hpc cancel 999999999 2>&1); rc=$?
