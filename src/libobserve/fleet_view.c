@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "libfleet/governance.h"
 #include "libfleet/registry.h"
 #include "libstore/clusters.h"
 #include "libstore/nodes.h"
@@ -70,6 +71,16 @@ int fv_fleet_load_ex(store_t *st, const char *only, int all_states,
     for (size_t i = 0; i < nrows; i++) {
         struct cluster_row *r = &rows[i];
         struct fv_cluster *c;
+        exa_error_t verr = EXA_ERROR_INIT;
+        /* A row that disagrees with its audit chain (changed behind exa's
+         * back) is PENDING here as at every gate: the exporter and the
+         * file_sd targets never show it ACTIVE. */
+        if (r->state && !strcmp(r->state, "ACTIVE") &&
+            governance_verify_cluster(st, r, &verr) < 0 &&
+            verr.code == EXA_ENOTAPPROVED) {
+            free(r->state);
+            r->state = xstrdup("PENDING");
+        }
         if ((only && strcmp(r->name, only)) ||
             (!all_states && (!r->state || strcmp(r->state, "ACTIVE"))))
             continue;

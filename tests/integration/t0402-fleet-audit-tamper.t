@@ -64,6 +64,9 @@ want="cluster 'pend' does not match its audit chain: the row says ACTIVE but its
 out=$("$EXA" --json hpc place --no-refresh --gpus 1); rc=$?
 is "$rc" 0 "place still works with the approved cluster"
 is "$(echo "$out" | jget 'd["cluster"]')" good "and never chooses the tampered one (8 idle GPUs)"
+"$EXA" hpc prometheus-sd --cluster pend >/dev/null 2>"$T/sd.err"; rc=$?
+is "$rc/$(grep -c "cluster 'pend' is PENDING, not ACTIVE" "$T/sd.err")" "6/1" "prometheus-sd --cluster pend: the tampered row is PENDING (exit 6)"
+is "$("$EXA" hpc prometheus-sd 2>/dev/null | jq -r '[.[].labels.cluster] | unique | join(",")')" good "prometheus-sd targets only the cluster that agrees with its chain"
 sqlite3 "$EXAMLOPS_DB" "UPDATE clusters SET state='REJECTED' WHERE name='good'"
 "$EXA" hpc place --no-refresh --gpus 1 >/dev/null 2>&1; is $? 6 "place refuses: no cluster agrees with its chain and is ACTIVE"
 out=$("$EXA" pipeline run --dummy --cluster pend </dev/null 2>&1); rc=$?
