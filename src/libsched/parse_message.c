@@ -24,6 +24,9 @@ char *tool_message(const char *buf, size_t len, size_t max)
     while (p < end) {
         const char *e = memchr(p, '\n', (size_t)(end - p));
         const char *s = p, *t = e ? e : end;
+        const char *nul = memchr(s, '\0', (size_t)(t - s));
+        if (nul)
+            t = nul; /* a C string ends there (found by fuzz_sacctmgr) */
         while (s < t && blank(*s))
             s++;
         while (t > s && blank(t[-1]))
@@ -31,9 +34,13 @@ char *tool_message(const char *buf, size_t len, size_t max)
         if (t > s) {
             size_t n = (size_t)(t - s);
             if (max && n > max) {
-                n = max;
-                while (n && ((unsigned char)s[n] & 0xC0) == 0x80)
-                    n--; /* s[n] continues a character: cut before it */
+                /* s[n] continues a character: cut before its lead byte,
+                 * at most 3 back (UTF-8); bytes that are no UTF-8 are
+                 * cut at max (found by fuzz_sacctmgr) */
+                size_t k = max;
+                while (k && max - k < 3 && ((unsigned char)s[k] & 0xC0) == 0x80)
+                    k--;
+                n = ((unsigned char)s[k] & 0xC0) == 0x80 || !k ? max : k;
             }
             return xstrndup(s, n);
         }

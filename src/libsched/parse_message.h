@@ -13,8 +13,8 @@
 #include <stddef.h>
 
 /*
- * The first non-blank line of buf[0..len) (buf may be NULL), blanks, tabs
- * and CR trimmed, cut to at most max bytes at a UTF-8 character boundary
+ * The first non-blank line of buf[0..len) (buf may be NULL; a line ends
+ * at a NUL byte too), blanks, tabs and CR trimmed, cut to at most max bytes at a UTF-8 character boundary
  * (max 0: no limit). Returns a malloc'ed string (the caller frees it),
  * or NULL when there is no non-blank line. Never fails otherwise.
  */

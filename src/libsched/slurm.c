@@ -62,9 +62,12 @@ static void copy_cut(char *dst, size_t n, const char *s)
     size_t l = strlen(s);
 
     if (l >= n) {
-        l = n - 1;
-        while (l && ((unsigned char)s[l] & 0xC0) == 0x80)
-            l--; /* s[l] is a continuation byte: cut before its lead */
+        size_t k = n - 1;
+        /* s[k] continues a character: cut before its lead, at most 3
+         * bytes back (UTF-8); text that is no UTF-8 is cut at n - 1 */
+        while (k && n - 1 - k < 3 && ((unsigned char)s[k] & 0xC0) == 0x80)
+            k--;
+        l = ((unsigned char)s[k] & 0xC0) == 0x80 || !k ? n - 1 : k;
     }
     memcpy(dst, s, l);
     dst[l] = '\0';

@@ -36,10 +36,17 @@ static void test_tool_message(void **state)
     m = tool_message("n\xc5\x8d" "de", 5, 2);
     assert_string_equal(m, "n");
     free(m);
+    /* no UTF-8 at all: cut at max, never emptied (fuzz_sacctmgr) */
+    m = tool_message("\xa3\xa3\xa3\xa3\xa3\xa3", 6, 4);
+    assert_int_equal(strlen(m), 4);
+    free(m);
     assert_null(tool_message(" \n\t\n", 4, 0));
     assert_null(tool_message(NULL, 0, 0));
     m = tool_message("no newline", 10, 0);
     assert_string_equal(m, "no newline");
+    free(m);
+    m = tool_message("\0\0x\n  \0y\nok\n", 12, 0); /* NULs end a line */
+    assert_string_equal(m, "ok");
     free(m);
     m = tool_message("ab\ncd", 2, 0); /* len bounds the read */
     assert_string_equal(m, "ab");
