@@ -35,7 +35,8 @@ export EXAMLOPS_DB="$W/platform.db" HOME="$W/home" XDG_DATA_HOME="$W/home"
 export EXAMLOPS_HPC_REGISTRY="$W/clusters.yaml" PATH="$W/bin:$PATH"
 "$EXA" hpc prometheus-sd >/dev/null
 sqlite3 "$EXAMLOPS_DB" "INSERT INTO clusters(name,scheduler,transport,state,created_at,updated_at)
-    VALUES('bench','slurm','local','ACTIVE','x','x')"
+    VALUES('bench','slurm','local','PENDING','x','x')"
+"$EXA" -y hpc approve bench >/dev/null # bound to the audit chain
 count() { grep -c "^$1\$" "$W/calls" 2>/dev/null || true; }
 div() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.6f", (b ? a / b : 0) }'; }
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }

@@ -31,9 +31,16 @@ sql() { sqlite3 "$EXAMLOPS_DB" "$@"; }
 # init_db: let exa create and migrate the database
 init_db() { "$EXA" hpc prometheus-sd >/dev/null; }
 # add_cluster NAME SCHED STATE
+# The row is inserted PENDING; ACTIVE and REJECTED go through exa's own
+# approve/reject, so the state is bound to the audit chain (a row set
+# ACTIVE by SQL alone is treated as PENDING everywhere).
 add_cluster() {
     sql "INSERT INTO clusters(name,scheduler,state,created_at,updated_at)
-         VALUES('$1','$2','$3','2026-01-01T00:00:00Z','2026-01-01T00:00:00Z')"
+         VALUES('$1','$2','PENDING','2026-01-01T00:00:00Z','2026-01-01T00:00:00Z')"
+    case $3 in
+    ACTIVE) "$EXA" -y hpc approve "$1" >/dev/null ;;
+    REJECTED) "$EXA" -y hpc reject "$1" -r "test fixture" >/dev/null ;;
+    esac
 }
 # add_node CLUSTER NODE GPUS [STATE]
 add_node() {

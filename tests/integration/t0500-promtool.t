@@ -15,9 +15,10 @@ if ! command -v promtool >/dev/null; then
 fi
 
 init_db
-add_cluster c1 slurm ACTIVE
+add_cluster c1 slurm PENDING
 add_cluster c2 flux PENDING
 sql "UPDATE clusters SET transport='local' WHERE name='c1'"
+"$EXA" -y hpc approve c1 >/dev/null
 mkdir -p "$EXA_T/bin"
 for c in sinfo squeue; do
     printf '#!/bin/sh\necho %s >>"%s/calls"\nexec cat "%s/tests/fixtures/observe/%s-testa.txt"\n' \

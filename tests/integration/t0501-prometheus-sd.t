@@ -9,14 +9,7 @@ set -u
 
 is "empty fleet prints an empty list" "$("$EXA" hpc prometheus-sd | jq -c .)" "[]"
 
-add_cluster c1 slurm ACTIVE
-add_cluster c0 flux PENDING
-add_cluster c2 flux ACTIVE
-add_node c1 gpu02 4 mixed
-add_node c1 gpu01 8 allocated
-add_node c1 cpu01 0 idle
-add_node c0 z1 2
-add_node c2 f1 0
+# clusters.yaml first: approval binds the identity it defines
 cat >"$EXAMLOPS_HPC_REGISTRY" <<'YAML'
 clusters:
   c2:
@@ -25,6 +18,14 @@ clusters:
     node_exporter_port: 9200
     tenant: acme
 YAML
+add_cluster c1 slurm ACTIVE
+add_cluster c0 flux PENDING
+add_cluster c2 flux ACTIVE
+add_node c1 gpu02 4 mixed
+add_node c1 gpu01 8 allocated
+add_node c1 cpu01 0 idle
+add_node c0 z1 2
+add_node c2 f1 0
 
 want='[{"labels":{"cluster":"c1","job":"dcgm","scheduler":"slurm","tenant":"default"},"targets":["gpu01:9400","gpu02:9400"]},{"labels":{"cluster":"c1","job":"node","scheduler":"slurm","tenant":"default"},"targets":["cpu01:9100","gpu01:9100","gpu02:9100"]},{"labels":{"cluster":"c2","job":"node","scheduler":"flux","tenant":"acme"},"targets":["f1:9200"]}]'
 is "groups by (cluster, job), ACTIVE only, ports and tenant from clusters.yaml" \

@@ -7,8 +7,9 @@ set -u
 . "$(dirname "$0")/lib-observe.sh"
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 init_db
-add_cluster f1 flux ACTIVE
+add_cluster f1 flux PENDING
 sql "UPDATE clusters SET transport='local' WHERE name='f1'"
+"$EXA" -y hpc approve f1 >/dev/null
 mkdir -p "$EXA_T/caps" "$EXA_T/bin"
 cp "$ROOT/tests/fixtures/flux/resource-list.txt" "$EXA_T/caps/resource-list"
 cp "$ROOT/tests/fixtures/flux/jobs-default.txt" "$EXA_T/caps/jobs"

@@ -15,6 +15,7 @@
 
 #include <cmocka.h>
 
+#include "libfleet/governance.h"
 #include "libobserve/exporter.h"
 #include "libobserve/promtext.h"
 #include "libobserve/sched_metrics.h"
@@ -232,8 +233,9 @@ static struct obs_source *fake_factory(const struct fv_cluster *c, void *ctx,
 static void test_cache_and_self_metrics(void **state)
 {
     char tmpl[] = "/tmp/exa-exporter-XXXXXX";
-    char *dir = mkdtemp(tmpl), *db, *body;
+    char *dir = mkdtemp(tmpl), *db, *body, *reg;
     exa_error_t err = EXA_ERROR_INIT;
+    struct gov_result res;
     struct obs_exporter *ex;
     store_t *st;
     size_t len;
@@ -245,10 +247,14 @@ static void test_cache_and_self_metrics(void **state)
     assert_int_equal(store_exec(st,
                                 "INSERT INTO clusters(name, scheduler, state,"
                                 " created_at, updated_at) VALUES"
-                                " ('c1','slurm','ACTIVE','x','x'),"
+                                " ('c1','slurm','PENDING','x','x'),"
                                 " ('c2','slurm','PENDING','x','x')",
                                 &err),
                      0);
+    /* c1 is approved through governance, so its state is bound to the
+     * audit chain (a row set ACTIVE by SQL alone counts as PENDING) */
+    reg = xstrfmt("%s/clusters.yaml", dir);
+    assert_int_equal(gov_approve(st, reg, "c1", NULL, "test", &res, &err), 0);
     store_close(st);
 
     memset(&the_fake, 0, sizeof(the_fake));
@@ -329,6 +335,12 @@ static void test_cache_and_self_metrics(void **state)
     unlink(body);
     free(body);
     free(db);
+    /* the registry gov_approve() wrote (and its lock file, if any) */
+    unlink(reg);
+    body = xstrfmt("%s.lock", reg);
+    unlink(body);
+    free(body);
+    free(reg);
     rmdir(dir);
 }
 
