@@ -46,17 +46,19 @@ static int key_start(const char *s, const char *end)
 static void scontrol_one(const char *s, size_t len, struct slurm_jobs *jobs)
 {
     const char *end = s + len, *p = s;
-    char *kv_k[160], *kv_v[160];
+    /* as many keys as the record has (no fixed table: a key past it
+     * would be lost, StdOut comes late in the line) */
+    char **kv_k = NULL, **kv_v = NULL, **f = NULL;
+    enum slurm_role *roles = NULL;
+    size_t kv_alloc = 0;
     size_t n = 0;
-    char *f[160];
-    enum slurm_role roles[160];
     const char *jobid = NULL, *ajid = NULL, *atid = NULL, *hjid = NULL,
                *hoff = NULL, *uid = NULL;
     struct slurm_job j;
     struct slurm_row_ctx ctx = { 1, HOSTLIST_MAX_HOSTS, 0, NULL, NULL };
     size_t nf = 0;
 
-    while (p < end && n < 160) {
+    while (p < end) {
         const char *k, *eq, *v, *q;
         while (p < end && isspace((unsigned char)*p))
             p++;
@@ -83,6 +85,11 @@ static void scontrol_one(const char *s, size_t len, struct slurm_jobs *jobs)
                 q = r;
             }
         }
+        if (n == kv_alloc) {
+            kv_alloc = kv_alloc ? 2 * kv_alloc : 64;
+            kv_k = xrealloc(kv_k, kv_alloc * sizeof(*kv_k));
+            kv_v = xrealloc(kv_v, kv_alloc * sizeof(*kv_v));
+        }
         kv_k[n] = xstrndup(k, (size_t)(eq - k));
         kv_v[n] = xstrndup(v, (size_t)(q - v));
         {
@@ -93,6 +100,8 @@ static void scontrol_one(const char *s, size_t len, struct slurm_jobs *jobs)
         n++;
         p = q;
     }
+    f = xcalloc(n ? n : 1, sizeof(*f));
+    roles = xcalloc(n ? n : 1, sizeof(*roles));
     for (size_t i = 0; i < n; i++) {
         char u[64];
         enum slurm_role r;
@@ -135,6 +144,10 @@ static void scontrol_one(const char *s, size_t len, struct slurm_jobs *jobs)
         free(kv_k[i]);
         free(kv_v[i]);
     }
+    free(kv_k);
+    free(kv_v);
+    free(f);
+    free(roles);
 }
 
 int scontrol_jobs_parse(const char *buf, size_t len, struct slurm_jobs *jobs,

@@ -2,7 +2,9 @@
  * test_parse_message.c - the small readers that replaced private line
  * splitting in preflight.c, probe_*.c and collect.c: tool_message (a
  * tool's first non-blank line, cut at a character boundary) and
- * sacctmgr_assoc_parse (association rows "account|qos1,qos2").
+ * sacctmgr_assoc_parse (association rows "account|qos1,qos2"); and
+ * scontrol_jobs_parse keeping keys past its old fixed table of 160 (the
+ * StdOut that `hpc logs` reads comes late in the line).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -13,6 +15,8 @@
 
 #include "libdiscovery/parse_sacctmgr.h"
 #include "libsched/parse_message.h"
+#include "libsched/parse_slurm.h"
+#include "libutil/strbuf.h"
 
 static void test_tool_message(void **state)
 {
@@ -80,11 +84,35 @@ static void test_sacctmgr(void **state)
     sacctmgr_assocs_free(a, n);
 }
 
+static void test_scontrol_many_keys(void **state)
+{
+    struct strbuf sb = STRBUF_INIT;
+    struct slurm_jobs jobs;
+    const char *kind;
+    exa_error_t err = EXA_ERROR_INIT;
+
+    (void)state;
+    strbuf_addstr(&sb, "JobId=77 JobState=COMPLETED");
+    for (int i = 0; i < 300; i++)
+        strbuf_addf(&sb, " Extra%d=v%d", i, i);
+    strbuf_addstr(&sb, " NumNodes=3 StdOut=/scratch/r/77.out\n");
+    memset(&jobs, 0, sizeof(jobs));
+    assert_int_equal(scontrol_jobs_parse(sb.buf, sb.len, &jobs, &kind, &err),
+                     0);
+    assert_int_equal(jobs.njobs, 1);
+    assert_string_equal(jobs.jobs[0].std_out, "/scratch/r/77.out");
+    assert_int_equal(jobs.jobs[0].has_nnodes, 1);
+    assert_int_equal(jobs.jobs[0].nnodes, 3);
+    slurm_jobs_free(&jobs);
+    strbuf_release(&sb);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_tool_message),
         cmocka_unit_test(test_sacctmgr),
+        cmocka_unit_test(test_scontrol_many_keys),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
