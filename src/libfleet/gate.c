@@ -312,9 +312,22 @@ int gate_check_error(struct gate *g, exa_error_t *err)
         return 1; /* already ours */
     if (keyscan(g->c->def.host, g->c->def.ssh_port, &scan, NULL) == 0)
         offered = fleet_host_key_fingerprint(scan.buf, NULL);
-    rc = mismatch(g->st, g->c, g->c->row.host_key_fingerprint, offered,
-                  "the server offers", err);
-    (void)rc;
+    if (offered && g->c->row.host_key_fingerprint &&
+        !strcmp(offered, g->c->row.host_key_fingerprint)) {
+        /* The server still offers the approved key: what ssh refused is
+         * the pin (or the name it is pinned under), not the server. Say
+         * so, and do not mark the cluster as a mismatch. */
+        exa_err(err, EXA_ETRANSPORT,
+                "ssh refused the host key of '%s' (cluster '%s'), although "
+                "the server offers the approved %s: the pinned known_hosts "
+                "does not vouch for it ('exa hpc connect' pins it again)",
+                g->c->def.host ? g->c->def.host : "?", g->c->def.name,
+                offered);
+    } else {
+        rc = mismatch(g->st, g->c, g->c->row.host_key_fingerprint, offered,
+                      "the server offers", err);
+        (void)rc;
+    }
     strbuf_release(&scan);
     free(offered);
     return 1;

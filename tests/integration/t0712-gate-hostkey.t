@@ -57,6 +57,17 @@ is "$("$EXA" --json hpc status "$id" | jget 'd[0]["state"]')" PENDING "with test
 is "$("$EXA" --json hpc clusters | jget '[c["host_key_mismatch"] for c in d if c["name"]=="testa"][0]')" None "and the mismatch is cleared"
 "$EXA" hpc cancel "$id" >/dev/null; ok $? "cancel the held job"
 
+# the approved key pinned under another host name: ssh finds no key for
+# testa's address and refuses, while the server still offers the approved
+# key; that is a pin problem, not a changed server, so it is said so and
+# the cluster is not marked as a mismatch
+sed "s/\[$H\]:$PA/[198.51.100.7]:$PA/g; s/\[localhost\]:$PA/[198.51.100.7]:$PA/g" "$T/pin.good" > "$pin"
+"$EXA" hpc queue --cluster testa >/dev/null 2>"$T/err"; rc=$?
+is "$rc/$(grep -c -F "ssh refused the host key of '$H' (cluster 'testa'), although the server offers the approved $FA" "$T/err")" "4/1" \
+    "the approved key pinned under another name: exit 4, said to be the pin, not the server"
+is "$("$EXA" --json hpc clusters | jget '[c["host_key_mismatch"] for c in d if c["name"]=="testa"][0]')" None "and testa is not marked as a mismatch"
+cp "$T/pin.good" "$pin"
+
 # the server presents another key than the one approved and pinned: ssh
 # refuses it (REMOTE HOST IDENTIFICATION HAS CHANGED) and the gate names
 # the approved key and the one the server offers now
