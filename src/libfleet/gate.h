@@ -155,7 +155,9 @@ int gate_check_host_key(store_t *st, const struct fleet_cluster *c,
  * refused the host key ("REMOTE HOST IDENTIFICATION HAS CHANGED", "Host key
  * verification failed", as libtransport/ssh.c reports them), rewrite it
  * into the mismatch error above (both fingerprints; the server's read with
- * ssh-keyscan) and mark the cluster. Returns 1 when err was a host key
+ * ssh-keyscan) and mark the cluster; when the server still offers the
+ * approved key, err says instead that the pin does not vouch for it
+ * (EXA_ETRANSPORT, cluster not marked). Returns 1 when err was a host key
  * refusal, else 0 (err untouched).
  */
 int gate_check_error(struct gate *g, exa_error_t *err);
