@@ -706,6 +706,22 @@ int fleet_load(store_t *st, const char *regpath, struct fleet *out,
                 f.v[f.nr].audit_mismatch = xstrdup(verr.text);
             }
         }
+        if (r && y && !f.v[f.nr].audit_mismatch) {
+            /* clusters.yaml edited after the reconcile above (another
+             * process, or an editor that takes no lock): the merged view
+             * would connect with settings nobody approved, so the
+             * cluster is PENDING until the next reconcile records it */
+            json_t *chg = def_row_changes(y, r, NULL);
+            if (json_object_size(chg)) {
+                char *keys = json_dumps(chg, JSON_COMPACT | JSON_SORT_KEYS);
+                f.v[f.nr].audit_mismatch = xstrfmt(
+                    "cluster '%s': clusters.yaml differs from its approved "
+                    "identity (%s); it is treated as PENDING",
+                    r->name, keys ? keys : "?");
+                free(keys);
+            }
+            json_decref(chg);
+        }
         merge_def(&f.v[f.nr], y, r);
         f.nr++;
     }
