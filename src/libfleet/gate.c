@@ -120,20 +120,41 @@ store_t *gate_store(struct gate *g)
 
 /* ---- host keys ---- */
 
-static char *read_text(const char *path, int *eno)
+/* The most of a known_hosts file read (1 MiB; a pin holds a few lines). */
+#define PIN_MAX_BYTES (1u << 20)
+
+/*
+ * Read path whole (at most PIN_MAX_BYTES). *whole (may be NULL) is 1 when
+ * the text is the entire file and holds no NUL byte, i.e. when what C
+ * string code sees is everything ssh will read; 0 otherwise.
+ */
+static char *read_text_whole(const char *path, int *eno, int *whole)
 {
     FILE *fp = fopen(path, "re");
     struct strbuf sb = STRBUF_INIT;
     char buf[4096];
     size_t n;
+    int cut = 0;
     if (!fp) {
         *eno = errno;
         return NULL;
     }
-    while ((n = fread(buf, 1, sizeof(buf), fp)) > 0 && sb.len < (1u << 20))
+    while ((n = fread(buf, 1, sizeof(buf), fp)) > 0) {
+        if (sb.len >= PIN_MAX_BYTES) {
+            cut = 1;
+            break;
+        }
         strbuf_add(&sb, buf, n);
+    }
     fclose(fp);
+    if (whole)
+        *whole = !cut && strlen(sb.buf) == sb.len;
     return strbuf_detach(&sb, NULL);
+}
+
+static char *read_text(const char *path, int *eno)
+{
+    return read_text_whole(path, eno, NULL);
 }
 
 char *gate_pinned_fingerprint(const char *cluster, exa_error_t *err)
@@ -278,10 +299,14 @@ int gate_check_host_key(store_t *st, const struct fleet_cluster *c,
          * (a key appended by 'ssh-keyscan >>' after a re-key is not) */
         char *path = fleet_known_hosts_path(c->def.name), *text;
         struct kh_match m = {0};
-        int eno = 0;
+        int eno = 0, whole = 0;
         m.fpr = approved;
-        if ((text = read_text(path, &eno)))
+        if ((text = read_text_whole(path, &eno, &whole)))
             kh_key_lines(text, kh_match_line, &m);
+        /* a NUL byte or a file past the cap hides lines from the check
+         * that ssh would still read: refuse what cannot be checked */
+        if (!text || !whole)
+            m.other_seen = 1;
         free(text);
         free(path);
         if (m.other_seen) {

@@ -141,8 +141,9 @@ int gate_host_key_lines(const char *text, const char *fpr, struct strbuf *out);
  * is then not recorded): for an ssh cluster whose
  * approval recorded a host key fingerprint, every key pinned in
  * known_hosts.d/NAME (gate_host_key_lines()) must have that fingerprint;
- * the first other one is named as what the pin holds. A mismatch (or no key
- * pinned) is recorded with store_hostkey_mismatch_set() and fails with
+ * the first other one is named as what the pin holds; a pin that cannot
+ * be checked whole (a NUL byte, or over 1 MiB) holds "an unreadable key".
+ * A mismatch (or no key pinned) is recorded with store_hostkey_mismatch_set() and fails with
  * EXA_ETRANSPORT, the message of gate_open(). 0 when they agree (the
  * record, if any, is cleared), for local clusters, and for clusters never
  * pinned; -1 with err otherwise.

@@ -212,6 +212,14 @@ cp "$T/pin.good" "$pin"
 # (job 1 may be long gone: "not known" is exit 1, an answer all the same)
 "$EXA" hpc status 1 --cluster testa >/dev/null 2>"$T/err"; rc=$?
 [ "$rc" -le 1 ] && ! grep -q 'host key' "$T/err"; ok $? "with the approved key alone pinned again, testa answers"
+# lines that C string code would not see but ssh reads: testb's key after
+# a NUL byte, and after 1 MiB of comments; both pins are refused
+{ cat "$T/pin.good"; printf '\0\n'; grep "^\[$H\]:$PB[ ,]" "$TESTBED_SSH_KNOWN_HOSTS" | sed "s/\[$H\]:$PB/[$H]:$PA/g"; } > "$pin"
+refused 4 "hpc queue --cluster testa, testb's key hidden after a NUL byte" "$EXA" hpc queue --cluster testa
+grep -q "pinned known_hosts holds an unreadable key" "$T/err"; ok $? "said to be a pin that cannot be checked"
+{ cat "$T/pin.good"; head -c 1100000 /dev/zero | tr '\0' '#' | fold -w 1000; echo; grep "^\[$H\]:$PB[ ,]" "$TESTBED_SSH_KNOWN_HOSTS" | sed "s/\[$H\]:$PB/[$H]:$PA/g"; } > "$pin"
+refused 4 "hpc queue --cluster testa, testb's key after 1 MiB of comments" "$EXA" hpc queue --cluster testa
+cp "$T/pin.good" "$pin"
 # what the rule stops: the server at testa's address replaced by testb's
 # (here: the port moved to testb's, the pin carrying both keys for it);
 # reading a PENDING cluster is allowed, reaching an unapproved server not
