@@ -857,15 +857,24 @@ int gate_submit(struct gate *g, const struct gate_submit_req *r,
         if (res->cpus_per_task)
             j.cpus = res->cpus_per_task * (res->ntasks ? res->ntasks : 1);
         if (gate_job_insert(g, &j, NULL, &e) < 0) {
+            /* A job exa could not record was never checked ACTIVE in the
+             * job row's transaction and would be invisible to status,
+             * reconcile and accounting: cancel it and every later id of
+             * this submission (gate_job_insert() cancelled this one
+             * already when the cluster stopped being ACTIVE). */
+            size_t k = e.code == EXA_ENOTAPPROVED ? i + 1 : i;
             free(name);
-            if (e.code == EXA_ENOTAPPROVED) {
-                if (err)
-                    *err = e;
-                goto out;
+            for (; k < out->sr.ids.nr; k++) {
+                exa_error_t ce = EXA_ERROR_INIT;
+                if (sched_cancel(g->s, out->sr.ids.v[k], &ce) < 0)
+                    strvec_pushf(&out->sr.warnings,
+                                 "job %s submitted but not recorded, and "
+                                 "cancelling it failed: %s",
+                                 out->sr.ids.v[k], ce.text);
             }
-            strvec_pushf(&out->sr.warnings, "job %s not recorded: %s",
-                         out->sr.ids.v[i], e.text);
-            continue;
+            if (err)
+                *err = e;
+            goto out;
         }
         free(name);
     }

@@ -186,7 +186,9 @@ struct gate_submit_out {
  * and cpus). out is initialised here; release it with
  * gate_submit_out_release() either way. Returns 0, or -1 with err (the
  * failing step's; EXA_ENOTAPPROVED when the cluster was rejected while
- * submitting, its jobs then cancelled).
+ * submitting; when a job row cannot be written, for that or any other
+ * reason, that job and the later ids of the submission are cancelled:
+ * exa never leaves a job it does not record).
  */
 int gate_submit(struct gate *g, const struct gate_submit_req *r,
                 struct gate_submit_out *out, exa_error_t *err);
