@@ -50,7 +50,7 @@ static int refresh(struct exa_ctx *ctx, store_t *st, const char *only)
             continue;
         req.cluster = cl.v[i];
         req.purpose = GATE_READ;
-        req.mock = !strcmp(sc.v[i], "mock");
+        req.mock = gate_is_mock_job(cl.v[i], sc.v[i]);
         req.st = st;
         if (!(g = gate_open(&req, &e)) || gate_reconcile(g, &moved, &e) < 0) {
             out_warn(ctx, "jobs of cluster '%s' not refreshed: %s", cl.v[i],

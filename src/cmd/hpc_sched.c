@@ -154,7 +154,7 @@ static int ids_open(struct exa_ctx *ctx, struct sched_env *e,
             free(k);
         }
     }
-    mock = !flag && sched && !strcmp(sched, "mock");
+    mock = !flag && gate_is_mock_job(found, sched);
     store_close(st);
     st = NULL;
     if ((rc = env_open(ctx, e, found, purpose, mock ? found : NULL, NULL)))

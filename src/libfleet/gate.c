@@ -118,6 +118,13 @@ store_t *gate_store(struct gate *g)
     return g->st;
 }
 
+int gate_is_mock_job(const char *cluster, const char *scheduler)
+{
+    return cluster && scheduler && !strcmp(scheduler, "mock") &&
+           (!strcmp(cluster, GATE_MOCK_CLUSTER) ||
+            !strcmp(cluster, GATE_LOCAL_CLUSTER));
+}
+
 /* ---- host keys ---- */
 
 /* The most of a known_hosts file read (1 MiB; a pin holds a few lines). */

@@ -53,6 +53,17 @@
 
 /* The cluster name mock-mode jobs are recorded under. */
 #define GATE_MOCK_CLUSTER "default"
+/* The cluster name in-process (mock) pipeline runs are recorded under. */
+#define GATE_LOCAL_CLUSTER "local"
+
+/*
+ * 1 when a job row's cluster and scheduler (both borrowed, may be NULL)
+ * name a job of mock mode itself: scheduler "mock" on GATE_MOCK_CLUSTER or
+ * GATE_LOCAL_CLUSTER. A registered cluster whose scheduler is mock (an
+ * approved mock-over-ssh target) is not: its jobs go through the gate
+ * like any other cluster's. 0 otherwise.
+ */
+int gate_is_mock_job(const char *cluster, const char *scheduler);
 
 enum gate_purpose {
     GATE_READ,     /* discovery, queue, status, logs, collection */
