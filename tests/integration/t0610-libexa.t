@@ -55,9 +55,15 @@ for h in $(cd "$INC" && find exa -name '*.h' | LC_ALL=C sort); do
 done
 is "$bad" 0 "every installed header compiles alone with pkg-config's cflags"
 
-# the example, built from the install tree only
+# the example, built from the install tree only; when the tree under test
+# is make sanitize's (libexa built with ASan+UBSan), the program links the
+# same runtimes, as any user of an instrumented library must
+SANFL=
+if nm "$LIB/libexa.a" 2>/dev/null | grep -q __asan_report; then
+    SANFL="-fsanitize=address,undefined"
+fi
 cp "$SRCDIR/doc/examples/submit-wait.c" "$T/submit-wait.c"
-( cd "$T" && cc -std=c11 -Wall -Wextra -Werror submit-wait.c $CF $LIBS -o sw ) 2>"$T/cc.err"
+( cd "$T" && cc -std=c11 -Wall -Wextra -Werror $SANFL submit-wait.c $CF $LIBS -o sw ) 2>"$T/cc.err"
 is "$?" 0 "doc/examples/submit-wait.c builds with pkg-config --cflags --libs exa"
 [ -s "$T/cc.err" ] && diag "$(head -c 800 "$T/cc.err")"
 export LD_LIBRARY_PATH=$LIB
@@ -65,7 +71,7 @@ like "$(ldd "$T/sw" | grep libexa)" "libexa.so.0 => $LIB/libexa.so.0" "it runs a
 # libexa.a with the dependencies shared (Debian ships no static libcurl
 # dependency chain, so a fully static --static link cannot be tested here)
 STATIC="$LIB/libexa.a $(pkg-config --libs $(pkg-config --print-requires-private exa)) -lxgboost -lm -lpthread"
-( cd "$T" && cc -std=c11 -Wall -Wextra -Werror submit-wait.c $CF $STATIC -o sw-static ) 2>"$T/cc2.err"
+( cd "$T" && cc -std=c11 -Wall -Wextra -Werror $SANFL submit-wait.c $CF $STATIC -o sw-static ) 2>"$T/cc2.err"
 is "$?" 0 "and against libexa.a, its dependencies from Requires.private and Libs.private"
 [ -s "$T/cc2.err" ] && diag "$(head -c 800 "$T/cc2.err")"
 is "$(ldd "$T/sw-static" | grep -c libexa)" 0 "the static build needs no libexa.so"
