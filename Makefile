@@ -165,8 +165,7 @@ bench: $(EXA)
 	@EXA=$(abspath $(EXA)) scripts/run-bench.sh
 
 fmt:
-	clang-format -i $(LIB_SRC) $(CMD_SRC) $(wildcard src/*/*.h) \
-	    $(UNIT_SRC) $(FUZZ_SRC)
+	git ls-files '*.c' '*.h' | xargs clang-format -i
 
 install: $(EXA) lib
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/exa \

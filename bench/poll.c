@@ -20,10 +20,11 @@
 /* Captured rows (squeue-live.out job 6, sacct-x-ended.out job 2). */
 static const char *sq_tail = "\037RUNNING\037None\0372026-11-30T01:00:02\037"
                              "2026-11-30T01:00:03\0372026-11-30T01:10:03\n";
-static const char *sa_tail = "\037COMPLETED\0370:0\0372026-11-30T00:59:43\037"
-                             "2026-11-30T00:59:46\0372026-11-30T00:59:48\0372\037"
-                             "billing=1,cpu=1,gres/gpu:a100=1,gres/gpu=1,"
-                             "mem=500M,node=1\n";
+static const char *sa_tail =
+    "\037COMPLETED\0370:0\0372026-11-30T00:59:43\037"
+    "2026-11-30T00:59:46\0372026-11-30T00:59:48\0372\037"
+    "billing=1,cpu=1,gres/gpu:a100=1,gres/gpu=1,"
+    "mem=500M,node=1\n";
 
 static const char *ids_arg(const char *const *argv)
 {
@@ -92,7 +93,8 @@ int main(void)
     s = sched_new("slurm", t, &err);
     t0 = subprocess_now();
     for (int i = 0; i < N; i++)
-        if (sched_status_batch(s, (const char *const *)&ids[i], 1, &out[i], &err) < 0)
+        if (sched_status_batch(s, (const char *const *)&ids[i], 1, &out[i],
+                               &err) < 0)
             return 1;
     single_us = (subprocess_now() - t0) * 1e6 / N;
     single_calls = (double)transport_fake_ncalls(t);
@@ -103,10 +105,12 @@ int main(void)
            N - done);
     printf("calls per poll, batched:  %.0f\n", batched_calls);
     printf("calls per poll, per job:  %.0f\n", single_calls);
-    printf("calls ratio:              %.0fx fewer\n", single_calls / batched_calls);
+    printf("calls ratio:              %.0fx fewer\n",
+           single_calls / batched_calls);
     printf("us per job, batched:      %.2f\n", batched_us);
-    printf("us per job, per job:      %.2f (fake transport: no process spawn)\n",
-           single_us);
+    printf(
+        "us per job, per job:      %.2f (fake transport: no process spawn)\n",
+        single_us);
     printf("time ratio:               %.1fx\n", single_us / batched_us);
     for (int i = 0; i < N; i++)
         free(ids[i]);

@@ -13,9 +13,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    static const char *const f[] = { "index", "uuid", "name",
-                                     "memory.total", "memory.used",
-                                     "utilization.gpu", "power.draw" };
+    static const char *const f[] = {
+        "index",           "uuid",      "name", "memory.total", "memory.used",
+        "utilization.gpu", "power.draw"};
     char *buf = xmalloc(size + 1);
     const char *kind = NULL;
     json_t *res;

@@ -80,14 +80,14 @@ static const char *script_path(void)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    static const char *const ids[] = { "1", "2", "10", "6", "8_1", "2" };
-    struct seg seg[5] = { { 0 } };
+    static const char *const ids[] = {"1", "2", "10", "6", "8_1", "2"};
+    struct seg seg[5] = {{0}};
     size_t k = 0, start = 0;
     struct transport *t;
     struct sched *s;
     struct sched_job out[6];
     struct sched_submit_result r;
-    struct sched_submit_req req = { NULL, "/r", "run1", NULL };
+    struct sched_submit_req req = {NULL, "/r", "run1", NULL};
     struct sched_acct a;
     struct strbuf log = STRBUF_INIT;
     exa_error_t err = EXA_ERROR_INIT;

@@ -1,6 +1,6 @@
 #!/bin/bash
 # check.sh - what `make check` runs after installing test dependencies:
-# the layering scan (scripts/check-layering.sh), the line-splitting scan
+# the format check (scripts/check-format.sh), the layering scan (scripts/check-layering.sh), the line-splitting scan
 # (scripts/check-sched-lines.sh), build, unit tests,
 # integration tests against the real Slurm testbed, then
 # both suites again built with ASan+UBSan. The testbed is started once
@@ -27,6 +27,7 @@ cleanup() {
     if [ -n "$started" ]; then tests/testbed/down.sh --purge >&2 || true; fi
 }
 trap cleanup EXIT
+scripts/check-format.sh
 scripts/check-layering.sh
 scripts/check-sched-lines.sh
 $MAKE --no-print-directory -j2 all

@@ -38,8 +38,8 @@ int main(int argc, char **argv)
 {
     exa_error_t err = EXA_ERROR_INIT;
     struct sched_resources res = SCHED_RESOURCES_INIT;
-    struct gate_req greq = { 0 };
-    struct gate_submit_req sreq = { 0 };
+    struct gate_req greq = {0};
+    struct gate_submit_req sreq = {0};
     struct gate_submit_out sub;
     struct tracker_opts topts;
     struct sched_job last;
@@ -93,8 +93,8 @@ int main(int argc, char **argv)
         rc = fail(g, &err);
         goto out;
     }
-    printf("cluster: %s\nscheduler: %s\njob_id: %s\nrun_id: %s\n",
-           gate_name(g), gate_scheduler(g), sub.sr.job_id, sub.run_id);
+    printf("cluster: %s\nscheduler: %s\njob_id: %s\nrun_id: %s\n", gate_name(g),
+           gate_scheduler(g), sub.sr.job_id, sub.run_id);
     printf("state: %s\nraw_state: %s\nexit_code: %d\n",
            sched_state_name(last.state), last.raw_state, last.exit_code);
     printf("elapsed_s: %.0f\ngpus: %lld\ngpu_hours: %.6f\n", acct.run_seconds,

@@ -27,17 +27,17 @@
 
 static const struct parse_kind kinds[] = {
     /* slurm kinds and hostlist */
-    { "sinfo", debug_parse_sinfo, "sinfo node or group records" },
-    { "squeue", debug_parse_squeue, "squeue jobs (or scontrol show job -o)" },
-    { "sacct", debug_parse_sacct, "sacct jobs and steps" },
-    { "sbatch", debug_parse_sbatch, "sbatch job id and cluster" },
-    { "hostlist", debug_parse_hostlist, "Slurm hostlist expansion" },
+    {"sinfo", debug_parse_sinfo, "sinfo node or group records"},
+    {"squeue", debug_parse_squeue, "squeue jobs (or scontrol show job -o)"},
+    {"sacct", debug_parse_sacct, "sacct jobs and steps"},
+    {"sbatch", debug_parse_sbatch, "sbatch job id and cluster"},
+    {"hostlist", debug_parse_hostlist, "Slurm hostlist expansion"},
     /* flux kinds and nvidia-smi */
-    { "flux-jobs", debug_parse_flux_jobs, "flux jobs output" },
-    { "flux-eventlog", debug_parse_flux_eventlog, "flux job eventlog" },
-    { "flux-resource", debug_parse_flux_resource, "flux resource list" },
-    { "nvidia-smi", debug_parse_nvidia_smi, "nvidia-smi --query-gpu csv" },
-    { NULL, NULL, NULL },
+    {"flux-jobs", debug_parse_flux_jobs, "flux jobs output"},
+    {"flux-eventlog", debug_parse_flux_eventlog, "flux job eventlog"},
+    {"flux-resource", debug_parse_flux_resource, "flux resource list"},
+    {"nvidia-smi", debug_parse_nvidia_smi, "nvidia-smi --query-gpu csv"},
+    {NULL, NULL, NULL},
 };
 
 static int read_all(int fd, struct strbuf *sb, size_t cap, exa_error_t *err)
@@ -54,8 +54,8 @@ static int read_all(int fd, struct strbuf *sb, size_t cap, exa_error_t *err)
         if (n == 0)
             return 0;
         if (sb->len + (size_t)n > cap)
-            return exa_err(err, EXA_EPARSE,
-                           "input on stdin exceeds %zu bytes", cap);
+            return exa_err(err, EXA_EPARSE, "input on stdin exceeds %zu bytes",
+                           cap);
         strbuf_add(sb, buf, (size_t)n);
     }
 }
@@ -70,7 +70,7 @@ static int cmd_parse(struct exa_ctx *ctx, int argc, char **argv)
     struct strbuf names = STRBUF_INIT;
     struct cmd_spec spec = CMD_SPEC_INIT;
     const char *command = getenv("EXA_PARSE_COMMAND");
-    char *pos[2] = { argv[0], NULL };
+    char *pos[2] = {argv[0], NULL};
     int npos = 1;
 
     /* KIND [--command CMDLINE | --command=CMDLINE], in any order */
@@ -92,8 +92,8 @@ static int cmd_parse(struct exa_ctx *ctx, int argc, char **argv)
     for (size_t i = 0; kinds[i].name; i++)
         strbuf_addf(&names, "%s%s", i ? ", " : "", kinds[i].name);
     if (argc != 2) {
-        int rc = out_usage(ctx, "exa debug parse needs one KIND: %s",
-                           names.buf);
+        int rc =
+            out_usage(ctx, "exa debug parse needs one KIND: %s", names.buf);
         strbuf_release(&names);
         return rc;
     }
@@ -133,25 +133,24 @@ static int cmd_parse(struct exa_ctx *ctx, int argc, char **argv)
 }
 
 static const struct exa_cmd cmds[] = {
-    { "parse", cmd_parse, "KIND [--command CMDLINE] < OUTPUT",
-      "parse scheduler output on stdin and print what exa understood",
-      "KIND is one of: sinfo, squeue, sacct, sbatch, flux-resource,\n"
-      "flux-jobs, flux-eventlog, nvidia-smi, hostlist. The JSON shapes are\n"
-      "those of doc/debug-parse.md.\n"
-      "\n"
-      "--command CMDLINE (or $EXA_PARSE_COMMAND; the option wins) names the\n"
-      "command line that printed OUTPUT; it is part of the input. It is\n"
-      "split like sh would (quotes, $'\\x1f'), but never run. Where OUTPUT\n"
-      "has no header the columns come from its format (sacct --format/-o,\n"
-      "squeue/sinfo -o/-O, flux -o '{...}', nvidia-smi --query-gpu), the\n"
-      "separator from sacct -P/--delimiter or the format's literals, the\n"
-      "cut widths from -O (20 by default) or %.Nx; a value that filled its\n"
-      "width may be truncated (a TRES cell gives gpus null); squeue -t with\n"
-      "one state sets that state when no state column was printed. A\n"
-      "printed header still names the columns." },
-    { NULL },
+    {"parse", cmd_parse, "KIND [--command CMDLINE] < OUTPUT",
+     "parse scheduler output on stdin and print what exa understood",
+     "KIND is one of: sinfo, squeue, sacct, sbatch, flux-resource,\n"
+     "flux-jobs, flux-eventlog, nvidia-smi, hostlist. The JSON shapes are\n"
+     "those of doc/debug-parse.md.\n"
+     "\n"
+     "--command CMDLINE (or $EXA_PARSE_COMMAND; the option wins) names the\n"
+     "command line that printed OUTPUT; it is part of the input. It is\n"
+     "split like sh would (quotes, $'\\x1f'), but never run. Where OUTPUT\n"
+     "has no header the columns come from its format (sacct --format/-o,\n"
+     "squeue/sinfo -o/-O, flux -o '{...}', nvidia-smi --query-gpu), the\n"
+     "separator from sacct -P/--delimiter or the format's literals, the\n"
+     "cut widths from -O (20 by default) or %.Nx; a value that filled its\n"
+     "width may be truncated (a TRES cell gives gpus null); squeue -t with\n"
+     "one state sets that state when no state column was printed. A\n"
+     "printed header still names the columns."},
+    {NULL},
 };
 
 const struct exa_group group_debug = {
-    "debug", "see what exa understood of scheduler output", cmds
-};
+    "debug", "see what exa understood of scheduler output", cmds};

@@ -25,7 +25,7 @@ static json_t *with_kind(json_t *res, const char *kind, char *errkind,
 }
 
 json_t *debug_parse_flux_jobs(const char *buf, size_t len,
-                          const struct cmd_spec *spec, exa_error_t *err,
+                              const struct cmd_spec *spec, exa_error_t *err,
                               char *errkind, size_t errkind_len)
 {
     const char *kind = NULL;
@@ -34,21 +34,18 @@ json_t *debug_parse_flux_jobs(const char *buf, size_t len,
 }
 
 json_t *debug_parse_flux_eventlog(const char *buf, size_t len,
-                                  const struct cmd_spec *spec,
-                                  exa_error_t *err, char *errkind,
-                                  size_t errkind_len)
+                                  const struct cmd_spec *spec, exa_error_t *err,
+                                  char *errkind, size_t errkind_len)
 {
     json_t *res = flux_eventlog_parse(buf, len, err);
-    return with_kind(res,
-                     err && err->code == EXA_ENOTFOUND ? "unknown_job"
-                                                       : "parse_error",
-                     errkind, errkind_len);
+    return with_kind(
+        res, err && err->code == EXA_ENOTFOUND ? "unknown_job" : "parse_error",
+        errkind, errkind_len);
 }
 
 json_t *debug_parse_flux_resource(const char *buf, size_t len,
-                                  const struct cmd_spec *spec,
-                                  exa_error_t *err, char *errkind,
-                                  size_t errkind_len)
+                                  const struct cmd_spec *spec, exa_error_t *err,
+                                  char *errkind, size_t errkind_len)
 {
     const char *kind = NULL;
     json_t *res = flux_resource_parse_cmd(buf, len, spec, &kind, err);
@@ -56,9 +53,8 @@ json_t *debug_parse_flux_resource(const char *buf, size_t len,
 }
 
 json_t *debug_parse_nvidia_smi(const char *buf, size_t len,
-                               const struct cmd_spec *spec,
-                               exa_error_t *err, char *errkind,
-                               size_t errkind_len)
+                               const struct cmd_spec *spec, exa_error_t *err,
+                               char *errkind, size_t errkind_len)
 {
     struct strvec fields = STRVEC_INIT;
     const char *kind = NULL;

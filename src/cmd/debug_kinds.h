@@ -20,9 +20,8 @@
  * rejected return NULL, set err and write the error kind into errkind.
  */
 typedef json_t *(*parse_kind_f)(const char *buf, size_t len,
-                                const struct cmd_spec *spec,
-                                exa_error_t *err, char *errkind,
-                                size_t errkind_len);
+                                const struct cmd_spec *spec, exa_error_t *err,
+                                char *errkind, size_t errkind_len);
 
 struct parse_kind {
     const char *name;

@@ -39,7 +39,7 @@ json_t *debug_parse_sinfo(const char *buf, size_t len,
 }
 
 json_t *debug_parse_squeue(const char *buf, size_t len,
-                          const struct cmd_spec *spec, exa_error_t *err,
+                           const struct cmd_spec *spec, exa_error_t *err,
                            char *errkind, size_t errkind_len)
 {
     struct slurm_jobs jobs;
@@ -75,7 +75,7 @@ json_t *debug_parse_sacct(const char *buf, size_t len,
 }
 
 json_t *debug_parse_sbatch(const char *buf, size_t len,
-                          const struct cmd_spec *spec, exa_error_t *err,
+                           const struct cmd_spec *spec, exa_error_t *err,
                            char *errkind, size_t errkind_len)
 {
     struct sbatch_result res;
@@ -93,7 +93,7 @@ json_t *debug_parse_sbatch(const char *buf, size_t len,
 }
 
 json_t *debug_parse_hostlist(const char *buf, size_t len,
-                          const struct cmd_spec *spec, exa_error_t *err,
+                             const struct cmd_spec *spec, exa_error_t *err,
                              char *errkind, size_t errkind_len)
 {
     struct strvec hosts = STRVEC_INIT;

@@ -11,16 +11,16 @@ json_t *debug_parse_sinfo(const char *buf, size_t len,
                           const struct cmd_spec *spec, exa_error_t *err,
                           char *errkind, size_t errkind_len);
 json_t *debug_parse_squeue(const char *buf, size_t len,
-                          const struct cmd_spec *spec, exa_error_t *err,
+                           const struct cmd_spec *spec, exa_error_t *err,
                            char *errkind, size_t errkind_len);
 json_t *debug_parse_sacct(const char *buf, size_t len,
                           const struct cmd_spec *spec, exa_error_t *err,
                           char *errkind, size_t errkind_len);
 json_t *debug_parse_sbatch(const char *buf, size_t len,
-                          const struct cmd_spec *spec, exa_error_t *err,
+                           const struct cmd_spec *spec, exa_error_t *err,
                            char *errkind, size_t errkind_len);
 json_t *debug_parse_hostlist(const char *buf, size_t len,
-                          const struct cmd_spec *spec, exa_error_t *err,
+                             const struct cmd_spec *spec, exa_error_t *err,
                              char *errkind, size_t errkind_len);
 
 #endif

@@ -19,21 +19,21 @@
 #include "libutil/xalloc.h"
 
 static const struct exa_group *const groups[] = {
-    &group_pipeline, &group_models, &group_hpc, &group_finops,
-    &group_debug,    NULL,
+    &group_pipeline, &group_models, &group_hpc,
+    &group_finops,   &group_debug,  NULL,
 };
 
 /* Top-level commands that are not groups (`exa train` runs on clusters). */
 static const struct exa_cmd top_cmds[] = {
-    { "train", cmd_train, TRAIN_USAGE,
-      "train a model in this process (the payload of cluster runs)", NULL },
-    { "serve", cmd_serve, SERVE_USAGE,
-      "serve Prometheus /metrics and /healthz over HTTP",
-      "Collects every EXAMLOPS_EXPORTER_INTERVAL_S (default 30) seconds: one\n"
-      "sinfo and one squeue per ACTIVE cluster, cached for all scrapes.\n"
-      "--listen defaults to 127.0.0.1:9477 (EXAMLOPS_SERVE_LISTEN); --once\n"
-      "collects once and prints the exposition instead of serving." },
-    { NULL },
+    {"train", cmd_train, TRAIN_USAGE,
+     "train a model in this process (the payload of cluster runs)", NULL},
+    {"serve", cmd_serve, SERVE_USAGE,
+     "serve Prometheus /metrics and /healthz over HTTP",
+     "Collects every EXAMLOPS_EXPORTER_INTERVAL_S (default 30) seconds: one\n"
+     "sinfo and one squeue per ACTIVE cluster, cached for all scrapes.\n"
+     "--listen defaults to 127.0.0.1:9477 (EXAMLOPS_SERVE_LISTEN); --once\n"
+     "collects once and prints the exposition instead of serving."},
+    {NULL},
 };
 
 static size_t levenshtein(const char *a, const char *b)
@@ -50,8 +50,8 @@ static size_t levenshtein(const char *a, const char *b)
             size_t cur = row[j];
             size_t sub = prev + (a[i - 1] != b[j - 1]);
             size_t del = row[j] + 1, ins = row[j - 1] + 1;
-            row[j] = sub < del ? (sub < ins ? sub : ins)
-                               : (del < ins ? del : ins);
+            row[j] =
+                sub < del ? (sub < ins ? sub : ins) : (del < ins ? del : ins);
             prev = cur;
         }
     }
@@ -127,8 +127,10 @@ static int strip_globals(struct exa_ctx *ctx, int *argc, char **argv,
                    skip_prefix(a, "--output=", &v)) {
             if (a[1] == 'o' || !strcmp(a, "--output")) {
                 if (i + 1 >= *argc)
-                    return out_usage(ctx, "option '%s' needs a value: "
-                                          "json or table", a);
+                    return out_usage(ctx,
+                                     "option '%s' needs a value: "
+                                     "json or table",
+                                     a);
                 v = argv[++i];
             }
             if (!strcmp(v, "json"))
@@ -136,16 +138,17 @@ static int strip_globals(struct exa_ctx *ctx, int *argc, char **argv,
             else if (!strcmp(v, "table"))
                 ctx->out = OUT_TABLE;
             else
-                return out_usage(ctx, "unknown output format '%s': "
-                                      "expected json or table", v);
+                return out_usage(ctx,
+                                 "unknown output format '%s': "
+                                 "expected json or table",
+                                 v);
         } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
             ctx->quiet = 1;
         } else if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) {
             ctx->verbose = 1;
         } else if (!strcmp(a, "-y") || !strcmp(a, "--yes")) {
             ctx->yes = 1;
-        } else if ((!strcmp(a, "-V") || !strcmp(a, "--version")) &&
-                   out == 1) {
+        } else if ((!strcmp(a, "-V") || !strcmp(a, "--version")) && out == 1) {
             /* Only before the group: `exa models show M --version N`
              * is that command's own option. */
             *want_version = 1;
@@ -183,7 +186,7 @@ static int run_cmd(struct exa_ctx *ctx, const char *group,
 
 int main(int argc, char **argv)
 {
-    struct exa_ctx ctx = { 0 };
+    struct exa_ctx ctx = {0};
     int want_version = 0, rc;
     const char *names[64];
     size_t n = 0;
@@ -236,13 +239,12 @@ int main(int argc, char **argv)
         const char *s = suggest(argv[2], names);
         char hint[128];
         if (s)
-            snprintf(hint, sizeof(hint), "did you mean 'exa %s %s'?",
-                     g->name, s);
+            snprintf(hint, sizeof(hint), "did you mean 'exa %s %s'?", g->name,
+                     s);
         else
             snprintf(hint, sizeof(hint), "see 'exa %s --help'", g->name);
         return out_errorf(&ctx, EXA_EUSAGE, hint,
-                          "'%s' is not an 'exa %s' command", argv[2],
-                          g->name);
+                          "'%s' is not an 'exa %s' command", argv[2], g->name);
     }
     n = 0;
     for (size_t i = 0; groups[i]; i++)

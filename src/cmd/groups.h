@@ -14,7 +14,7 @@ extern const struct exa_group group_finops;
 extern const struct exa_group group_debug;
 
 /* `exa train`, the payload of cluster runs (pipeline.c). */
-#define TRAIN_USAGE                                                         \
+#define TRAIN_USAGE                                                            \
     "--model M --dataset D --dataset-path FILE --out DIR [--dummy]"
 int cmd_train(struct exa_ctx *ctx, int argc, char **argv);
 

@@ -128,8 +128,8 @@ static int probe_target(struct exa_ctx *ctx, const struct host_opts *o,
             goto out;
         }
         *target = c->def.host ? c->def.host : "local";
-        if (fleet_probe_cluster(st, regpath, o->cluster, o->sched, inv,
-                                &err) < 0)
+        if (fleet_probe_cluster(st, regpath, o->cluster, o->sched, inv, &err) <
+            0)
             rc = out_error(ctx, &err, NULL);
     } else {
         *target = target_is_local(NULL, o->host) ? "local" : o->host;
@@ -394,8 +394,7 @@ static int probe_for_connect(struct exa_ctx *ctx, const char *host,
         strvec_push(&inv->caps.notes, "mock scheduler: nothing probed");
         return 0;
     }
-    if (fleet_probe_scanned(host, user, key, port, scan, sched, inv, &err) <
-        0)
+    if (fleet_probe_scanned(host, user, key, port, scan, sched, inv, &err) < 0)
         return out_error(ctx, &err, NULL);
     if (!inv->caps.available)
         return out_errorf(ctx, EXA_ESCHED,
@@ -459,8 +458,8 @@ int cmd_hpc_connect(struct exa_ctx *ctx, int argc, char **argv)
     if (optind + 1 != argc)
         return out_usage(ctx, "expected one HOST");
     host = argv[optind];
-    if (cluster_name_check(name ? name : host, name ? "--name" : "HOST",
-                           &err) < 0)
+    if (cluster_name_check(name ? name : host, name ? "--name" : "HOST", &err) <
+        0)
         return out_error(ctx, &err,
                          name ? NULL : "name the cluster with --name NAME");
     if (!name)

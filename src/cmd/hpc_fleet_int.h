@@ -14,7 +14,6 @@
 #include "libstore/store.h"
 #include "libutil/error.h"
 
-
 /* Print msg as "✓ msg" in text mode (nothing with --quiet), or
  * {"ok": true, "message": msg} in JSON mode. */
 void out_ok(struct exa_ctx *ctx, const char *msg);

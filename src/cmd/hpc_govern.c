@@ -1,7 +1,7 @@
 /*
  * hpc_govern.c - the governance commands of `exa hpc` (shared/REFERENCE.md
- * §2.1): `clusters`, `approve`, `reject` and `audit` (list, --verify). Approval is
- * bound to the connection identity (user, port, client and host key
+ * §2.1): `clusters`, `approve`, `reject` and `audit` (list, --verify). Approval
+ * is bound to the connection identity (user, port, client and host key
  * fingerprints are shown in the prompt) and `--json` alone never approves:
  * without --yes, a --json or non-terminal run fails and leaves the cluster
  * unchanged.
@@ -79,9 +79,9 @@ static json_t *cluster_json(const struct fleet_cluster *c,
 
 int cmd_hpc_clusters(struct exa_ctx *ctx, int argc, char **argv)
 {
-    static const char *const cols[] = {
-        "Name", "Scheduler", "Transport", "Host", "State", "Approved by",
-        "Host key", NULL};
+    static const char *const cols[] = {"Name",     "Scheduler", "Transport",
+                                       "Host",     "State",     "Approved by",
+                                       "Host key", NULL};
     store_t *st;
     char *regpath;
     struct fleet f = {NULL, 0};
@@ -113,7 +113,8 @@ int cmd_hpc_clusters(struct exa_ctx *ctx, int argc, char **argv)
         for (size_t i = 0; i < f.nr; i++) {
             const struct fleet_cluster *c = &f.v[i];
             struct hostkey_mismatch m;
-            int bad = store_hostkey_mismatch_get(st, c->def.name, &m, NULL) == 1;
+            int bad =
+                store_hostkey_mismatch_get(st, c->def.name, &m, NULL) == 1;
             const char *v[] = {c->def.name,
                                c->def.scheduler,
                                c->def.transport,
@@ -123,7 +124,8 @@ int cmd_hpc_clusters(struct exa_ctx *ctx, int argc, char **argv)
                                bad ? "MISMATCH" : "ok"};
             out_table_row(t, v);
             if (bad)
-                out_warn(ctx, "host key of '%s' does not match its approval "
+                out_warn(ctx,
+                         "host key of '%s' does not match its approval "
                          "(approved %s, seen %s at %s): exa refuses it",
                          c->def.name, m.approved ? m.approved : "none",
                          m.seen ? m.seen : "none", m.seen_at);
@@ -299,11 +301,11 @@ static json_t *event_json(const struct audit_event *ev)
     return o;
 }
 
-static int audit_list_cmd(struct exa_ctx *ctx, store_t *st,
-                          const char *cluster, const char *since)
+static int audit_list_cmd(struct exa_ctx *ctx, store_t *st, const char *cluster,
+                          const char *since)
 {
-    static const char *const cols[] = {"ID",     "Time",   "Actor",
-                                       "Action", "Target", "State", NULL};
+    static const char *const cols[] = {"ID",     "Time",  "Actor", "Action",
+                                       "Target", "State", NULL};
     struct audit_event *v = NULL;
     exa_error_t err = EXA_ERROR_INIT;
     size_t n = 0;
@@ -322,8 +324,7 @@ static int audit_list_cmd(struct exa_ctx *ctx, store_t *st,
         struct out_table *t = out_table_create(cols);
         for (size_t i = 0; i < n; i++) {
             char id[32];
-            json_t *d =
-                v[i].details ? json_loads(v[i].details, 0, NULL) : NULL;
+            json_t *d = v[i].details ? json_loads(v[i].details, 0, NULL) : NULL;
             const char *state = jx_get_str(d, "state", NULL);
             if (!state)
                 state = jx_get_str(d, "to_state", NULL);
@@ -353,9 +354,8 @@ static int audit_verify_cmd(struct exa_ctx *ctx, store_t *st)
         for (size_t i = 0; i < rep.nr; i++) {
             json_t *p = json_object();
             jx_set(p, "cluster", jx_str(rep.v[i].cluster));
-            jx_set(p, "event_id", rep.v[i].event_id
-                                      ? json_integer(rep.v[i].event_id)
-                                      : NULL);
+            jx_set(p, "event_id",
+                   rep.v[i].event_id ? json_integer(rep.v[i].event_id) : NULL);
             jx_set(p, "message", jx_str(rep.v[i].message));
             json_array_append_new(a, p);
             if (rep.v[i].cluster)

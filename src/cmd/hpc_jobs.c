@@ -71,18 +71,18 @@ out:
 int cmd_hpc_jobs(struct exa_ctx *ctx, int argc, char **argv)
 {
     static const struct option opts[] = {
-        { "model", required_argument, NULL, 'm' },
-        { "cluster", required_argument, NULL, 'c' },
-        { "state", required_argument, NULL, 's' },
-        { "limit", required_argument, NULL, 'n' },
-        { "refresh", no_argument, NULL, 'r' },
-        { NULL, 0, NULL, 0 },
+        {"model", required_argument, NULL, 'm'},
+        {"cluster", required_argument, NULL, 'c'},
+        {"state", required_argument, NULL, 's'},
+        {"limit", required_argument, NULL, 'n'},
+        {"refresh", no_argument, NULL, 'r'},
+        {NULL, 0, NULL, 0},
     };
     static const char *const cols[] = {
-        "Cluster", "Job", "Scheduler", "Model", "State", "Exit",
-        "Run (s)", "GPU-h", "Start", "End", NULL,
+        "Cluster", "Job",   "Scheduler", "Model", "State", "Exit",
+        "Run (s)", "GPU-h", "Start",     "End",   NULL,
     };
-    struct job_filter f = { 0 };
+    struct job_filter f = {0};
     struct job_rec *list = NULL;
     exa_error_t err = EXA_ERROR_INIT;
     size_t n = 0;

@@ -71,10 +71,9 @@ static void print_explain(struct exa_ctx *ctx, const struct place_result *r)
  * refreshed is warned about and its error kept in failed (name -> error,
  * same index) for the JSON "stale_error". Returns the number refreshed.
  */
-static int refresh_stale(struct exa_ctx *ctx, store_t *st,
-                         const char *regpath, const struct fleet *f,
-                         int max_age_s, struct strvec *failed,
-                         struct strvec *errors)
+static int refresh_stale(struct exa_ctx *ctx, store_t *st, const char *regpath,
+                         const struct fleet *f, int max_age_s,
+                         struct strvec *failed, struct strvec *errors)
 {
     exa_error_t err = EXA_ERROR_INIT;
     int n = fleet_refresh_stale(st, regpath, f, max_age_s, time(NULL), failed,
@@ -134,9 +133,9 @@ int cmd_hpc_place(struct exa_ctx *ctx, int argc, char **argv)
         {"explain", no_argument, NULL, 'E'},
         {"no-refresh", no_argument, NULL, 'R'},
         {NULL, 0, NULL, 0}};
-    static const char *const cols[] = {
-        "Cluster", "Scheduler", "Fits", "Idle GPUs", "Idle nodes", "Score",
-        "Snapshot age", NULL};
+    static const char *const cols[] = {"Cluster",      "Scheduler",  "Fits",
+                                       "Idle GPUs",    "Idle nodes", "Score",
+                                       "Snapshot age", NULL};
     struct strvec failed = STRVEC_INIT, errors = STRVEC_INIT;
     struct place_ask ask = {0, 0, 1};
     const char *provider = getenv("EXAMLOPS_PLACEMENT_PROVIDER");
@@ -260,8 +259,8 @@ int cmd_hpc_place(struct exa_ctx *ctx, int argc, char **argv)
                 snprintf(sc, sizeof(sc), "%g", c->score);
             else
                 snprintf(sc, sizeof(sc), "\u2014");
-            const char *v[] = {c->name, c->scheduler, c->fits ? "yes" : "no",
-                               ig,      in,           sc, age};
+            const char *v[] = {
+                c->name, c->scheduler, c->fits ? "yes" : "no", ig, in, sc, age};
             out_table_row(t, v);
         }
         if (res.n) {
@@ -291,8 +290,8 @@ int cmd_hpc_capacity(struct exa_ctx *ctx, int argc, char **argv)
     static const struct option longopts[] = {
         {"no-refresh", no_argument, NULL, 'R'}, {NULL, 0, NULL, 0}};
     static const char *const cols[] = {
-        "Cluster", "Scheduler", "GPUs (idle/total)", "Util %", "GPU-hours",
-        "Cost $",  "Snapshot age", NULL};
+        "Cluster",   "Scheduler", "GPUs (idle/total)", "Util %",
+        "GPU-hours", "Cost $",    "Snapshot age",      NULL};
     store_t *st;
     char *regpath;
     struct capacity_row *rows = NULL;

@@ -51,19 +51,21 @@ static const char *cluster_flag(const char *flag)
 }
 
 /* Print a refused gate_open() with the hint that fits; the exit status. */
-static int gate_refused(struct exa_ctx *ctx, exa_error_t *err,
-                        const char *name)
+static int gate_refused(struct exa_ctx *ctx, exa_error_t *err, const char *name)
 {
     char hint[256];
     if (err->code == EXA_ENOTAPPROVED && name && *name) {
-        xsnprintf(hint, sizeof(hint), "a sysadmin approves it: exa hpc "
-                  "approve %s", name);
+        xsnprintf(hint, sizeof(hint),
+                  "a sysadmin approves it: exa hpc "
+                  "approve %s",
+                  name);
         return out_error(ctx, err, hint);
     }
     if (err->code == EXA_ETRANSPORT && strstr(err->text, "was approved with"))
-        return out_error(ctx, err, "if the host was re-keyed on purpose, run "
-                                   "'exa hpc connect' again and have it "
-                                   "approved");
+        return out_error(ctx, err,
+                         "if the host was re-keyed on purpose, run "
+                         "'exa hpc connect' again and have it "
+                         "approved");
     if (err->code == EXA_ENOTFOUND)
         return out_error(ctx, err, "see 'exa hpc clusters'");
     return out_error(ctx, err, NULL);
@@ -97,9 +99,11 @@ static int env_open(struct exa_ctx *ctx, struct sched_env *e,
     e->st = gate_store(e->g);
     e->cluster = gate_name(e->g);
     if (!e->s) {
-        exa_err(&err, EXA_EUSAGE, "cluster '%s' has scheduler '%s': exa "
-                "hpc %s needs slurm, flux or mock", e->cluster,
-                gate_scheduler(e->g), purpose == GATE_READ ? "status" : "submit");
+        exa_err(&err, EXA_EUSAGE,
+                "cluster '%s' has scheduler '%s': exa "
+                "hpc %s needs slurm, flux or mock",
+                e->cluster, gate_scheduler(e->g),
+                purpose == GATE_READ ? "status" : "submit");
         return out_error(ctx, &err, NULL);
     }
     return 0;
@@ -118,8 +122,8 @@ static void env_close(struct sched_env *e)
  * id against the scheduler's grammar. 0 or an exit status.
  */
 static int ids_open(struct exa_ctx *ctx, struct sched_env *e,
-                    const char *cluster, enum gate_purpose purpose,
-                    char **ids, size_t n)
+                    const char *cluster, enum gate_purpose purpose, char **ids,
+                    size_t n)
 {
     exa_error_t err = EXA_ERROR_INIT;
     char *found = NULL, *sched = NULL;
@@ -137,8 +141,10 @@ static int ids_open(struct exa_ctx *ctx, struct sched_env *e,
             goto out;
         }
         if (c && found && strcmp(c, found)) {
-            rc = out_errorf(ctx, EXA_EUSAGE, "ask about one cluster at a "
-                            "time, or pass --cluster", "jobs '%s' and '%s' "
+            rc = out_errorf(ctx, EXA_EUSAGE,
+                            "ask about one cluster at a "
+                            "time, or pass --cluster",
+                            "jobs '%s' and '%s' "
                             "are on different clusters ('%s', '%s')",
                             ids[0], ids[i], found, c);
             free(c);
@@ -164,9 +170,12 @@ static int ids_open(struct exa_ctx *ctx, struct sched_env *e,
             /* a well-formed id of another scheduler that no cluster
              * records, asked in mock mode: unknown, not a usage error */
             if (gate_is_mock(e->g) && !found)
-                rc = out_errorf(ctx, EXA_ENOTFOUND, "pass --cluster C (see "
-                                "'exa hpc clusters')", "job '%s' is not "
-                                "recorded on any cluster", ids[i]);
+                rc = out_errorf(ctx, EXA_ENOTFOUND,
+                                "pass --cluster C (see "
+                                "'exa hpc clusters')",
+                                "job '%s' is not "
+                                "recorded on any cluster",
+                                ids[i]);
             else
                 rc = out_error(ctx, &err, NULL);
             goto out;
@@ -184,10 +193,11 @@ static void format_elapsed(long long s, char *buf, size_t n)
     if (s < 0)
         xsnprintf(buf, n, "-");
     else if (s >= 86400)
-        xsnprintf(buf, n, "%lld-%02lld:%02lld:%02lld", s / 86400,
-                  s / 3600 % 24, s / 60 % 60, s % 60);
+        xsnprintf(buf, n, "%lld-%02lld:%02lld:%02lld", s / 86400, s / 3600 % 24,
+                  s / 60 % 60, s % 60);
     else
-        xsnprintf(buf, n, "%02lld:%02lld:%02lld", s / 3600, s / 60 % 60, s % 60);
+        xsnprintf(buf, n, "%02lld:%02lld:%02lld", s / 3600, s / 60 % 60,
+                  s % 60);
 }
 
 /* Record what the scheduler said about j (the gate's one writer). */
@@ -204,7 +214,8 @@ static json_t *job_json(const struct sched_job *j, const char *cluster)
     jx_set(o, "job_id", jx_str(j->id));
     jx_set(o, "cluster", jx_str(cluster));
     jx_set(o, "state", jx_str(sched_state_name(j->state)));
-    jx_set(o, "raw_state", j->raw_state[0] ? jx_str(j->raw_state) : json_null());
+    jx_set(o, "raw_state",
+           j->raw_state[0] ? jx_str(j->raw_state) : json_null());
     jx_set(o, "reason", j->reason[0] ? jx_str(j->reason) : json_null());
     jx_set(o, "exit_code", jx_int_or_null(j->exit_code >= 0, j->exit_code));
     jx_set(o, "signal", jx_int_or_null(j->signal >= 0, j->signal));
@@ -218,8 +229,8 @@ static json_t *job_json(const struct sched_job *j, const char *cluster)
 static void print_jobs(struct exa_ctx *ctx, const struct sched_job *jobs,
                        size_t n, const char *cluster)
 {
-    static const char *const cols[] = { "JOBID", "STATE", "RAW_STATE", "EXIT",
-                                        "START", "END", "ELAPSED", NULL };
+    static const char *const cols[] = {"JOBID", "STATE", "RAW_STATE", "EXIT",
+                                       "START", "END",   "ELAPSED",   NULL};
     struct out_table *tb;
 
     if (ctx->out == OUT_JSON) {
@@ -234,7 +245,8 @@ static void print_jobs(struct exa_ctx *ctx, const struct sched_job *jobs,
         char ex[32], el[32];
         const char *row[8];
         if (jobs[i].exit_code >= 0 && jobs[i].signal > 0)
-            xsnprintf(ex, sizeof(ex), "%d:%d", jobs[i].exit_code, jobs[i].signal);
+            xsnprintf(ex, sizeof(ex), "%d:%d", jobs[i].exit_code,
+                      jobs[i].signal);
         else if (jobs[i].exit_code >= 0)
             xsnprintf(ex, sizeof(ex), "%d", jobs[i].exit_code);
         else if (jobs[i].signal > 0)
@@ -280,33 +292,46 @@ static void set_since(struct sched_env *e, char **ids, size_t n)
 /* ---- submit ---- */
 
 enum {
-    O_PARTITION = 256, O_QOS, O_ACCOUNT, O_CONSTRAINT, O_TIME, O_NODES,
-    O_NTASKS, O_CPT, O_MEM, O_GPUS, O_JOBNAME, O_ARRAY, O_HOLD, O_CLUSTER,
-    O_WAIT, O_ERR,
+    O_PARTITION = 256,
+    O_QOS,
+    O_ACCOUNT,
+    O_CONSTRAINT,
+    O_TIME,
+    O_NODES,
+    O_NTASKS,
+    O_CPT,
+    O_MEM,
+    O_GPUS,
+    O_JOBNAME,
+    O_ARRAY,
+    O_HOLD,
+    O_CLUSTER,
+    O_WAIT,
+    O_ERR,
 };
 
 static const struct option submit_opts[] = {
-    { "partition", required_argument, NULL, O_PARTITION },
-    { "qos", required_argument, NULL, O_QOS },
-    { "account", required_argument, NULL, O_ACCOUNT },
-    { "constraint", required_argument, NULL, O_CONSTRAINT },
-    { "time", required_argument, NULL, O_TIME },
-    { "nodes", required_argument, NULL, O_NODES },
-    { "ntasks", required_argument, NULL, O_NTASKS },
-    { "cpus-per-task", required_argument, NULL, O_CPT },
-    { "mem", required_argument, NULL, O_MEM },
-    { "gpus", required_argument, NULL, O_GPUS },
-    { "job-name", required_argument, NULL, O_JOBNAME },
-    { "array", required_argument, NULL, O_ARRAY },
-    { "hold", no_argument, NULL, O_HOLD },
-    { "cluster", required_argument, NULL, O_CLUSTER },
-    { "wait", no_argument, NULL, O_WAIT },
-    { NULL, 0, NULL, 0 },
+    {"partition", required_argument, NULL, O_PARTITION},
+    {"qos", required_argument, NULL, O_QOS},
+    {"account", required_argument, NULL, O_ACCOUNT},
+    {"constraint", required_argument, NULL, O_CONSTRAINT},
+    {"time", required_argument, NULL, O_TIME},
+    {"nodes", required_argument, NULL, O_NODES},
+    {"ntasks", required_argument, NULL, O_NTASKS},
+    {"cpus-per-task", required_argument, NULL, O_CPT},
+    {"mem", required_argument, NULL, O_MEM},
+    {"gpus", required_argument, NULL, O_GPUS},
+    {"job-name", required_argument, NULL, O_JOBNAME},
+    {"array", required_argument, NULL, O_ARRAY},
+    {"hold", no_argument, NULL, O_HOLD},
+    {"cluster", required_argument, NULL, O_CLUSTER},
+    {"wait", no_argument, NULL, O_WAIT},
+    {NULL, 0, NULL, 0},
 };
 
 static const char *const opt_key[] = {
-    "partition", "qos", "account", "constraint", "time", "nodes",
-    "ntasks", "cpus_per_task", "mem", "gpus", "job_name", "array",
+    "partition", "qos",           "account", "constraint", "time",     "nodes",
+    "ntasks",    "cpus_per_task", "mem",     "gpus",       "job_name", "array",
 };
 
 static int do_wait(struct exa_ctx *ctx, struct sched_env *e, char **ids,
@@ -365,8 +390,8 @@ int cmd_hpc_submit(struct exa_ctx *ctx, int argc, char **argv)
         return rc;
     }
     {
-        struct gate_submit_req req = {script, (const char *const *)argv + optind,
-                                      &res, "batch"};
+        struct gate_submit_req req = {
+            script, (const char *const *)argv + optind, &res, "batch"};
         if (gate_submit(e.g, &req, &so, &err) < 0) {
             rc = gate_refused(ctx, &err, e.cluster);
             goto done;
@@ -400,7 +425,7 @@ int cmd_hpc_submit(struct exa_ctx *ctx, int argc, char **argv)
         }
         rc = 0;
     } else {
-        char *ids[1] = { sr->job_id };
+        char *ids[1] = {sr->job_id};
         out_info(ctx, "Submitted job %s on cluster '%s' (%s, run %s)",
                  sr->job_id, e.cluster, sched_name(e.s), run_id);
         rc = do_wait(ctx, &e, ids, 1);
@@ -415,9 +440,9 @@ done:
 /* ---- status, wait, cancel, logs ---- */
 
 static const struct option id_opts[] = {
-    { "cluster", required_argument, NULL, O_CLUSTER },
-    { "err", no_argument, NULL, O_ERR },
-    { NULL, 0, NULL, 0 },
+    {"cluster", required_argument, NULL, O_CLUSTER},
+    {"err", no_argument, NULL, O_ERR},
+    {NULL, 0, NULL, 0},
 };
 
 /* Parse [--cluster NAME] [--err] JOBID...; returns 0 or an exit status. */
@@ -503,8 +528,8 @@ int cmd_hpc_status(struct exa_ctx *ctx, int argc, char **argv)
         if (unknown)
             rc = out_errorf(ctx, EXA_ENOTFOUND, NULL,
                             "job '%s'%s not found on cluster '%s'",
-                            jobs[first].id,
-                            unknown > 1 ? " (and others)" : "", e.cluster);
+                            jobs[first].id, unknown > 1 ? " (and others)" : "",
+                            e.cluster);
     }
     free(jobs);
     env_close(&e);
@@ -568,10 +593,10 @@ static void on_progress(void *arg, const struct sched_job *jobs, size_t n,
         return;
     format_elapsed((long long)elapsed, el, sizeof(el));
     if (n == 1) {
-        fprintf(stderr, "%sjob %s %s%s%s, waited %s%s", p->tty ? "\r\033[K" : "",
-                jobs[0].id, sched_state_name(jobs[0].state),
-                jobs[0].reason[0] ? " " : "", jobs[0].reason, el,
-                p->tty ? "" : "\n");
+        fprintf(stderr, "%sjob %s %s%s%s, waited %s%s",
+                p->tty ? "\r\033[K" : "", jobs[0].id,
+                sched_state_name(jobs[0].state), jobs[0].reason[0] ? " " : "",
+                jobs[0].reason, el, p->tty ? "" : "\n");
     } else {
         size_t done = 0, run = 0;
         for (size_t i = 0; i < n; i++) {
@@ -588,7 +613,7 @@ static int do_wait(struct exa_ctx *ctx, struct sched_env *e, char **ids,
                    size_t n)
 {
     struct tracker_opts o;
-    struct progress p = { ctx, isatty(2), e->cluster };
+    struct progress p = {ctx, isatty(2), e->cluster};
     char hint[512];
     struct sched_job *jobs = xcalloc(n, sizeof(*jobs));
     exa_error_t err = EXA_ERROR_INIT;
@@ -602,7 +627,8 @@ static int do_wait(struct exa_ctx *ctx, struct sched_env *e, char **ids,
     o.outage = on_outage;
     o.arg = &p;
     set_since(e, ids, n);
-    rc = tracker_wait(e->s, (const char *const *)ids, n, &o, jobs, &polls, &err);
+    rc =
+        tracker_wait(e->s, (const char *const *)ids, n, &o, jobs, &polls, &err);
     if (p.tty && ctx->out != OUT_JSON && !ctx->quiet)
         fputc('\n', stderr);
     for (size_t i = 0; i < n; i++) {
@@ -679,7 +705,8 @@ int cmd_hpc_cancel(struct exa_ctx *ctx, int argc, char **argv)
                 out_warn(ctx, "%s", err.text);
         } else {
             jx_set(o, "cancelled", json_true());
-            out_info(ctx, "Cancelled job %s on cluster '%s'", ids[i], e.cluster);
+            out_info(ctx, "Cancelled job %s on cluster '%s'", ids[i],
+                     e.cluster);
         }
         json_array_append_new(arr, o);
     }
@@ -739,7 +766,8 @@ static int log_max_from_env(size_t *max, exa_error_t *err)
         n > ((unsigned long long)1 << 40))
         return exa_err(err, EXA_ECONFIG,
                        "EXAMLOPS_HPC_LOG_MAX_BYTES '%s' is not a positive "
-                       "number of bytes", v);
+                       "number of bytes",
+                       v);
     *max = (size_t)n;
     return 0;
 }
@@ -761,8 +789,9 @@ int cmd_hpc_logs(struct exa_ctx *ctx, int argc, char **argv)
     if (n != 1)
         return out_usage(ctx, "logs takes one JOBID");
     if (log_max_from_env(&max, &err) < 0)
-        return out_error(ctx, &err, "set it to a positive number of bytes "
-                                    "(default 8388608)");
+        return out_error(ctx, &err,
+                         "set it to a positive number of bytes "
+                         "(default 8388608)");
     if ((rc = ids_open(ctx, &e, cluster, GATE_READ, ids, n)) != 0) {
         env_close(&e);
         return rc;
@@ -771,8 +800,10 @@ int cmd_hpc_logs(struct exa_ctx *ctx, int argc, char **argv)
     have_rec = store_job_get(e.st, e.cluster, ids[0], &r, NULL) == 0;
     if (want_err) {
         if (!have_rec || !r.remote_dir) {
-            exa_err(&err, EXA_ENOTFOUND, "job '%s' has no recorded job directory "
-                    "on cluster '%s'", ids[0], e.cluster);
+            exa_err(&err, EXA_ENOTFOUND,
+                    "job '%s' has no recorded job directory "
+                    "on cluster '%s'",
+                    ids[0], e.cluster);
             rc = -1;
         } else {
             char *path = xstrfmt("%s/%s.err", r.remote_dir, ids[0]);
@@ -780,13 +811,16 @@ int cmd_hpc_logs(struct exa_ctx *ctx, int argc, char **argv)
             free(path);
         }
     } else {
-        rc = sched_logs(e.s, ids[0], have_rec ? r.remote_dir : NULL, &log, &err);
+        rc =
+            sched_logs(e.s, ids[0], have_rec ? r.remote_dir : NULL, &log, &err);
     }
     if (have_rec)
         job_rec_release(&r);
     if (rc == 0 && e.s->log_truncated)
-        out_warn(ctx, "log of job '%s' truncated: showing its last %zu bytes "
-                 "(EXAMLOPS_HPC_LOG_MAX_BYTES)", ids[0], max);
+        out_warn(ctx,
+                 "log of job '%s' truncated: showing its last %zu bytes "
+                 "(EXAMLOPS_HPC_LOG_MAX_BYTES)",
+                 ids[0], max);
     if (rc < 0) {
         rc = out_error(ctx, &err, NULL);
     } else if (ctx->out == OUT_JSON) {

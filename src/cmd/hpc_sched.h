@@ -22,38 +22,39 @@ int cmd_hpc_wait(struct exa_ctx *ctx, int argc, char **argv);
 int cmd_hpc_cancel(struct exa_ctx *ctx, int argc, char **argv);
 int cmd_hpc_logs(struct exa_ctx *ctx, int argc, char **argv);
 
-#define HPC_SCHED_CMDS                                                      \
-    { "submit", cmd_hpc_submit,                                             \
-      "SCRIPT [--partition P] [--qos Q] [--account A] "                     \
-      "[--constraint C] [--time T] [--nodes N] [--ntasks N] "               \
-      "[--cpus-per-task N] [--mem M] [--gpus N] [--job-name NAME] "         \
-      "[--array SPEC] [--hold] [--cluster NAME] [--wait] [-- ARG...]",      \
-      "submit a script through the scheduler adapter",                      \
-      "Stages SCRIPT and a generated run.sh in a job directory on the\n"    \
-      "cluster and submits it (sbatch, flux batch, or inline for mock).\n"  \
-      "Arguments after -- are passed to SCRIPT, quoted. Resource flags\n"   \
-      "default to EXAMLOPS_HPC_* (then EXAMLOPS_SLURM_*). The job name\n"   \
-      "carries a run id, so a retried submit never makes a second job.\n"   \
-      "The scheduler is EXAMLOPS_HPC_SCHEDULER, the connection\n"           \
-      "EXAMLOPS_HPC_TRANSPORT / EXAMLOPS_HPC_SSH_*." },                     \
-    { "status", cmd_hpc_status, "JOBID... [--cluster NAME]",                \
-      "state of jobs (one batched query)",                                  \
-      "Asks the scheduler once for all JOBIDs (squeue, then sacct for\n"    \
-      "those that left the queue) and records what it learned." },          \
-    { "wait", cmd_hpc_wait, "JOBID... [--cluster NAME]",                    \
-      "wait until jobs end",                                                \
-      "Polls every EXAMLOPS_HPC_POLL_INTERVAL s (10) until every job is\n"  \
-      "terminal, at most EXAMLOPS_SLURM_MAX_WAIT_S s (86400), giving up\n"  \
-      "after EXAMLOPS_SLURM_MAX_UNKNOWN_POLLS (5) polls that do not see a\n" \
-      "job. Exit 0 when all COMPLETED, 1 otherwise." },                     \
-    { "cancel", cmd_hpc_cancel, "JOBID... [--cluster NAME]",                \
-      "cancel jobs (scancel, flux cancel)",                                 \
-      "Cancels each JOBID. When any fails the exit status is the first\n"   \
-      "failure's and --json prints {error, exit_code, hint, results}." },   \
-    { "logs", cmd_hpc_logs, "JOBID [--cluster NAME] [--err]",               \
-      "print a job's output log",                                           \
-      "Fetches <job dir>/<JOBID>.out (or .err) over the transport,\n"      \
-      "keeping its last EXAMLOPS_HPC_LOG_MAX_BYTES bytes (8 MiB); a\n"      \
-      "warning on stderr says when the start was cut." },
+#define HPC_SCHED_CMDS                                                         \
+    {"submit", cmd_hpc_submit,                                                 \
+     "SCRIPT [--partition P] [--qos Q] [--account A] "                         \
+     "[--constraint C] [--time T] [--nodes N] [--ntasks N] "                   \
+     "[--cpus-per-task N] [--mem M] [--gpus N] [--job-name NAME] "             \
+     "[--array SPEC] [--hold] [--cluster NAME] [--wait] [-- ARG...]",          \
+     "submit a script through the scheduler adapter",                          \
+     "Stages SCRIPT and a generated run.sh in a job directory on the\n"        \
+     "cluster and submits it (sbatch, flux batch, or inline for mock).\n"      \
+     "Arguments after -- are passed to SCRIPT, quoted. Resource flags\n"       \
+     "default to EXAMLOPS_HPC_* (then EXAMLOPS_SLURM_*). The job name\n"       \
+     "carries a run id, so a retried submit never makes a second job.\n"       \
+     "The scheduler is EXAMLOPS_HPC_SCHEDULER, the connection\n"               \
+     "EXAMLOPS_HPC_TRANSPORT / EXAMLOPS_HPC_SSH_*."},                          \
+        {"status", cmd_hpc_status, "JOBID... [--cluster NAME]",                \
+         "state of jobs (one batched query)",                                  \
+         "Asks the scheduler once for all JOBIDs (squeue, then sacct for\n"    \
+         "those that left the queue) and records what it learned."},           \
+        {"wait", cmd_hpc_wait, "JOBID... [--cluster NAME]",                    \
+         "wait until jobs end",                                                \
+         "Polls every EXAMLOPS_HPC_POLL_INTERVAL s (10) until every job is\n"  \
+         "terminal, at most EXAMLOPS_SLURM_MAX_WAIT_S s (86400), giving up\n"  \
+         "after EXAMLOPS_SLURM_MAX_UNKNOWN_POLLS (5) polls that do not see "   \
+         "a\n"                                                                 \
+         "job. Exit 0 when all COMPLETED, 1 otherwise."},                      \
+        {"cancel", cmd_hpc_cancel, "JOBID... [--cluster NAME]",                \
+         "cancel jobs (scancel, flux cancel)",                                 \
+         "Cancels each JOBID. When any fails the exit status is the first\n"   \
+         "failure's and --json prints {error, exit_code, hint, results}."},    \
+        {"logs", cmd_hpc_logs, "JOBID [--cluster NAME] [--err]",               \
+         "print a job's output log",                                           \
+         "Fetches <job dir>/<JOBID>.out (or .err) over the transport,\n"       \
+         "keeping its last EXAMLOPS_HPC_LOG_MAX_BYTES bytes (8 MiB); a\n"      \
+         "warning on stderr says when the start was cut."},
 
 #endif

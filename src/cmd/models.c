@@ -33,9 +33,8 @@ static void fmt_int(char *buf, size_t n, long long v)
 
 static int cmd_list(struct exa_ctx *ctx, int argc, char **argv)
 {
-    static const char *const cols[] = { "Model",  "Versions", "Latest",
-                                        "Stage",  "RMSE",     "Registered",
-                                        NULL };
+    static const char *const cols[] = {"Model", "Versions",   "Latest", "Stage",
+                                       "RMSE",  "Registered", NULL};
     exa_error_t err = EXA_ERROR_INIT;
     struct model_summary *list = NULL;
     size_t n = 0;
@@ -104,29 +103,27 @@ static void print_version(const struct model_version *mv)
     printf("  %-16s rmse %s, mse %s, mape %s\n", "metrics", rmse, mse, mape);
     printf("  %-16s %s (%s)\n", "dataset", mv->dataset ? mv->dataset : "-",
            mv->dataset_path ? mv->dataset_path : "-");
-    printf("  %-16s train %s, validation %s, skipped %s\n", "rows", tr, va,
-           sk);
-    printf("  %-16s %s\n", "artifact", mv->artifact_path ? mv->artifact_path
-                                                          : "-");
+    printf("  %-16s train %s, validation %s, skipped %s\n", "rows", tr, va, sk);
+    printf("  %-16s %s\n", "artifact",
+           mv->artifact_path ? mv->artifact_path : "-");
     printf("  %-16s %s\n", "sha256(SUMS)",
            mv->artifact_sha256 ? mv->artifact_sha256 : "-");
     printf("  %-16s job %s on cluster %s (%s), run %s\n", "lineage",
            mv->job_id ? mv->job_id : "-", mv->cluster ? mv->cluster : "-",
            mv->scheduler ? mv->scheduler : "-",
            mv->run_uuid ? mv->run_uuid : "-");
-    printf("  %-16s %s\n", "registered", mv->created_at ? mv->created_at
-                                                         : "-");
+    printf("  %-16s %s\n", "registered", mv->created_at ? mv->created_at : "-");
 }
 
 static int cmd_show(struct exa_ctx *ctx, int argc, char **argv)
 {
     static const struct option opts[] = {
-        { "version", required_argument, NULL, 'V' },
-        { NULL, 0, NULL, 0 },
+        {"version", required_argument, NULL, 'V'},
+        {NULL, 0, NULL, 0},
     };
     static const char *const cols[] = {
-        "Version", "Stage", "RMSE", "MAPE %", "Train", "Val", "Job",
-        "Cluster", "Scheduler", "Registered", NULL,
+        "Version", "Stage",   "RMSE",      "MAPE %",     "Train", "Val",
+        "Job",     "Cluster", "Scheduler", "Registered", NULL,
     };
     exa_error_t err = EXA_ERROR_INIT;
     struct model_version *list = NULL;
@@ -163,8 +160,7 @@ static int cmd_show(struct exa_ctx *ctx, int argc, char **argv)
         if (version)
             return out_errorf(ctx, EXA_ENOTFOUND,
                               "see 'exa models show MODEL' for its versions",
-                              "model '%s' has no version %lld", model,
-                              version);
+                              "model '%s' has no version %lld", model, version);
         return out_errorf(ctx, EXA_ENOTFOUND, "see 'exa models list'",
                           "no versions of model '%s' are registered", model);
     }
@@ -202,29 +198,27 @@ static int cmd_show(struct exa_ctx *ctx, int argc, char **argv)
             out_table_row(t, row);
         }
         out_table_print(ctx, t);
-        out_info(ctx, "Artifacts of the latest: %s", list[n - 1].artifact_path
-                                                  ? list[n - 1].artifact_path
-                                                  : "-");
+        out_info(ctx, "Artifacts of the latest: %s",
+                 list[n - 1].artifact_path ? list[n - 1].artifact_path : "-");
     }
     model_version_free_list(list, n);
     return 0;
 }
 
 static const struct exa_cmd cmds[] = {
-    { "list", cmd_list, "", "models with registered versions", NULL },
-    { "show", cmd_show, "MODEL [--version N]",
-      "versions of a model with metrics, stage and job lineage",
-      "Without --version: every version, oldest first. With --version N:\n"
-      "that version in full (metrics, dataset, rows, artifact directory\n"
-      "and its SHA-256, the job/cluster/scheduler that trained it).\n"
-      "Exit 1 when the model or version is not registered." },
-    { "cost", cmd_models_cost, MODELS_COST_USAGE, MODELS_COST_SUMMARY,
-      MODELS_COST_HELP },
-    { "cost-list", cmd_models_cost_list, MODELS_COST_LIST_USAGE,
-      MODELS_COST_LIST_SUMMARY, NULL },
-    { NULL },
+    {"list", cmd_list, "", "models with registered versions", NULL},
+    {"show", cmd_show, "MODEL [--version N]",
+     "versions of a model with metrics, stage and job lineage",
+     "Without --version: every version, oldest first. With --version N:\n"
+     "that version in full (metrics, dataset, rows, artifact directory\n"
+     "and its SHA-256, the job/cluster/scheduler that trained it).\n"
+     "Exit 1 when the model or version is not registered."},
+    {"cost", cmd_models_cost, MODELS_COST_USAGE, MODELS_COST_SUMMARY,
+     MODELS_COST_HELP},
+    {"cost-list", cmd_models_cost_list, MODELS_COST_LIST_USAGE,
+     MODELS_COST_LIST_SUMMARY, NULL},
+    {NULL},
 };
 
 const struct exa_group group_models = {
-    "models", "model versions, lineage and cost", cmds
-};
+    "models", "model versions, lineage and cost", cmds};

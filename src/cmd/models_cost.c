@@ -93,8 +93,8 @@ static int record_costs(struct exa_ctx *ctx, store_t *st, const char *model,
     actor = audit_actor();
     if (cost_record_model(st, model, prov, &p, "cli", actor, &rep, &err) < 0) {
         if (err.code == EXA_ENOTFOUND)
-            hint = xstrfmt("train one with 'exa pipeline run --model %s'",
-                           model);
+            hint =
+                xstrfmt("train one with 'exa pipeline run --model %s'", model);
         else if (err.code == EXA_EFAIL)
             hint = xstrdup("hours come from the scheduler's accounting when "
                            "a job ends; see doc/finops.md");

@@ -242,8 +242,10 @@ int cmd_parse_uint(struct exa_ctx *ctx, const char *opt, const char *s,
     errno = 0;
     v = strtoll(s, &end, 10);
     if (errno || end == s || *end || v < 0)
-        return out_usage(ctx, "option '%s' expects a non-negative integer, "
-                              "got '%s'", opt, s);
+        return out_usage(ctx,
+                         "option '%s' expects a non-negative integer, "
+                         "got '%s'",
+                         opt, s);
     *out = v;
     return 0;
 }

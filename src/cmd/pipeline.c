@@ -50,7 +50,7 @@ static void on_interrupt(int sig)
  */
 static void catch_interrupts(struct sigaction old[2])
 {
-    static const int sigs[2] = { SIGINT, SIGTERM };
+    static const int sigs[2] = {SIGINT, SIGTERM};
     for (int i = 0; i < 2; i++) {
         struct sigaction sa;
         memset(&sa, 0, sizeof(sa));
@@ -76,7 +76,7 @@ static void restore_interrupts(const struct sigaction old[2])
  */
 static const char *scheduler_from_env(struct exa_ctx *ctx, int *rc)
 {
-    static const char *const known[] = { "mock", "slurm", "flux" };
+    static const char *const known[] = {"mock", "slurm", "flux"};
     const char *var = "EXAMLOPS_HPC_SCHEDULER";
     const char *v = getenv(var);
     if (!v || !*v) {
@@ -100,8 +100,7 @@ static int parse_threads(struct exa_ctx *ctx, const char *s, int *out)
     if (rc)
         return rc;
     if (v < 1 || v > 256)
-        return out_usage(ctx, "option '--threads' expects 1..256, got '%s'",
-                         s);
+        return out_usage(ctx, "option '--threads' expects 1..256, got '%s'", s);
     *out = (int)v;
     return 0;
 }
@@ -124,16 +123,18 @@ static void print_outcome(struct exa_ctx *ctx,
     if (isfinite(mv->mape))
         snprintf(mape, sizeof(mape), "%.2f%%", mv->mape);
     printf("Trained %s version %lld on %s: rmse %.2f W per node, mape %s, "
-           "stage %s\n", mv->model, mv->version, mv->dataset, mv->rmse, mape,
-           mv->stage);
+           "stage %s\n",
+           mv->model, mv->version, mv->dataset, mv->rmse, mape, mv->stage);
     printf("model:   %s/model.json (encoders.json beside it, sha256 of "
-           "SHA256SUMS %.12s...)\n", mv->artifact_path, mv->artifact_sha256);
+           "SHA256SUMS %.12s...)\n",
+           mv->artifact_path, mv->artifact_sha256);
     printf("metrics: %s/metrics.json, and in platform.db "
-           "(exa models show %s --version %lld)\n", mv->artifact_path,
-           mv->model, mv->version);
+           "(exa models show %s --version %lld)\n",
+           mv->artifact_path, mv->model, mv->version);
     printf("job:     %s on cluster %s (%s) %s in %.2fs, %.2f CPU-s, recorded "
-           "in %s (exa hpc jobs)\n", j->job_id, j->cluster, j->scheduler,
-           j->state, j->run_seconds, j->cpu_seconds, r->db_path);
+           "in %s (exa hpc jobs)\n",
+           j->job_id, j->cluster, j->scheduler, j->state, j->run_seconds,
+           j->cpu_seconds, r->db_path);
 }
 
 static json_t *outcome_json(const struct pipeline_run_result *r)
@@ -172,30 +173,30 @@ static const char *dataset_hint(const exa_error_t *err)
 static int cmd_run(struct exa_ctx *ctx, int argc, char **argv)
 {
     static const struct option opts[] = {
-        { "model", required_argument, NULL, 'm' },
-        { "dataset", required_argument, NULL, 'd' },
-        { "dummy", no_argument, NULL, 'D' },
-        { "dataset-path", required_argument, NULL, 'P' },
-        { "cluster", required_argument, NULL, 'C' },
-        { "gpus", required_argument, NULL, 'g' },
-        { "threads", required_argument, NULL, 'T' },
-        { "stage-dataset", no_argument, NULL, 'S' },
-        { "partition", required_argument, NULL, 1000 },
-        { "qos", required_argument, NULL, 1001 },
-        { "account", required_argument, NULL, 1002 },
-        { "time", required_argument, NULL, 1003 },
-        { "nodes", required_argument, NULL, 1004 },
-        { "cpus-per-task", required_argument, NULL, 1005 },
-        { "mem", required_argument, NULL, 1006 },
-        { "constraint", required_argument, NULL, 1007 },
-        { "ntasks", required_argument, NULL, 1008 },
-        { "run-id", required_argument, NULL, 'R' },
-        { "new", no_argument, NULL, 'N' },
-        { NULL, 0, NULL, 0 },
+        {"model", required_argument, NULL, 'm'},
+        {"dataset", required_argument, NULL, 'd'},
+        {"dummy", no_argument, NULL, 'D'},
+        {"dataset-path", required_argument, NULL, 'P'},
+        {"cluster", required_argument, NULL, 'C'},
+        {"gpus", required_argument, NULL, 'g'},
+        {"threads", required_argument, NULL, 'T'},
+        {"stage-dataset", no_argument, NULL, 'S'},
+        {"partition", required_argument, NULL, 1000},
+        {"qos", required_argument, NULL, 1001},
+        {"account", required_argument, NULL, 1002},
+        {"time", required_argument, NULL, 1003},
+        {"nodes", required_argument, NULL, 1004},
+        {"cpus-per-task", required_argument, NULL, 1005},
+        {"mem", required_argument, NULL, 1006},
+        {"constraint", required_argument, NULL, 1007},
+        {"ntasks", required_argument, NULL, 1008},
+        {"run-id", required_argument, NULL, 'R'},
+        {"new", no_argument, NULL, 'N'},
+        {NULL, 0, NULL, 0},
     };
-    static const char *const res_keys[] = { "partition", "qos", "account",
-                                            "time", "nodes", "cpus_per_task",
-                                            "mem", "constraint", "ntasks" };
+    static const char *const res_keys[] = {
+        "partition",     "qos", "account",    "time",  "nodes",
+        "cpus_per_task", "mem", "constraint", "ntasks"};
     struct sched_resources ask = SCHED_RESOURCES_INIT;
     int stage = 0, nres = 0;
     struct pipeline_run_request req;
@@ -246,10 +247,17 @@ static int cmd_run(struct exa_ctx *ctx, int argc, char **argv)
         case 'N':
             new_run = 1;
             break;
-        case 1000: case 1001: case 1002: case 1003: case 1004: case 1005:
-        case 1006: case 1007: case 1008:
-            if (sched_resources_set(&ask, res_keys[c - 1000], optarg,
-                                    &err) < 0) {
+        case 1000:
+        case 1001:
+        case 1002:
+        case 1003:
+        case 1004:
+        case 1005:
+        case 1006:
+        case 1007:
+        case 1008:
+            if (sched_resources_set(&ask, res_keys[c - 1000], optarg, &err) <
+                0) {
                 rc = out_usage(ctx, "%s", err.text);
                 goto usage_out;
             }
@@ -307,10 +315,10 @@ static int cmd_run(struct exa_ctx *ctx, int argc, char **argv)
     if (gpus > 0)
         return out_errorf(ctx, EXA_EUSAGE, "drop --gpus for a mock run",
                           "--gpus %lld needs a cluster run; mock runs train "
-                          "on this machine's CPUs", gpus);
+                          "on this machine's CPUs",
+                          gpus);
     if (!req.train.dataset_path) {
-        const struct zoo_dataset *d = zoo_dataset_find(req.train.dataset,
-                                                       &err);
+        const struct zoo_dataset *d = zoo_dataset_find(req.train.dataset, &err);
         if (!d)
             return out_error(ctx, &err, "see 'exa pipeline run --help'");
         path = zoo_dataset_default_path(d, EXA_DATADIR, EXA_SRCDIR);
@@ -320,7 +328,8 @@ static int cmd_run(struct exa_ctx *ctx, int argc, char **argv)
     req.train.progress_arg = ctx;
     if (ctx->tty && !ctx->quiet)
         printf("Running %s on %s in this process (scheduler mock, cluster "
-               "local)%s\n", req.train.model, req.train.dataset,
+               "local)%s\n",
+               req.train.model, req.train.dataset,
                req.train.dummy ? ", --dummy" : "");
 
     run_interrupted = 0;
@@ -332,7 +341,8 @@ static int cmd_run(struct exa_ctx *ctx, int argc, char **argv)
         char hint[256];
         const char *h = dataset_hint(&err);
         if (res.job_recorded) {
-            snprintf(hint, sizeof(hint), "job %s on cluster local is "
+            snprintf(hint, sizeof(hint),
+                     "job %s on cluster local is "
                      "recorded as FAILED; see 'exa hpc jobs'",
                      res.job.job_id);
             h = hint;
@@ -354,13 +364,13 @@ usage_out:
 int cmd_train(struct exa_ctx *ctx, int argc, char **argv)
 {
     static const struct option opts[] = {
-        { "model", required_argument, NULL, 'm' },
-        { "dataset", required_argument, NULL, 'd' },
-        { "dummy", no_argument, NULL, 'D' },
-        { "dataset-path", required_argument, NULL, 'P' },
-        { "out", required_argument, NULL, 'o' },
-        { "threads", required_argument, NULL, 'T' },
-        { NULL, 0, NULL, 0 },
+        {"model", required_argument, NULL, 'm'},
+        {"dataset", required_argument, NULL, 'd'},
+        {"dummy", no_argument, NULL, 'D'},
+        {"dataset-path", required_argument, NULL, 'P'},
+        {"out", required_argument, NULL, 'o'},
+        {"threads", required_argument, NULL, 'T'},
+        {NULL, 0, NULL, 0},
     };
     struct train_request req;
     struct trained_model tm;
@@ -418,48 +428,47 @@ int cmd_train(struct exa_ctx *ctx, int argc, char **argv)
 }
 
 static const struct exa_cmd cmds[] = {
-    { "run", cmd_run,
-      "[--model JPCP] [--dataset PM100Dataset] [--dummy] "
-      "[--dataset-path FILE] [--threads N] [--cluster NAME|auto [--gpus G] "
-      "[--stage-dataset] [--partition P] [--qos Q] [--account A] [--time T] "
-      "[--nodes N] [--ntasks N] [--cpus-per-task C] [--mem M] "
-      "[--constraint C] [--run-id ID | --new]]",
-      "train a model and register a new version (mock: in this process)",
-      "Loads the dataset, splits it by submit_time (train 2020-05-01 to\n"
-      "2020-09-01, validation to 2020-10-01, UTC), trains the model,\n"
-      "evaluates rmse/mse/mape on validation, writes the artifacts to\n"
-      "${XDG_DATA_HOME:-~/.local/share}/examlops/models/MODEL/VERSION/ and\n"
-      "registers the version and the job in platform.db.\n\n"
-      "  --model M          zoo model (default JPCP)\n"
-      "  --dataset D        dataset (default PM100Dataset)\n"
-      "  --dummy            only the first 50 usable rows of each split\n"
-      "  --dataset-path F   CSV file; default $EXAMLOPS_PM100_PATH, else\n"
-      "                     the bundled data/pm100-sample.csv (with\n"
-      "                     --cluster: a path on the cluster)\n"
-      "  --threads N        training threads (default 2)\n"
-      "  --cluster NAME     train on an ACTIVE cluster (auto: placement\n"
-      "                     picks one): preflight, submit, wait, fetch and\n"
-      "                     verify the artifacts, register with lineage\n"
-      "  --gpus G           GPUs for the job in total (cluster runs)\n"
-      "  --stage-dataset    copy the local dataset file to the cluster\n"
-      "  --run-id ID        the run's id (default: a hash of what was\n"
-      "                     asked); the same command again adopts the\n"
-      "                     run's queued or running job, or reports the\n"
-      "                     version it registered\n"
-      "  --new              a new run with a fresh id, even if the same\n"
-      "                     run is queued, running or done\n"
-      "  --partition --qos --account --time --nodes --ntasks\n"
-      "  --cpus-per-task --mem --constraint   the resource ask (else\n"
-      "                     EXAMLOPS_HPC_*); Ctrl-C during the wait asks\n"
-      "                     whether to cancel (-y: yes); resume with\n"
-      "                     'exa hpc wait JOBID --cluster C'\n\n"
-      "Exit: 0 ok, 1 training/job failed, preflight failed or malformed\n"
-      "dataset, 2 usage or unknown name, 3 dataset file, data directory or\n"
-      "database, 4 transport, 5 scheduler, 6 cluster not approved.\n"
-      "See doc/pipeline-run.md and doc/cluster-run.md." },
-    { NULL },
+    {"run", cmd_run,
+     "[--model JPCP] [--dataset PM100Dataset] [--dummy] "
+     "[--dataset-path FILE] [--threads N] [--cluster NAME|auto [--gpus G] "
+     "[--stage-dataset] [--partition P] [--qos Q] [--account A] [--time T] "
+     "[--nodes N] [--ntasks N] [--cpus-per-task C] [--mem M] "
+     "[--constraint C] [--run-id ID | --new]]",
+     "train a model and register a new version (mock: in this process)",
+     "Loads the dataset, splits it by submit_time (train 2020-05-01 to\n"
+     "2020-09-01, validation to 2020-10-01, UTC), trains the model,\n"
+     "evaluates rmse/mse/mape on validation, writes the artifacts to\n"
+     "${XDG_DATA_HOME:-~/.local/share}/examlops/models/MODEL/VERSION/ and\n"
+     "registers the version and the job in platform.db.\n\n"
+     "  --model M          zoo model (default JPCP)\n"
+     "  --dataset D        dataset (default PM100Dataset)\n"
+     "  --dummy            only the first 50 usable rows of each split\n"
+     "  --dataset-path F   CSV file; default $EXAMLOPS_PM100_PATH, else\n"
+     "                     the bundled data/pm100-sample.csv (with\n"
+     "                     --cluster: a path on the cluster)\n"
+     "  --threads N        training threads (default 2)\n"
+     "  --cluster NAME     train on an ACTIVE cluster (auto: placement\n"
+     "                     picks one): preflight, submit, wait, fetch and\n"
+     "                     verify the artifacts, register with lineage\n"
+     "  --gpus G           GPUs for the job in total (cluster runs)\n"
+     "  --stage-dataset    copy the local dataset file to the cluster\n"
+     "  --run-id ID        the run's id (default: a hash of what was\n"
+     "                     asked); the same command again adopts the\n"
+     "                     run's queued or running job, or reports the\n"
+     "                     version it registered\n"
+     "  --new              a new run with a fresh id, even if the same\n"
+     "                     run is queued, running or done\n"
+     "  --partition --qos --account --time --nodes --ntasks\n"
+     "  --cpus-per-task --mem --constraint   the resource ask (else\n"
+     "                     EXAMLOPS_HPC_*); Ctrl-C during the wait asks\n"
+     "                     whether to cancel (-y: yes); resume with\n"
+     "                     'exa hpc wait JOBID --cluster C'\n\n"
+     "Exit: 0 ok, 1 training/job failed, preflight failed or malformed\n"
+     "dataset, 2 usage or unknown name, 3 dataset file, data directory or\n"
+     "database, 4 transport, 5 scheduler, 6 cluster not approved.\n"
+     "See doc/pipeline-run.md and doc/cluster-run.md."},
+    {NULL},
 };
 
 const struct exa_group group_pipeline = {
-    "pipeline", "train models, inline (mock) or on a cluster", cmds
-};
+    "pipeline", "train models, inline (mock) or on a cluster", cmds};

@@ -79,8 +79,10 @@ static int ask_cancel(void *arg, const char *cluster, const char *job_id)
         fputc('\n', stderr);
         v->wrote_line = 0;
     }
-    return out_confirm(v->ctx, "Interrupted: cancel job %s on '%s'? (no: "
-                       "leave it running)", job_id, cluster);
+    return out_confirm(v->ctx,
+                       "Interrupted: cancel job %s on '%s'? (no: "
+                       "leave it running)",
+                       job_id, cluster);
 }
 
 static json_t *outcome_json(const struct cluster_run_result *r)
@@ -100,8 +102,8 @@ static json_t *outcome_json(const struct cluster_run_result *r)
     jx_set(o, "model", jx_str(mv->model));
     jx_set(o, "version", json_integer(mv->version));
     jx_set(o, "stage", jx_str(mv->stage));
-    jx_set(o, "metrics", m ? json_incref(json_object_get(m, "metrics"))
-                           : json_null());
+    jx_set(o, "metrics",
+           m ? json_incref(json_object_get(m, "metrics")) : json_null());
     jx_set(o, "artifact_path", jx_str(mv->artifact_path));
     jx_set(o, "artifact_sha256", jx_str(mv->artifact_sha256));
     jx_set(o, "dataset", jx_str(mv->dataset));
@@ -116,10 +118,12 @@ static json_t *outcome_json(const struct cluster_run_result *r)
     jx_set(o, "lineage", lin);
     jx_set(acct, "queue_seconds", jx_real(r->job.queue_seconds));
     jx_set(acct, "run_seconds", jx_real(r->job.run_seconds));
-    jx_set(acct, "gpus", r->job.gpus == JOB_NULL_INT ? json_null()
-                                                     : json_integer(r->job.gpus));
-    jx_set(acct, "cpus", r->job.cpus == JOB_NULL_INT ? json_null()
-                                                     : json_integer(r->job.cpus));
+    jx_set(acct, "gpus",
+           r->job.gpus == JOB_NULL_INT ? json_null()
+                                       : json_integer(r->job.gpus));
+    jx_set(acct, "cpus",
+           r->job.cpus == JOB_NULL_INT ? json_null()
+                                       : json_integer(r->job.cpus));
     jx_set(acct, "gpu_hours", jx_real(r->job.gpu_hours));
     jx_set(acct, "cpu_hours", jx_real(r->job.cpu_hours));
     jx_set(o, "accounting", acct);
@@ -138,11 +142,12 @@ static void print_outcome(const struct cluster_run_result *r)
     if (r->already) {
         printf("Already done: run %s registered %s version %lld on %s "
                "(rmse %.2f W per node, mape %s, stage %s); nothing "
-               "submitted (--new runs it again)\n", r->run_id, mv->model,
-               mv->version, mv->dataset, mv->rmse, mape, mv->stage);
+               "submitted (--new runs it again)\n",
+               r->run_id, mv->model, mv->version, mv->dataset, mv->rmse, mape,
+               mv->stage);
         printf("model:   %s/model.json (sha256 of SHA256SUMS %.12s...)\n",
-               mv->artifact_path, mv->artifact_sha256 ? mv->artifact_sha256
-                                                       : "");
+               mv->artifact_path,
+               mv->artifact_sha256 ? mv->artifact_sha256 : "");
         printf("job:     %s on cluster %s (%s) %s\n", j->job_id, j->cluster,
                j->scheduler, j->state);
         printf("lineage: exa models show %s --version %lld; exa hpc jobs\n",
@@ -150,8 +155,8 @@ static void print_outcome(const struct cluster_run_result *r)
         return;
     }
     printf("Trained %s version %lld on %s: rmse %.2f W per node, mape %s, "
-           "stage %s\n", mv->model, mv->version, mv->dataset, mv->rmse, mape,
-           mv->stage);
+           "stage %s\n",
+           mv->model, mv->version, mv->dataset, mv->rmse, mape, mv->stage);
     printf("model:   %s/model.json (sha256 of SHA256SUMS %.12s...)\n",
            mv->artifact_path, mv->artifact_sha256);
     printf("job:     %s on cluster %s (%s) %s: queued %.0fs, ran %.0fs on "
@@ -187,15 +192,19 @@ static int report(struct exa_ctx *ctx, struct cluster_run_result *r, int rc,
     }
     if (r->preflight_ran && !r->pf.ok && ctx->out != OUT_JSON)
         for (size_t i = 0; i < r->pf.n; i++)
-            fprintf(stderr, "  %s %s: %s\n", r->pf.checks[i].ok ? "\u2713"
-                                                                : "\u2717",
+            fprintf(stderr, "  %s %s: %s\n",
+                    r->pf.checks[i].ok ? "\u2713" : "\u2717",
                     r->pf.checks[i].check, r->pf.checks[i].detail);
     if (r->stderr_tail && *r->stderr_tail)
-        fprintf(stderr, "--- last lines of the job's stderr (%s/%s.err) ---\n"
-                "%s\n---\n", r->job.remote_dir, r->job.job_id, r->stderr_tail);
+        fprintf(stderr,
+                "--- last lines of the job's stderr (%s/%s.err) ---\n"
+                "%s\n---\n",
+                r->job.remote_dir, r->job.job_id, r->stderr_tail);
     if (err->code == EXA_ENOTAPPROVED) {
-        xsnprintf(hint, sizeof(hint), "a sysadmin approves it: 'exa hpc "
-                  "approve %s'", r->cluster ? r->cluster : "NAME");
+        xsnprintf(hint, sizeof(hint),
+                  "a sysadmin approves it: 'exa hpc "
+                  "approve %s'",
+                  r->cluster ? r->cluster : "NAME");
         h = hint;
     } else if (r->detached || err->code == EXA_ETIMEOUT) {
         xsnprintf(hint, sizeof(hint), "exa hpc wait %s --cluster %s",
@@ -207,7 +216,8 @@ static int report(struct exa_ctx *ctx, struct cluster_run_result *r, int rc,
             !sched_state_terminal(r->last.state))
             err->code = EXA_EFAIL;
     } else if (r->job_recorded && r->job.job_id) {
-        xsnprintf(hint, sizeof(hint), "job %s on cluster %s is recorded as "
+        xsnprintf(hint, sizeof(hint),
+                  "job %s on cluster %s is recorded as "
                   "%s; see 'exa hpc jobs' and 'exa hpc logs %s --cluster %s'",
                   r->job.job_id, r->job.cluster,
                   r->job.state ? r->job.state : "UNKNOWN", r->job.job_id,
@@ -254,8 +264,9 @@ int pipeline_cluster_run(struct exa_ctx *ctx, struct pipeline_cluster_opts *o)
 
     memset(&req, 0, sizeof(req));
     if (sched_resources_from_env(&o->res, &err) < 0) {
-        rc = out_error(ctx, &err, "check the EXAMLOPS_HPC_* resource "
-                                  "variables");
+        rc = out_error(ctx, &err,
+                       "check the EXAMLOPS_HPC_* resource "
+                       "variables");
         sched_resources_release(&o->res);
         return rc;
     }

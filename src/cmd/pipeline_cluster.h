@@ -17,9 +17,9 @@ struct pipeline_cluster_opts {
     int dummy;
     int stage_dataset;
     int nthread;
-    const char *cluster;      /* NAME or "auto" */
-    const char *run_id;       /* --run-id, or NULL: derived */
-    int new_run;              /* --new */
+    const char *cluster;        /* NAME or "auto" */
+    const char *run_id;         /* --run-id, or NULL: derived */
+    int new_run;                /* --new */
     struct sched_resources res; /* flags; the environment fills the rest */
 };
 

@@ -27,14 +27,16 @@
 
 const char *flux_resource_state_normalize(const char *tok)
 {
-    static const struct { const char *tok, *norm; } map[] = {
-        { "free", "idle" },          { "avail", "idle" },
-        { "allocated", "allocated" }, { "down", "down" },
-        { "avail*", "down" },        { "offline", "down" },
-        { "torpid", "down" },        { "exclude", "down" },
-        { "lost", "down" },          { "drained", "drain" },
-        { "drained*", "drain" },     { "draining", "drain" },
-        { "draining*", "drain" },
+    static const struct {
+        const char *tok, *norm;
+    } map[] = {
+        {"free", "idle"},           {"avail", "idle"},
+        {"allocated", "allocated"}, {"down", "down"},
+        {"avail*", "down"},         {"offline", "down"},
+        {"torpid", "down"},         {"exclude", "down"},
+        {"lost", "down"},           {"drained", "drain"},
+        {"drained*", "drain"},      {"draining", "drain"},
+        {"draining*", "drain"},
     };
     if (!tok)
         return "unknown";
@@ -46,9 +48,9 @@ const char *flux_resource_state_normalize(const char *tok)
 
 struct rnode {
     char *name;
-    struct strvec states;     /* distinct raw row states */
-    struct strvec parts;      /* distinct queue names */
-    int all_single;           /* every row holding it has NNODES == 1 */
+    struct strvec states; /* distinct raw row states */
+    struct strvec parts;  /* distinct queue names */
+    int all_single;       /* every row holding it has NNODES == 1 */
     long long cpus, gpus;
     int cpus_known, gpus_known;
 };
@@ -212,8 +214,7 @@ static int has_lower(const char *s, size_t n)
  * with NGPUS; 4: the old list view, or the status view when the third
  * token is an idset "0-2" / "15,40"), read token by token.
  */
-static void synth_header(struct flux_table_hdr *h, const char *buf,
-                         size_t len)
+static void synth_header(struct flux_table_hdr *h, const char *buf, size_t len)
 {
     size_t i = 0, maxtok = 0;
     int idset3 = 0;
@@ -247,8 +248,8 @@ static void synth_header(struct flux_table_hdr *h, const char *buf,
     h->by_token = 1;
 }
 
-json_t *flux_resource_parse(const char *buf, size_t len,
-                            const char **errkind, exa_error_t *err)
+json_t *flux_resource_parse(const char *buf, size_t len, const char **errkind,
+                            exa_error_t *err)
 {
     struct strbuf sb = STRBUF_INIT;
     json_t *res;
@@ -263,7 +264,7 @@ json_t *flux_resource_parse(const char *buf, size_t len,
 static json_t *resource_parse_clean(const char *buf, size_t len,
                                     const char **errkind, exa_error_t *err)
 {
-    struct flux_table_hdr hdr = { 0 };
+    struct flux_table_hdr hdr = {0};
     int have_hdr = 0;
     size_t i = 0, nn = 0, nalloc = 0;
     struct rnode *nodes = NULL;
@@ -288,8 +289,8 @@ static json_t *resource_parse_clean(const char *buf, size_t len,
                 have_hdr = 1;
                 continue;
             }
-            if (strcasestr_n(s, l, "error") || strcasestr_n(s, l, "unable")
-                || strcasestr_n(s, l, "usage:")) {
+            if (strcasestr_n(s, l, "error") || strcasestr_n(s, l, "unable") ||
+                strcasestr_n(s, l, "usage:")) {
                 char *msg = xstrndup(s, l);
                 json_decref(index);
                 json_decref(groups);
@@ -434,11 +435,13 @@ static json_t *resource_parse_clean(const char *buf, size_t len,
             json_array_append_new(parts, jx_str(rn->parts.v[k]));
 
         jx_set(o, "name", jx_str(rn->name));
-        jx_set(o, "cpus", rn->all_single && rn->cpus_known
-                              ? json_integer(rn->cpus) : json_null());
+        jx_set(o, "cpus",
+               rn->all_single && rn->cpus_known ? json_integer(rn->cpus)
+                                                : json_null());
         jx_set(o, "mem_mb", json_null());
-        jx_set(o, "gpus", rn->all_single && rn->gpus_known
-                              ? json_integer(rn->gpus) : json_null());
+        jx_set(o, "gpus",
+               rn->all_single && rn->gpus_known ? json_integer(rn->gpus)
+                                                : json_null());
         jx_set(o, "gpu_type", json_null());
         jx_set(o, "state", jx_str(st));
         jx_set(o, "raw_state", jx_str(raw.len ? raw.buf : NULL));
@@ -540,12 +543,14 @@ int flux_resource_apply(json_t *doc, const char *status, size_t status_len,
         json_t *sd = flux_resource_parse(status, status_len, &kind, NULL);
         const json_t *sn = json_object_get(sd, "nodes"), *m;
         size_t k;
-        json_array_foreach(sn, k, m) {
+        json_array_foreach(sn, k, m)
+        {
             const char *name = jx_get_str(m, "name", NULL);
             const char *st = jx_get_str(m, "state", "");
             if (!name || (strcmp(st, "drain") && strcmp(st, "down")))
                 continue;
-            json_array_foreach(nodes, i, n) {
+            json_array_foreach(nodes, i, n)
+            {
                 if (strcmp(jx_get_str(n, "name", ""), name))
                     continue;
                 jx_set(n, "state", jx_str(st));
@@ -560,7 +565,8 @@ int flux_resource_apply(json_t *doc, const char *status, size_t status_len,
         struct strvec hosts = STRVEC_INIT;
         long long *c = NULL, *g = NULL;
         if (flux_r_per_node(R, R_len, &hosts, &c, &g, NULL) == 0) {
-            json_array_foreach(nodes, i, n) {
+            json_array_foreach(nodes, i, n)
+            {
                 const char *name = jx_get_str(n, "name", "");
                 for (size_t h = 0; h < hosts.nr; h++)
                     if (!strcmp(hosts.v[h], name)) {

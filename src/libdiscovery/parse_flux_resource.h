@@ -43,8 +43,8 @@ const char *flux_resource_state_normalize(const char *tok);
  * Returns a new reference, or NULL with err set and *errkind a static
  * FORMAT.md error kind when there is no header.
  */
-json_t *flux_resource_parse(const char *buf, size_t len,
-                            const char **errkind, exa_error_t *err);
+json_t *flux_resource_parse(const char *buf, size_t len, const char **errkind,
+                            exa_error_t *err);
 
 /*
  * Per-node cores and GPUs from a Flux resource set R (RFC 20 R_lite and

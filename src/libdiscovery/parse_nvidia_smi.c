@@ -23,35 +23,49 @@
 #include "libutil/strbuf.h"
 #include "libutil/xalloc.h"
 
-static const struct { const char *field, *key; } field_keys[] = {
-    { "index", "index" },
-    { "uuid", "uuid" },
-    { "gpu_uuid", "uuid" },
-    { "name", "name" },
-    { "gpu_name", "name" },
-    { "clocks.gr", "clock_gfx_mhz" },
-    { "clocks.mem", "clock_mem_mhz" },
-    { "clocks.max.sm", "clock_max_sm_mhz" },
-    { "memory.total", "mem_total_mb" },
-    { "memory.used", "mem_used_mb" },
-    { "memory.free", "mem_free_mb" },
-    { "utilization.gpu", "util_pct" },
-    { "utilization.memory", "util_mem_pct" },
-    { "power.draw", "power_w" },
-    { "power.limit", "power_limit_w" },
-    { "power.default_limit", "power_default_limit_w" },
-    { "clocks.current.graphics", "clock_gfx_mhz" },
-    { "clocks.current.memory", "clock_mem_mhz" },
-    { "fan.speed", "fan_pct" },
-    { "temperature.gpu", "temp_c" },
-    { "mig.mode.current", "mig_mode" },
+static const struct {
+    const char *field, *key;
+} field_keys[] = {
+    {"index", "index"},
+    {"uuid", "uuid"},
+    {"gpu_uuid", "uuid"},
+    {"name", "name"},
+    {"gpu_name", "name"},
+    {"clocks.gr", "clock_gfx_mhz"},
+    {"clocks.mem", "clock_mem_mhz"},
+    {"clocks.max.sm", "clock_max_sm_mhz"},
+    {"memory.total", "mem_total_mb"},
+    {"memory.used", "mem_used_mb"},
+    {"memory.free", "mem_free_mb"},
+    {"utilization.gpu", "util_pct"},
+    {"utilization.memory", "util_mem_pct"},
+    {"power.draw", "power_w"},
+    {"power.limit", "power_limit_w"},
+    {"power.default_limit", "power_default_limit_w"},
+    {"clocks.current.graphics", "clock_gfx_mhz"},
+    {"clocks.current.memory", "clock_mem_mhz"},
+    {"fan.speed", "fan_pct"},
+    {"temperature.gpu", "temp_c"},
+    {"mig.mode.current", "mig_mode"},
 };
 
 /* Fields whose values are text even when they look numeric. */
 static const char *const text_fields[] = {
-    "uuid", "name", "gpu_name", "serial", "driver_version", "pci.bus_id",
-    "vbios_version", "mig.mode.current", "mig.mode.pending", "pstate",
-    "compute_mode", "display_mode", "gpu_bus_id", "gpu_serial", "gpu_uuid",
+    "uuid",
+    "name",
+    "gpu_name",
+    "serial",
+    "driver_version",
+    "pci.bus_id",
+    "vbios_version",
+    "mig.mode.current",
+    "mig.mode.pending",
+    "pstate",
+    "compute_mode",
+    "display_mode",
+    "gpu_bus_id",
+    "gpu_serial",
+    "gpu_uuid",
     NULL,
 };
 
@@ -80,8 +94,8 @@ size_t nvsmi_fields_from_command(const char *cmd, struct strvec *out)
         p++;
     while (*p && !isspace((unsigned char)*p) && *p != '"' && *p != '\'') {
         const char *e = p;
-        while (*e && *e != ',' && !isspace((unsigned char)*e) && *e != '"'
-               && *e != '\'')
+        while (*e && *e != ',' && !isspace((unsigned char)*e) && *e != '"' &&
+               *e != '\'')
             e++;
         if (e > p) {
             strvec_pushf(out, "%.*s", (int)(e - p), p);
@@ -173,8 +187,8 @@ static int is_text_field(const char *field)
 /* One value: bracketed marker -> null, unit stripped, number or text. */
 static json_t *value_json(const char *field, const char *v)
 {
-    static const char *const units[] = { " MiB", " GiB", " KiB", " %",
-                                         " W",   " MHz", " C",   NULL };
+    static const char *const units[] = {" MiB", " GiB", " KiB", " %",
+                                        " W",   " MHz", " C",   NULL};
     size_t n = strlen(v);
     char *s;
     json_t *r;
@@ -182,7 +196,7 @@ static json_t *value_json(const char *field, const char *v)
     if (n == 0 || (v[0] == '[' && v[n - 1] == ']') || !strcmp(v, "N/A"))
         return json_null();
     if (is_text_field(field) || strchr(v, 'x') || strchr(v, 'X'))
-        return jx_str(v);   /* "0x2330" is an id, not a hex float */
+        return jx_str(v); /* "0x2330" is an id, not a hex float */
     s = xstrdup(v);
     for (size_t u = 0; units[u]; u++)
         if (ends_with(s, units[u])) {
@@ -220,7 +234,7 @@ json_t *nvsmi_parse(const char *buf, size_t len, const char *const *fields,
                     size_t nfields, const char **errkind, exa_error_t *err)
 {
     static const char *const product[] = {
-        "index", "uuid", "name", "memory.total", "memory.used",
+        "index",           "uuid",       "name", "memory.total", "memory.used",
         "utilization.gpu", "power.draw",
     };
     struct strvec cols = STRVEC_INIT;
@@ -241,9 +255,9 @@ json_t *nvsmi_parse(const char *buf, size_t len, const char *const *fields,
             r = fail(err, errkind, "no_devices", "No devices were found");
         else if (strstr(line, "is not a valid field to query"))
             r = fail(err, errkind, "invalid_field", line);
-        else if (strstr(line, "NVIDIA-SMI has failed")
-                 || strstr(line, "couldn't communicate with the NVIDIA")
-                 || strstr(line, "Failed to initialize NVML"))
+        else if (strstr(line, "NVIDIA-SMI has failed") ||
+                 strstr(line, "couldn't communicate with the NVIDIA") ||
+                 strstr(line, "Failed to initialize NVML"))
             r = fail(err, errkind, "nvidia_smi_failed", line);
         else
             hit = 0;

@@ -14,7 +14,7 @@
 #include "libutil/strvec.h"
 
 /* The product's own query, in column order (7 fields). */
-#define NVSMI_PRODUCT_QUERY \
+#define NVSMI_PRODUCT_QUERY                                                    \
     "index,uuid,name,memory.total,memory.used,utilization.gpu,power.draw"
 
 /*

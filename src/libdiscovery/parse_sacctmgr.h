@@ -12,8 +12,8 @@
 #include "libutil/strvec.h"
 
 struct sacctmgr_assoc {
-    char *account;      /* "" when the row names none */
-    struct strvec qos;  /* the QOS list, empty when none */
+    char *account;     /* "" when the row names none */
+    struct strvec qos; /* the QOS list, empty when none */
 };
 
 /*

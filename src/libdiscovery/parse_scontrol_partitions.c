@@ -82,4 +82,3 @@ int parse_scontrol_partitions(const char *buf, size_t len,
     *n = nr;
     return 0;
 }
-

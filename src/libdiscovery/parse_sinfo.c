@@ -27,8 +27,19 @@
 #define SINFO_MAX_NODES 1000000
 
 enum col {
-    C_IGNORE, C_NAME, C_COUNT, C_CPUS, C_CPUSTATE, C_MEM, C_GRES,
-    C_GRESUSED, C_STATE, C_PART, C_INT, C_COUNT_AIOT, C_COUNT_AI
+    C_IGNORE,
+    C_NAME,
+    C_COUNT,
+    C_CPUS,
+    C_CPUSTATE,
+    C_MEM,
+    C_GRES,
+    C_GRESUSED,
+    C_STATE,
+    C_PART,
+    C_INT,
+    C_COUNT_AIOT,
+    C_COUNT_AI
 };
 
 /* A column that prints how many nodes a row stands for (%D, %F, %A). */
@@ -41,27 +52,48 @@ static const struct {
     const char *name;
     enum col col;
 } hdr_map[] = {
-    { "NODELIST", C_NAME },    { "HOSTNAMES", C_NAME },
-    { "NODEHOST", C_NAME },    { "NODE_NAME", C_NAME },
-    { "NODES", C_COUNT },      { "CPUS", C_CPUS },
-    { "CPUS(A/I/O/T)", C_CPUSTATE }, { "MEMORY", C_MEM },
-    { "GRES", C_GRES },        { "GRES_USED", C_GRESUSED },
-    { "STATE", C_STATE },      { "STATECOMPLETE", C_STATE },
-    { "PARTITION", C_PART },   { "AVAIL", C_IGNORE },
-    { "TIMELIMIT", C_IGNORE }, { "FREE_MEM", C_IGNORE },
-    { "ALLOCMEM", C_IGNORE },  { "CPU_LOAD", C_IGNORE },
-    { "S:C:T", C_IGNORE },     { "SOCKETS", C_IGNORE },
-    { "CORES", C_IGNORE },     { "THREADS", C_IGNORE },
-    { "TMP_DISK", C_IGNORE },  { "WEIGHT", C_IGNORE },
-    { "AVAIL_FEATURES", C_IGNORE }, { "ACTIVE_FEATURES", C_IGNORE },
-    { "REASON", C_IGNORE },    { "CLUSTER", C_IGNORE },
-    { "NODE_ADDR", C_IGNORE }, { "VERSION", C_IGNORE },
-    { "USER", C_IGNORE },      { "TIMESTAMP", C_IGNORE },
-    { "PRIORITY", C_IGNORE },  { "OVERSUBSCRIBE", C_IGNORE },
-    { "ROOT", C_IGNORE },      { "GROUPS", C_IGNORE },
-    { "JOB_SIZE", C_IGNORE },  { "DEFAULTTIME", C_IGNORE },
-    { "CPUS(A/I)", C_IGNORE }, { "FEATURES", C_IGNORE },
-    { "NODES(A/I/O/T)", C_COUNT_AIOT }, { "NODES(A/I)", C_COUNT_AI },
+    {"NODELIST", C_NAME},
+    {"HOSTNAMES", C_NAME},
+    {"NODEHOST", C_NAME},
+    {"NODE_NAME", C_NAME},
+    {"NODES", C_COUNT},
+    {"CPUS", C_CPUS},
+    {"CPUS(A/I/O/T)", C_CPUSTATE},
+    {"MEMORY", C_MEM},
+    {"GRES", C_GRES},
+    {"GRES_USED", C_GRESUSED},
+    {"STATE", C_STATE},
+    {"STATECOMPLETE", C_STATE},
+    {"PARTITION", C_PART},
+    {"AVAIL", C_IGNORE},
+    {"TIMELIMIT", C_IGNORE},
+    {"FREE_MEM", C_IGNORE},
+    {"ALLOCMEM", C_IGNORE},
+    {"CPU_LOAD", C_IGNORE},
+    {"S:C:T", C_IGNORE},
+    {"SOCKETS", C_IGNORE},
+    {"CORES", C_IGNORE},
+    {"THREADS", C_IGNORE},
+    {"TMP_DISK", C_IGNORE},
+    {"WEIGHT", C_IGNORE},
+    {"AVAIL_FEATURES", C_IGNORE},
+    {"ACTIVE_FEATURES", C_IGNORE},
+    {"REASON", C_IGNORE},
+    {"CLUSTER", C_IGNORE},
+    {"NODE_ADDR", C_IGNORE},
+    {"VERSION", C_IGNORE},
+    {"USER", C_IGNORE},
+    {"TIMESTAMP", C_IGNORE},
+    {"PRIORITY", C_IGNORE},
+    {"OVERSUBSCRIBE", C_IGNORE},
+    {"ROOT", C_IGNORE},
+    {"GROUPS", C_IGNORE},
+    {"JOB_SIZE", C_IGNORE},
+    {"DEFAULTTIME", C_IGNORE},
+    {"CPUS(A/I)", C_IGNORE},
+    {"FEATURES", C_IGNORE},
+    {"NODES(A/I/O/T)", C_COUNT_AIOT},
+    {"NODES(A/I)", C_COUNT_AI},
 };
 
 /* Role of header name u; a name cut to its column width ("AVAIL_FE")
@@ -219,8 +251,8 @@ static int layout_value_ok(const char *name, const char *v)
 {
     long long x;
     if (!strcmp(name, "AVAIL"))
-        return !strcmp(v, "up") || !strcmp(v, "down") ||
-               !strcmp(v, "drain") || !strcmp(v, "inact");
+        return !strcmp(v, "up") || !strcmp(v, "down") || !strcmp(v, "drain") ||
+               !strcmp(v, "inact");
     if (!strcmp(name, "TIMELIMIT")) {
         if (!strcmp(v, "infinite") || !strcmp(v, "n/a"))
             return 1;
@@ -340,7 +372,7 @@ static void guess_roles(char **f, size_t nf, enum col *role, int *groups)
         have_part = 1;
         i = 1;
     } else {
-name_first:
+    name_first:
         if (is_int(f[0]) && nf >= 2) {
             role[0] = C_COUNT;
             *groups = 1;
@@ -411,8 +443,8 @@ name_first:
  */
 static size_t consensus_roles(const struct slurm_table *t, enum col **out)
 {
-    size_t widths[8] = { 0 }, counts[8] = { 0 }, nw = 0, best = 0, w;
-    size_t (*tally)[C_INT + 1];
+    size_t widths[8] = {0}, counts[8] = {0}, nw = 0, best = 0, w;
+    size_t(*tally)[C_INT + 1];
     size_t used = 0;
     for (size_t r = 0; r < t->nrows && r < 5000; r++) {
         size_t k;
@@ -534,8 +566,7 @@ int sinfo_parse_cmd(const char *buf, size_t len, const struct cmd_spec *spec,
         enum col *role = xcalloc(row->nf ? row->nf : 1, sizeof(*role));
         int groups = 0;
         long long cpus = -1, mem = -1, count = -1, first_int = -1;
-        const char *name = NULL, *state = NULL, *gres = NULL,
-                   *gres_used = NULL;
+        const char *name = NULL, *state = NULL, *gres = NULL, *gres_used = NULL;
         struct strbuf gres_sb = STRBUF_INIT;
         struct strvec parts = STRVEC_INIT;
         int nints = 0, name_cut = 0;
@@ -566,7 +597,10 @@ int sinfo_parse_cmd(const char *buf, size_t len, const struct cmd_spec *spec,
                 name = v;
                 name_cut = row->cut && row->cut[i];
                 break;
-            case C_COUNT: if (is_int(v)) count = to_ll(v); break;
+            case C_COUNT:
+                if (is_int(v))
+                    count = to_ll(v);
+                break;
             case C_COUNT_AIOT: /* %F "A/I/O/T": the total */
                 if (cpustate_total(v, &x))
                     count = x;
@@ -579,18 +613,33 @@ int sinfo_parse_cmd(const char *buf, size_t len, const struct cmd_spec *spec,
                     count = a;
                 break;
             }
-            case C_CPUS: if (is_int(v)) cpus = to_ll(v); break;
-            case C_CPUSTATE: if (cpustate_total(v, &x)) cpus = x; break;
-            case C_MEM: if (is_int(v)) mem = to_ll(v); break;
+            case C_CPUS:
+                if (is_int(v))
+                    cpus = to_ll(v);
+                break;
+            case C_CPUSTATE:
+                if (cpustate_total(v, &x))
+                    cpus = x;
+                break;
+            case C_MEM:
+                if (is_int(v))
+                    mem = to_ll(v);
+                break;
             case C_GRES:
                 if (gres_sb.len)
                     strbuf_addch(&gres_sb, ',');
                 strbuf_addstr(&gres_sb, v);
                 gres = gres_sb.buf;
                 break;
-            case C_GRESUSED: gres_used = v; break;
-            case C_STATE: state = v; break;
-            case C_PART: strvec_push(&parts, v); break;
+            case C_GRESUSED:
+                gres_used = v;
+                break;
+            case C_STATE:
+                state = v;
+                break;
+            case C_PART:
+                strvec_push(&parts, v);
+                break;
             case C_INT:
                 x = to_ll(v);
                 if (!nints++)
@@ -598,7 +647,8 @@ int sinfo_parse_cmd(const char *buf, size_t len, const struct cmd_spec *spec,
                 if (x > mem)
                     mem = x;
                 break;
-            default: break;
+            default:
+                break;
             }
         }
         /* headerless: with no a/i/o/t column the first integer is %c */
@@ -637,9 +687,8 @@ int sinfo_parse_cmd(const char *buf, size_t len, const struct cmd_spec *spec,
             g->nodes = count < 0 ? 0 : count;
             if (parts.nr) {
                 size_t pl = strlen(parts.v[0]);
-                g->partition = xstrndup(parts.v[0],
-                                        pl && parts.v[0][pl - 1] == '*'
-                                            ? pl - 1 : pl);
+                g->partition = xstrndup(
+                    parts.v[0], pl && parts.v[0][pl - 1] == '*' ? pl - 1 : pl);
             }
             if (state && slurm_node_state_normalize(state)) {
                 g->raw_state = xstrdup(state);
@@ -783,8 +832,7 @@ json_t *sinfo_result_to_json(const struct sinfo_result *res)
             }
             if (res->has_gres_used_col)
                 jx_set(o, "gpus_used_per_node",
-                       jx_int_or_null(g->has_gres_used,
-                                      g->gpus_used_per_node));
+                       jx_int_or_null(g->has_gres_used, g->gpus_used_per_node));
             json_array_append_new(arr, o);
         }
         jx_set(doc, "groups", arr);

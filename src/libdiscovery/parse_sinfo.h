@@ -21,23 +21,29 @@
 
 struct sinfo_node {
     char *name;
-    int has_cpus;       long long cpus;
-    int has_mem;        long long mem_mb;
-    int has_gres;       long long gpus;     /* gres column printed */
-    char *gpu_type;     /* distinct types "a,b", NULL when untyped/none */
-    int has_gres_used;  long long gpus_used;
-    char *state;        /* normalized (nodestate.h), NULL: no state column */
-    char *raw_state;    /* as printed */
+    int has_cpus;
+    long long cpus;
+    int has_mem;
+    long long mem_mb;
+    int has_gres;
+    long long gpus; /* gres column printed */
+    char *gpu_type; /* distinct types "a,b", NULL when untyped/none */
+    int has_gres_used;
+    long long gpus_used;
+    char *state;     /* normalized (nodestate.h), NULL: no state column */
+    char *raw_state; /* as printed */
     struct strvec partitions; /* '*' stripped, first-appearance order */
 };
 
 struct sinfo_group {
     long long nodes;
-    char *partition;    /* '*' stripped; NULL when not printed */
+    char *partition; /* '*' stripped; NULL when not printed */
     char *state, *raw_state;
-    int has_gres;       long long gpus_per_node;
+    int has_gres;
+    long long gpus_per_node;
     char *gpu_type;
-    int has_gres_used;  long long gpus_used_per_node;
+    int has_gres_used;
+    long long gpus_used_per_node;
 };
 
 struct sinfo_result {
@@ -45,9 +51,9 @@ struct sinfo_result {
     size_t nnodes, nodes_alloc;
     struct sinfo_group *groups;
     size_t ngroups, groups_alloc;
-    int is_groups;      /* the output printed counts, not names */
+    int is_groups; /* the output printed counts, not names */
     int has_state_col, has_gres_col, has_gres_used_col;
-    void *index;        /* name lookup (private) */
+    void *index; /* name lookup (private) */
 };
 
 /*

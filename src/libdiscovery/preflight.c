@@ -87,8 +87,7 @@ static int in_partition(const struct node_info *n, const char *part)
 }
 
 /* First line of a result's stderr (else stdout), for details. */
-static void message_line(const struct transport_result *r, char *buf,
-                         size_t n)
+static void message_line(const struct transport_result *r, char *buf, size_t n)
 {
     /* the tool's own words (parse_message.h), cut to fit a report line */
     const struct strbuf *s = r->err.len ? &r->err : &r->out;
@@ -161,8 +160,8 @@ static void check_slurm_assoc(struct transport *t,
         size_t nas;
         sacctmgr_assoc_parse(r.out.buf, r.out.len, &as, &nas);
         for (size_t k = 0; k < nas; k++) {
-            int this_acct = ask->account && !strcmp(as[k].account,
-                                                    ask->account);
+            int this_acct =
+                ask->account && !strcmp(as[k].account, ask->account);
             if (this_acct)
                 acct_ok = 1;
             if (ask->qos && (!ask->account || this_acct))
@@ -235,8 +234,10 @@ static void check_flux_slots(const struct preflight_ask *ask,
         return;
     }
     if (per)
-        add(rep, "slots", 1, "flux batch gets -n%ld with -g%ld per slot "
-            "(%ld GPUs in all)", slots, per, slots * per);
+        add(rep, "slots", 1,
+            "flux batch gets -n%ld with -g%ld per slot "
+            "(%ld GPUs in all)",
+            slots, per, slots * per);
     else
         add(rep, "slots", 1, "flux batch gets -n%ld", slots);
 }

@@ -247,7 +247,6 @@ const struct probe *const *probe_all(size_t *n)
     return probes;
 }
 
-
 /* ---- inventory ---- */
 
 static int gpus_lack_models(const struct gpu_info *g, size_t n)
@@ -305,8 +304,7 @@ int probe_inventory(struct transport *t, const char *forced,
         if (p->list_gpus(t, &inv->gpus, &inv->ngpus, err) < 0)
             goto fail;
     } else {
-        probe_gpus_from_nodes(inv->nodes, inv->nnodes, &inv->gpus,
-                              &inv->ngpus);
+        probe_gpus_from_nodes(inv->nodes, inv->nnodes, &inv->gpus, &inv->ngpus);
         if (inv->ngpus && gpus_lack_models(inv->gpus, inv->ngpus)) {
             struct gpu_info *g = NULL;
             size_t ng = 0;

@@ -55,8 +55,8 @@ static inline int sched_fail(struct transport *t, const char *prog,
     const struct strbuf *s = res->err.len ? &res->err : &res->out;
     char *msg = tool_message(s->buf, s->len, 200);
     int rc = exa_err(err, EXA_ESCHED, "%s on '%s' exited %d%s%s", prog,
-                     t->host ? t->host : "localhost", res->rc,
-                     msg ? ": " : "", msg ? msg : "");
+                     t->host ? t->host : "localhost", res->rc, msg ? ": " : "",
+                     msg ? msg : "");
     free(msg);
     return rc;
 }

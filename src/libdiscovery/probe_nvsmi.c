@@ -157,6 +157,5 @@ static int nvsmi_nodes(struct transport *t, struct node_info **out, size_t *n,
     return 0;
 }
 
-const struct probe probe_nvsmi = {"nvidia-smi",    "unmanaged",
-                                  nvsmi_available, nvsmi_caps,
-                                  nvsmi_nodes,     nvsmi_gpus};
+const struct probe probe_nvsmi = {"nvidia-smi", "unmanaged", nvsmi_available,
+                                  nvsmi_caps,   nvsmi_nodes, nvsmi_gpus};

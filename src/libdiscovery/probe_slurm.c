@@ -132,5 +132,5 @@ static int slurm_gpus(struct transport *t, struct gpu_info **out, size_t *n,
     return probe_gpus_by_count(t, slurm_nodes, out, n, err);
 }
 
-const struct probe probe_slurm = {
-    "slurm", "slurm", slurm_available, slurm_caps, slurm_nodes, slurm_gpus};
+const struct probe probe_slurm = {"slurm",    "slurm",     slurm_available,
+                                  slurm_caps, slurm_nodes, slurm_gpus};

@@ -243,7 +243,8 @@ int carbon_estimate(const struct carbon_provider *prov,
     if (!isfinite(kwh) || !isfinite(kwh * p->grid_intensity))
         return exa_err(err, EXA_EUSAGE,
                        "the estimate is out of range: %g GPU-hours and %g "
-                       "CPU-hours overflow", gpu_h, cpu_h);
+                       "CPU-hours overflow",
+                       gpu_h, cpu_h);
     memset(&r, 0, sizeof(r));
     r.provider = prov;
     r.gpu_hours = gpu_h;

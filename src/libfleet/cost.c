@@ -216,8 +216,7 @@ int cost_record_model(store_t *st, const char *model,
                                    : COST_RECORDED;
         if (cost_compute(prov, p, u->has_gpu ? u->gpu_hours : 0,
                          u->has_cpu ? u->cpu_hours : 0, &o->usd, err) < 0 ||
-            cost_record(st, model, u, prov->name, o->usd, &o->changed,
-                        err) < 0)
+            cost_record(st, model, u, prov->name, o->usd, &o->changed, err) < 0)
             goto fail;
         out->recorded++;
         if (o->changed) {

@@ -96,17 +96,17 @@ enum cost_outcome {
 struct cost_version_outcome {
     long long version;
     enum cost_outcome outcome;
-    int changed;             /* the row was added or a value changed */
-    double usd;              /* the cost recorded (not for skipped ones) */
-    const char *job_id;      /* borrowed from the report; may be NULL */
-    const char *cluster;     /* likewise */
+    int changed;         /* the row was added or a value changed */
+    double usd;          /* the cost recorded (not for skipped ones) */
+    const char *job_id;  /* borrowed from the report; may be NULL */
+    const char *cluster; /* likewise */
 };
 
 struct cost_record_report {
     struct cost_version_outcome *v; /* one per version, ascending */
     size_t n;
-    size_t recorded, changed;       /* versions costed / of them changed */
-    struct cost_usage *usage;       /* owned: what v[] borrows from */
+    size_t recorded, changed; /* versions costed / of them changed */
+    struct cost_usage *usage; /* owned: what v[] borrows from */
     size_t nusage;
 };
 /* Free r's arrays (r itself is not freed); safe after any return. */

@@ -353,8 +353,7 @@ int gate_check_error(struct gate *g, exa_error_t *err)
                 "ssh refused the host key of '%s' (cluster '%s'), although "
                 "the server offers the approved %s: the pinned known_hosts "
                 "does not vouch for it ('exa hpc connect' pins it again)",
-                g->c->def.host ? g->c->def.host : "?", g->c->def.name,
-                offered);
+                g->c->def.host ? g->c->def.host : "?", g->c->def.name, offered);
     } else {
         rc = mismatch(g->st, g->c, g->c->row.host_key_fingerprint, offered,
                       "the server offers", err);
@@ -410,7 +409,8 @@ static int env_target(struct env_target *t, exa_error_t *err)
     if (strcmp(t->transport, "ssh") && strcmp(t->transport, "local"))
         return exa_err(err, EXA_ECONFIG,
                        "unknown EXAMLOPS_HPC_TRANSPORT '%s' (expected local "
-                       "or ssh)", t->transport);
+                       "or ssh)",
+                       t->transport);
     t->port = 22;
     if (port && *port) {
         char *end;
@@ -420,7 +420,8 @@ static int env_target(struct env_target *t, exa_error_t *err)
         if (errno || *end || p < 1 || p > 65535)
             return exa_err(err, EXA_ECONFIG,
                            "EXAMLOPS_HPC_SSH_PORT must be a port number, not "
-                           "'%s'", port);
+                           "'%s'",
+                           port);
         t->port = (int)p;
     }
     if (!strcmp(t->transport, "ssh") && !t->host)
@@ -463,8 +464,7 @@ char *gate_env_name(const char *scheduler, const char *transport,
         s = xstrfmt("env-%s-local", scheduler ? scheduler : "unknown");
     for (char *p = s; *p; p++)
         if (!((*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') ||
-              (*p >= '0' && *p <= '9') || *p == '.' || *p == '_' ||
-              *p == '-'))
+              (*p >= '0' && *p <= '9') || *p == '.' || *p == '_' || *p == '-'))
             *p = '-';
     if (strlen(s) > 63)
         s[63] = '\0';
@@ -577,8 +577,8 @@ static int register_target(struct gate *g, const struct env_target *t,
                 "the environment's target (%s over ssh to %s%s%s port %d) is "
                 "no registered cluster: registered it as '%s' (PENDING) — a "
                 "sysadmin must approve it ('exa hpc approve %s')",
-                t->kind, t->user ? t->user : "", t->user ? "@" : "",
-                t->host, t->port, name, name);
+                t->kind, t->user ? t->user : "", t->user ? "@" : "", t->host,
+                t->port, name, name);
     else
         exa_err(err, EXA_ENOTAPPROVED,
                 "the environment's target (%s, local transport) is no "
@@ -598,8 +598,8 @@ out:
 }
 
 /* Resolve the environment target to a registered cluster name. */
-static int resolve_env(struct gate *g, const struct gate_req *req,
-                       char **name, exa_error_t *err)
+static int resolve_env(struct gate *g, const struct gate_req *req, char **name,
+                       exa_error_t *err)
 {
     struct env_target t;
     struct strbuf hits = STRBUF_INIT;
@@ -612,7 +612,8 @@ static int resolve_env(struct gate *g, const struct gate_req *req,
         strcmp(t.kind, "mock"))
         return exa_err(err, EXA_EUSAGE,
                        "unknown scheduler '%s' (set EXAMLOPS_HPC_SCHEDULER "
-                       "to slurm, flux or mock)", t.kind);
+                       "to slurm, flux or mock)",
+                       t.kind);
     for (size_t i = 0; i < g->f.nr; i++)
         if (target_matches(&t, &g->f.v[i])) {
             if (!nhits++)
@@ -628,7 +629,8 @@ static int resolve_env(struct gate *g, const struct gate_req *req,
     if (nhits > 1) {
         exa_err(err, EXA_EUSAGE,
                 "the environment's target matches several clusters (%s): "
-                "pass --cluster", hits.buf);
+                "pass --cluster",
+                hits.buf);
         strbuf_release(&hits);
         return -1;
     }
@@ -697,8 +699,8 @@ struct gate *gate_open(const struct gate_req *req, exa_error_t *err)
             goto fail;
         return g;
     }
-    g->regpath = req->regpath ? xstrdup(req->regpath)
-                              : registry_default_path(err);
+    g->regpath =
+        req->regpath ? xstrdup(req->regpath) : registry_default_path(err);
     if (!g->regpath || fleet_load(g->st, g->regpath, &g->f, err) < 0)
         goto fail;
     if (!name || !*name) {
@@ -723,7 +725,8 @@ struct gate *gate_open(const struct gate_req *req, exa_error_t *err)
             strcmp(g->kind, "mock")) {
             exa_err(err, EXA_EUSAGE,
                     "cluster '%s' has scheduler '%s': scheduling needs "
-                    "slurm, flux or mock", name, g->kind);
+                    "slurm, flux or mock",
+                    name, g->kind);
             goto fail;
         }
     }
@@ -749,8 +752,8 @@ fail:
 /* ---- the jobs table ---- */
 
 /* The audit binding, checked again in the job row's transaction. */
-static int bound_to_chain(store_t *st, const struct cluster_row *row,
-                          void *arg, exa_error_t *err)
+static int bound_to_chain(store_t *st, const struct cluster_row *row, void *arg,
+                          exa_error_t *err)
 {
     (void)arg;
     return governance_verify_cluster(st, row, err);
@@ -1101,8 +1104,10 @@ int gate_cancel(struct gate *g, const char *id, exa_error_t *err)
     if (j.state == SCHED_UNKNOWN && sched_status_failed(g->s, err)) {
         /* not observed (an outage) is no evidence the job is gone */
         gate_check_error(g, err);
-        return exa_err_prefix(err, "cannot tell whether job '%s' on cluster "
-                              "'%s' runs", id, g->name);
+        return exa_err_prefix(err,
+                              "cannot tell whether job '%s' on cluster "
+                              "'%s' runs",
+                              id, g->name);
     }
     if (j.state == SCHED_UNKNOWN)
         return exa_err(err, EXA_ENOTFOUND, "job '%s' not found on cluster '%s'",
@@ -1111,7 +1116,8 @@ int gate_cancel(struct gate *g, const char *id, exa_error_t *err)
         gate_job_record(g, &j, 1, NULL, NULL);
         return exa_err(err, EXA_EFAIL,
                        "job '%s' on cluster '%s' already ended %s: nothing "
-                       "cancelled", id, g->name, sched_state_name(j.state));
+                       "cancelled",
+                       id, g->name, sched_state_name(j.state));
     }
     if (sched_cancel(g->s, id, err) < 0) {
         gate_check_error(g, err);
@@ -1146,7 +1152,8 @@ int gate_job_cluster(store_t *st, const char *id, const char *cluster,
             strbuf_addf(&sb, "%s%s", i ? ", " : "", cl.v[i]);
         rc = exa_err(err, EXA_EUSAGE,
                      "job id '%s' is recorded on several clusters (%s): pass "
-                     "--cluster", id, sb.buf);
+                     "--cluster",
+                     id, sb.buf);
         strbuf_release(&sb);
     }
     strvec_clear(&cl);

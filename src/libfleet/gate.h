@@ -76,10 +76,10 @@ struct gate_req {
      * A named cluster always wins over the environment target. */
     const char *cluster;
     enum gate_purpose purpose;
-    int use_env;      /* 1: consult the environment as above */
-    int mock;         /* 1: mock mode whatever the environment says, jobs
-                         recorded under cluster (NULL: "default") */
-    store_t *st;      /* borrowed open store, or NULL: open db_path */
+    int use_env;         /* 1: consult the environment as above */
+    int mock;            /* 1: mock mode whatever the environment says, jobs
+                            recorded under cluster (NULL: "default") */
+    store_t *st;         /* borrowed open store, or NULL: open db_path */
     const char *db_path; /* NULL: store_default_path() */
     const char *regpath; /* NULL: registry_default_path() */
     const char *actor;   /* who asks (audit); NULL: audit_actor() */
@@ -154,9 +154,9 @@ int gate_host_key_lines(const char *text, const char *fpr, struct strbuf *out);
  * known_hosts.d/NAME (gate_host_key_lines()) must have that fingerprint;
  * the first other one is named as what the pin holds; a pin that cannot
  * be checked whole (a NUL byte, or over 1 MiB) holds "an unreadable key".
- * A mismatch (or no key pinned) is recorded with store_hostkey_mismatch_set() and fails with
- * EXA_ETRANSPORT, the message of gate_open(). 0 when they agree (the
- * record, if any, is cleared), for local clusters, and for clusters never
+ * A mismatch (or no key pinned) is recorded with store_hostkey_mismatch_set()
+ * and fails with EXA_ETRANSPORT, the message of gate_open(). 0 when they agree
+ * (the record, if any, is cleared), for local clusters, and for clusters never
  * pinned; -1 with err otherwise.
  */
 int gate_check_host_key(store_t *st, const struct fleet_cluster *c,
@@ -176,16 +176,16 @@ int gate_check_error(struct gate *g, exa_error_t *err);
 
 /* What gate_submit() stages and submits. */
 struct gate_submit_req {
-    const char *script;        /* local payload script, run with bash */
-    const char *const *args;   /* its arguments, NULL-terminated; may be NULL */
+    const char *script;      /* local payload script, run with bash */
+    const char *const *args; /* its arguments, NULL-terminated; may be NULL */
     const struct sched_resources *res; /* may be NULL */
-    const char *kind;          /* the job row's kind; NULL: "batch" */
+    const char *kind;                  /* the job row's kind; NULL: "batch" */
 };
 
 struct gate_submit_out {
-    char run_id[13];                /* exa's run id, in the job name */
-    char *remote_dir;               /* the job directory on the cluster */
-    struct sched_submit_result sr;  /* ids, warnings (also "not recorded") */
+    char run_id[13];               /* exa's run id, in the job name */
+    char *remote_dir;              /* the job directory on the cluster */
+    struct sched_submit_result sr; /* ids, warnings (also "not recorded") */
 };
 
 /*

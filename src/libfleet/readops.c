@@ -84,9 +84,8 @@ int fleet_snapshot_save(store_t *st, const char *cluster,
     return rc;
 }
 
-int fleet_snapshot_refresh(store_t *st, const char *regpath,
-                           const char *name, double timeout_s, size_t *nnodes,
-                           exa_error_t *err)
+int fleet_snapshot_refresh(store_t *st, const char *regpath, const char *name,
+                           double timeout_s, size_t *nnodes, exa_error_t *err)
 {
     struct gate *g;
     struct inventory inv;
@@ -96,8 +95,8 @@ int fleet_snapshot_refresh(store_t *st, const char *regpath,
         return -1;
     if (timeout_s > 0)
         gate_transport(g)->timeout_s = timeout_s;
-    if (probe_inventory(gate_transport(g), gate_cluster(g)->def.scheduler,
-                        &inv, err) < 0)
+    if (probe_inventory(gate_transport(g), gate_cluster(g)->def.scheduler, &inv,
+                        err) < 0)
         gate_check_error(g, err);
     else if (fleet_snapshot_save(st, name, &inv, err) == 0) {
         if (nnodes)
@@ -109,9 +108,8 @@ int fleet_snapshot_refresh(store_t *st, const char *regpath,
     return rc;
 }
 
-int fleet_refresh_stale(store_t *st, const char *regpath,
-                        const struct fleet *f, int max_age_s,
-                        time_t now, struct strvec *failed_names,
+int fleet_refresh_stale(store_t *st, const char *regpath, const struct fleet *f,
+                        int max_age_s, time_t now, struct strvec *failed_names,
                         struct strvec *failed_errors, exa_error_t *err)
 {
     struct place_ask none = {0, 0, 1};
@@ -132,8 +130,8 @@ int fleet_refresh_stale(store_t *st, const char *regpath,
         node_rows_free(nodes, nn);
         if (nn && cap.age_s >= 0 && cap.age_s <= max_age_s)
             continue;
-        if (fleet_snapshot_refresh(st, regpath, c->def.name, 15, NULL,
-                                   &rerr) == 0) {
+        if (fleet_snapshot_refresh(st, regpath, c->def.name, 15, NULL, &rerr) ==
+            0) {
             refreshed++;
         } else {
             if (failed_names)

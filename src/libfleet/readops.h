@@ -54,9 +54,8 @@ int fleet_snapshot_save(store_t *st, const char *cluster,
  * -1 with err (the gate's, the transport's, the probe's or the store's;
  * nothing saved).
  */
-int fleet_snapshot_refresh(store_t *st, const char *regpath,
-                           const char *name, double timeout_s, size_t *nnodes,
-                           exa_error_t *err);
+int fleet_snapshot_refresh(store_t *st, const char *regpath, const char *name,
+                           double timeout_s, size_t *nnodes, exa_error_t *err);
 
 /* Snapshots older than this many seconds are stale unless
  * EXAMLOPS_HPC_SNAPSHOT_MAX_AGE_S says otherwise (place_max_age_from_env). */
@@ -71,9 +70,8 @@ int fleet_snapshot_refresh(store_t *st, const char *regpath,
  * text to failed_errors (same index; either may be NULL). Returns the
  * number refreshed, or -1 with err when the snapshots cannot be read.
  */
-int fleet_refresh_stale(store_t *st, const char *regpath,
-                        const struct fleet *f, int max_age_s,
-                        time_t now, struct strvec *failed_names,
+int fleet_refresh_stale(store_t *st, const char *regpath, const struct fleet *f,
+                        int max_age_s, time_t now, struct strvec *failed_names,
                         struct strvec *failed_errors, exa_error_t *err);
 
 struct preflight_ask;

@@ -245,8 +245,8 @@ int cluster_name_check(const char *name, const char *source, exa_error_t *err)
         strbuf_addstr(&shown, "...");
     exa_err(err, EXA_EUSAGE,
             "invalid cluster name '%s'%s%s%s%s: expected " CLUSTER_NAME_RULE,
-            shown.buf, len > 64 ? " (too long)" : "",
-            source ? " (from " : "", source ? source : "", source ? ")" : "");
+            shown.buf, len > 64 ? " (too long)" : "", source ? " (from " : "",
+            source ? source : "", source ? ")" : "");
     strbuf_release(&shown);
     return -1;
 }

@@ -35,9 +35,9 @@ int fleet_keyscan(const char *host, int port, struct strbuf *scan, char **fpr,
 /*
  * Pin scan (known_hosts lines from fleet_keyscan) as cluster's host key:
  * only the lines of its preferred key (fleet_host_key_fingerprint(), the
- * fingerprint connect records; gate_host_key_lines()), written atomically, mode 0600, to fleet_known_hosts_path(cluster), the
- * directory created 0700. Returns that path (caller frees), or NULL with
- * err (EXA_ECONFIG).
+ * fingerprint connect records; gate_host_key_lines()), written atomically, mode
+ * 0600, to fleet_known_hosts_path(cluster), the directory created 0700. Returns
+ * that path (caller frees), or NULL with err (EXA_ECONFIG).
  */
 char *fleet_pin_host_key(const char *cluster, const struct strbuf *scan,
                          exa_error_t *err);

@@ -65,8 +65,8 @@ static int parse_group(const char *s, size_t len, struct hl_piece *pc,
             j++;
         }
         if (j == i)
-            return exa_err(err, EXA_EPARSE, "empty range in '[%.*s]'",
-                           (int)len, s);
+            return exa_err(err, EXA_EPARSE, "empty range in '[%.*s]'", (int)len,
+                           s);
         if (dash == (size_t)-1) {
             if (parse_uint(s + i, j - i, &r.lo) < 0)
                 return exa_err(err, EXA_EPARSE, "non-numeric range '%.*s'",
@@ -99,7 +99,7 @@ static int expand_one(const char *s, size_t len, struct strvec *out,
     struct hl_piece *pc = NULL;
     size_t npc = 0, alloc = 0, i = 0;
     unsigned long long product = 1;
-    size_t *idx = NULL;   /* current range index per piece */
+    size_t *idx = NULL; /* current range index per piece */
     unsigned long long *val = NULL;
     struct strbuf name = STRBUF_INIT;
     int rc = -1;
@@ -130,8 +130,8 @@ static int expand_one(const char *s, size_t len, struct strvec *out,
             i = j + 1;
         } else if (s[i] == ']') {
             npc++;
-            exa_err(err, EXA_EPARSE, "unbalanced brackets in '%.*s'",
-                    (int)len, s);
+            exa_err(err, EXA_EPARSE, "unbalanced brackets in '%.*s'", (int)len,
+                    s);
             goto out;
         } else {
             size_t j = i;
@@ -210,16 +210,16 @@ long hostlist_expand(const char *expr, struct strvec *out, size_t max_hosts,
     while (i < len) {
         size_t j = i;
         int depth = 0;
-        while (j < len && (depth || (s[j] != ',' &&
-                                     !isspace((unsigned char)s[j])))) {
+        while (j < len &&
+               (depth || (s[j] != ',' && !isspace((unsigned char)s[j])))) {
             if (s[j] == '[')
                 depth++;
             else if (s[j] == ']' && depth)
                 depth--;
             j++;
         }
-        if (j > i && expand_one(s + i, j - i, &tmp, &total, max_hosts,
-                                err) < 0) {
+        if (j > i &&
+            expand_one(s + i, j - i, &tmp, &total, max_hosts, err) < 0) {
             strvec_clear(&tmp);
             return -1;
         }

@@ -3,10 +3,10 @@
  *
  * Semantics follow Slurm's src/common/hostlist.c as summarized in
  * shared/cases/FORMAT.md "hostlist": top-level commas (and blanks, as
- * Slurm accepts) separate expressions, commas inside [] separate numeric ranges, the zero-padding
- * width comes from the low bound, text after ] is a suffix, several
- * bracket groups expand as a cartesian product (earlier group outermost),
- * duplicates are kept, empty input is an empty list.
+ * Slurm accepts) separate expressions, commas inside [] separate numeric
+ * ranges, the zero-padding width comes from the low bound, text after ] is a
+ * suffix, several bracket groups expand as a cartesian product (earlier group
+ * outermost), duplicates are kept, empty input is an empty list.
  */
 #ifndef EXA_HOSTLIST_H
 #define EXA_HOSTLIST_H

@@ -49,8 +49,7 @@ const char *const obs_slurm_jobs_argv[] = {
 };
 
 const char *const obs_flux_nodes_argv[] = {"flux", "resource", "list", NULL};
-const char *const obs_flux_status_argv[] = {"flux", "resource", "status",
-                                            NULL};
+const char *const obs_flux_status_argv[] = {"flux", "resource", "status", NULL};
 const char *const obs_flux_R_argv[] = {"flux", "resource", "R", NULL};
 
 /* fields flux-core 0.88 has (it has no ngpus: GPUs come from R), joined
@@ -363,8 +362,8 @@ struct obs_source *obs_source_new(const char *cluster, const char *scheduler,
     return src;
 }
 
-static int gate_runner(void *ctx, const char *const *argv,
-                       struct strbuf *out, exa_error_t *err)
+static int gate_runner(void *ctx, const char *const *argv, struct strbuf *out,
+                       exa_error_t *err)
 {
     struct gate *g = ctx;
     struct transport_result res = TRANSPORT_RESULT_INIT;

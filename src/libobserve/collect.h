@@ -1,9 +1,10 @@
 /*
  * collect.h - the exporter's sources for real clusters: one node command
- * (Flux: list, status and R) and one job command per collection, run over the cluster's transport
- * and read by exa's own parsers (libdiscovery/parse_sinfo.h,
- * libsched/parse_slurm.h, libdiscovery/parse_flux_resource.h,
- * libsched/parse_flux.h) into an obs_snapshot.
+ * (Flux: list, status and R) and one job command per collection, run over the
+ * cluster's transport and read by exa's own parsers
+ * (libdiscovery/parse_sinfo.h, libsched/parse_slurm.h,
+ * libdiscovery/parse_flux_resource.h, libsched/parse_flux.h) into an
+ * obs_snapshot.
  */
 #ifndef EXA_COLLECT_H
 #define EXA_COLLECT_H

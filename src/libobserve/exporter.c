@@ -269,10 +269,10 @@ static int store_metrics(struct obs_exporter *ex, struct prom_set *set,
     if (store_job_state_counts(ex->st, &g, &n, err) < 0)
         return -1;
     for (size_t i = 0; i < n; i++)
-        add_or_bug(fj,
-                   (const char *[]){"cluster", g[i].k[0], "state", g[i].k[1],
-                                    NULL},
-                   g[i].v[0]);
+        add_or_bug(
+            fj,
+            (const char *[]){"cluster", g[i].k[0], "state", g[i].k[1], NULL},
+            g[i].v[0]);
     store_groups_free(g, n);
 
     fg = family(set, "exa_gpu_seconds_total", PROM_COUNTER,

@@ -56,8 +56,8 @@ int fv_fleet_load(store_t *st, const char *only, int all_states,
 }
 
 int fv_fleet_load_ex(store_t *st, const char *only, int all_states,
-                     int with_nodes, const char *registry,
-                     struct fv_fleet *out, exa_error_t *err)
+                     int with_nodes, const char *registry, struct fv_fleet *out,
+                     exa_error_t *err)
 {
     size_t alloc = 0, nrows = 0;
     char *reg = registry ? xstrdup(registry) : registry_default_path(NULL);

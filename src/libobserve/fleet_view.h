@@ -65,8 +65,8 @@ int fv_fleet_load(store_t *st, const char *only, int all_states,
 /* Like fv_fleet_load(); with_nodes 0 leaves every cluster's nodes empty
  * (the exporter only needs the cluster list each interval). */
 int fv_fleet_load_ex(store_t *st, const char *only, int all_states,
-                     int with_nodes, const char *registry,
-                     struct fv_fleet *out, exa_error_t *err);
+                     int with_nodes, const char *registry, struct fv_fleet *out,
+                     exa_error_t *err);
 void fv_fleet_release(struct fv_fleet *f);
 
 /*

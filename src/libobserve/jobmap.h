@@ -12,8 +12,8 @@
  * different jobs may run at once on a node, so every change is a
  * read-modify-write of one file under an exclusive flock on the
  * directory, written with atomic_write_file() (libutil/atomic.h); a
- * file left with no job is removed. Adding an id that is present, or removing one that is absent,
- * changes nothing (idempotent: Slurm may re-run a prolog).
+ * file left with no job is removed. Adding an id that is present, or removing
+ * one that is absent, changes nothing (idempotent: Slurm may re-run a prolog).
  */
 #ifndef EXA_JOBMAP_H
 #define EXA_JOBMAP_H

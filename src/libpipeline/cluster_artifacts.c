@@ -28,8 +28,8 @@
 #include "libutil/xalloc.h"
 
 /* The artifact files `exa train` writes, in SHA256SUMS order. */
-static const char *const artifact_files[] = { "model.json", "encoders.json",
-                                              "metrics.json" };
+static const char *const artifact_files[] = {"model.json", "encoders.json",
+                                             "metrics.json"};
 #define NARTIFACTS 3
 /* Largest artifact file fetched (a forest of a full PM100 run is MBs). */
 #define MAX_ARTIFACT_BYTES ((size_t)1 << 30)
@@ -49,9 +49,10 @@ void cluster_run_record_end(store_t *st, struct sched *s,
     if (r == 1) {
         const struct sched_acct *a = &res->acct;
         res->have_acct = 1;
-        hook_step(h, "accounting", "%.0f s queued, %.0f s run, %lld GPU(s), "
-                  "%lld CPU(s): %.4f GPU-h, %.4f CPU-h", a->queue_seconds,
-                  a->run_seconds, a->gpus, a->cpus,
+        hook_step(h, "accounting",
+                  "%.0f s queued, %.0f s run, %lld GPU(s), "
+                  "%lld CPU(s): %.4f GPU-h, %.4f CPU-h",
+                  a->queue_seconds, a->run_seconds, a->gpus, a->cpus,
                   a->gpu_hours < 0 ? 0 : a->gpu_hours,
                   a->cpu_hours < 0 ? 0 : a->cpu_hours);
     } else if (sched_state_terminal(j->state)) {
@@ -93,8 +94,7 @@ void cluster_run_keep_stderr_tail(struct sched *s,
     path = xstrfmt("%s/%s.err", res->job.remote_dir, res->job.job_id);
     /* The last 64 KiB hold far more than CLUSTER_RUN_STDERR_LINES lines;
      * a job's stderr can be gigabytes and is never read whole. */
-    if (sched_fetch_tail(s, path, (size_t)64 << 10, &sb, NULL) == 0 &&
-        sb.len)
+    if (sched_fetch_tail(s, path, (size_t)64 << 10, &sb, NULL) == 0 && sb.len)
         res->stderr_tail = tail_lines(sb.buf, sb.len, CLUSTER_RUN_STDERR_LINES);
     strbuf_release(&sb);
     free(path);
@@ -127,7 +127,7 @@ int cluster_run_verify_artifacts(const char *dir, char sha_hex[65],
 {
     struct strbuf sums = STRBUF_INIT;
     char *path = xstrfmt("%s/SHA256SUMS", dir), *p;
-    int seen[NARTIFACTS] = { 0 }, rc = -1;
+    int seen[NARTIFACTS] = {0}, rc = -1;
 
     if (slurp(path, &sums, err) < 0)
         goto out;
@@ -154,8 +154,10 @@ int cluster_run_verify_artifacts(const char *dir, char sha_hex[65],
             if (!strcmp(name, artifact_files[i]))
                 k = i;
         if (k < 0) {
-            exa_err(err, EXA_EFAIL, "SHA256SUMS names an unexpected file "
-                    "'%.80s'", name);
+            exa_err(err, EXA_EFAIL,
+                    "SHA256SUMS names an unexpected file "
+                    "'%.80s'",
+                    name);
             goto out;
         }
         fpath = xstrfmt("%s/%s", dir, name);
@@ -171,9 +173,10 @@ int cluster_run_verify_artifacts(const char *dir, char sha_hex[65],
             if (*q >= 'A' && *q <= 'F')
                 *q = (char)(*q - 'A' + 'a');
         if (strcmp(want, got)) {
-            exa_err(err, EXA_EFAIL, "checksum mismatch for '%s': SHA256SUMS "
-                    "says %.12s..., the fetched file is %.12s...", name, want,
-                    got);
+            exa_err(err, EXA_EFAIL,
+                    "checksum mismatch for '%s': SHA256SUMS "
+                    "says %.12s..., the fetched file is %.12s...",
+                    name, want, got);
             goto out;
         }
         seen[k] = 1;
@@ -199,8 +202,8 @@ char *cluster_run_fetch_artifacts(struct transport *t, const char *remote_dir,
 {
     char *final = xstrfmt("%s/%s/run-%s", models_root, model, run_uuid);
     char *staging = atomic_dir_begin(final, err);
-    static const char *const all[] = { "SHA256SUMS", "model.json",
-                                       "encoders.json", "metrics.json" };
+    static const char *const all[] = {"SHA256SUMS", "model.json",
+                                      "encoders.json", "metrics.json"};
 
     free(final);
     if (!staging) {
@@ -278,7 +281,7 @@ int cluster_run_register_version(store_t *st, struct transport *t,
                                  exa_error_t *err)
 {
     const struct job_rec *j = &res->job;
-    struct publish_ctx pc = { 0 };
+    struct publish_ctx pc = {0};
     struct strbuf mtext = STRBUF_INIT;
     json_t *m = NULL;
     json_error_t je;
@@ -290,8 +293,10 @@ int cluster_run_register_version(store_t *st, struct transport *t,
                                           j->model, j->run_uuid, sha, err);
     if (!staging)
         return -1;
-    hook_step(h, "fetch", "4 files verified in %.2fs (sha256 of SHA256SUMS "
-              "%.12s...)", time_monotonic() - t0, sha);
+    hook_step(h, "fetch",
+              "4 files verified in %.2fs (sha256 of SHA256SUMS "
+              "%.12s...)",
+              time_monotonic() - t0, sha);
     mpath = xstrfmt("%s/metrics.json", staging);
     if (slurp(mpath, &mtext, err) < 0)
         goto out;

@@ -88,7 +88,8 @@ static int place_auto(store_t *st, const struct fleet *f,
     if (place_load_candidates(st, f, &v, &nr, &nodes, &nnodes, err) < 0)
         goto out;
     if (!nr) {
-        exa_err(err, EXA_ENOTAPPROVED, "auto-placement found no cluster: "
+        exa_err(err, EXA_ENOTAPPROVED,
+                "auto-placement found no cluster: "
                 "no cluster is ACTIVE (connect one and have it approved)");
         goto out;
     }
@@ -130,8 +131,8 @@ static int run_preflight(struct transport *t, const struct fleet_cluster *c,
                          const struct sched_resources *r, const char *workdir,
                          const char *remote_exa, struct cluster_run_result *res)
 {
-    struct preflight_target tg = { 0 };
-    struct preflight_ask ask = { 0, 1, NULL, NULL, NULL, NULL, 0 };
+    struct preflight_target tg = {0};
+    struct preflight_ask ask = {0, 1, NULL, NULL, NULL, NULL, 0};
     char *kh = NULL, *pinned = NULL, *text;
 
     tg.cluster = c->def.name;
@@ -175,8 +176,8 @@ struct waiter {
     struct sched *s;
     struct tracker_opts *o;
     const char *cluster, *job_id;
-    double deadline;     /* time_monotonic() */
-    double max_wait;     /* seconds, for messages */
+    double deadline; /* time_monotonic() */
+    double max_wait; /* seconds, for messages */
     int detached, cancelled, timed_out;
 };
 
@@ -224,13 +225,13 @@ static void wait_progress(void *arg, const struct sched_job *jobs, size_t n,
     /* keep the row in step while waiting (exa hpc jobs shows it); the
      * terminal state is written with the accounting by
      * cluster_run_record_end */
-    if (n && w->st && (jobs[0].state == SCHED_PENDING ||
-                       jobs[0].state == SCHED_RUNNING ||
-                       jobs[0].state == SCHED_SUSPENDED) &&
+    if (n && w->st &&
+        (jobs[0].state == SCHED_PENDING || jobs[0].state == SCHED_RUNNING ||
+         jobs[0].state == SCHED_SUSPENDED) &&
         strcmp(w->last_state, sched_state_name(jobs[0].state))) {
         /* the gate's one status writer; no accounting before the end */
-        if (gate_record_status(w->st, NULL, w->job_cluster, &jobs[0], 1,
-                               NULL, NULL) >= 0)
+        if (gate_record_status(w->st, NULL, w->job_cluster, &jobs[0], 1, NULL,
+                               NULL) >= 0)
             xsnprintf(w->last_state, sizeof(w->last_state), "%s",
                       sched_state_name(jobs[0].state));
     }
@@ -248,13 +249,16 @@ static void wait_outage(void *arg, const struct tracker_outage *ev)
     gmtime_r(&t, &tm);
     strftime(since, sizeof(since), "%H:%M:%S", &tm);
     if (ev->active)
-        hook_step(w->h, "wait", "%s unreachable since %s, retrying in %g s "
-                  "(%d failed poll%s: %s)", w->cluster, since, ev->retry_in_s,
-                  ev->failures, ev->failures == 1 ? "" : "s",
-                  ev->error->text);
+        hook_step(w->h, "wait",
+                  "%s unreachable since %s, retrying in %g s "
+                  "(%d failed poll%s: %s)",
+                  w->cluster, since, ev->retry_in_s, ev->failures,
+                  ev->failures == 1 ? "" : "s", ev->error->text);
     else
-        hook_step(w->h, "wait", "%s reachable again after %.0f s "
-                  "(unreachable since %s)", w->cluster, ev->lasted_s, since);
+        hook_step(w->h, "wait",
+                  "%s reachable again after %.0f s "
+                  "(unreachable since %s)",
+                  w->cluster, ev->lasted_s, since);
 }
 
 static void set_str(char **dst, const char *v)
@@ -309,12 +313,14 @@ static int wait_and_finish(store_t *st, struct sched *s, struct transport *t,
     if (rc < 0) {
         if (w.detached) {
             res->detached = 1;
-            return exa_err(err, EXA_EFAIL, "interrupted: job %s on cluster "
-                           "'%s' is left running", res->job.job_id,
-                           res->job.cluster);
+            return exa_err(err, EXA_EFAIL,
+                           "interrupted: job %s on cluster "
+                           "'%s' is left running",
+                           res->job.job_id, res->job.cluster);
         }
         if (w.timed_out)
-            return exa_err(err, EXA_ETIMEOUT, "job %s on cluster '%s' not "
+            return exa_err(err, EXA_ETIMEOUT,
+                           "job %s on cluster '%s' not "
                            "finished after %g s (%d polls); it keeps running",
                            res->job.job_id, res->job.cluster, w.max_wait,
                            polls);
@@ -325,22 +331,21 @@ static int wait_and_finish(store_t *st, struct sched *s, struct transport *t,
     cluster_run_record_end(st, s, h, res);
     if (res->last.state != SCHED_COMPLETED) {
         cluster_run_keep_stderr_tail(s, res);
-        return exa_err(err, EXA_EFAIL, "job %s on cluster '%s' ended %s%s%s "
-                       "(exit %d%s): no version registered",
-                       res->job.job_id, res->job.cluster,
-                       sched_state_name(res->last.state),
-                       res->last.raw_state[0] &&
-                               strcmp(res->last.raw_state,
-                                      sched_state_name(res->last.state))
-                           ? " / "
-                           : "",
-                       res->last.raw_state[0] &&
-                               strcmp(res->last.raw_state,
-                                      sched_state_name(res->last.state))
-                           ? res->last.raw_state
-                           : "",
-                       res->last.exit_code,
-                       res->last.signal > 0 ? ", signal" : "");
+        return exa_err(
+            err, EXA_EFAIL,
+            "job %s on cluster '%s' ended %s%s%s "
+            "(exit %d%s): no version registered",
+            res->job.job_id, res->job.cluster,
+            sched_state_name(res->last.state),
+            res->last.raw_state[0] && strcmp(res->last.raw_state,
+                                             sched_state_name(res->last.state))
+                ? " / "
+                : "",
+            res->last.raw_state[0] && strcmp(res->last.raw_state,
+                                             sched_state_name(res->last.state))
+                ? res->last.raw_state
+                : "",
+            res->last.exit_code, res->last.signal > 0 ? ", signal" : "");
     }
     if (cluster_run_register_version(st, t, models_root, h, res, err) < 0) {
         struct job_rec ch;
@@ -400,8 +405,10 @@ void cluster_run_id(const struct cluster_run_request *req,
     id_str(&sb, "mem", r->mem);
     id_str(&sb, "job_name", r->job_name);
     id_str(&sb, "array", r->array);
-    strbuf_addf(&sb, "nodes=%ld\nntasks=%ld\ncpus_per_task=%ld\ngpus=%ld\n"
-                "hold=%d\n", r->nodes, r->ntasks, r->cpus_per_task, r->gpus,
+    strbuf_addf(&sb,
+                "nodes=%ld\nntasks=%ld\ncpus_per_task=%ld\ngpus=%ld\n"
+                "hold=%d\n",
+                r->nodes, r->ntasks, r->cpus_per_task, r->gpus,
                 r->hold ? 1 : 0);
     EVP_Digest(sb.buf, sb.len, md, &mdlen, EVP_sha256(), NULL);
     for (size_t i = 0; i < CLUSTER_RUN_ID_LEN / 2; i++)
@@ -442,12 +449,11 @@ static char *user_job_name(const struct sched_resources *r,
  * (newest), or NULL. malloc'ed. */
 static char *cluster_of_run(store_t *st, const char *run_id)
 {
-    struct job_filter jf = { NULL, NULL, NULL, run_id, 1 };
+    struct job_filter jf = {NULL, NULL, NULL, run_id, 1};
     struct job_rec *list = NULL;
     size_t n = 0;
     char *c = NULL;
-    if (store_job_list(st, &jf, &list, &n, NULL) == 0 && n &&
-        list[0].cluster)
+    if (store_job_list(st, &jf, &list, &n, NULL) == 0 && n && list[0].cluster)
         c = xstrdup(list[0].cluster);
     job_rec_free_list(list, n);
     return c;
@@ -456,13 +462,13 @@ static char *cluster_of_run(store_t *st, const char *run_id)
 enum existing { EX_NONE, EX_ADOPT, EX_DONE, EX_RETRY };
 
 struct lookup {
-    struct job_rec *rows;  /* this run's job rows on the cluster, newest first */
+    struct job_rec *rows; /* this run's job rows on the cluster, newest first */
     size_t nrows;
     struct sched_job *found; /* the scheduler's jobs under the run's name */
     size_t nfound;
-    const struct job_rec *row;    /* the chosen job's row, if any */
-    const struct sched_job *job;  /* the chosen job's scheduler view, if any */
-    const char *job_id;           /* the chosen job */
+    const struct job_rec *row;   /* the chosen job's row, if any */
+    const struct sched_job *job; /* the chosen job's scheduler view, if any */
+    const char *job_id;          /* the chosen job */
 };
 
 static void lookup_release(struct lookup *lk)
@@ -480,8 +486,7 @@ static const struct job_rec *row_of(const struct lookup *lk, const char *id)
     return NULL;
 }
 
-static const struct sched_job *found_of(const struct lookup *lk,
-                                        const char *id)
+static const struct sched_job *found_of(const struct lookup *lk, const char *id)
 {
     for (size_t i = 0; i < lk->nfound; i++)
         if (!strcmp(lk->found[i].id, id))
@@ -512,7 +517,7 @@ static int find_existing(store_t *st, struct sched *s, const char *cluster,
                          const char *run_id, const char *job_name,
                          struct lookup *lk, exa_error_t *err)
 {
-    struct job_filter jf = { NULL, cluster, NULL, run_id, 0 };
+    struct job_filter jf = {NULL, cluster, NULL, run_id, 0};
     long long since = 0;
 
     memset(lk, 0, sizeof(*lk));
@@ -525,10 +530,12 @@ static int find_existing(store_t *st, struct sched *s, const char *cluster,
             (!since || (long long)t < since))
             since = (long long)t;
     }
-    if (sched_find_by_name(s, job_name, since, &lk->found, &lk->nfound,
-                           err) < 0) {
-        exa_err_prefix(err, "cannot tell whether run %s already has a job "
-                       "on '%s'", run_id, cluster);
+    if (sched_find_by_name(s, job_name, since, &lk->found, &lk->nfound, err) <
+        0) {
+        exa_err_prefix(err,
+                       "cannot tell whether run %s already has a job "
+                       "on '%s'",
+                       run_id, cluster);
         return -1;
     }
     /* 1. queued or running */
@@ -606,8 +613,8 @@ static int report_done(store_t *st, const struct lookup *lk,
     struct model_version *mv = NULL;
     size_t n = 0;
 
-    if (store_job_get(st, lk->row->cluster, lk->row->job_id, &res->job,
-                      err) < 0)
+    if (store_job_get(st, lk->row->cluster, lk->row->job_id, &res->job, err) <
+        0)
         return -1;
     res->job_recorded = 1;
     if (store_model_versions(st, res->job.model, res->job.model_version, &mv,
@@ -615,7 +622,8 @@ static int report_done(store_t *st, const struct lookup *lk,
         return -1;
     if (!n) {
         model_version_free_list(mv, n);
-        return exa_err(err, EXA_ENOTFOUND, "job %s on '%s' names version "
+        return exa_err(err, EXA_ENOTFOUND,
+                       "job %s on '%s' names version "
                        "%lld of %s, which is not registered",
                        res->job.job_id, res->job.cluster,
                        res->job.model_version, res->job.model);
@@ -626,12 +634,14 @@ static int report_done(store_t *st, const struct lookup *lk,
     model_version_free_list(mv, n);
     res->registered = 1;
     res->already = 1;
-    hook_step(h, "done", "run %s already registered version %lld of %s from "
+    hook_step(h, "done",
+              "run %s already registered version %lld of %s from "
               "job %s on %s (%s), submitted %s; --new runs it again",
               res->run_id, res->mv.version, res->mv.model, res->job.job_id,
               res->job.cluster, res->job.state ? res->job.state : "COMPLETED",
-              res->job.submit_time ? res->job.submit_time : "at an unknown "
-                                                            "time");
+              res->job.submit_time ? res->job.submit_time
+                                   : "at an unknown "
+                                     "time");
     return 0;
 }
 
@@ -732,7 +742,7 @@ int cluster_run(const struct cluster_run_request *req,
     const struct cluster_run_hooks *h = &req->hooks;
     const struct sched_resources *r = req->res;
     struct sched_resources none = SCHED_RESOURCES_INIT;
-    struct fleet f = { NULL, 0 };
+    struct fleet f = {NULL, 0};
     const struct fleet_cluster *c;
     const struct zoo_model *zm;
     const struct zoo_dataset *zd;
@@ -761,10 +771,13 @@ int cluster_run(const struct cluster_run_request *req,
         !(zd = zoo_dataset_find(req->dataset, err)))
         return -1;
     if (!req->new_run && req->run_id && !valid_run_id(req->run_id))
-        return exa_err(err, EXA_EUSAGE, "run id '%s' is not 1 to 64 of "
-                       "[A-Za-z0-9_-]", req->run_id);
+        return exa_err(err, EXA_EUSAGE,
+                       "run id '%s' is not 1 to 64 of "
+                       "[A-Za-z0-9_-]",
+                       req->run_id);
     if (!req->dataset_path || !*req->dataset_path)
-        return exa_err(err, EXA_EUSAGE, "a cluster run needs the dataset's "
+        return exa_err(err, EXA_EUSAGE,
+                       "a cluster run needs the dataset's "
                        "path (--dataset-path)");
     if (req->stage_dataset && access(req->dataset_path, R_OK) < 0)
         return exa_err(err, EXA_ECONFIG, "dataset file '%s' not found: %s",
@@ -798,7 +811,8 @@ int cluster_run(const struct cluster_run_request *req,
         if (pc) {
             name = pc->def.name;
             res->placement_reason = xstrfmt("run %s already has a job on "
-                                            "%s", uuid, name);
+                                            "%s",
+                                            uuid, name);
 
             hook_step(h, "placement", "%s", res->placement_reason);
         }
@@ -828,8 +842,10 @@ int cluster_run(const struct cluster_run_request *req,
     c = gate_cluster(g);
     res->scheduler = xstrdup(gate_scheduler(g));
     if (strcmp(res->scheduler, "slurm") && strcmp(res->scheduler, "flux")) {
-        exa_err(err, EXA_EUSAGE, "cluster '%s' has scheduler '%s'; a cluster "
-                "run needs slurm or flux", name, res->scheduler);
+        exa_err(err, EXA_EUSAGE,
+                "cluster '%s' has scheduler '%s'; a cluster "
+                "run needs slurm or flux",
+                name, res->scheduler);
         goto out;
     }
 
@@ -852,19 +868,22 @@ int cluster_run(const struct cluster_run_request *req,
             goto out;
         }
         if (ex == EX_ADOPT) {
-            if (adopt_row(st, g, &lk, name, jobname, remote_dir, zm, zd, r,
-                          res, err) < 0)
+            if (adopt_row(st, g, &lk, name, jobname, remote_dir, zm, zd, r, res,
+                          err) < 0)
                 goto out;
             res->adopted = 1;
-            hook_step(h, "adopt", "adopting job %s on %s (run %s), "
-                      "submitted %s, %s", lk.job_id, name, uuid,
-                      submitted_at(&lk), state_of(&lk));
+            hook_step(h, "adopt",
+                      "adopting job %s on %s (run %s), "
+                      "submitted %s, %s",
+                      lk.job_id, name, uuid, submitted_at(&lk), state_of(&lk));
             rc = wait_and_finish(st, s, t, root, h, res, err);
             goto out;
         }
         if (ex == EX_RETRY)
-            hook_step(h, "submit", "job %s of run %s ended %s; submitting "
-                      "again", lk.job_id, uuid, state_of(&lk));
+            hook_step(h, "submit",
+                      "job %s of run %s ended %s; submitting "
+                      "again",
+                      lk.job_id, uuid, state_of(&lk));
     }
     if (run_preflight(t, c, r, workdir, rexa, res) < 0) {
         struct strbuf sb = STRBUF_INIT;
@@ -880,7 +899,7 @@ int cluster_run(const struct cluster_run_request *req,
 
     /* 3. stage */
     {
-        const char *mk[] = { "mkdir", "-p", remote_dir, NULL };
+        const char *mk[] = {"mkdir", "-p", remote_dir, NULL};
         struct transport_result tr = TRANSPORT_RESULT_INIT;
         int mrc = transport_run_ok(t, mk, NULL, 0, &tr, err);
         transport_result_release(&tr);
@@ -903,9 +922,8 @@ int cluster_run(const struct cluster_run_request *req,
     if (req->nthread > 0)
         strvec_pushf(&argv, "--threads=%d", req->nthread);
     {
-        struct runscript rs = { NULL, remote_dir, NULL, NULL };
-        char *title = xstrfmt("exa %s on %s, run %s", zm->name, zd->name,
-                              uuid);
+        struct runscript rs = {NULL, remote_dir, NULL, NULL};
+        char *title = xstrfmt("exa %s on %s, run %s", zm->name, zd->name, uuid);
         rs.title = title;
         rs.argv = (const char *const *)argv.v;
         if (runscript_render(&rs, &script, err) < 0) {
@@ -962,8 +980,8 @@ int cluster_run(const struct cluster_run_request *req,
         goto out;
     }
     res->job_recorded = 1;
-    hook_step(h, "submit", "job %s on %s (%s)%s, run %s, in '%s'",
-              sres.job_id, name, res->scheduler,
+    hook_step(h, "submit", "job %s on %s (%s)%s, run %s, in '%s'", sres.job_id,
+              name, res->scheduler,
               sres.reused ? " (found by name after a lost reply)" : "", uuid,
               remote_dir);
     for (size_t i = 0; i < sres.warnings.nr; i++)
@@ -981,7 +999,7 @@ out:
     strbuf_release(&script);
     if (rc < 0 && g && err && err->code == EXA_ETRANSPORT)
         gate_check_error(g, err); /* a host key refusal says so */
-    gate_close(g); /* the adapter and transport; st stays ours */
+    gate_close(g);                /* the adapter and transport; st stays ours */
     fleet_release(&f);
     store_close(st);
     free(root);
@@ -1029,7 +1047,7 @@ int cluster_run_resume(const char *db_path, const char *regpath,
                        const struct cluster_run_hooks *h,
                        struct cluster_run_result *res, exa_error_t *err)
 {
-    struct fleet f = { NULL, 0 };
+    struct fleet f = {NULL, 0};
     const struct fleet_cluster *c;
     struct transport *t = tover;
     struct sched *s = NULL;
@@ -1046,14 +1064,17 @@ int cluster_run_resume(const char *db_path, const char *regpath,
         goto out;
     res->job_recorded = 1;
     if (!res->job.run_uuid || !res->job.remote_dir || !res->job.model) {
-        exa_err(err, EXA_EUSAGE, "job %s on '%s' is not a cluster run of exa "
-                "pipeline run", job_id, cluster);
+        exa_err(err, EXA_EUSAGE,
+                "job %s on '%s' is not a cluster run of exa "
+                "pipeline run",
+                job_id, cluster);
         goto out;
     }
     if (res->job.model_version != JOB_NULL_INT) {
-        exa_err(err, EXA_EFAIL, "job %s on '%s' already registered version "
-                "%lld of %s", job_id, cluster, res->job.model_version,
-                res->job.model);
+        exa_err(err, EXA_EFAIL,
+                "job %s on '%s' already registered version "
+                "%lld of %s",
+                job_id, cluster, res->job.model_version, res->job.model);
         goto out;
     }
     if (fleet_load(st, reg, &f, err) < 0)

@@ -91,41 +91,41 @@ struct cluster_run_request {
                                  the local file to copy there */
     int stage_dataset;
     int dummy;
-    int nthread;              /* `exa train --threads`, 0: its default */
-    const char *cluster;      /* registered name, or "auto" */
+    int nthread;         /* `exa train --threads`, 0: its default */
+    const char *cluster; /* registered name, or "auto" */
     const struct sched_resources *res; /* the ask; may be NULL */
-    const char *db_path;      /* NULL: store_default_path() */
-    const char *regpath;      /* NULL: registry_default_path() */
-    const char *models_root;  /* NULL: pipeline_models_root() */
-    const char *remote_exa;   /* NULL: $EXAMLOPS_HPC_REMOTE_EXA, else "exa" */
-    const char *actor;        /* for governance reconciliation; NULL ok */
-    const char *run_id;       /* [A-Za-z0-9_-]{1,64}; NULL: cluster_run_id()
-                                 of this request */
-    int new_run;              /* 1: a fresh random run id, no adoption */
-    const char *user;         /* who asks, for the run id; NULL:
-                                 audit_actor() (libstore/audit.h) */
+    const char *db_path;               /* NULL: store_default_path() */
+    const char *regpath;               /* NULL: registry_default_path() */
+    const char *models_root;           /* NULL: pipeline_models_root() */
+    const char *remote_exa; /* NULL: $EXAMLOPS_HPC_REMOTE_EXA, else "exa" */
+    const char *actor;      /* for governance reconciliation; NULL ok */
+    const char *run_id;     /* [A-Za-z0-9_-]{1,64}; NULL: cluster_run_id()
+                               of this request */
+    int new_run;            /* 1: a fresh random run id, no adoption */
+    const char *user;       /* who asks, for the run id; NULL:
+                               audit_actor() (libstore/audit.h) */
     struct cluster_run_hooks hooks;
 };
 
 struct cluster_run_result {
-    char *cluster, *scheduler;   /* where it ran */
-    char *placement_reason;      /* `auto` only */
-    struct preflight_report pf;  /* when preflight ran */
+    char *cluster, *scheduler;  /* where it ran */
+    char *placement_reason;     /* `auto` only */
+    struct preflight_report pf; /* when preflight ran */
     int preflight_ran;
-    struct job_rec job;          /* the job row as finally recorded */
+    struct job_rec job; /* the job row as finally recorded */
     int job_recorded;
-    struct sched_job last;       /* last status seen */
-    struct sched_acct acct;      /* accounting, when have_acct */
+    struct sched_job last;  /* last status seen */
+    struct sched_acct acct; /* accounting, when have_acct */
     int have_acct;
-    struct model_version mv;     /* the registered version */
+    struct model_version mv; /* the registered version */
     int registered;
-    char *stderr_tail;           /* failed job: last lines of its stderr */
-    char run_id[65];             /* the run id used ("" before it is known) */
-    int adopted;                 /* 1: an existing job was adopted */
-    int already;                 /* 1: the run had registered its version
-                                    before; nothing ran (mv, job filled) */
-    int detached;                /* interrupted and left running */
-    int cancelled_by_user;       /* interrupted and cancelled */
+    char *stderr_tail;     /* failed job: last lines of its stderr */
+    char run_id[65];       /* the run id used ("" before it is known) */
+    int adopted;           /* 1: an existing job was adopted */
+    int already;           /* 1: the run had registered its version
+                              before; nothing ran (mv, job filled) */
+    int detached;          /* interrupted and left running */
+    int cancelled_by_user; /* interrupted and cancelled */
     char *db_path;
 };
 

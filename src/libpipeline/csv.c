@@ -63,7 +63,8 @@ int csv_next(struct csv_cursor *c, struct strvec *fields, size_t *line,
                 strbuf_release(&f);
                 return exa_err(err, EXA_EPARSE,
                                "line %zu: unexpected text after a closing "
-                               "quote", ln);
+                               "quote",
+                               ln);
             }
         } else {
             const char *s = p;

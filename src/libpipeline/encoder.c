@@ -85,8 +85,8 @@ int cat_encoder_from_json(const json_t *o, struct cat_encoder *e,
     if ((json_int_t)n != json_integer_value(unseen))
         return exa_err(err, EXA_EPARSE,
                        "encoder '%s': unseen_code %lld is not the class "
-                       "count %zu", column,
-                       (long long)json_integer_value(unseen), n);
+                       "count %zu",
+                       column, (long long)json_integer_value(unseen), n);
     tmp.column = xstrdup(column);
     tmp.classes = xcalloc(n ? n : 1, sizeof(*tmp.classes));
     for (size_t i = 0; i < n; i++) {
@@ -96,7 +96,8 @@ int cat_encoder_from_json(const json_t *o, struct cat_encoder *e,
             cat_encoder_release(&tmp);
             return exa_err(err, EXA_EPARSE,
                            "encoder '%s': class %zu is not a string in "
-                           "sorted order", column, i);
+                           "sorted order",
+                           column, i);
         }
         tmp.classes[i] = xstrdup(json_string_value(v));
         tmp.n = i + 1;

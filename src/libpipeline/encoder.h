@@ -20,11 +20,14 @@
 #include "libutil/error.h"
 
 struct cat_encoder {
-    char *column;    /* source column name */
-    char **classes;  /* sorted, distinct */
-    size_t n;        /* number of classes; also the unseen code */
+    char *column;   /* source column name */
+    char **classes; /* sorted, distinct */
+    size_t n;       /* number of classes; also the unseen code */
 };
-#define CAT_ENCODER_INIT { NULL, NULL, 0 }
+#define CAT_ENCODER_INIT                                                       \
+    {                                                                          \
+        NULL, NULL, 0                                                          \
+    }
 
 /*
  * Fit e (CAT_ENCODER_INIT) on the n values (borrowed; duplicates fine) of

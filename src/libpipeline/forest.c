@@ -44,9 +44,8 @@ static int setf(BoosterHandle b, const char *k, double v, exa_error_t *err)
     return set(b, k, buf, err);
 }
 
-rf_model_t *rf_train(const float *X, size_t nrow, size_t ncol,
-                     const float *y, const struct rf_params *p,
-                     exa_error_t *err)
+rf_model_t *rf_train(const float *X, size_t nrow, size_t ncol, const float *y,
+                     const struct rf_params *p, exa_error_t *err)
 {
     DMatrixHandle d = NULL;
     BoosterHandle b = NULL;
@@ -77,8 +76,8 @@ rf_model_t *rf_train(const float *X, size_t nrow, size_t ncol,
         set(b, "objective", "reg:squarederror", err) ||
         set(b, "tree_method", "exact", err) ||
         setf(b, "num_parallel_tree", p->n_trees, err) ||
-        setf(b, "max_depth", p->max_depth, err) ||
-        set(b, "eta", "1", err) || setf(b, "subsample", p->subsample, err) ||
+        setf(b, "max_depth", p->max_depth, err) || set(b, "eta", "1", err) ||
+        setf(b, "subsample", p->subsample, err) ||
         setf(b, "colsample_bynode", p->colsample_bynode, err) ||
         set(b, "lambda", "1e-5", err) || setf(b, "base_score", mean, err) ||
         setf(b, "seed", p->seed, err) || setf(b, "nthread", p->nthread, err))

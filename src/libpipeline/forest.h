@@ -26,14 +26,17 @@
 #include "libutil/strbuf.h"
 
 struct rf_params {
-    int n_trees;             /* num_parallel_tree */
+    int n_trees; /* num_parallel_tree */
     int max_depth;
     double subsample;        /* rows per tree, (0, 1] */
     double colsample_bynode; /* features per split, (0, 1] */
     int seed;
-    int nthread;             /* CPU threads, >= 1 */
+    int nthread; /* CPU threads, >= 1 */
 };
-#define RF_PARAMS_DEFAULT { 100, 16, 0.8, 1.0, 42, 2 }
+#define RF_PARAMS_DEFAULT                                                      \
+    {                                                                          \
+        100, 16, 0.8, 1.0, 42, 2                                               \
+    }
 
 typedef struct rf_model rf_model_t;
 
@@ -42,9 +45,8 @@ typedef struct rf_model rf_model_t;
  * be >= 1. Returns the model (free with rf_destroy) or NULL with err
  * (EXA_EFAIL with XGBoost's message).
  */
-rf_model_t *rf_train(const float *X, size_t nrow, size_t ncol,
-                     const float *y, const struct rf_params *p,
-                     exa_error_t *err);
+rf_model_t *rf_train(const float *X, size_t nrow, size_t ncol, const float *y,
+                     const struct rf_params *p, exa_error_t *err);
 
 /* Predict nrow rows of X (nrow x ncol) into out (nrow doubles). 0/-1. */
 int rf_predict(rf_model_t *m, const float *X, size_t nrow, size_t ncol,

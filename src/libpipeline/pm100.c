@@ -27,11 +27,18 @@
 #include "libutil/timeutil.h"
 #include "libutil/xalloc.h"
 
-enum { C_JOB_ID, C_USER_ID, C_NODES_REQ, C_NODES_ALLOC, C_SUBMIT, C_POWER,
-       NCOL };
+enum {
+    C_JOB_ID,
+    C_USER_ID,
+    C_NODES_REQ,
+    C_NODES_ALLOC,
+    C_SUBMIT,
+    C_POWER,
+    NCOL
+};
 static const char *const col_names[NCOL] = {
-    "job_id", "user_id", "num_nodes_req", "num_nodes_alloc", "submit_time",
-    "node_power_consumption",
+    "job_id",          "user_id",     "num_nodes_req",
+    "num_nodes_alloc", "submit_time", "node_power_consumption",
 };
 
 static char *trimmed(const char *s)
@@ -161,7 +168,8 @@ static int parse_row(const struct strvec *f, const int idx[NCOL], size_t line,
         free(sub);
         return exa_err(err, EXA_EPARSE,
                        "line %zu: num_nodes_alloc '%.32s' is not a whole "
-                       "number", line, f->v[idx[C_NODES_ALLOC]]);
+                       "number",
+                       line, f->v[idx[C_NODES_ALLOC]]);
     }
     if (r == 0)
         alloc = 0;
@@ -178,7 +186,8 @@ static int parse_row(const struct strvec *f, const int idx[NCOL], size_t line,
         free(sub);
         return exa_err(err, EXA_EPARSE,
                        "line %zu: node_power_consumption has '%.24s' where a "
-                       "number belongs", line, bad);
+                       "number belongs",
+                       line, bad);
     }
     if (*sub && time_parse_iso8601(sub, &t, err) < 0) {
         free(sub);
@@ -260,8 +269,8 @@ int pm100_load_file(const char *path, size_t max_bytes, struct pm100_table *t,
                        path, strerror(errno));
     if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
         close(fd);
-        return exa_err(err, EXA_ECONFIG,
-                       "dataset file '%s' is a directory", path);
+        return exa_err(err, EXA_ECONFIG, "dataset file '%s' is a directory",
+                       path);
     }
     for (;;) {
         ssize_t n = read(fd, chunk, sizeof(chunk));

@@ -25,17 +25,20 @@ struct pm100_row {
     char *num_nodes_req; /* categorical, normalized ("2.0" -> "2") */
     long long num_nodes_alloc;
     time_t submit_time;
-    double target;       /* watts per node, finite and > 0 */
-    size_t line;         /* line in the file, for messages */
+    double target; /* watts per node, finite and > 0 */
+    size_t line;   /* line in the file, for messages */
 };
 
 struct pm100_table {
     struct pm100_row *rows; /* usable rows in file order */
     size_t nr, alloc;
-    size_t records;         /* data records read (header excluded) */
-    size_t skipped;         /* records with a missing or non-positive target */
+    size_t records; /* data records read (header excluded) */
+    size_t skipped; /* records with a missing or non-positive target */
 };
-#define PM100_TABLE_INIT { NULL, 0, 0, 0, 0 }
+#define PM100_TABLE_INIT                                                       \
+    {                                                                          \
+        NULL, 0, 0, 0, 0                                                       \
+    }
 
 /*
  * Parse CSV text buf[0..len) into t (PM100_TABLE_INIT; release with
@@ -71,7 +74,7 @@ void pm100_table_release(struct pm100_table *t);
 struct pm100_split {
     size_t *train, ntrain; /* indices into t->rows, file order */
     size_t *val, nval;
-    size_t outside;        /* usable rows in neither window */
+    size_t outside; /* usable rows in neither window */
 };
 
 /*

@@ -82,7 +82,8 @@ static int publish(struct model_version *mv, void *arg, exa_error_t *err)
     pc->final = xstrfmt("%s/%lld", pc->model_dir, mv->version);
     if (atomic_dir_commit(pc->staging, pc->final, 0755, err) < 0) {
         if (errno == EEXIST || strstr(err ? err->text : "", "exists"))
-            exa_err_prefix(err, "version %lld of %s is not registered but "
+            exa_err_prefix(err,
+                           "version %lld of %s is not registered but "
                            "its directory exists; move it away",
                            mv->version, mv->model);
         return -1;
@@ -113,13 +114,12 @@ static void step(const struct pipeline_run_request *req, const char *name,
     va_start(ap, fmt);
     vsnprintf(detail, sizeof(detail), fmt, ap);
     va_end(ap);
-    req->train.progress(req->train.progress_arg, name,
-                        time_monotonic() - t0, detail);
+    req->train.progress(req->train.progress_arg, name, time_monotonic() - t0,
+                        detail);
 }
 
 /* The signal that interrupted the run (and err set), or 0. */
-static int interrupted(const struct pipeline_run_request *req,
-                       exa_error_t *err)
+static int interrupted(const struct pipeline_run_request *req, exa_error_t *err)
 {
     int sig = req->interrupted ? (int)*req->interrupted : 0;
     if (sig)
@@ -145,13 +145,12 @@ static void write_all(int fd, const char *buf, size_t len)
 
 /* Child side: fit, write the artifacts, send the numbers back, _exit. */
 static void child_fit(const struct pipeline_run_request *req,
-                      const struct pm100_table *t, const char *staging,
-                      int fd) __attribute__((noreturn));
+                      const struct pm100_table *t, const char *staging, int fd)
+    __attribute__((noreturn));
 static void child_fit(const struct pipeline_run_request *req,
-                      const struct pm100_table *t, const char *staging,
-                      int fd)
+                      const struct pm100_table *t, const char *staging, int fd)
 {
-    static const int sigs[] = { SIGINT, SIGTERM };
+    static const int sigs[] = {SIGINT, SIGTERM};
     struct trained_model tm;
     exa_error_t e = EXA_ERROR_INIT;
     char sha[65];
@@ -190,9 +189,9 @@ static void child_fit(const struct pipeline_run_request *req,
 }
 
 /* Parent side: rebuild *tm from the child's numbers (no forest kept). */
-static int child_result(const struct pipeline_run_request *req,
-                        const char *msg, struct trained_model *tm,
-                        char sha[65], exa_error_t *err)
+static int child_result(const struct pipeline_run_request *req, const char *msg,
+                        struct trained_model *tm, char sha[65],
+                        exa_error_t *err)
 {
     const struct train_request *tr = &req->train;
     struct rf_params params = RF_PARAMS_DEFAULT;
@@ -202,13 +201,17 @@ static int child_result(const struct pipeline_run_request *req,
 
     if (!json_is_object(o)) {
         json_decref(o);
-        return exa_err(err, EXA_EFAIL, "training process sent an "
-                       "unreadable result: %s", je.text);
+        return exa_err(err, EXA_EFAIL,
+                       "training process sent an "
+                       "unreadable result: %s",
+                       je.text);
     }
     if ((s = jx_get_str(o, "error", NULL))) {
         long long code = jx_get_int(o, "code", EXA_EFAIL);
-        exa_err(err, code > EXA_OK && code <= EXA_ETIMEOUT
-                         ? (enum exa_errc)code : EXA_EFAIL, "%s", s);
+        exa_err(err,
+                code > EXA_OK && code <= EXA_ETIMEOUT ? (enum exa_errc)code
+                                                      : EXA_EFAIL,
+                "%s", s);
         json_decref(o);
         return -1;
     }
@@ -279,7 +282,7 @@ static int fit_and_write(const struct pipeline_run_request *req,
     }
     close(fds[1]);
     for (;;) {
-        struct pollfd pfd = { .fd = fds[0], .events = POLLIN };
+        struct pollfd pfd = {.fd = fds[0], .events = POLLIN};
         char buf[4096];
         ssize_t n;
         if (interrupted(req, err)) {
@@ -295,8 +298,10 @@ static int fit_and_write(const struct pipeline_run_request *req,
         if (n <= 0)
             break;
         if (msg.len + (size_t)n > CHILD_MSG_MAX) {
-            exa_err(err, EXA_EFAIL, "training process sent more than %zu "
-                    "bytes", CHILD_MSG_MAX);
+            exa_err(err, EXA_EFAIL,
+                    "training process sent more than %zu "
+                    "bytes",
+                    CHILD_MSG_MAX);
             kill(pid, SIGKILL);
             stopped = 1;
             break;
@@ -316,8 +321,10 @@ static int fit_and_write(const struct pipeline_run_request *req,
         goto out;
     }
     if (!msg.len) {
-        exa_err(err, EXA_EFAIL, "training process exited %d without a "
-                "result", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+        exa_err(err, EXA_EFAIL,
+                "training process exited %d without a "
+                "result",
+                WIFEXITED(status) ? WEXITSTATUS(status) : -1);
         goto out;
     }
     rc = child_result(req, msg.buf, tm, sha, err);
@@ -364,7 +371,7 @@ int pipeline_run_mock(const struct pipeline_run_request *req,
 {
     const struct train_request *tr = &req->train;
     struct pm100_table t = PM100_TABLE_INIT;
-    struct publish_ctx pc = { 0 };
+    struct publish_ctx pc = {0};
     char *root = NULL, *model_dir = NULL, *stage_name = NULL;
     char *staging = NULL;
     char hex8[16], uuid[16], start[TIME_ISO_MAX], sha[65];

@@ -50,11 +50,11 @@ struct pipeline_run_request {
 };
 
 struct pipeline_run_result {
-    struct job_rec job;        /* the job row as finally recorded */
-    int job_recorded;          /* job holds a row of platform.db */
-    struct model_version mv;   /* the registered version (on success) */
-    struct trained_model tm;   /* metrics, counts (valid after fit) */
-    char *db_path;             /* platform.db used */
+    struct job_rec job;      /* the job row as finally recorded */
+    int job_recorded;        /* job holds a row of platform.db */
+    struct model_version mv; /* the registered version (on success) */
+    struct trained_model tm; /* metrics, counts (valid after fit) */
+    char *db_path;           /* platform.db used */
 };
 
 /*

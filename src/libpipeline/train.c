@@ -21,10 +21,10 @@
 #include "libutil/timeutil.h"
 #include "libutil/xalloc.h"
 
-static const char *const feature_names[JPCP_NFEAT] = { "num_nodes_req_cat",
-                                                       "user_id_cat" };
-static const char *const feature_columns[JPCP_NFEAT] = { "num_nodes_req",
-                                                         "user_id" };
+static const char *const feature_names[JPCP_NFEAT] = {"num_nodes_req_cat",
+                                                      "user_id_cat"};
+static const char *const feature_columns[JPCP_NFEAT] = {"num_nodes_req",
+                                                        "user_id"};
 
 void sha256_hex(const void *buf, size_t len, char hex[65])
 {
@@ -63,9 +63,10 @@ int pipeline_load(const struct train_request *req, struct pm100_table *t,
         return exa_err(err, EXA_EUSAGE, "no dataset file given");
     if (pm100_load_file(req->dataset_path, TRAIN_MAX_DATASET_BYTES, t, err))
         return -1;
-    progress(req, "load", t0, "%zu records from '%s', %zu skipped "
-             "(no usable power per node)", t->records, req->dataset_path,
-             t->skipped);
+    progress(req, "load", t0,
+             "%zu records from '%s', %zu skipped "
+             "(no usable power per node)",
+             t->records, req->dataset_path, t->skipped);
     return 0;
 }
 
@@ -76,8 +77,8 @@ static const char *row_feature(const struct pm100_row *r, int f)
 
 /* Encode rows idx[0..n) into X (n x JPCP_NFEAT) and y; count unseen. */
 static size_t encode(const struct trained_model *tm,
-                     const struct pm100_table *t, const size_t *idx,
-                     size_t n, float *X, float *y)
+                     const struct pm100_table *t, const size_t *idx, size_t n,
+                     float *X, float *y)
 {
     size_t unseen = 0;
     for (size_t i = 0; i < n; i++) {
@@ -123,19 +124,22 @@ int pipeline_fit(const struct train_request *req, const struct pm100_table *t,
     pm100_split(t, req->dummy, &s);
     tm->train_rows = s.ntrain;
     tm->val_rows = s.nval;
-    progress(req, "split", t0, "%zu train rows [2020-05-01, 2020-09-01), "
-             "%zu validation rows [2020-09-01, 2020-10-01)%s", s.ntrain,
-             s.nval, req->dummy ? ", --dummy" : "");
+    progress(req, "split", t0,
+             "%zu train rows [2020-05-01, 2020-09-01), "
+             "%zu validation rows [2020-09-01, 2020-10-01)%s",
+             s.ntrain, s.nval, req->dummy ? ", --dummy" : "");
     if (!s.ntrain) {
         exa_err(err, EXA_EFAIL,
                 "no usable training rows: none of the %zu usable records "
-                "has submit_time in [2020-05-01, 2020-09-01) UTC", t->nr);
+                "has submit_time in [2020-05-01, 2020-09-01) UTC",
+                t->nr);
         goto out;
     }
     if (!s.nval) {
         exa_err(err, EXA_EFAIL,
                 "no usable validation rows: none of the %zu usable records "
-                "has submit_time in [2020-09-01, 2020-10-01) UTC", t->nr);
+                "has submit_time in [2020-09-01, 2020-10-01) UTC",
+                t->nr);
         goto out;
     }
 
@@ -153,9 +157,10 @@ int pipeline_fit(const struct train_request *req, const struct pm100_table *t,
     tm->forest = rf_train(X, s.ntrain, JPCP_NFEAT, y, &params, err);
     if (!tm->forest)
         goto out;
-    progress(req, "train", t0, "random forest, %d trees, on %zu rows "
-             "(%zu users, %zu node counts)", params.n_trees, s.ntrain,
-             tm->enc[1].n, tm->enc[0].n);
+    progress(req, "train", t0,
+             "random forest, %d trees, on %zu rows "
+             "(%zu users, %zu node counts)",
+             params.n_trees, s.ntrain, tm->enc[1].n, tm->enc[0].n);
 
     t0 = time_monotonic();
     free(X);
@@ -171,9 +176,11 @@ int pipeline_fit(const struct train_request *req, const struct pm100_table *t,
         truth[i] = t->rows[s.val[i]].target;
     metrics_compute(truth, pred, s.nval, &tm->metrics);
     tm->stage = metrics_stage(tm->metrics.rmse);
-    progress(req, "evaluate", t0, "rmse %.2f W, mape %.2f%% on %zu rows "
-             "(%zu with unseen categories): stage %s", tm->metrics.rmse,
-             tm->metrics.mape, tm->metrics.n, tm->unseen_val, tm->stage);
+    progress(req, "evaluate", t0,
+             "rmse %.2f W, mape %.2f%% on %zu rows "
+             "(%zu with unseen categories): stage %s",
+             tm->metrics.rmse, tm->metrics.mape, tm->metrics.n, tm->unseen_val,
+             tm->stage);
     rc = 0;
 out:
     free(X);
@@ -221,10 +228,10 @@ json_t *trained_model_summary_json(const struct trained_model *tm)
     jx_set(o, "train_rows", json_integer((json_int_t)tm->train_rows));
     jx_set(o, "val_rows", json_integer((json_int_t)tm->val_rows));
     jx_set(o, "val_rows_unseen", json_integer((json_int_t)tm->unseen_val));
-    jx_set(splits, "train", window("2020-05-01T00:00:00Z",
-                                   "2020-09-01T00:00:00Z"));
-    jx_set(splits, "validation", window("2020-09-01T00:00:00Z",
-                                        "2020-10-01T00:00:00Z"));
+    jx_set(splits, "train",
+           window("2020-05-01T00:00:00Z", "2020-09-01T00:00:00Z"));
+    jx_set(splits, "validation",
+           window("2020-09-01T00:00:00Z", "2020-10-01T00:00:00Z"));
     jx_set(o, "splits", splits);
     for (int f = 0; f < JPCP_NFEAT; f++)
         json_array_append_new(feat, jx_str(feature_names[f]));
@@ -244,8 +251,8 @@ json_t *trained_model_summary_json(const struct trained_model *tm)
 }
 
 /* Write dir/name atomically and append its line to sums. */
-static int put(const char *dir, const char *name, const char *data,
-               size_t len, struct strbuf *sums, exa_error_t *err)
+static int put(const char *dir, const char *name, const char *data, size_t len,
+               struct strbuf *sums, exa_error_t *err)
 {
     char *path = xstrfmt("%s/%s", dir, name);
     char hex[65];
@@ -305,9 +312,9 @@ out:
     return rc;
 }
 
-int pipeline_train_to_dir(const struct train_request *req,
-                          const char *out_dir, struct trained_model *tm,
-                          char sha_hex[65], exa_error_t *err)
+int pipeline_train_to_dir(const struct train_request *req, const char *out_dir,
+                          struct trained_model *tm, char sha_hex[65],
+                          exa_error_t *err)
 {
     struct pm100_table t = PM100_TABLE_INIT;
     char *tmp = NULL;

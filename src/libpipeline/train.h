@@ -35,15 +35,15 @@
  * "evaluate", "write", "register"), the seconds it took and a short
  * human detail ("600 records, 8 skipped"). Borrowed strings.
  */
-typedef void (*pipeline_progress_f)(void *arg, const char *step,
-                                    double seconds, const char *detail);
+typedef void (*pipeline_progress_f)(void *arg, const char *step, double seconds,
+                                    const char *detail);
 
 struct train_request {
-    const char *model;        /* zoo name, e.g. "JPCP" */
-    const char *dataset;      /* zoo name, e.g. "PM100Dataset" */
-    const char *dataset_path; /* file to read (required) */
-    int dummy;                /* first PM100_DUMMY_ROWS of each split */
-    int nthread;              /* training threads; 0 = 2 */
+    const char *model;            /* zoo name, e.g. "JPCP" */
+    const char *dataset;          /* zoo name, e.g. "PM100Dataset" */
+    const char *dataset_path;     /* file to read (required) */
+    int dummy;                    /* first PM100_DUMMY_ROWS of each split */
+    int nthread;                  /* training threads; 0 = 2 */
     pipeline_progress_f progress; /* may be NULL */
     void *progress_arg;
 };
@@ -58,12 +58,12 @@ struct trained_model {
     struct cat_encoder enc[JPCP_NFEAT]; /* num_nodes_req, user_id */
     rf_model_t *forest;
     struct rf_params params;
-    struct reg_metrics metrics;         /* on the validation split */
-    const char *stage;                  /* metrics_stage(rmse) */
-    size_t records;      /* data records in the file */
-    size_t skipped_rows; /* records without a usable target */
+    struct reg_metrics metrics; /* on the validation split */
+    const char *stage;          /* metrics_stage(rmse) */
+    size_t records;             /* data records in the file */
+    size_t skipped_rows;        /* records without a usable target */
     size_t train_rows, val_rows;
-    size_t unseen_val;   /* validation rows with an unseen category */
+    size_t unseen_val; /* validation rows with an unseen category */
 };
 
 /*
@@ -100,9 +100,9 @@ int pipeline_write_artifacts(const struct trained_model *tm, const char *dir,
  * must not exist yet). On failure nothing is left at out_dir. tm as for
  * pipeline_fit. 0 or -1 with err.
  */
-int pipeline_train_to_dir(const struct train_request *req,
-                          const char *out_dir, struct trained_model *tm,
-                          char sha_hex[65], exa_error_t *err);
+int pipeline_train_to_dir(const struct train_request *req, const char *out_dir,
+                          struct trained_model *tm, char sha_hex[65],
+                          exa_error_t *err);
 
 /* {"rmse","mse","mape"} (null when NaN) as a new JSON object. */
 json_t *trained_model_metrics_json(const struct trained_model *tm);

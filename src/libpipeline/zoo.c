@@ -12,23 +12,22 @@
 #include "libutil/xalloc.h"
 
 static const struct zoo_model models[] = {
-    { "JPCP",
-      "Job Power Consumption Predictor: random forest over num_nodes_req "
-      "and user_id",
-      "regression", "power_per_node_watts" },
+    {"JPCP",
+     "Job Power Consumption Predictor: random forest over num_nodes_req "
+     "and user_id",
+     "regression", "power_per_node_watts"},
 };
 
 static const struct zoo_dataset datasets[] = {
-    { "PM100Dataset",
-      "PM100 job table (CINECA Marconi100, 2020) as CSV",
-      "EXAMLOPS_PM100_PATH", "pm100-sample.csv" },
+    {"PM100Dataset", "PM100 job table (CINECA Marconi100, 2020) as CSV",
+     "EXAMLOPS_PM100_PATH", "pm100-sample.csv"},
 };
 
 #define NMODELS (sizeof(models) / sizeof(models[0]))
 #define NDATASETS (sizeof(datasets) / sizeof(datasets[0]))
 
-static const char *const model_names[] = { "JPCP", NULL };
-static const char *const dataset_names[] = { "PM100Dataset", NULL };
+static const char *const model_names[] = {"JPCP", NULL};
+static const char *const dataset_names[] = {"PM100Dataset", NULL};
 
 const char *const *zoo_model_names(void)
 {
@@ -59,8 +58,7 @@ const struct zoo_model *zoo_model_find(const char *name, exa_error_t *err)
     return NULL;
 }
 
-const struct zoo_dataset *zoo_dataset_find(const char *name,
-                                           exa_error_t *err)
+const struct zoo_dataset *zoo_dataset_find(const char *name, exa_error_t *err)
 {
     struct strbuf sb = STRBUF_INIT;
     for (size_t i = 0; name && i < NDATASETS; i++)
@@ -73,8 +71,8 @@ const struct zoo_dataset *zoo_dataset_find(const char *name,
     return NULL;
 }
 
-char *zoo_dataset_default_path(const struct zoo_dataset *d,
-                               const char *datadir, const char *srcdir)
+char *zoo_dataset_default_path(const struct zoo_dataset *d, const char *datadir,
+                               const char *srcdir)
 {
     const char *e = d->path_env ? getenv(d->path_env) : NULL;
     char *p;

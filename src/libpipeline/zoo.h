@@ -13,14 +13,14 @@
 #include "libutil/error.h"
 
 struct zoo_model {
-    const char *name;    /* "JPCP" */
+    const char *name; /* "JPCP" */
     const char *summary;
-    const char *task;    /* "regression" */
-    const char *target;  /* what is predicted, with its unit */
+    const char *task;   /* "regression" */
+    const char *target; /* what is predicted, with its unit */
 };
 
 struct zoo_dataset {
-    const char *name;        /* "PM100Dataset" */
+    const char *name; /* "PM100Dataset" */
     const char *summary;
     const char *path_env;    /* env var naming the file, or NULL */
     const char *sample_file; /* file name of the bundled sample */
@@ -31,8 +31,7 @@ struct zoo_dataset {
  * with err (EXA_EUSAGE): "unknown model 'X': known models: JPCP".
  */
 const struct zoo_model *zoo_model_find(const char *name, exa_error_t *err);
-const struct zoo_dataset *zoo_dataset_find(const char *name,
-                                           exa_error_t *err);
+const struct zoo_dataset *zoo_dataset_find(const char *name, exa_error_t *err);
 
 /* NULL-terminated static lists of the known names. */
 const char *const *zoo_model_names(void);
@@ -46,7 +45,7 @@ const char *const *zoo_dataset_names(void);
  * srcdir are the install and source directories (EXA_DATADIR and
  * EXA_SRCDIR from the Makefile; "" skips one). Returns a malloc'ed path.
  */
-char *zoo_dataset_default_path(const struct zoo_dataset *d,
-                               const char *datadir, const char *srcdir);
+char *zoo_dataset_default_path(const struct zoo_dataset *d, const char *datadir,
+                               const char *srcdir);
 
 #endif

@@ -44,11 +44,15 @@ void gres_info_release(struct gres_info *out);
 
 /* What a TRES string names; has_X 0: not named (or not a count). */
 struct tres_info {
-    int has_gpus;  long long gpus;  /* untyped gres/gpu=N, else the sum of
-                                     * typed gres/gpu:T=N, else 0 */
-    int has_cpus;  long long cpus;  /* cpu=N */
-    int has_nodes; long long nodes; /* node=N */
-    int has_mem;   uint64_t mem_bytes; /* mem=SIZE (parse_size, MiB bare) */
+    int has_gpus;
+    long long gpus; /* untyped gres/gpu=N, else the sum of
+                     * typed gres/gpu:T=N, else 0 */
+    int has_cpus;
+    long long cpus; /* cpu=N */
+    int has_nodes;
+    long long nodes; /* node=N */
+    int has_mem;
+    uint64_t mem_bytes; /* mem=SIZE (parse_size, MiB bare) */
 };
 
 /*

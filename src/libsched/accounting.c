@@ -30,8 +30,9 @@
 
 /* sacct(1) --format; the header is kept so sacct_parse names the
  * columns, and '|' (--parsable2) is safe: no field here is free text. */
-#define SACCT_FIELDS "JobID,ElapsedRaw,AllocTRES,TotalCPU,Start,End,Submit," \
-                     "NNodes,AllocCPUS"
+#define SACCT_FIELDS                                                           \
+    "JobID,ElapsedRaw,AllocTRES,TotalCPU,Start,End,Submit,"                    \
+    "NNodes,AllocCPUS"
 
 void sched_acct_init(struct sched_acct *a)
 {
@@ -76,15 +77,13 @@ int sched_acct_parse_sacct(const char *text, size_t len, const char *job_id,
         if (jobs.jobs[i].id && !strcmp(jobs.jobs[i].id, job_id))
             alloc = &jobs.jobs[i];
     if (!alloc) {
-        exa_err(err, EXA_ENOTFOUND, "sacct has no record of job '%s'",
-                job_id);
+        exa_err(err, EXA_ENOTFOUND, "sacct has no record of job '%s'", job_id);
         goto out;
     }
     /* the steps (ID.batch, ID.0, ...): only their CPU time is of use */
     for (size_t i = 0; i < jobs.nsteps; i++) {
         const struct slurm_job *st_ = &jobs.steps[i];
-        if (st_->job_id && !strcmp(st_->job_id, job_id) &&
-            st_->has_total_cpu) {
+        if (st_->job_id && !strcmp(st_->job_id, job_id) && st_->has_total_cpu) {
             steps_cpu += st_->total_cpu_s;
             any_step = 1;
         }
@@ -126,15 +125,15 @@ out:
 
 static void sleep_s(double s)
 {
-    struct timespec ts = { (time_t)s, (long)((s - floor(s)) * 1e9) };
+    struct timespec ts = {(time_t)s, (long)((s - floor(s)) * 1e9)};
     nanosleep(&ts, NULL);
 }
 
 static int slurm_accounting(struct sched *s, const char *job_id, int tries,
                             struct sched_acct *out, exa_error_t *err)
 {
-    const char *argv[] = { "sacct", "-P", "-j", job_id, "-o", SACCT_FIELDS,
-                           NULL };
+    const char *argv[] = {"sacct", "-P",         "-j", job_id,
+                          "-o",    SACCT_FIELDS, NULL};
     int rc = -1;
 
     for (int i = 0; i < tries; i++) {
@@ -145,8 +144,7 @@ static int slurm_accounting(struct sched *s, const char *job_id, int tries,
             transport_result_release(&res);
             return -1;
         }
-        rc = sched_acct_parse_sacct(res.out.buf, res.out.len, job_id, out,
-                                    err);
+        rc = sched_acct_parse_sacct(res.out.buf, res.out.len, job_id, out, err);
         transport_result_release(&res);
         /* complete once the end is recorded (a partial record right after
          * the end lacks it, lib-testbed.sh) */
@@ -172,8 +170,8 @@ static int flux_run_json(struct sched *s, const char *const *argv,
 static int flux_accounting(struct sched *s, const char *job_id,
                            struct sched_acct *out, exa_error_t *err)
 {
-    const char *ev[] = { "flux", "job", "info", job_id, "eventlog", NULL };
-    const char *rr[] = { "flux", "job", "info", job_id, "R", NULL };
+    const char *ev[] = {"flux", "job", "info", job_id, "eventlog", NULL};
+    const char *rr[] = {"flux", "job", "info", job_id, "R", NULL};
     struct strbuf evt = STRBUF_INIT, rt = STRBUF_INIT;
     struct flux_job_acct fa;
     json_t *log = NULL, *R = NULL, *sum;
@@ -199,8 +197,8 @@ static int flux_accounting(struct sched *s, const char *job_id,
     out->cpu_hours = fa.cpu_hours;
     sum = json_object_get(log, "summary");
     {
-        static const char *const k[] = { "submit", "start", "end" };
-        char *dst[] = { out->submit, out->start, out->end };
+        static const char *const k[] = {"submit", "start", "end"};
+        char *dst[] = {out->submit, out->start, out->end};
         for (int i = 0; i < 3; i++) {
             json_t *v = json_object_get(sum, k[i]);
             if (json_is_number(v) && json_number_value(v) > 0)
@@ -229,6 +227,5 @@ int sched_accounting(struct sched *s, const char *job_id, int tries,
         return slurm_accounting(s, job_id, tries, out, err);
     if (!strcmp(name, "flux"))
         return flux_accounting(s, job_id, out, err);
-    return exa_err(err, EXA_EUSAGE, "scheduler '%s' keeps no accounting",
-                   name);
+    return exa_err(err, EXA_EUSAGE, "scheduler '%s' keeps no accounting", name);
 }

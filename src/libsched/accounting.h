@@ -28,9 +28,9 @@
 
 struct sched_acct {
     char submit[40], start[40], end[40]; /* ISO-8601 UTC "…Z", "" unknown */
-    double queue_seconds;  /* submit -> start, -1 unknown */
-    double run_seconds;    /* ElapsedRaw / start -> finish, -1 unknown */
-    double cpu_seconds;    /* TotalCPU (user + system), -1 unknown */
+    double queue_seconds;                /* submit -> start, -1 unknown */
+    double run_seconds;          /* ElapsedRaw / start -> finish, -1 unknown */
+    double cpu_seconds;          /* TotalCPU (user + system), -1 unknown */
     long long nodes, cpus, gpus; /* allocated in total, -1 unknown */
     double gpu_hours, cpu_hours; /* allocation hours (above), -1 unknown */
 };

@@ -42,8 +42,8 @@ static void found_add(struct found *f, const char *id, const char *state,
     sched_job_init(&f->v[f->n], id);
     f->v[f->n].state = state ? sched_state_parse(state) : SCHED_UNKNOWN;
     if (raw)
-        xsnprintf(f->v[f->n].raw_state, sizeof(f->v[f->n].raw_state),
-                  "%.63s", raw);
+        xsnprintf(f->v[f->n].raw_state, sizeof(f->v[f->n].raw_state), "%.63s",
+                  raw);
     if (submit)
         xsnprintf(f->v[f->n].submit, sizeof(f->v[f->n].submit), "%.39s",
                   submit);
@@ -107,8 +107,8 @@ static int find_slurm(struct sched *s, const char *name, long long since,
     int rc = -1;
 
     {
-        const char *argv[] = { "squeue", "-h", namearg, "-o",
-                               SLURM_SQUEUE_FORMAT, NULL };
+        const char *argv[] = {
+            "squeue", "-h", namearg, "-o", SLURM_SQUEUE_FORMAT, NULL};
         if (ask_slurm(s, argv, squeue_parse, name, f, err) < 0)
             goto out;
     }
@@ -125,9 +125,10 @@ static int find_slurm(struct sched *s, const char *name, long long since,
         xsnprintf(start, sizeof(start), "now-7days");
     }
     {
-        const char *argv[] = { "sacct", "-X", "-n", "--parsable2", delim,
-                               namearg, "-S", start, "-E", "now", "-o",
-                               SLURM_SACCT_FIELDS, NULL };
+        const char *argv[] = {"sacct", "-X",    "-n", "--parsable2",
+                              delim,   namearg, "-S", start,
+                              "-E",    "now",   "-o", SLURM_SACCT_FIELDS,
+                              NULL};
         if (ask_slurm(s, argv, sacct_parse, name, f, err) < 0)
             goto out;
     }
@@ -142,8 +143,8 @@ static int find_flux(struct sched *s, const char *name, struct found *f,
                      exa_error_t *err)
 {
     char *namearg = xstrfmt("--name=%s", name);
-    const char *argv[] = { "flux", "jobs", "-a", namearg, "-o",
-                           "{id.f58} {status_abbrev}", NULL };
+    const char *argv[] = {
+        "flux", "jobs", "-a", namearg, "-o", "{id.f58} {status_abbrev}", NULL};
     struct transport_result res = TRANSPORT_RESULT_INIT;
     const char *kind = NULL;
     json_t *doc = NULL, *jobs;
@@ -175,7 +176,7 @@ out:
 int sched_find_by_name(struct sched *s, const char *name, long long since,
                        struct sched_job **out, size_t *n, exa_error_t *err)
 {
-    struct found f = { NULL, 0, 0 };
+    struct found f = {NULL, 0, 0};
     const char *kind = sched_name(s);
     int rc;
 
@@ -186,8 +187,10 @@ int sched_find_by_name(struct sched *s, const char *name, long long since,
     else if (!strcmp(kind, "flux"))
         rc = find_flux(s, name, &f, err);
     else
-        return exa_err(err, EXA_EUSAGE, "scheduler '%s' cannot look jobs up "
-                       "by name", kind);
+        return exa_err(err, EXA_EUSAGE,
+                       "scheduler '%s' cannot look jobs up "
+                       "by name",
+                       kind);
     if (rc < 0) {
         free(f.v);
         return -1;

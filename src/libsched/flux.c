@@ -109,8 +109,7 @@ static void set_exit(struct sched_job *j, const json_t *o)
 static void job_from_row(const json_t *o, struct sched_job *j)
 {
     j->state = sched_state_parse(jx_get_str(o, "state", "UNKNOWN"));
-    set_str(j->raw_state, sizeof(j->raw_state),
-            jx_get_str(o, "raw_state", ""));
+    set_str(j->raw_state, sizeof(j->raw_state), jx_get_str(o, "raw_state", ""));
     set_time(j->submit, sizeof(j->submit), json_object_get(o, "submit"));
     set_time(j->start, sizeof(j->start), json_object_get(o, "start"));
     if (sched_state_terminal(j->state))
@@ -146,8 +145,7 @@ static int job_from_eventlog(const json_t *doc, struct sched_job *j)
     if (sched_state_terminal(j->state))
         set_time(j->end, sizeof(j->end), en);
     set_exit(j, sum);
-    if (json_is_number(st) && json_is_number(en) &&
-        json_number_value(st) > 0) {
+    if (json_is_number(st) && json_is_number(en) && json_number_value(st) > 0) {
         double d = json_number_value(en) - json_number_value(st);
         if (isfinite(d) && d >= 0 && d <= FLUX_MAX_EPOCH)
             j->elapsed_s = (long long)(d + 0.5);
@@ -182,7 +180,7 @@ static void flux_destroy(struct sched *s)
 static int job_alloc(struct sched *s, const char *id, struct flux_alloc *out)
 {
     struct flux_priv *p = priv(s);
-    const char *argv[] = { "flux", "job", "info", id, "R", NULL };
+    const char *argv[] = {"flux", "job", "info", id, "R", NULL};
     struct transport_result res = TRANSPORT_RESULT_INIT;
     struct flux_job_acct acct;
     json_t *R = NULL, *none = NULL;
@@ -235,14 +233,14 @@ static int flux_status_batch(struct sched *s, const char *const *ids, size_t n,
         strvec_push(&argv, ids[i]);
     if (transport_run(s->t, argv.v, NULL, 0, 0, &res, &e1) == 0) {
         const char *kind = NULL;
-        json_t *doc = flux_jobs_parse_format(res.out.buf, res.out.len,
-                                             FLUX_JOBS_STATUS_FORMAT, &kind,
-                                             NULL);
+        json_t *doc = flux_jobs_parse_format(
+            res.out.buf, res.out.len, FLUX_JOBS_STATUS_FORMAT, &kind, NULL);
         const json_t *jobs = json_object_get(doc, "jobs"), *o;
         size_t k;
         asked = 1;
         /* unknown ids: flux jobs prints the others and "JobID X unknown" */
-        json_array_foreach(jobs, k, o) {
+        json_array_foreach(jobs, k, o)
+        {
             const char *b = f58_body(jx_get_str(o, "id", ""));
             for (long i = sched_idmap_find(&map, b, strlen(b)); i >= 0;
                  i = map.next[i])
@@ -255,7 +253,7 @@ static int flux_status_batch(struct sched *s, const char *const *ids, size_t n,
     strvec_clear(&argv);
     sched_idmap_free(&map);
     for (size_t i = 0; i < n; i++) {
-        const char *ev[] = { "flux", "job", "info", ids[i], "eventlog", NULL };
+        const char *ev[] = {"flux", "job", "info", ids[i], "eventlog", NULL};
         json_t *doc;
         if (out[i].state != SCHED_UNKNOWN)
             continue;
@@ -294,10 +292,11 @@ static int flux_status_batch(struct sched *s, const char *const *ids, size_t n,
 static int probe_accounting(struct sched *s)
 {
     if (s->flux_accounting < 0) {
-        const char *argv[] = { "flux", "account", "--help", NULL };
+        const char *argv[] = {"flux", "account", "--help", NULL};
         struct transport_result res = TRANSPORT_RESULT_INIT;
         s->flux_accounting =
-            transport_run(s->t, argv, NULL, 0, 0, &res, NULL) == 0 && res.rc == 0;
+            transport_run(s->t, argv, NULL, 0, 0, &res, NULL) == 0 &&
+            res.rc == 0;
         transport_result_release(&res);
     }
     return s->flux_accounting;
@@ -327,7 +326,8 @@ static int flux_submit(struct sched *s, const struct sched_submit_req *req,
     struct strvec argv = STRVEC_INIT;
     struct transport_result res = TRANSPORT_RESULT_INIT;
     char *script = xstrfmt("%s/run.sh", req->remote_dir);
-    char *name = sched_job_name(req->res ? req->res->job_name : NULL, req->run_id);
+    char *name =
+        sched_job_name(req->res ? req->res->job_name : NULL, req->run_id);
     char *o = runscript_log_pattern("flux", req->remote_dir, "out");
     char *e = runscript_log_pattern("flux", req->remote_dir, "err");
     const struct sched_resources *r = req->res;
@@ -340,9 +340,9 @@ static int flux_submit(struct sched *s, const struct sched_submit_req *req,
         const char *pct = strchr(r->array, '%');
         size_t len = pct ? (size_t)(pct - r->array) : strlen(r->array);
         if (pct)
-            strvec_pushf(&out->warnings,
-                         "array throttle '%s' dropped: flux submit --cc has none",
-                         pct);
+            strvec_pushf(
+                &out->warnings,
+                "array throttle '%s' dropped: flux submit --cc has none", pct);
         strvec_pushl(&argv, "flux", "submit", NULL);
         strvec_pushf(&argv, "--cc=%.*s", (int)len, r->array);
     } else {
@@ -384,7 +384,8 @@ static int flux_submit(struct sched *s, const struct sched_submit_req *req,
             goto out;
         }
         if (flux_submit_ids(res.out.buf, res.out.len, &out->ids) == 0) {
-            exa_err(err, EXA_ESCHED, "flux on '%s' printed no job id", s->t->host);
+            exa_err(err, EXA_ESCHED, "flux on '%s' printed no job id",
+                    s->t->host);
             goto out;
         }
         /* a job id (flux_jobid_parse) is at most 20 bytes: it fits */
@@ -404,7 +405,7 @@ out:
 
 static int flux_cancel(struct sched *s, const char *id, exa_error_t *err)
 {
-    const char *argv[] = { "flux", "cancel", "--", id, NULL };
+    const char *argv[] = {"flux", "cancel", "--", id, NULL};
     struct transport_result res = TRANSPORT_RESULT_INIT;
     int rc = transport_run_ok(s->t, argv, NULL, 0, &res, err);
 
@@ -418,7 +419,7 @@ static int flux_cancel(struct sched *s, const char *id, exa_error_t *err)
  */
 static char *job_cwd(struct sched *s, const char *id, exa_error_t *err)
 {
-    const char *argv[] = { "flux", "jobs", "--json", id, NULL };
+    const char *argv[] = {"flux", "jobs", "--json", id, NULL};
     struct transport_result res = TRANSPORT_RESULT_INIT;
     const char *kind = NULL;
     json_t *doc = NULL;
@@ -431,8 +432,10 @@ static char *job_cwd(struct sched *s, const char *id, exa_error_t *err)
         if (c && *c)
             cwd = xstrdup(c);
         else
-            exa_err(err, EXA_ENOTFOUND, "flux jobs --json %s names no job "
-                    "with a cwd", id);
+            exa_err(err, EXA_ENOTFOUND,
+                    "flux jobs --json %s names no job "
+                    "with a cwd",
+                    id);
     }
     json_decref(doc);
     transport_result_release(&res);
@@ -476,8 +479,8 @@ static int flux_logs(struct sched *s, const char *id, const char *remote_dir,
 }
 
 static const struct sched_ops flux_ops = {
-    "flux", flux_submit, flux_status_batch, flux_cancel, flux_logs,
-    flux_destroy, sched_flux_queue,
+    "flux",    flux_submit,  flux_status_batch, flux_cancel,
+    flux_logs, flux_destroy, sched_flux_queue,
 };
 
 void sched_flux_init(struct sched *s)

@@ -128,8 +128,7 @@ int sched_job_id_check(const char *kind, const char *id, exa_error_t *err)
         return exa_err(err, EXA_EUSAGE, "unknown scheduler '%s'", kind);
     if (ok)
         return 0;
-    return exa_err(err, EXA_EUSAGE,
-                   "invalid %s%sjob id '%.120s' (expected %s)",
+    return exa_err(err, EXA_EUSAGE, "invalid %s%sjob id '%.120s' (expected %s)",
                    kind ? kind : "", kind ? " " : "", id ? id : "",
                    !kind                    ? "a scheduler's job id"
                    : !strcmp(kind, "slurm") ? "123, 123_4, 123_[1-5%2] or 93+0"

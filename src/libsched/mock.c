@@ -70,7 +70,7 @@ static int mock_submit(struct sched *s, const struct sched_submit_req *req,
     struct transport_result res = TRANSPORT_RESULT_INIT;
     char *script = xstrfmt("%s/run.sh", req->remote_dir);
     char *outp = NULL, *errp = NULL, *rec = NULL;
-    const char *argv[] = { "bash", script, NULL };
+    const char *argv[] = {"bash", script, NULL};
     char start[TIME_ISO_MAX], end[TIME_ISO_MAX];
     double cap = 86400, t0;
     json_t *doc;
@@ -114,8 +114,9 @@ static int mock_submit(struct sched *s, const struct sched_submit_req *req,
     if (st != SCHED_PENDING) {
         json_object_set_new(doc, "start", json_string(start));
         json_object_set_new(doc, "end", json_string(end));
-        json_object_set_new(doc, "elapsed_s",
-                            json_integer((json_int_t)(subprocess_now() - t0 + 0.5)));
+        json_object_set_new(
+            doc, "elapsed_s",
+            json_integer((json_int_t)(subprocess_now() - t0 + 0.5)));
         if (res.rc >= 0)
             json_object_set_new(doc, "exit_code", json_integer(res.rc));
         json_object_set_new(doc, "signal", json_integer(res.signal));
@@ -148,7 +149,8 @@ static int mock_status_batch(struct sched *s, const char *const *ids, size_t n,
             continue;
         v = json_string_value(json_object_get(doc, "state"));
         out[i].state = sched_state_parse(v);
-        xsnprintf(out[i].raw_state, sizeof(out[i].raw_state), "%.63s", v ? v : "");
+        xsnprintf(out[i].raw_state, sizeof(out[i].raw_state), "%.63s",
+                  v ? v : "");
         if ((v = json_string_value(json_object_get(doc, "submit"))))
             xsnprintf(out[i].submit, sizeof(out[i].submit), "%.39s", v);
         if ((v = json_string_value(json_object_get(doc, "start"))))
@@ -159,9 +161,11 @@ static int mock_status_batch(struct sched *s, const char *const *ids, size_t n,
             out[i].exit_code =
                 (int)json_integer_value(json_object_get(doc, "exit_code"));
         if (json_is_integer(json_object_get(doc, "signal")))
-            out[i].signal = (int)json_integer_value(json_object_get(doc, "signal"));
+            out[i].signal =
+                (int)json_integer_value(json_object_get(doc, "signal"));
         if (json_is_integer(json_object_get(doc, "elapsed_s")))
-            out[i].elapsed_s = json_integer_value(json_object_get(doc, "elapsed_s"));
+            out[i].elapsed_s =
+                json_integer_value(json_object_get(doc, "elapsed_s"));
         out[i].gpus = 0;
         json_decref(doc);
     }
@@ -216,8 +220,8 @@ static int mock_logs(struct sched *s, const char *id, const char *remote_dir,
 }
 
 static const struct sched_ops mock_ops = {
-    "mock", mock_submit, mock_status_batch, mock_cancel, mock_logs, NULL,
-    sched_mock_queue,
+    "mock",    mock_submit, mock_status_batch, mock_cancel,
+    mock_logs, NULL,        sched_mock_queue,
 };
 
 void sched_mock_init(struct sched *s)

@@ -148,8 +148,8 @@ void flux_strip_ansi(const char *buf, size_t len, struct strbuf *out)
             i++;
             if (i < len && buf[i] == '[') {
                 i++;
-                while (i < len && ((unsigned char)buf[i] < 0x40
-                                   || (unsigned char)buf[i] > 0x7e))
+                while (i < len && ((unsigned char)buf[i] < 0x40 ||
+                                   (unsigned char)buf[i] > 0x7e))
                     i++;
                 if (i < len)
                     i++;
@@ -180,17 +180,19 @@ void flux_jobid_f58(uint64_t id, char *buf, size_t len)
 
 const char *flux_state_normalize(const char *tok)
 {
-    static const struct { const char *tok, *norm; } map[] = {
-        { "NEW", "PENDING" },      { "D", "PENDING" },
-        { "DEPEND", "PENDING" },   { "P", "PENDING" },
-        { "PRIORITY", "PENDING" }, { "S", "PENDING" },
-        { "SCHED", "PENDING" },    { "R", "RUNNING" },
-        { "RUN", "RUNNING" },      { "C", "RUNNING" },
-        { "CLEANUP", "RUNNING" },  { "CD", "COMPLETED" },
-        { "COMPLETED", "COMPLETED" }, { "F", "FAILED" },
-        { "FAILED", "FAILED" },    { "CA", "CANCELLED" },
-        { "CANCELED", "CANCELLED" }, { "CANCELLED", "CANCELLED" },
-        { "TO", "TIMEOUT" },       { "TIMEOUT", "TIMEOUT" },
+    static const struct {
+        const char *tok, *norm;
+    } map[] = {
+        {"NEW", "PENDING"},         {"D", "PENDING"},
+        {"DEPEND", "PENDING"},      {"P", "PENDING"},
+        {"PRIORITY", "PENDING"},    {"S", "PENDING"},
+        {"SCHED", "PENDING"},       {"R", "RUNNING"},
+        {"RUN", "RUNNING"},         {"C", "RUNNING"},
+        {"CLEANUP", "RUNNING"},     {"CD", "COMPLETED"},
+        {"COMPLETED", "COMPLETED"}, {"F", "FAILED"},
+        {"FAILED", "FAILED"},       {"CA", "CANCELLED"},
+        {"CANCELED", "CANCELLED"},  {"CANCELLED", "CANCELLED"},
+        {"TO", "TIMEOUT"},          {"TIMEOUT", "TIMEOUT"},
     };
     if (!tok)
         return "UNKNOWN";
@@ -258,8 +260,8 @@ static int hms_parse(const char *s, double *secs)
         end++;
     if (*end)
         return -1;
-    *secs = (double)days * 86400.0 + (double)h * 3600.0 + (double)m * 60.0
-            + sec;
+    *secs =
+        (double)days * 86400.0 + (double)h * 3600.0 + (double)m * 60.0 + sec;
     return 0;
 }
 
@@ -331,10 +333,9 @@ int flux_idset_expand(const char *s, long long **ids, size_t *n)
         int w;
         while (j < len && s[j] != ',')
             j++;
-        if (parse_range(s + i, j - i, &lo, &hi, &w) < 0
-            || hi - lo > IDSET_MAX
-            || *n + (size_t)(hi - lo) > IDSET_MAX) {
-            *ids = v;   /* caller frees what was grown */
+        if (parse_range(s + i, j - i, &lo, &hi, &w) < 0 ||
+            hi - lo > IDSET_MAX || *n + (size_t)(hi - lo) > IDSET_MAX) {
+            *ids = v; /* caller frees what was grown */
             return -1;
         }
         for (long long x = lo; x <= hi; x++) {
@@ -393,8 +394,8 @@ size_t flux_table_hdr_init(struct flux_table_hdr *h, const char *hdr,
     h->start = xcalloc(n ? n : 1, sizeof(size_t));
     h->end = xcalloc(n ? n : 1, sizeof(size_t));
     h->by_token = 0;
-    h->aligned = (len && (hdr[0] == ' ' || hdr[0] == '\t'))
-                 || memmem(hdr, len, "  ", 2) != NULL;
+    h->aligned = (len && (hdr[0] == ' ' || hdr[0] == '\t')) ||
+                 memmem(hdr, len, "  ", 2) != NULL;
     for (size_t i = 0; i < n; i++) {
         h->names[i] = xstrndup(hdr + t[i].b0, t[i].b1 - t[i].b0);
         h->start[i] = t[i].c0;
@@ -414,8 +415,8 @@ void flux_table_hdr_release(struct flux_table_hdr *h)
     memset(h, 0, sizeof(*h));
 }
 
-void flux_table_row(const struct flux_table_hdr *h, const char *row,
-                    size_t len, char **cells)
+void flux_table_row(const struct flux_table_hdr *h, const char *row, size_t len,
+                    char **cells)
 {
     struct flux_tok *t;
     size_t n = flux_tokenize(row, len, &t), col = 0;
@@ -446,7 +447,7 @@ void flux_table_row(const struct flux_table_hdr *h, const char *row,
         if (best == SIZE_MAX) {
             for (size_t c = col; c < h->ncols; c++) {
                 size_t d = t[i].c0 >= h->end[c] ? t[i].c0 - h->end[c]
-                                                 : h->start[c] - t[i].c1;
+                                                : h->start[c] - t[i].c1;
                 if (d < bestd) {
                     bestd = d;
                     best = c;
@@ -533,8 +534,7 @@ json_t *flux_nodelist_json(const char *s)
     return a;
 }
 
-json_t *flux_exception_json(const char *type, long long sev,
-                            const char *note)
+json_t *flux_exception_json(const char *type, long long sev, const char *note)
 {
     json_t *e = json_object();
     jx_set(e, "type", jx_str(type));

@@ -92,12 +92,12 @@ int flux_idset_expand(const char *s, long long **ids, size_t *n);
  */
 struct flux_table_hdr {
     size_t ncols;
-    char **names;    /* column names as printed */
-    size_t *start;   /* code point span of each header word */
+    char **names;  /* column names as printed */
+    size_t *start; /* code point span of each header word */
     size_t *end;
-    int aligned;     /* header padded (leading or doubled spaces) */
-    int by_token;    /* synthesized header: cells are tokens in order,
-                        the last column takes the rest of the row */
+    int aligned;  /* header padded (leading or doubled spaces) */
+    int by_token; /* synthesized header: cells are tokens in order,
+                     the last column takes the rest of the row */
 };
 
 /* Split the header line hdr (len bytes) into columns. Release with
@@ -113,8 +113,8 @@ void flux_table_hdr_release(struct flux_table_hdr *h);
  * ("{id} {returncode}"): its rows do not line up, so a row with as many
  * tokens as columns is then read token by token.
  */
-void flux_table_row(const struct flux_table_hdr *h, const char *row,
-                    size_t len, char **cells);
+void flux_table_row(const struct flux_table_hdr *h, const char *row, size_t len,
+                    char **cells);
 
 /*
  * Parse `flux jobs` output of any of its forms into
@@ -137,11 +137,11 @@ json_t *flux_jobs_parse(const char *buf, size_t len, const char **errkind,
  * status query; OBSERVE: libobserve/collect.c's job listing (flux jobs
  * has no GPU field: GPUs come from R).
  */
-#define FLUX_JOBS_STATUS_FORMAT                                              \
-    "{id.f58}\x1f{state}\x1f{result}\x1f{t_submit}\x1f{t_run}\x1f"       \
+#define FLUX_JOBS_STATUS_FORMAT                                                \
+    "{id.f58}\x1f{state}\x1f{result}\x1f{t_submit}\x1f{t_run}\x1f"             \
     "{t_inactive}\x1f{waitstatus}\x1f{runtime}"
-#define FLUX_JOBS_OBSERVE_FORMAT                                             \
-    "{id.f58}\x1f{username}\x1f{queue}\x1f{status_abbrev}\x1f{ncores}"    \
+#define FLUX_JOBS_OBSERVE_FORMAT                                               \
+    "{id.f58}\x1f{username}\x1f{queue}\x1f{status_abbrev}\x1f{ncores}"         \
     "\x1f{nodelist}"
 
 /*
@@ -168,9 +168,8 @@ int flux_jobs_format_fields(const char *format, struct strvec *fields,
  * goes to flux_jobs_parse(). Returns a new reference, or NULL with err
  * and *errkind as flux_jobs_parse().
  */
-json_t *flux_jobs_parse_format(const char *buf, size_t len,
-                               const char *format, const char **errkind,
-                               exa_error_t *err);
+json_t *flux_jobs_parse_format(const char *buf, size_t len, const char *format,
+                               const char **errkind, exa_error_t *err);
 
 /*
  * The job ids `flux batch` / `flux submit` print (flux-batch(1): one id
@@ -199,13 +198,13 @@ json_t *flux_eventlog_summary(const json_t *events);
 
 /* Accounting of one Flux job: -1 / negative where unknown. */
 struct flux_job_acct {
-    long long nodes;        /* ranks in R_lite */
-    long long cores;        /* cores over all ranks */
-    long long gpus;         /* gpus over all ranks */
-    double queue_seconds;   /* submit -> alloc (start when no alloc) */
-    double run_seconds;     /* start -> finish (R expiration bounds none) */
-    double cpu_hours;       /* cores * run_seconds / 3600 */
-    double gpu_hours;       /* gpus * run_seconds / 3600 */
+    long long nodes;      /* ranks in R_lite */
+    long long cores;      /* cores over all ranks */
+    long long gpus;       /* gpus over all ranks */
+    double queue_seconds; /* submit -> alloc (start when no alloc) */
+    double run_seconds;   /* start -> finish (R expiration bounds none) */
+    double cpu_hours;     /* cores * run_seconds / 3600 */
+    double gpu_hours;     /* gpus * run_seconds / 3600 */
 };
 
 /*
@@ -228,7 +227,7 @@ int flux_job_accounting(const json_t *eventlog, const json_t *R,
  * header printed, or one without fields: exactly flux_jobs_parse.
  */
 json_t *flux_jobs_parse_cmd(const char *buf, size_t len,
-                            const struct cmd_spec *spec,
-                            const char **errkind, exa_error_t *err);
+                            const struct cmd_spec *spec, const char **errkind,
+                            exa_error_t *err);
 
 #endif

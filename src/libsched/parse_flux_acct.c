@@ -20,7 +20,8 @@ static double event_t(const json_t *events, const char *name)
 {
     size_t i;
     json_t *ev;
-    json_array_foreach(events, i, ev) {
+    json_array_foreach(events, i, ev)
+    {
         const json_t *t = json_object_get(ev, "t");
         if (!strcmp(jx_get_str(ev, "name", ""), name) && json_is_number(t))
             return json_number_value(t);
@@ -69,10 +70,10 @@ int flux_job_accounting(const json_t *eventlog, const json_t *R,
         const json_t *lite = json_object_get(exec, "R_lite"), *e;
         size_t i;
         if (!json_is_array(lite))
-            return exa_err(err, EXA_EPARSE,
-                           "R has no execution.R_lite array");
+            return exa_err(err, EXA_EPARSE, "R has no execution.R_lite array");
         acct->nodes = acct->cores = acct->gpus = 0;
-        json_array_foreach(lite, i, e) {
+        json_array_foreach(lite, i, e)
+        {
             const json_t *ch = json_object_get(e, "children");
             long long nr = idset_count(jx_get_str(e, "rank", NULL));
             long long nc = idset_count(jx_get_str(ch, "core", NULL));

@@ -34,13 +34,12 @@ static int rows_fit(const char *buf, size_t len, size_t n)
 }
 
 json_t *flux_jobs_parse_cmd(const char *buf, size_t len,
-                            const struct cmd_spec *spec,
-                            const char **errkind, exa_error_t *err)
+                            const struct cmd_spec *spec, const char **errkind,
+                            exa_error_t *err)
 {
     struct strbuf sb = STRBUF_INIT;
     json_t *res;
-    if (spec && spec->tool == CMD_TOOL_FLUX_JOBS && spec->sep &&
-        spec->format)
+    if (spec && spec->tool == CMD_TOOL_FLUX_JOBS && spec->sep && spec->format)
         /* one separator byte between fields (exa's own 0x1F queries) */
         return flux_jobs_parse_format(buf, len, spec->format, errkind, err);
     if (!spec || spec->tool != CMD_TOOL_FLUX_JOBS || !spec->noheader ||

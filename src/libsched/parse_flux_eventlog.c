@@ -64,8 +64,8 @@ static json_t *bare_value(const char *s, size_t n)
 
     if (flux_parse_ll(v, &i) == 0)
         r = json_integer(i);
-    else if ((isdigit((unsigned char)v[0]) || v[0] == '-' || v[0] == '.')
-             && flux_parse_dbl(v, &d) == 0)
+    else if ((isdigit((unsigned char)v[0]) || v[0] == '-' || v[0] == '.') &&
+             flux_parse_dbl(v, &d) == 0)
         r = jx_real(d);
     else if (!strcmp(v, "true"))
         r = json_true();
@@ -177,10 +177,10 @@ static json_t *event_from_json(const json_t *o)
     const json_t *ts = json_object_get(o, "timestamp");
 
     jx_set(ev, "name", jx_str(jx_get_str(o, "name", NULL)));
-    jx_set(ev, "t", json_is_number(ts) ? jx_real(json_number_value(ts))
-                                       : json_null());
-    jx_set(ev, "context", json_is_object(ctx) ? json_deep_copy(ctx)
-                                              : json_object());
+    jx_set(ev, "t",
+           json_is_number(ts) ? jx_real(json_number_value(ts)) : json_null());
+    jx_set(ev, "context",
+           json_is_object(ctx) ? json_deep_copy(ctx) : json_object());
     return ev;
 }
 
@@ -288,8 +288,7 @@ static json_t *flux_eventlog_parse_clean(const char *buf, size_t len,
                     have_off = 1;
                     off = t;
                 }
-            }
-            else if (parse_iso(s + t0, i - t0, &t) == 0)
+            } else if (parse_iso(s + t0, i - t0, &t) == 0)
                 have_t = 1;
             free(v);
             if (!have_t) {
@@ -333,9 +332,9 @@ static json_t *flux_eventlog_parse_clean(const char *buf, size_t len,
         char *l = xstrndup(lines[badline - 1].s, lines[badline - 1].len);
         json_decref(events);
         free(lines);
-        if (strstr(l, "unknown job") || strstr(l, "not found")
-            || strstr(l, "No such file or directory")
-            || (strstr(l, "JobID ") && strstr(l, " unknown")))
+        if (strstr(l, "unknown job") || strstr(l, "not found") ||
+            strstr(l, "No such file or directory") ||
+            (strstr(l, "JobID ") && strstr(l, " unknown")))
             exa_err(err, EXA_ENOTFOUND, "flux job eventlog: %s", l);
         else
             exa_err(err, EXA_EPARSE, "eventlog line %zu is not an event",
@@ -358,11 +357,18 @@ static json_t *flux_eventlog_parse_clean(const char *buf, size_t len,
     return res;
 }
 
-enum fstate { F_NEW, F_DEPEND, F_PRIORITY, F_SCHED, F_RUN, F_CLEANUP,
-              F_INACTIVE };
+enum fstate {
+    F_NEW,
+    F_DEPEND,
+    F_PRIORITY,
+    F_SCHED,
+    F_RUN,
+    F_CLEANUP,
+    F_INACTIVE
+};
 
-static const char *fstate_name[] = { "NEW", "DEPEND", "PRIORITY", "SCHED",
-                                     "RUN", "CLEANUP", "INACTIVE" };
+static const char *fstate_name[] = {"NEW", "DEPEND",  "PRIORITY", "SCHED",
+                                    "RUN", "CLEANUP", "INACTIVE"};
 
 static json_t *event_time(const json_t *ev)
 {
@@ -380,7 +386,8 @@ json_t *flux_eventlog_summary(const json_t *events)
     long long status = 0;
     size_t i;
 
-    json_array_foreach(events, i, ev) {
+    json_array_foreach(events, i, ev)
+    {
         const char *name = jx_get_str(ev, "name", "");
         const json_t *ctx = json_object_get(ev, "context");
 
@@ -405,9 +412,9 @@ json_t *flux_eventlog_summary(const json_t *events)
             long long sev = jx_get_int(ctx, "severity", -1);
             if (sev == 0) {
                 if (!exc)
-                    exc = flux_exception_json(jx_get_str(ctx, "type", NULL),
-                                              sev,
-                                              jx_get_str(ctx, "note", NULL));
+                    exc =
+                        flux_exception_json(jx_get_str(ctx, "type", NULL), sev,
+                                            jx_get_str(ctx, "note", NULL));
                 if (!started && st >= F_DEPEND && st <= F_RUN)
                     st = F_CLEANUP;
             }

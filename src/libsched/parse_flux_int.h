@@ -15,8 +15,8 @@
 
 /* One whitespace token of a line. */
 struct flux_tok {
-    size_t b0, b1;   /* byte span */
-    size_t c0, c1;   /* code point span [c0, c1) */
+    size_t b0, b1; /* byte span */
+    size_t c0, c1; /* code point span [c0, c1) */
 };
 
 /* One line of a buffer, borrowed, without its "\n" / "\r\n". */

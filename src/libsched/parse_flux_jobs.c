@@ -36,8 +36,7 @@ static int is_pending_norm(const char *norm)
 }
 
 /* "2 running, 0 completed, 0 failed, 0 pending" (flux jobs --stats). */
-static json_t *parse_stats_line(const char *s, size_t len,
-                                const char *instance)
+static json_t *parse_stats_line(const char *s, size_t len, const char *instance)
 {
     char *copy = xstrndup(s, len), *p = copy;
     json_t *o = json_object();
@@ -96,8 +95,8 @@ static int is_header_line(const char *s, size_t len)
             unsigned char c = (unsigned char)s[i];
             if (isupper(c))
                 letters++;
-            else if (!isdigit(c) && c != '_' && c != '.' && c != '-'
-                     && c != ':' && c != '%')
+            else if (!isdigit(c) && c != '_' && c != '.' && c != '-' &&
+                     c != ':' && c != '%')
                 return 0;
             i++;
         }
@@ -133,10 +132,10 @@ static char *section_line(const char *s, size_t len)
 /* A diagnostic rather than output ("flux-jobs: ERROR: Unable to ..."). */
 static int looks_like_error(const char *s, size_t len)
 {
-    static const char *const marks[] = { "ERROR", "error:", "Unable to",
-                                         "No such", "not found",
-                                         "Permission denied", "usage:",
-                                         NULL };
+    static const char *const marks[] = {
+        "ERROR",   "error:",    "Unable to",
+        "No such", "not found", "Permission denied",
+        "usage:",  NULL};
     char *l = xstrndup(s, len);
     int hit = 0;
     for (size_t i = 0; marks[i] && !hit; i++)
@@ -207,8 +206,8 @@ static json_t *job_from_row(const struct flux_table_hdr *h, char **cells,
     if (v && *v) {
         jx_set(job, "id", jx_str(v));
         jx_set(job, "id_decimal",
-               flux_jobid_parse(v, &id) == 0
-                       || (allow_plain && flux_parse_f58_plain(v, &id) == 0)
+               flux_jobid_parse(v, &id) == 0 ||
+                       (allow_plain && flux_parse_f58_plain(v, &id) == 0)
                    ? json_integer((json_int_t)id)
                    : json_null());
     } else {
@@ -229,8 +228,8 @@ static json_t *job_from_row(const struct flux_table_hdr *h, char **cells,
             st = s1 && *s1 ? s1 : NULL;
         if (rs && *rs && strcmp(rs, "-"))
             res = rs;
-        if (res && *res && strcmp(res, "-")
-            && (!st || !strcasecmp(st, "INACTIVE") || !strcmp(st, "I")))
+        if (res && *res && strcmp(res, "-") &&
+            (!st || !strcasecmp(st, "INACTIVE") || !strcmp(st, "I")))
             raw = res;
         else
             raw = st;
@@ -324,13 +323,13 @@ static json_t *job_from_row(const struct flux_table_hdr *h, char **cells,
         jx_set(job, "nodelist", flux_nodelist_json(v));
     if ((v = col_value(h, cells, "RANKS")))
         jx_set(job, "ranks", jx_str(*v ? v : NULL));
-    if ((v = col_value(h, cells, "INFO")) && *v && norm
-        && !is_pending_norm(norm) && !json_object_get(job, "nodelist"))
+    if ((v = col_value(h, cells, "INFO")) && *v && norm &&
+        !is_pending_norm(norm) && !json_object_get(job, "nodelist"))
         jx_set(job, "nodelist", flux_nodelist_json(v));
     if ((v = col_value(h, cells, "EXCEPTION-TYPE")) && *v && strcmp(v, "-"))
-        jx_set(job, "exception",
-               flux_exception_json(v, -1,
-                                   col_value(h, cells, "EXCEPTION-NOTE")));
+        jx_set(
+            job, "exception",
+            flux_exception_json(v, -1, col_value(h, cells, "EXCEPTION-NOTE")));
     if (has_rc)
         jx_set(job, "returncode", json_integer(rc));
     if (has_sections)
@@ -365,8 +364,8 @@ static int table_has_prefixed_ids(const struct flux_table_hdr *hdr,
 
 static int is_status_abbrev(const char *s)
 {
-    static const char *const ab[] = { "D", "P", "S", "R", "C", "CD", "F",
-                                      "CA", "TO", "I", NULL };
+    static const char *const ab[] = {"D", "P",  "S",  "R", "C", "CD",
+                                     "F", "CA", "TO", "I", NULL};
     for (size_t i = 0; ab[i]; i++)
         if (!strcmp(s, ab[i]))
             return 1;
@@ -382,13 +381,12 @@ static json_t *default_format_row(const char *s, size_t l,
                                   const struct flux_tok *t, size_t nt,
                                   const char *instance, int has_sections)
 {
-    static const char *const cols4[] = { "JOBID", "USER", "NAME", "ST",
-                                         "NTASKS", "NNODES", "TIME",
-                                         "INFO" };
-    static const char *const cols5[] = { "JOBID", "QUEUE", "USER", "NAME",
-                                         "ST", "NTASKS", "NNODES", "TIME",
-                                         "INFO" };
-    struct flux_table_hdr h = { 0 };
+    static const char *const cols4[] = {"JOBID",  "USER",   "NAME", "ST",
+                                        "NTASKS", "NNODES", "TIME", "INFO"};
+    static const char *const cols5[] = {"JOBID",  "QUEUE", "USER",
+                                        "NAME",   "ST",    "NTASKS",
+                                        "NNODES", "TIME",  "INFO"};
+    struct flux_table_hdr h = {0};
     const char *const *cols;
     char **cells, *first, *st;
     size_t k = 0, nc;
@@ -419,8 +417,7 @@ static json_t *default_format_row(const char *s, size_t l,
     for (size_t c = 0; c < nc - 1; c++)
         cells[c] = xstrndup(s + t[c].b0, t[c].b1 - t[c].b0);
     if (nt > nc - 1)
-        cells[nc - 1] = xstrndup(s + t[nc - 1].b0, t[nt - 1].b1
-                                                       - t[nc - 1].b0);
+        cells[nc - 1] = xstrndup(s + t[nc - 1].b0, t[nt - 1].b1 - t[nc - 1].b0);
     (void)l;
     job = job_from_row(&h, cells, instance, has_sections, 0);
     for (size_t c = 0; c < nc; c++)
@@ -442,7 +439,7 @@ static json_t *guess_format_row(const char *s, const struct flux_tok *t,
                                 size_t nt, const char *instance,
                                 int has_sections)
 {
-    struct flux_table_hdr h = { 0 };
+    struct flux_table_hdr h = {0};
     char **cells, *first;
     const char **names;
     uint64_t id;
@@ -518,7 +515,7 @@ static json_t *flux_jobs_parse_clean(const char *buf, size_t len,
 {
     struct flux_line *lines;
     size_t n, i = 0;
-    struct flux_table_hdr hdr = { 0 };
+    struct flux_table_hdr hdr = {0};
     int have_hdr = 0, has_sections = 0, unknown = 0, allow_plain = 0;
     char *errline = NULL;
     uint64_t unknown_id = 0;
@@ -572,11 +569,11 @@ static json_t *flux_jobs_parse_clean(const char *buf, size_t len,
             const char *idv;
             flux_table_row(&hdr, s, l, cells);
             idv = col_value(&hdr, cells, "JOBID");
-            if (!idv || flux_jobid_parse(idv, &id) == 0
-                || (allow_plain && flux_parse_f58_plain(idv, &id) == 0))
-                json_array_append_new(
-                    jobs, job_from_row(&hdr, cells, instance, has_sections,
-                                       allow_plain));
+            if (!idv || flux_jobid_parse(idv, &id) == 0 ||
+                (allow_plain && flux_parse_f58_plain(idv, &id) == 0))
+                json_array_append_new(jobs,
+                                      job_from_row(&hdr, cells, instance,
+                                                   has_sections, allow_plain));
             else if (unknown_job_line(s, l, &unknown_id))
                 unknown = 1;
             for (size_t c = 0; c < hdr.ncols; c++)
@@ -588,8 +585,8 @@ static json_t *flux_jobs_parse_clean(const char *buf, size_t len,
         {
             struct flux_tok *t;
             size_t nt = flux_tokenize(s, l, &t);
-            char *tokv = nt == 1 ? xstrndup(s + t[0].b0, t[0].b1 - t[0].b0)
-                                 : NULL;
+            char *tokv =
+                nt == 1 ? xstrndup(s + t[0].b0, t[0].b1 - t[0].b0) : NULL;
             json_t *job;
             if (tokv && flux_jobid_parse(tokv, &id) == 0) {
                 job = json_object();
@@ -650,24 +647,38 @@ static json_t *flux_jobs_parse_clean(const char *buf, size_t len,
 /* flux-jobs(1) field name -> the header flux prints for it. */
 static const char *field_header(const char *f)
 {
-    static const struct { const char *field, *hdr; } map[] = {
-        { "id", "JOBID" },          { "userid", "UID" },
-        { "username", "USER" },     { "urgency", "URG" },
-        { "priority", "PRI" },      { "state", "STATE" },
-        { "state_single", "S" },    { "name", "NAME" },
-        { "queue", "QUEUE" },       { "ntasks", "NTASKS" },
-        { "ncores", "NCORES" },     { "duration", "DURATION" },
-        { "nnodes", "NNODES" },     { "ranks", "RANKS" },
-        { "nodelist", "NODELIST" }, { "result", "RESULT" },
-        { "result_abbrev", "RS" },  { "waitstatus", "WSTATUS" },
-        { "returncode", "RC" },     { "runtime", "RUNTIME" },
-        { "status", "STATUS" },     { "status_abbrev", "ST" },
-        { "t_submit", "T_SUBMIT" }, { "t_run", "T_RUN" },
-        { "t_inactive", "T_INACTIVE" },
-        { "contextual_time", "TIME" },
-        { "contextual_info", "INFO" },
-        { "exception.type", "EXCEPTION-TYPE" },
-        { "exception.note", "EXCEPTION-NOTE" },
+    static const struct {
+        const char *field, *hdr;
+    } map[] = {
+        {"id", "JOBID"},
+        {"userid", "UID"},
+        {"username", "USER"},
+        {"urgency", "URG"},
+        {"priority", "PRI"},
+        {"state", "STATE"},
+        {"state_single", "S"},
+        {"name", "NAME"},
+        {"queue", "QUEUE"},
+        {"ntasks", "NTASKS"},
+        {"ncores", "NCORES"},
+        {"duration", "DURATION"},
+        {"nnodes", "NNODES"},
+        {"ranks", "RANKS"},
+        {"nodelist", "NODELIST"},
+        {"result", "RESULT"},
+        {"result_abbrev", "RS"},
+        {"waitstatus", "WSTATUS"},
+        {"returncode", "RC"},
+        {"runtime", "RUNTIME"},
+        {"status", "STATUS"},
+        {"status_abbrev", "ST"},
+        {"t_submit", "T_SUBMIT"},
+        {"t_run", "T_RUN"},
+        {"t_inactive", "T_INACTIVE"},
+        {"contextual_time", "TIME"},
+        {"contextual_info", "INFO"},
+        {"exception.type", "EXCEPTION-TYPE"},
+        {"exception.note", "EXCEPTION-NOTE"},
     };
     for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++)
         if (!strcmp(f, map[i].field))
@@ -726,7 +737,7 @@ static json_t *parse_separated(const char *buf, size_t len,
 {
     struct flux_line *lines;
     size_t n = flux_split_lines(buf, len, &lines);
-    struct flux_table_hdr h = { 0 };
+    struct flux_table_hdr h = {0};
     json_t *jobs = json_array(), *res;
     int unknown = 0;
     char *errline = NULL;
@@ -783,9 +794,8 @@ static json_t *parse_separated(const char *buf, size_t len,
     return res;
 }
 
-json_t *flux_jobs_parse_format(const char *buf, size_t len,
-                               const char *format, const char **errkind,
-                               exa_error_t *err)
+json_t *flux_jobs_parse_format(const char *buf, size_t len, const char *format,
+                               const char **errkind, exa_error_t *err)
 {
     struct strvec fields = STRVEC_INIT;
     char sep = 0;
@@ -793,9 +803,9 @@ json_t *flux_jobs_parse_format(const char *buf, size_t len,
 
     if (!format && memchr(buf, 0x1f, len))
         format = FLUX_JOBS_STATUS_FORMAT;
-    if (!format || flux_jobs_format_fields(format, &fields, &sep) < 0
-        || sep == ' ' || sep == '\t' || sep == '\n'
-        || (sep && !memchr(buf, sep, len))) {
+    if (!format || flux_jobs_format_fields(format, &fields, &sep) < 0 ||
+        sep == ' ' || sep == '\t' || sep == '\n' ||
+        (sep && !memchr(buf, sep, len))) {
         strvec_clear(&fields);
         return parse_text(buf, len, errkind, err);
     }

@@ -20,8 +20,8 @@
 /* Old JSON state encoding (a bit per state, RFC 21 order). */
 static const char *json_state_name(const json_t *st)
 {
-    static const char *names[] = { "NEW",  "DEPEND",  "PRIORITY", "SCHED",
-                                   "RUN",  "CLEANUP", "INACTIVE" };
+    static const char *names[] = {"NEW", "DEPEND",  "PRIORITY", "SCHED",
+                                  "RUN", "CLEANUP", "INACTIVE"};
     if (json_is_string(st))
         return json_string_value(st);
     if (json_is_integer(st)) {
@@ -47,8 +47,8 @@ static json_t *job_from_json(const json_t *o)
     if ((v = json_object_get(o, "id")) && json_is_integer(v)) {
         id = (uint64_t)json_integer_value(v);
         have_id = 1;
-    } else if (json_is_string(v) && flux_jobid_parse(json_string_value(v),
-                                                      &id) == 0) {
+    } else if (json_is_string(v) &&
+               flux_jobid_parse(json_string_value(v), &id) == 0) {
         have_id = 1;
         if (!jobid)
             jobid = json_string_value(v);
@@ -94,22 +94,24 @@ static json_t *job_from_json(const json_t *o)
     if (sig >= 0)
         jx_set(job, "signal", json_integer(sig));
     v = json_object_get(o, "t_run");
-    jx_set(job, "start", json_is_number(v) && json_number_value(v) > 0
-                             ? jx_real(json_number_value(v))
-                             : json_null());
+    jx_set(job, "start",
+           json_is_number(v) && json_number_value(v) > 0
+               ? jx_real(json_number_value(v))
+               : json_null());
     v = json_object_get(o, "t_inactive");
-    jx_set(job, "end", json_is_number(v) && json_number_value(v) > 0
-                           ? jx_real(json_number_value(v))
-                           : json_null());
+    jx_set(job, "end",
+           json_is_number(v) && json_number_value(v) > 0
+               ? jx_real(json_number_value(v))
+               : json_null());
     v = json_object_get(o, "runtime");
     jx_set(job, "elapsed_s",
            json_is_number(v) && json_object_get(o, "t_run")
                ? jx_real(json_number_value(v))
                : json_null());
     v = json_object_get(o, "ngpus");
-    jx_set(job, "gpus", json_is_integer(v) ? json_integer(
-                                                 json_integer_value(v))
-                                           : json_null());
+    jx_set(job, "gpus",
+           json_is_integer(v) ? json_integer(json_integer_value(v))
+                              : json_null());
     v = json_object_get(o, "returncode");
     jx_set(job, "returncode",
            json_is_integer(v) ? json_integer(json_integer_value(v))
@@ -147,8 +149,8 @@ static json_t *job_from_json(const json_t *o)
     if (json_is_object(v) && json_is_true(json_object_get(v, "occurred")))
         jx_set(job, "exception",
                flux_exception_json(jx_get_str(v, "type", NULL),
-                              jx_get_int(v, "severity", -1),
-                              jx_get_str(v, "note", NULL)));
+                                   jx_get_int(v, "severity", -1),
+                                   jx_get_str(v, "note", NULL)));
     else
         jx_set(job, "exception", json_null());
     return job;
@@ -158,12 +160,11 @@ static void add_json_jobs(json_t *jobs, const json_t *doc)
 {
     size_t i;
     json_t *e;
-    const json_t *arr = json_is_object(doc) ? json_object_get(doc, "jobs")
-                                            : doc;
+    const json_t *arr =
+        json_is_object(doc) ? json_object_get(doc, "jobs") : doc;
     if (json_is_array(arr)) {
-        json_array_foreach(arr, i, e)
-            if (json_is_object(e))
-                json_array_append_new(jobs, job_from_json(e));
+        json_array_foreach(arr, i, e) if (json_is_object(e))
+            json_array_append_new(jobs, job_from_json(e));
     } else if (json_is_object(doc)) {
         json_array_append_new(jobs, job_from_json(doc));
     }
@@ -187,13 +188,12 @@ json_t *flux_jobs_json(const char *buf, size_t len, exa_error_t *err)
         for (size_t i = 0; i < n; i++) {
             if (flux_is_blank(lines[i].s, lines[i].len))
                 continue;
-            doc = json_loadb(lines[i].s, lines[i].len, JSON_DECODE_ANY,
-                             &jerr);
+            doc = json_loadb(lines[i].s, lines[i].len, JSON_DECODE_ANY, &jerr);
             if (!doc) {
                 free(lines);
                 json_decref(jobs);
-                exa_err(err, EXA_EPARSE,
-                        "flux jobs JSON line %zu: %s", i + 1, jerr.text);
+                exa_err(err, EXA_EPARSE, "flux jobs JSON line %zu: %s", i + 1,
+                        jerr.text);
                 return NULL;
             }
             add_json_jobs(jobs, doc);

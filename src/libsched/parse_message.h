@@ -14,9 +14,10 @@
 
 /*
  * The first non-blank line of buf[0..len) (buf may be NULL; a line ends
- * at a NUL byte too), blanks, tabs and CR trimmed, cut to at most max bytes at a UTF-8 character boundary
- * (max 0: no limit). Returns a malloc'ed string (the caller frees it),
- * or NULL when there is no non-blank line. Never fails otherwise.
+ * at a NUL byte too), blanks, tabs and CR trimmed, cut to at most max bytes at
+ * a UTF-8 character boundary (max 0: no limit). Returns a malloc'ed string (the
+ * caller frees it), or NULL when there is no non-blank line. Never fails
+ * otherwise.
  */
 char *tool_message(const char *buf, size_t len, size_t max);
 

@@ -29,8 +29,7 @@ static int all_digits_n(const char *s, size_t n)
  * Is line an id line? mode 1: "Submitted batch job N[ on cluster C]";
  * mode 2: exactly "N" or "N;C" (--parsable). Fills id/cluster.
  */
-static int sbatch_id_line(const char *line, int mode, char **id,
-                          char **cluster)
+static int sbatch_id_line(const char *line, int mode, char **id, char **cluster)
 {
     char *t = slurm_trim_dup(line);
     const char *rest;

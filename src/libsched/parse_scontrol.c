@@ -18,17 +18,26 @@
 #include "libutil/xalloc.h"
 
 static const struct slurm_name_role scontrol_names[] = {
-    { "JOBSTATE", R_STATE },    { "EXITCODE", R_EXIT },
-    { "STARTTIME", R_START },   { "ENDTIME", R_END },
-    { "SUBMITTIME", R_SUBMIT }, { "RUNTIME", R_ELAPSED },
-    { "TIMELIMIT", R_TIMELIMIT }, { "TRES", R_TRES_ALLOC },
-    { "NODELIST", R_NODELIST }, { "REASON", R_REASON },
-    { "PARTITION", R_PARTITION }, { "ACCOUNT", R_ACCOUNT },
-    { "JOBNAME", R_NAME },      { "NUMCPUS", R_NCPUS },
-    { "BATCHHOST", R_BATCHHOST }, { "NUMNODES", R_NODES },
-    { "TRESPERJOB", R_TRES_PER_JOB }, { "TRESPERNODE", R_TRES_PER_NODE },
-    { "STDOUT", R_STDOUT },
-    { NULL, R_IGNORE },
+    {"JOBSTATE", R_STATE},
+    {"EXITCODE", R_EXIT},
+    {"STARTTIME", R_START},
+    {"ENDTIME", R_END},
+    {"SUBMITTIME", R_SUBMIT},
+    {"RUNTIME", R_ELAPSED},
+    {"TIMELIMIT", R_TIMELIMIT},
+    {"TRES", R_TRES_ALLOC},
+    {"NODELIST", R_NODELIST},
+    {"REASON", R_REASON},
+    {"PARTITION", R_PARTITION},
+    {"ACCOUNT", R_ACCOUNT},
+    {"JOBNAME", R_NAME},
+    {"NUMCPUS", R_NCPUS},
+    {"BATCHHOST", R_BATCHHOST},
+    {"NUMNODES", R_NODES},
+    {"TRESPERJOB", R_TRES_PER_JOB},
+    {"TRESPERNODE", R_TRES_PER_NODE},
+    {"STDOUT", R_STDOUT},
+    {NULL, R_IGNORE},
 };
 
 /* Is s (at a blank boundary) the start of "Key="? */
@@ -37,8 +46,8 @@ static int key_start(const char *s, const char *end)
     const char *p = s;
     if (!isalpha((unsigned char)*p))
         return 0;
-    while (p < end && (isalnum((unsigned char)*p) || *p == '_' || *p == ':' ||
-                       *p == '/'))
+    while (p < end &&
+           (isalnum((unsigned char)*p) || *p == '_' || *p == ':' || *p == '/'))
         p++;
     return p < end && *p == '=';
 }
@@ -55,7 +64,7 @@ static void scontrol_one(const char *s, size_t len, struct slurm_jobs *jobs)
     const char *jobid = NULL, *ajid = NULL, *atid = NULL, *hjid = NULL,
                *hoff = NULL, *uid = NULL;
     struct slurm_job j;
-    struct slurm_row_ctx ctx = { 1, HOSTLIST_MAX_HOSTS, 0, NULL, NULL };
+    struct slurm_row_ctx ctx = {1, HOSTLIST_MAX_HOSTS, 0, NULL, NULL};
     size_t nf = 0;
 
     while (p < end) {

@@ -107,9 +107,13 @@ int slurm_valid_for(enum slurm_role r, const char *v)
 {
     double d;
     switch (r) {
-    case R_ID: return slurm_is_job_id(v);
-    case R_ID_RAW: return is_int(v);
-    case R_STATE: case R_STATE_COMPACT: return slurm_state_shaped(v);
+    case R_ID:
+        return slurm_is_job_id(v);
+    case R_ID_RAW:
+        return is_int(v);
+    case R_STATE:
+    case R_STATE_COMPACT:
+        return slurm_state_shaped(v);
     case R_EXIT: {
         const char *c = strchr(v, ':');
         if (!*v)
@@ -125,13 +129,22 @@ int slurm_valid_for(enum slurm_role r, const char *v)
             return ok;
         }
     }
-    case R_START: case R_END: case R_SUBMIT:
+    case R_START:
+    case R_END:
+    case R_SUBMIT:
         return slurm_none_token(v) || slurm_is_iso(v) || is_int(v);
-    case R_ELAPSED: case R_TIMELIMIT: case R_TIMELEFT: case R_TOTALCPU:
+    case R_ELAPSED:
+    case R_TIMELIMIT:
+    case R_TIMELEFT:
+    case R_TOTALCPU:
         return slurm_duration_parse(v, &d) >= 0;
-    case R_ELAPSED_RAW: case R_TIMELIMIT_RAW: case R_NCPUS: case R_NODES:
+    case R_ELAPSED_RAW:
+    case R_TIMELIMIT_RAW:
+    case R_NCPUS:
+    case R_NODES:
         return !*v || is_int(v) || slurm_duration_parse(v, &d) == 0;
-    case R_TRES_ALLOC: return !*v || strchr(v, '=') || slurm_none_token(v);
+    case R_TRES_ALLOC:
+        return !*v || strchr(v, '=') || slurm_none_token(v);
     case R_MAXRSS: {
         size_t n = strlen(v);
         if (!n)
@@ -143,7 +156,8 @@ int slurm_valid_for(enum slurm_role r, const char *v)
     }
     case R_PRIORITY:
         return !*v || parse_real_str(v, &d) == 0;
-    default: return 1;
+    default:
+        return 1;
     }
 }
 
@@ -334,8 +348,12 @@ void slurm_build_job(struct slurm_job *j, char **f, size_t nf,
             j->job_id_raw = xstrdup(v);
             j->have |= SJ_JOB_ID_RAW;
             break;
-        case R_STATE: state = v; break;
-        case R_STATE_COMPACT: state_c = v; break;
+        case R_STATE:
+            state = v;
+            break;
+        case R_STATE_COMPACT:
+            state_c = v;
+            break;
         case R_EXIT: {
             const char *c = strchr(v, ':');
             if (!*v || !slurm_valid_for(R_EXIT, v))
@@ -343,8 +361,7 @@ void slurm_build_job(struct slurm_job *j, char **f, size_t nf,
             {
                 int64_t e, g = 0;
                 const char *q = v, *vend = v + strlen(v);
-                if (parse_i64(&q, vend, &e) < 0 || e < INT_MIN ||
-                    e > INT_MAX)
+                if (parse_i64(&q, vend, &e) < 0 || e < INT_MIN || e > INT_MAX)
                     break; /* not an exit code that fits */
                 if (c && (parse_i64_str(c + 1, &g) < 0 || g < INT_MIN ||
                           g > INT_MAX))
@@ -358,8 +375,12 @@ void slurm_build_job(struct slurm_job *j, char **f, size_t nf,
             }
             break;
         }
-        case R_START: start = v; break;
-        case R_END: end = v; break;
+        case R_START:
+            start = v;
+            break;
+        case R_END:
+            end = v;
+            break;
         case R_SUBMIT:
             free(j->submit);
             j->submit = time_value(v);
@@ -399,7 +420,8 @@ void slurm_build_job(struct slurm_job *j, char **f, size_t nf,
             else
                 tres_node = v;
             break;
-        case R_NODES: case R_NNODES:
+        case R_NODES:
+        case R_NNODES:
             if (is_int(v)) {
                 nodes = count_of(v);
                 j->has_nnodes = 1;
@@ -424,7 +446,8 @@ void slurm_build_job(struct slurm_job *j, char **f, size_t nf,
             if (!slurm_none_token(v) && strcmp(v, "None assigned")) {
                 exa_error_t e = EXA_ERROR_INIT;
                 size_t cap = ctx->host_budget < HOSTLIST_MAX_HOSTS
-                                 ? ctx->host_budget : HOSTLIST_MAX_HOSTS;
+                                 ? ctx->host_budget
+                                 : HOSTLIST_MAX_HOSTS;
                 long n = cap ? hostlist_expand(v, &j->nodelist, cap, &e) : -1;
                 if (n < 0)
                     strvec_push(&j->nodelist, v);
@@ -512,7 +535,8 @@ void slurm_build_job(struct slurm_job *j, char **f, size_t nf,
             j->cluster = xstrdup(v);
             j->have |= SJ_CLUSTER;
             break;
-        default: break;
+        default:
+            break;
         }
     }
     /* two JOBID columns (%A and %i): the array/het form is the id */
@@ -535,8 +559,8 @@ void slurm_build_job(struct slurm_job *j, char **f, size_t nf,
     if (state_c && !*state_c)
         state_c = NULL;
     if (state || state_c)
-        j->state = slurm_job_state_normalize(state ? state : state_c,
-                                             &j->raw_state);
+        j->state =
+            slurm_job_state_normalize(state ? state : state_c, &j->raw_state);
     else if (ctx->state_filter && !has_state_col(roles, nroles))
         /* no state column, but the command asked for one state only
          * (squeue -t R): every row is in it */
@@ -629,8 +653,8 @@ json_t *slurm_job_to_json(const struct slurm_job *j, int is_step)
     if (j->has_elapsed && j->elapsed_s == (double)(long long)j->elapsed_s)
         jx_set(o, "elapsed_s", json_integer((long long)j->elapsed_s));
     else
-        jx_set(o, "elapsed_s", j->has_elapsed ? jx_real(j->elapsed_s)
-                                              : json_null());
+        jx_set(o, "elapsed_s",
+               j->has_elapsed ? jx_real(j->elapsed_s) : json_null());
     jx_set(o, "gpus", jx_int_or_null(j->has_gpus, j->gpus));
     if (is_step) {
         jx_set(o, "job_id", jx_str(j->job_id));
@@ -648,41 +672,49 @@ json_t *slurm_job_to_json(const struct slurm_job *j, int is_step)
             jx_set(o, "array_task_ids", a);
         }
         if (j->array_max_running)
-            jx_set(o, "array_max_running",
-                   json_integer(j->array_max_running));
+            jx_set(o, "array_max_running", json_integer(j->array_max_running));
     }
     if (j->het_job_id) {
         jx_set(o, "het_job_id", jx_str(j->het_job_id));
         jx_set(o, "het_offset", json_integer(j->het_offset));
     }
-    if (j->have & SJ_PARTITION) jx_set(o, "partition", jx_str(j->partition));
-    if (j->have & SJ_ACCOUNT) jx_set(o, "account", jx_str(j->account));
-    if (j->have & SJ_USER) jx_set(o, "user", jx_str(j->user));
-    if (j->have & SJ_NAME) jx_set(o, "name", jx_str(j->name));
-    if (j->have & SJ_REASON) jx_set(o, "reason", jx_str(j->reason));
+    if (j->have & SJ_PARTITION)
+        jx_set(o, "partition", jx_str(j->partition));
+    if (j->have & SJ_ACCOUNT)
+        jx_set(o, "account", jx_str(j->account));
+    if (j->have & SJ_USER)
+        jx_set(o, "user", jx_str(j->user));
+    if (j->have & SJ_NAME)
+        jx_set(o, "name", jx_str(j->name));
+    if (j->have & SJ_REASON)
+        jx_set(o, "reason", jx_str(j->reason));
     if (j->have & SJ_NODELIST) {
         json_t *a = json_array();
         for (size_t i = 0; i < j->nodelist.nr; i++)
             json_array_append_new(a, jx_str(j->nodelist.v[i]));
         jx_set(o, "nodelist", a);
     }
-    if (j->have & SJ_NCPUS) jx_set(o, "ncpus", json_integer(j->ncpus));
+    if (j->have & SJ_NCPUS)
+        jx_set(o, "ncpus", json_integer(j->ncpus));
     if (j->have & SJ_TIME_LIMIT)
         jx_set(o, "time_limit_s",
                jx_int_or_null(j->has_time_limit, j->time_limit_s));
     if (j->have & SJ_TIME_LEFT)
         jx_set(o, "time_left_s",
                jx_int_or_null(j->has_time_left, j->time_left_s));
-    if (j->have & SJ_SUBMIT) jx_set(o, "submit", jx_str(j->submit));
+    if (j->have & SJ_SUBMIT)
+        jx_set(o, "submit", jx_str(j->submit));
     if (j->have & SJ_TOTAL_CPU)
         jx_set(o, "total_cpu_s",
                j->has_total_cpu ? jx_real(j->total_cpu_s) : json_null());
-    if (j->have & SJ_MAX_RSS) jx_set(o, "max_rss", jx_str(j->max_rss));
+    if (j->have & SJ_MAX_RSS)
+        jx_set(o, "max_rss", jx_str(j->max_rss));
     if (j->have & SJ_BATCH_HOST)
         jx_set(o, "batch_host", jx_str(j->batch_host));
     if (j->have & SJ_JOB_ID_RAW)
         jx_set(o, "job_id_raw", jx_str(j->job_id_raw));
-    if (j->have & SJ_CLUSTER) jx_set(o, "cluster", jx_str(j->cluster));
+    if (j->have & SJ_CLUSTER)
+        jx_set(o, "cluster", jx_str(j->cluster));
     return o;
 }
 

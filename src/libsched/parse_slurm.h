@@ -25,12 +25,12 @@
  * --delimiter=SLURM_SACCT_DELIMITER -o SLURM_SACCT_FIELDS` (header kept).
  * sinfo: `sinfo -N -o SLURM_SINFO_FORMAT` (header kept).
  */
-#define SLURM_SQUEUE_FORMAT                                              \
-    "\x1e%i\x1f%T\x1f%M\x1f%l\x1f%L\x1f%S\x1f%e\x1f%V\x1f%D\x1f%C\x1f%P\x1f" \
+#define SLURM_SQUEUE_FORMAT                                                    \
+    "\x1e%i\x1f%T\x1f%M\x1f%l\x1f%L\x1f%S\x1f%e\x1f%V\x1f%D\x1f%C\x1f%P\x1f"   \
     "%a\x1f%u\x1f%j\x1f%r\x1f%N\x1f%b"
 #define SLURM_SACCT_DELIMITER "\x1f"
-#define SLURM_SACCT_FIELDS                                               \
-    "JobID,JobIDRaw,State,ExitCode,Start,End,Submit,ElapsedRaw,AllocTRES," \
+#define SLURM_SACCT_FIELDS                                                     \
+    "JobID,JobIDRaw,State,ExitCode,Start,End,Submit,ElapsedRaw,AllocTRES,"     \
     "NodeList,Partition,Account,User,JobName,NCPUS,TimelimitRaw"
 #define SLURM_SINFO_FORMAT "%N|%c|%m|%G|%T|%P|%C"
 
@@ -51,52 +51,75 @@ int slurm_job_state_terminal(const char *normalized);
 
 /* Optional fields a record carries (set when the column was printed). */
 enum slurm_job_have {
-    SJ_PARTITION = 1 << 0, SJ_ACCOUNT = 1 << 1, SJ_USER = 1 << 2,
-    SJ_NAME = 1 << 3, SJ_REASON = 1 << 4, SJ_NODELIST = 1 << 5,
-    SJ_NCPUS = 1 << 6, SJ_TIME_LIMIT = 1 << 7, SJ_TIME_LEFT = 1 << 8,
-    SJ_SUBMIT = 1 << 9, SJ_TOTAL_CPU = 1 << 10, SJ_MAX_RSS = 1 << 11,
-    SJ_BATCH_HOST = 1 << 12, SJ_JOB_ID_RAW = 1 << 13, SJ_CLUSTER = 1 << 14,
+    SJ_PARTITION = 1 << 0,
+    SJ_ACCOUNT = 1 << 1,
+    SJ_USER = 1 << 2,
+    SJ_NAME = 1 << 3,
+    SJ_REASON = 1 << 4,
+    SJ_NODELIST = 1 << 5,
+    SJ_NCPUS = 1 << 6,
+    SJ_TIME_LIMIT = 1 << 7,
+    SJ_TIME_LEFT = 1 << 8,
+    SJ_SUBMIT = 1 << 9,
+    SJ_TOTAL_CPU = 1 << 10,
+    SJ_MAX_RSS = 1 << 11,
+    SJ_BATCH_HOST = 1 << 12,
+    SJ_JOB_ID_RAW = 1 << 13,
+    SJ_CLUSTER = 1 << 14,
 };
 
 struct slurm_job {
-    char *id;               /* as printed: 123, 123_4, 123_[5-9%2], 93+0 */
-    char *job_id, *step;    /* steps only: "846_0", "batch" */
+    char *id;            /* as printed: 123, 123_4, 123_[5-9%2], 93+0 */
+    char *job_id, *step; /* steps only: "846_0", "batch" */
     char *array_job_id, *array_task; /* "1080", "[5-1024]" or "4" */
-    long long *array_task_ids; size_t n_array_task_ids; /* NULL: not a range */
-    long long array_task_count;      /* 0: not a range */
-    long long array_max_running;     /* 0: no %N throttle */
-    char *het_job_id;       long long het_offset; /* het_job_id NULL: none */
-    const char *state;      /* normalized (static); NULL: no state column */
-    char *raw_state;        /* NULL: no state column */
-    int has_exit;  int exit_code;
-    int has_signal; int signal;
+    long long *array_task_ids;
+    size_t n_array_task_ids;     /* NULL: not a range */
+    long long array_task_count;  /* 0: not a range */
+    long long array_max_running; /* 0: no %N throttle */
+    char *het_job_id;
+    long long het_offset; /* het_job_id NULL: none */
+    const char *state;    /* normalized (static); NULL: no state column */
+    char *raw_state;      /* NULL: no state column */
+    int has_exit;
+    int exit_code;
+    int has_signal;
+    int signal;
     char *start, *end, *submit; /* ISO as printed, or UTC "...Z" from epoch */
-    int has_elapsed;  double elapsed_s;
-    int has_gpus;     long long gpus;
-    unsigned have;          /* enum slurm_job_have */
-    char *partition, *account, *user, *name, *reason, *batch_host,
-         *job_id_raw, *max_rss, *cluster;
+    int has_elapsed;
+    double elapsed_s;
+    int has_gpus;
+    long long gpus;
+    unsigned have; /* enum slurm_job_have */
+    char *partition, *account, *user, *name, *reason, *batch_host, *job_id_raw,
+        *max_rss, *cluster;
     struct strvec nodelist; /* expanded hostlist */
     long long ncpus;
-    int has_time_limit; long long time_limit_s;
-    int has_time_left;  long long time_left_s;
-    int has_total_cpu;  double total_cpu_s;
-    int has_nnodes;     long long nnodes; /* NODES, NNodes, NumNodes */
-    char *std_out;      /* scontrol StdOut= path; NULL when not printed
-                         * (not part of the FORMAT.md JSON) */
+    int has_time_limit;
+    long long time_limit_s;
+    int has_time_left;
+    long long time_left_s;
+    int has_total_cpu;
+    double total_cpu_s;
+    int has_nnodes;
+    long long nnodes; /* NODES, NNodes, NumNodes */
+    char *std_out;    /* scontrol StdOut= path; NULL when not printed
+                       * (not part of the FORMAT.md JSON) */
 };
 
 struct slurm_rec_error {
-    long record;            /* 1-based data record */
-    const char *kind;       /* "field_count_mismatch" */
+    long record;      /* 1-based data record */
+    const char *kind; /* "field_count_mismatch" */
     long expected_fields, got_fields;
-    char *id;               /* job id if readable, else NULL */
+    char *id; /* job id if readable, else NULL */
 };
 
 struct slurm_jobs {
-    struct slurm_job *jobs;   size_t njobs, jobs_alloc;
-    struct slurm_job *steps;  size_t nsteps, steps_alloc;
-    struct slurm_rec_error *errors; size_t nerrors, errors_alloc;
+    struct slurm_job *jobs;
+    size_t njobs, jobs_alloc;
+    struct slurm_job *steps;
+    size_t nsteps, steps_alloc;
+    struct slurm_rec_error *errors;
+    size_t nerrors, errors_alloc;
 };
 
 /*
@@ -169,8 +192,8 @@ json_t *slurm_job_to_json(const struct slurm_job *job, int is_step);
 json_t *slurm_jobs_to_json(const struct slurm_jobs *jobs, int with_steps);
 
 struct sbatch_result {
-    char *job_id;       /* "519605" */
-    char *cluster;      /* NULL when not printed */
+    char *job_id;           /* "519605" */
+    char *cluster;          /* NULL when not printed */
     struct strvec warnings; /* non-blank lines other than the id line */
 };
 

@@ -15,15 +15,40 @@
 
 /* What a column (or scontrol key) holds; R_IGNORE: not read. */
 enum slurm_role {
-    R_IGNORE, R_ID, R_ID_RAW, R_STATE, R_STATE_COMPACT, R_EXIT, R_START,
-    R_END, R_SUBMIT, R_ELAPSED, R_ELAPSED_RAW, R_TRES_ALLOC, R_TRES_PER_JOB,
-    R_TRES_PER_NODE, R_NODES, R_NODELIST, R_NODELIST_REASON, R_REASON,
-    R_PARTITION, R_ACCOUNT, R_USER, R_NAME, R_NCPUS, R_TIMELIMIT,
-    R_TIMELIMIT_RAW, R_TIMELEFT, R_TOTALCPU, R_MAXRSS, R_BATCHHOST,
-    R_CLUSTER, R_PRIORITY,
-    R_NNODES,  /* sacct NNodes: recorded like R_NODES, value shape unchecked
-                * so headerless layout guessing is unchanged */
-    R_STDOUT,  /* scontrol StdOut= */
+    R_IGNORE,
+    R_ID,
+    R_ID_RAW,
+    R_STATE,
+    R_STATE_COMPACT,
+    R_EXIT,
+    R_START,
+    R_END,
+    R_SUBMIT,
+    R_ELAPSED,
+    R_ELAPSED_RAW,
+    R_TRES_ALLOC,
+    R_TRES_PER_JOB,
+    R_TRES_PER_NODE,
+    R_NODES,
+    R_NODELIST,
+    R_NODELIST_REASON,
+    R_REASON,
+    R_PARTITION,
+    R_ACCOUNT,
+    R_USER,
+    R_NAME,
+    R_NCPUS,
+    R_TIMELIMIT,
+    R_TIMELIMIT_RAW,
+    R_TIMELEFT,
+    R_TOTALCPU,
+    R_MAXRSS,
+    R_BATCHHOST,
+    R_CLUSTER,
+    R_PRIORITY,
+    R_NNODES, /* sacct NNodes: recorded like R_NODES, value shape unchecked
+               * so headerless layout guessing is unchanged */
+    R_STDOUT, /* scontrol StdOut= */
 };
 
 /* Upper-case header name -> role; tables end with a NULL name. */
@@ -34,16 +59,16 @@ struct slurm_name_role {
 
 /* A well-known headerless field list; arrays end with NULL fields. */
 struct slurm_layout {
-    char sep;            /* ' ' for blank-separated only, 0 for any */
-    const char *fields;  /* header names separated by single spaces */
+    char sep;           /* ' ' for blank-separated only, 0 for any */
+    const char *fields; /* header names separated by single spaces */
 };
 
 /* Per-parse state slurm_build_job reads and updates. */
 struct slurm_row_ctx {
-    int squeue;          /* apply squeue's projected-time rules */
-    size_t host_budget;  /* node names left to expand in this parse */
-    int delimited;       /* cells printed between separators (or at fixed
-                          * widths): an empty one is "", not absent */
+    int squeue;               /* apply squeue's projected-time rules */
+    size_t host_budget;       /* node names left to expand in this parse */
+    int delimited;            /* cells printed between separators (or at fixed
+                               * widths): an empty one is "", not absent */
     const unsigned char *cut; /* this row's slurm_row.cut, or NULL */
     const char *state_filter; /* the command's one-state filter (squeue
                                * -t R), or NULL */

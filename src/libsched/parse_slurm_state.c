@@ -16,18 +16,18 @@
 static const struct {
     const char *lng, *cmp, *norm;
 } job_states[] = {
-    { "PENDING", "PD", "PENDING" },       { "REQUEUED", "RQ", "PENDING" },
-    { "REQUEUE_HOLD", "RH", "PENDING" },  { "REQUEUE_FED", "RF", "PENDING" },
-    { "RESV_DEL_HOLD", "RD", "PENDING" }, { "SPECIAL_EXIT", "SE", "PENDING" },
-    { "CONFIGURING", "CF", "PENDING" },   { "RUNNING", "R", "RUNNING" },
-    { "COMPLETING", "CG", "RUNNING" },    { "STAGE_OUT", "SO", "RUNNING" },
-    { "SIGNALING", "SI", "RUNNING" },     { "RESIZING", "RS", "RUNNING" },
-    { "SUSPENDED", "S", "SUSPENDED" },    { "STOPPED", "ST", "SUSPENDED" },
-    { "COMPLETED", "CD", "COMPLETED" },   { "FAILED", "F", "FAILED" },
-    { "OUT_OF_MEMORY", "OOM", "FAILED" }, { "NODE_FAIL", "NF", "FAILED" },
-    { "BOOT_FAIL", "BF", "FAILED" },      { "PREEMPTED", "PR", "FAILED" },
-    { "CANCELLED", "CA", "CANCELLED" },   { "REVOKED", "RV", "CANCELLED" },
-    { "TIMEOUT", "TO", "TIMEOUT" },       { "DEADLINE", "DL", "TIMEOUT" },
+    {"PENDING", "PD", "PENDING"},       {"REQUEUED", "RQ", "PENDING"},
+    {"REQUEUE_HOLD", "RH", "PENDING"},  {"REQUEUE_FED", "RF", "PENDING"},
+    {"RESV_DEL_HOLD", "RD", "PENDING"}, {"SPECIAL_EXIT", "SE", "PENDING"},
+    {"CONFIGURING", "CF", "PENDING"},   {"RUNNING", "R", "RUNNING"},
+    {"COMPLETING", "CG", "RUNNING"},    {"STAGE_OUT", "SO", "RUNNING"},
+    {"SIGNALING", "SI", "RUNNING"},     {"RESIZING", "RS", "RUNNING"},
+    {"SUSPENDED", "S", "SUSPENDED"},    {"STOPPED", "ST", "SUSPENDED"},
+    {"COMPLETED", "CD", "COMPLETED"},   {"FAILED", "F", "FAILED"},
+    {"OUT_OF_MEMORY", "OOM", "FAILED"}, {"NODE_FAIL", "NF", "FAILED"},
+    {"BOOT_FAIL", "BF", "FAILED"},      {"PREEMPTED", "PR", "FAILED"},
+    {"CANCELLED", "CA", "CANCELLED"},   {"REVOKED", "RV", "CANCELLED"},
+    {"TIMEOUT", "TO", "TIMEOUT"},       {"DEADLINE", "DL", "TIMEOUT"},
 };
 #define NSTATES (sizeof(job_states) / sizeof(job_states[0]))
 

@@ -106,11 +106,25 @@ static int free_text(enum slurm_role r)
 static int role_typed(enum slurm_role r)
 {
     switch (r) {
-    case R_ID: case R_ID_RAW: case R_STATE: case R_STATE_COMPACT:
-    case R_EXIT: case R_START: case R_END: case R_SUBMIT: case R_ELAPSED:
-    case R_TIMELIMIT: case R_TIMELEFT: case R_TOTALCPU: case R_ELAPSED_RAW:
-    case R_TIMELIMIT_RAW: case R_NCPUS: case R_NODES: case R_TRES_ALLOC:
-    case R_MAXRSS: case R_PRIORITY:
+    case R_ID:
+    case R_ID_RAW:
+    case R_STATE:
+    case R_STATE_COMPACT:
+    case R_EXIT:
+    case R_START:
+    case R_END:
+    case R_SUBMIT:
+    case R_ELAPSED:
+    case R_TIMELIMIT:
+    case R_TIMELEFT:
+    case R_TOTALCPU:
+    case R_ELAPSED_RAW:
+    case R_TIMELIMIT_RAW:
+    case R_NCPUS:
+    case R_NODES:
+    case R_TRES_ALLOC:
+    case R_MAXRSS:
+    case R_PRIORITY:
         return 1;
     default:
         return 0;
@@ -191,7 +205,7 @@ static int column_extents(const struct slurm_table *t, size_t n, size_t *ext)
 {
     size_t seen = 0, s0[128], e0[128];
     size_t lo[128], hi[128];
-    int svar[128] = { 0 }, evar[128] = { 0 };
+    int svar[128] = {0}, evar[128] = {0};
     if (n > 128)
         return -1;
     for (size_t r = 0; r < t->nrows && seen < 2000; r++) {
@@ -328,8 +342,13 @@ static int typed_shape(const char *v)
 static int free_role(enum slurm_role r)
 {
     switch (r) {
-    case R_REASON: case R_NODELIST_REASON: case R_NODELIST:
-    case R_PARTITION: case R_USER: case R_ACCOUNT: case R_NAME:
+    case R_REASON:
+    case R_NODELIST_REASON:
+    case R_NODELIST:
+    case R_PARTITION:
+    case R_USER:
+    case R_ACCOUNT:
+    case R_NAME:
         return 1;
     default:
         return 0;
@@ -422,52 +441,53 @@ static size_t headerless_roles(const struct slurm_table *t,
     if (!t->nrows)
         return 0;
     for (int pass = 0; pass < 2; pass++)
-    for (size_t li = 0; layouts[li].fields; li++) {
-        size_t n, bad = 0;
-        int ok = 1, tail, full = 0;
-        size_t ext[512];
-        int have_ext;
-        if (layouts[li].sep && layouts[li].sep != t->sep)
-            continue;
-        n = layout_roles(layouts[li].fields, tbl, roles, max);
-        tail = t->sep == ' ' && free_text(roles[n - 1]);
-        have_ext = t->sep == ' ' && n <= 128 && column_extents(t, n, ext) == 0;
-        for (size_t r = 0; r < check && ok; r++) {
-            const struct slurm_row *row = &t->rows[r];
-            int row_ok = 1;
-            if (pass == 1 && row->nf != n && t->sep == ' ') {
-                long map[128];
-                char **c = place_by_offsets(have_ext ? ext : NULL, row,
-                                            roles, n);
-                if (c)
-                    free_cells(c, n);
-                else if (row->nf > n ||
-                         align_tokens(roles, n, row->f, row->nf, map) < 0)
-                    row_ok = 0;
-            } else if (row->nf != n && !(tail && row->nf > n)) {
-                row_ok = 0;
-            } else {
-                full = 1;
-                for (size_t k = 0; k < n && row_ok; k++) {
-                    if (k == n - 1 && tail && row->nf > n)
-                        continue;
-                    if (!slurm_valid_for(roles[k], row->f[k]))
+        for (size_t li = 0; layouts[li].fields; li++) {
+            size_t n, bad = 0;
+            int ok = 1, tail, full = 0;
+            size_t ext[512];
+            int have_ext;
+            if (layouts[li].sep && layouts[li].sep != t->sep)
+                continue;
+            n = layout_roles(layouts[li].fields, tbl, roles, max);
+            tail = t->sep == ' ' && free_text(roles[n - 1]);
+            have_ext =
+                t->sep == ' ' && n <= 128 && column_extents(t, n, ext) == 0;
+            for (size_t r = 0; r < check && ok; r++) {
+                const struct slurm_row *row = &t->rows[r];
+                int row_ok = 1;
+                if (pass == 1 && row->nf != n && t->sep == ' ') {
+                    long map[128];
+                    char **c =
+                        place_by_offsets(have_ext ? ext : NULL, row, roles, n);
+                    if (c)
+                        free_cells(c, n);
+                    else if (row->nf > n ||
+                             align_tokens(roles, n, row->f, row->nf, map) < 0)
                         row_ok = 0;
+                } else if (row->nf != n && !(tail && row->nf > n)) {
+                    row_ok = 0;
+                } else {
+                    full = 1;
+                    for (size_t k = 0; k < n && row_ok; k++) {
+                        if (k == n - 1 && tail && row->nf > n)
+                            continue;
+                        if (!slurm_valid_for(roles[k], row->f[k]))
+                            row_ok = 0;
+                    }
                 }
+                /* a stray row (a job name with a blank) must not sink a
+                 * layout every other row fits; it is reported, not guessed */
+                if (!row_ok && (pass == 0 || ++bad * 10 > check))
+                    ok = 0;
             }
-            /* a stray row (a job name with a blank) must not sink a
-             * layout every other row fits; it is reported, not guessed */
-            if (!row_ok && (pass == 0 || ++bad * 10 > check))
+            if (ok && full && !layout_plausible(t, roles, n, check))
                 ok = 0;
+            if (ok && full) {
+                *merge_tail = tail;
+                layout_matched = 1;
+                return n;
+            }
         }
-        if (ok && full && !layout_plausible(t, roles, n, check))
-            ok = 0;
-        if (ok && full) {
-            *merge_tail = tail;
-            layout_matched = 1;
-            return n;
-        }
-    }
     /* guess from the values: id and state from the first row, times and
      * durations from the shape of each column over every full row */
     {
@@ -476,8 +496,8 @@ static size_t headerless_roles(const struct slurm_table *t,
         int have_id = 0, have_state = 0, have_exit = 0, nts = 0, nd = 0;
         int is_squeue = tbl == slurm_squeue_names;
         size_t ts[4];
-        static const enum slurm_role squeue_durs[] = { R_ELAPSED, R_TIMELIMIT,
-                                                 R_TIMELEFT };
+        static const enum slurm_role squeue_durs[] = {R_ELAPSED, R_TIMELIMIT,
+                                                      R_TIMELEFT};
         for (size_t k = 0; k < n; k++) {
             const char *v = row->f[k];
             char shape = column_shape(t, k, row->nf);
@@ -486,8 +506,8 @@ static size_t headerless_roles(const struct slurm_table *t,
                 roles[k] = R_ID;
                 have_id = 1;
             } else if (!have_state &&
-                       strcmp(slurm_job_state_normalize(v, NULL),
-                              "UNKNOWN") && strlen(v) > 2) {
+                       strcmp(slurm_job_state_normalize(v, NULL), "UNKNOWN") &&
+                       strlen(v) > 2) {
                 roles[k] = R_STATE;
                 have_state = 1;
             } else if (!have_state && is_squeue && slurm_compact_state(v)) {
@@ -511,8 +531,8 @@ static size_t headerless_roles(const struct slurm_table *t,
                 nd++;
             } else if (strstr(v, "cpu=")) {
                 roles[k] = R_TRES_ALLOC;
-            } else if (is_squeue && (!strncmp(v, "gres/", 5) ||
-                                     !strncmp(v, "gres:", 5))) {
+            } else if (is_squeue &&
+                       (!strncmp(v, "gres/", 5) || !strncmp(v, "gres:", 5))) {
                 roles[k] = R_TRES_PER_NODE;
             }
         }
@@ -556,7 +576,7 @@ int slurm_parse_table(const char *buf, size_t len, struct slurm_jobs *jobs,
     enum slurm_role roles[128];
     size_t nroles = 0;
     int merge_tail = 0;
-    struct slurm_row_ctx ctx = { !is_sacct, HOST_BUDGET, 0, NULL, NULL };
+    struct slurm_row_ctx ctx = {!is_sacct, HOST_BUDGET, 0, NULL, NULL};
     size_t ext[512];
     int have_ext = 0;
 
@@ -582,12 +602,11 @@ int slurm_parse_table(const char *buf, size_t len, struct slurm_jobs *jobs,
         }
     } else {
         nroles = headerless_roles(&t, layouts, tbl, roles, 128, &merge_tail);
-        if (t.sep != ' ' && t.nrows && !t.not_all_trailing &&
-            !layout_matched) {
+        if (t.sep != ' ' && t.nrows && !t.not_all_trailing && !layout_matched) {
             /* every line ends with the separator: sacct -p, not -P */
             slurm_table_drop_trailing(&t);
-            nroles = headerless_roles(&t, layouts, tbl, roles, 128,
-                                      &merge_tail);
+            nroles =
+                headerless_roles(&t, layouts, tbl, roles, 128, &merge_tail);
         }
     }
     have_ext = t.sep == ' ' && nroles && nroles <= 128 &&
@@ -629,8 +648,8 @@ int slurm_parse_table(const char *buf, size_t len, struct slurm_jobs *jobs,
             }
         }
         if (t.sep == ' ' && nf != nroles && !row->sliced && nroles) {
-            char **c = place_by_offsets(have_ext ? ext : NULL, row, roles,
-                                        nroles);
+            char **c =
+                place_by_offsets(have_ext ? ext : NULL, row, roles, nroles);
             if (c) {
                 slurm_build_job(&j, c, nroles, roles, nroles, &ctx);
                 free_cells(c, nroles);
@@ -659,7 +678,7 @@ int slurm_parse_table(const char *buf, size_t len, struct slurm_jobs *jobs,
         } else {
             slurm_build_job(&j, f, nf, roles, nroles, &ctx);
         }
-built:
+    built:
         if (is_sacct && j.id && strchr(j.id, '.')) {
             const char *dot = strchr(j.id, '.');
             j.job_id = xstrndup(j.id, (size_t)(dot - j.id));

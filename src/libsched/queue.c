@@ -58,8 +58,8 @@ int sched_queue(struct sched *s, struct sched_queue *out, exa_error_t *err)
 int sched_slurm_queue(struct sched *s, struct sched_queue *out,
                       exa_error_t *err)
 {
-    static const char *const argv[] = {
-        "squeue", "-h", "-o", "%i|%P|%j|%u|%T|%M|%l|%D|%R|%b", NULL};
+    static const char *const argv[] = {"squeue", "-h", "-o",
+                                       "%i|%P|%j|%u|%T|%M|%l|%D|%R|%b", NULL};
     struct transport_result r = TRANSPORT_RESULT_INIT;
     struct slurm_jobs sj;
     const char *kind = NULL;
@@ -100,8 +100,7 @@ out:
     return rc;
 }
 
-int sched_flux_queue(struct sched *s, struct sched_queue *out,
-                     exa_error_t *err)
+int sched_flux_queue(struct sched *s, struct sched_queue *out, exa_error_t *err)
 {
     static const char *const argv[] = {"flux", "jobs", "-A", NULL};
     struct transport_result r = TRANSPORT_RESULT_INIT;
@@ -144,8 +143,7 @@ static int cmp_job(const void *a, const void *b)
     return strcmp(x->id ? x->id : "", y->id ? y->id : "");
 }
 
-int sched_mock_queue(struct sched *s, struct sched_queue *out,
-                     exa_error_t *err)
+int sched_mock_queue(struct sched *s, struct sched_queue *out, exa_error_t *err)
 {
     const char *dir = sched_mock_dir(s);
     DIR *d = opendir(dir);

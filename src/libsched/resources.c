@@ -97,11 +97,16 @@ int sched_resources_from_env(struct sched_resources *r, exa_error_t *err)
     static const struct {
         const char *key, *suffix;
     } map[] = {
-        { "partition", "PARTITION" }, { "qos", "QOS" },
-        { "account", "ACCOUNT" },     { "constraint", "CONSTRAINT" },
-        { "time", "TIME" },           { "nodes", "NODES" },
-        { "ntasks", "NTASKS" },       { "cpus_per_task", "CPUS" },
-        { "mem", "MEM" },             { "gpus", "GPUS" },
+        {"partition", "PARTITION"},
+        {"qos", "QOS"},
+        {"account", "ACCOUNT"},
+        {"constraint", "CONSTRAINT"},
+        {"time", "TIME"},
+        {"nodes", "NODES"},
+        {"ntasks", "NTASKS"},
+        {"cpus_per_task", "CPUS"},
+        {"mem", "MEM"},
+        {"gpus", "GPUS"},
     };
     char name[64];
 
@@ -109,16 +114,26 @@ int sched_resources_from_env(struct sched_resources *r, exa_error_t *err)
         const char *k = map[i].key, *v;
         int unset;
 
-        if (!strcmp(k, "partition")) unset = !r->partition;
-        else if (!strcmp(k, "qos")) unset = !r->qos;
-        else if (!strcmp(k, "account")) unset = !r->account;
-        else if (!strcmp(k, "constraint")) unset = !r->constraint;
-        else if (!strcmp(k, "time")) unset = !r->time;
-        else if (!strcmp(k, "mem")) unset = !r->mem;
-        else if (!strcmp(k, "nodes")) unset = !r->nodes;
-        else if (!strcmp(k, "ntasks")) unset = !r->ntasks;
-        else if (!strcmp(k, "cpus_per_task")) unset = !r->cpus_per_task;
-        else unset = !r->gpus;
+        if (!strcmp(k, "partition"))
+            unset = !r->partition;
+        else if (!strcmp(k, "qos"))
+            unset = !r->qos;
+        else if (!strcmp(k, "account"))
+            unset = !r->account;
+        else if (!strcmp(k, "constraint"))
+            unset = !r->constraint;
+        else if (!strcmp(k, "time"))
+            unset = !r->time;
+        else if (!strcmp(k, "mem"))
+            unset = !r->mem;
+        else if (!strcmp(k, "nodes"))
+            unset = !r->nodes;
+        else if (!strcmp(k, "ntasks"))
+            unset = !r->ntasks;
+        else if (!strcmp(k, "cpus_per_task"))
+            unset = !r->cpus_per_task;
+        else
+            unset = !r->gpus;
         if (!unset)
             continue;
         xsnprintf(name, sizeof(name), "EXAMLOPS_HPC_%s", map[i].suffix);
@@ -241,14 +256,16 @@ int sched_flux_slots(long ntasks, long nodes, long gpus, long *slots,
     if (nodes > 0 && n < nodes)
         return exa_err(err, EXA_EUSAGE,
                        "ntasks %ld is fewer than nodes %ld: flux needs a "
-                       "slot on every node", n, nodes);
+                       "slot on every node",
+                       n, nodes);
     if (gpus <= 0)
         return 0;
     if (gpus % n)
         return exa_err(err, EXA_EUSAGE,
                        "gpus %ld cannot be split over %ld flux slots: flux -g "
                        "is per slot (ask a multiple of %ld GPUs, or ntasks "
-                       "dividing %ld)", gpus, n, n, gpus);
+                       "dividing %ld)",
+                       gpus, n, n, gpus);
     *gpus_per_slot = gpus / n;
     return 0;
 }

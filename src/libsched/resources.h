@@ -17,14 +17,17 @@
 
 struct sched_resources {
     char *partition, *qos, *account, *constraint;
-    char *time;      /* sbatch --time syntax: M, M:S, H:M:S, D-H[:M[:S]] */
-    char *mem;       /* sbatch --mem syntax: 16G, 500M */
-    char *job_name;  /* user part of the name; the run id is appended */
-    char *array;     /* sbatch --array syntax: 0-9%2, 1,3,5 */
+    char *time;     /* sbatch --time syntax: M, M:S, H:M:S, D-H[:M[:S]] */
+    char *mem;      /* sbatch --mem syntax: 16G, 500M */
+    char *job_name; /* user part of the name; the run id is appended */
+    char *array;    /* sbatch --array syntax: 0-9%2, 1,3,5 */
     long nodes, ntasks, cpus_per_task, gpus; /* 0: not asked */
-    int hold;        /* submit held (sbatch --hold, flux --urgency=0) */
+    int hold; /* submit held (sbatch --hold, flux --urgency=0) */
 };
-#define SCHED_RESOURCES_INIT { 0 }
+#define SCHED_RESOURCES_INIT                                                   \
+    {                                                                          \
+        0                                                                      \
+    }
 
 /* Free r's strings and reset it to SCHED_RESOURCES_INIT (r not freed). */
 void sched_resources_release(struct sched_resources *r);
@@ -78,8 +81,8 @@ int sched_flux_slots(long ntasks, long nodes, long gpus, long *slots,
                      long *gpus_per_slot, exa_error_t *err);
 
 /*
- * Append the flux-batch(1)/flux-submit(1) flags: --queue (qos, else partition is
- * dropped), --bank only when accounting is 1, --requires, then the slot
+ * Append the flux-batch(1)/flux-submit(1) flags: --queue (qos, else partition
+ * is dropped), --bank only when accounting is 1, --requires, then the slot
  * shape of sched_flux_slots(): [-N nodes] -n slots [-c cpus] [-g per slot],
  * -t <seconds>s, --urgency=0 for hold. Dropped keys
  * (mem, partition, array throttle) add a line to warnings. accounting:

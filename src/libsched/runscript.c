@@ -95,14 +95,13 @@ int runscript_write(const char *path, const char *text, exa_error_t *err)
     return 0;
 fail_fd:
     close(fd);
-fail:
-    {
-        int e = errno;
-        unlink(tmp);
-        free(tmp);
-        return exa_err(err, EXA_ECONFIG, "cannot write '%s': %s", path,
-                       strerror(e));
-    }
+fail : {
+    int e = errno;
+    unlink(tmp);
+    free(tmp);
+    return exa_err(err, EXA_ECONFIG, "cannot write '%s': %s", path,
+                   strerror(e));
+}
 }
 
 char *runscript_log_pattern(const char *sched, const char *remote_dir,

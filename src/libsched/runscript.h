@@ -15,10 +15,10 @@
 #include "libutil/strbuf.h"
 
 struct runscript {
-    const char *title;              /* comment line; may be NULL */
-    const char *remote_dir;         /* `cd` here first (made if missing) */
-    const char *const *env;         /* "NAME=VALUE" exports; may be NULL */
-    const char *const *argv;        /* payload, NULL-terminated, non-empty */
+    const char *title;       /* comment line; may be NULL */
+    const char *remote_dir;  /* `cd` here first (made if missing) */
+    const char *const *env;  /* "NAME=VALUE" exports; may be NULL */
+    const char *const *argv; /* payload, NULL-terminated, non-empty */
 };
 
 /*

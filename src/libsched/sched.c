@@ -20,8 +20,8 @@
 #include "libutil/xalloc.h"
 
 static const char *const state_names[] = {
-    "PENDING", "RUNNING", "SUSPENDED", "COMPLETED",
-    "FAILED",  "CANCELLED", "TIMEOUT", "UNKNOWN",
+    "PENDING", "RUNNING",   "SUSPENDED", "COMPLETED",
+    "FAILED",  "CANCELLED", "TIMEOUT",   "UNKNOWN",
 };
 
 const char *sched_state_name(enum sched_state s)
@@ -239,7 +239,7 @@ int sched_fetch_tail(struct sched *s, const char *remote, size_t max_bytes,
                      struct strbuf *out, exa_error_t *err)
 {
     char nbuf[32];
-    const char *argv[] = { "tail", "-c", nbuf, "--", remote, NULL };
+    const char *argv[] = {"tail", "-c", nbuf, "--", remote, NULL};
     struct transport_result res = TRANSPORT_RESULT_INIT;
     int rc = -1;
 
@@ -339,7 +339,7 @@ char *sched_remote_jobdir(struct sched *s, const char *run_id, exa_error_t *err)
     if (base && *base)
         return xstrfmt("%s/%s", base, run_id);
     if (!strcmp(s->t->ops->kind, "ssh")) {
-        const char *argv[] = { "printenv", "HOME", NULL };
+        const char *argv[] = {"printenv", "HOME", NULL};
         struct transport_result res = TRANSPORT_RESULT_INIT;
         if (transport_run_ok(s->t, argv, NULL, 0, &res, err) < 0) {
             transport_result_release(&res);
@@ -347,8 +347,8 @@ char *sched_remote_jobdir(struct sched *s, const char *run_id, exa_error_t *err)
         }
         strbuf_trim(&res.out);
         if (res.out.buf[0] != '/') {
-            exa_err(err, EXA_ETRANSPORT, "cannot find the home directory on '%s'",
-                    s->t->host);
+            exa_err(err, EXA_ETRANSPORT,
+                    "cannot find the home directory on '%s'", s->t->host);
             transport_result_release(&res);
             return NULL;
         }

@@ -59,27 +59,27 @@ struct sched_job {
     char submit[40];        /* ISO-8601 as printed, or epoch seconds (Flux) */
     char start[40];
     char end[40];
-    long long elapsed_s;    /* -1 unknown */
-    int gpus;               /* allocated GPUs, -1 unknown */
-    int cpus;               /* allocated CPUs, -1 unknown */
-    int nodes;              /* allocated nodes, -1 unknown */
+    long long elapsed_s; /* -1 unknown */
+    int gpus;            /* allocated GPUs, -1 unknown */
+    int cpus;            /* allocated CPUs, -1 unknown */
+    int nodes;           /* allocated nodes, -1 unknown */
 };
 /* Reset j to "nothing known" for id. */
 void sched_job_init(struct sched_job *j, const char *id);
 
 struct sched_submit_req {
-    const char *script_path;  /* local run.sh to stage (see runscript.h) */
-    const char *remote_dir;   /* directory on the cluster: run.sh and logs */
-    const char *run_id;       /* [A-Za-z0-9_-]+, goes into the job name */
+    const char *script_path; /* local run.sh to stage (see runscript.h) */
+    const char *remote_dir;  /* directory on the cluster: run.sh and logs */
+    const char *run_id;      /* [A-Za-z0-9_-]+, goes into the job name */
     const struct sched_resources *res; /* may be NULL */
 };
 
 struct sched_submit_result {
-    char job_id[128];   /* first (or only) id */
-    char cluster[64];   /* `N;cluster` from sbatch --parsable, else "" */
-    int reused;         /* 1 when a lost reply was recovered by name lookup */
-    int attempts;       /* submit commands issued (1 normally) */
-    struct strvec ids;  /* every id (Flux --cc arrays give several) */
+    char job_id[128];  /* first (or only) id */
+    char cluster[64];  /* `N;cluster` from sbatch --parsable, else "" */
+    int reused;        /* 1 when a lost reply was recovered by name lookup */
+    int attempts;      /* submit commands issued (1 normally) */
+    struct strvec ids; /* every id (Flux --cc arrays give several) */
     struct strvec warnings;
 };
 /* Free r's ids and warnings (sched_submit() initialises r, also on
@@ -89,7 +89,7 @@ void sched_submit_result_release(struct sched_submit_result *r);
 /* One job of a scheduler's queue as `exa hpc queue` shows it. Strings
  * owned, NULL when the scheduler did not say. */
 struct sched_queue_job {
-    char *id;        /* "123", "123_4", "ƒ2TR77Ao1" */
+    char *id; /* "123", "123_4", "ƒ2TR77Ao1" */
     char *name;
     char *user;
     char *state;     /* normalized: PENDING, RUNNING, ... (FORMAT.md) */
@@ -132,21 +132,21 @@ struct sched_ops {
 
 struct sched {
     const struct sched_ops *ops;
-    struct transport *t;     /* borrowed; outlives s */
-    long long sacct_since;   /* epoch seconds for sacct -S; 0: now-7days */
-    int submit_attempts;     /* max submit tries after lost replies (3) */
-    int flux_accounting;     /* -1 unknown (probed once), 0 no, 1 yes */
-    int slurm_accounting;    /* -1 unknown, 0 sacct unusable, 1 works */
-    char *mock_dir;          /* mock: where job records live */
-    size_t sacct_chunk_bytes;/* max bytes of ids per sacct/squeue (96 KiB) */
-    size_t log_max_bytes;    /* logs keep at most this many trailing bytes
-                                (SCHED_LOG_MAX_DEFAULT) */
-    int log_truncated;       /* set by sched_logs/sched_fetch_tail: 1 when
-                                the log was longer than log_max_bytes */
-    int batch_failed;        /* set by sched_status_batch: 1 when one of
-                                its queries failed (see
-                                sched_status_failed) */
-    exa_error_t batch_err;   /* the first such failure */
+    struct transport *t;      /* borrowed; outlives s */
+    long long sacct_since;    /* epoch seconds for sacct -S; 0: now-7days */
+    int submit_attempts;      /* max submit tries after lost replies (3) */
+    int flux_accounting;      /* -1 unknown (probed once), 0 no, 1 yes */
+    int slurm_accounting;     /* -1 unknown, 0 sacct unusable, 1 works */
+    char *mock_dir;           /* mock: where job records live */
+    size_t sacct_chunk_bytes; /* max bytes of ids per sacct/squeue (96 KiB) */
+    size_t log_max_bytes;     /* logs keep at most this many trailing bytes
+                                 (SCHED_LOG_MAX_DEFAULT) */
+    int log_truncated;        /* set by sched_logs/sched_fetch_tail: 1 when
+                                 the log was longer than log_max_bytes */
+    int batch_failed;         /* set by sched_status_batch: 1 when one of
+                                 its queries failed (see
+                                 sched_status_failed) */
+    exa_error_t batch_err;    /* the first such failure */
     void *priv;
 };
 
@@ -154,7 +154,8 @@ struct sched {
  * New adapter of kind "slurm", "flux" or "mock" over transport t
  * (borrowed). NULL with err (EXA_EUSAGE) for another name.
  */
-struct sched *sched_new(const char *kind, struct transport *t, exa_error_t *err);
+struct sched *sched_new(const char *kind, struct transport *t,
+                        exa_error_t *err);
 /*
  * The kind the environment asks for: EXAMLOPS_HPC_SCHEDULER, else the
  * legacy EXAMLOPS_SLURM_MODE (`real`/`slurm` -> slurm, `mock` -> mock),
@@ -210,8 +211,8 @@ int sched_submit(struct sched *s, const struct sched_submit_req *req,
  *          read by parse_flux.h
  *   mock   reads the records, runs nothing
  * Times in out are as the scheduler prints them (Slurm ISO-8601 local),
- * or UTC "...Z" (Flux, converted from epoch seconds; mock); absurd values are left
- * empty. Returns 0, or -1 with err (the transport's) only when no command
+ * or UTC "...Z" (Flux, converted from epoch seconds; mock); absurd values are
+ * left empty. Returns 0, or -1 with err (the transport's) only when no command
  * could be run at all.
  */
 int sched_status_batch(struct sched *s, const char *const *ids, size_t n,
@@ -235,10 +236,11 @@ void sched_note_failure(struct sched *s, const exa_error_t *err);
 
 /*
  * Cancel job id: `scancel -- ID` (scancel(1)), `flux cancel -- ID`
- * (flux-cancel(1)): the id after `--`, never an option; mock marks a held (PENDING) record CANCELLED, and a
- * finished one is left as it is. Returns 0, or -1 with err: EXA_ESCHED
- * when the command exits non-zero ("'scancel' on 'HOST' exited 1: ..."),
- * EXA_ENOTFOUND for an unknown mock id, the transport's code otherwise.
+ * (flux-cancel(1)): the id after `--`, never an option; mock marks a held
+ * (PENDING) record CANCELLED, and a finished one is left as it is. Returns 0,
+ * or -1 with err: EXA_ESCHED when the command exits non-zero ("'scancel' on
+ * 'HOST' exited 1: ..."), EXA_ENOTFOUND for an unknown mock id, the transport's
+ * code otherwise.
  */
 int sched_cancel(struct sched *s, const char *id, exa_error_t *err);
 
@@ -251,8 +253,9 @@ int sched_cancel(struct sched *s, const char *id, exa_error_t *err);
  * record, and Flux reads flux batch's default `flux-<ƒid>.out` in the
  * job's submit cwd (`flux jobs --json ID`; never `flux job attach`,
  * which prints nothing for a batch job); Flux's <id> in a file name is
- * the ƒ-prefixed F58 form {{id}} expands to. Returns 0, or -1 with err: EXA_ENOTFOUND when the log (or the
- * job) does not exist, EXA_ESCHED/EXA_ETRANSPORT otherwise.
+ * the ƒ-prefixed F58 form {{id}} expands to. Returns 0, or -1 with err:
+ * EXA_ENOTFOUND when the log (or the job) does not exist,
+ * EXA_ESCHED/EXA_ETRANSPORT otherwise.
  */
 int sched_logs(struct sched *s, const char *id, const char *remote_dir,
                struct strbuf *out, exa_error_t *err);
@@ -288,12 +291,14 @@ const char *sched_name(const struct sched *s);
  * the target (asked over the transport for ssh), then "/<run_id>".
  * malloc'ed, or NULL with err.
  */
-char *sched_remote_jobdir(struct sched *s, const char *run_id, exa_error_t *err);
+char *sched_remote_jobdir(struct sched *s, const char *run_id,
+                          exa_error_t *err);
 
 /* A fresh run id: 12 lower-case hex digits from /dev/urandom. */
 void sched_new_run_id(char out[13]);
 
-/* Job name carrying the run id: "exa-<run_id>", or "<job_name>.exa-<run_id>". */
+/* Job name carrying the run id: "exa-<run_id>", or "<job_name>.exa-<run_id>".
+ */
 char *sched_job_name(const char *job_name, const char *run_id);
 
 /* Exposed for tests: split ids into chunks whose comma-joined length stays
@@ -329,9 +334,9 @@ int sched_fetch_file(struct sched *s, const char *remote, struct strbuf *out,
  * tracked twice. For adapters.
  */
 struct sched_idmap {
-    size_t cap;        /* slots, a power of two */
-    long *slot;        /* index into ids, -1 empty */
-    long *next;        /* next index with the same key, -1 end */
+    size_t cap; /* slots, a power of two */
+    long *slot; /* index into ids, -1 empty */
+    long *next; /* next index with the same key, -1 end */
     const char *const *ids;
     const char *(*key)(const char *);
 };

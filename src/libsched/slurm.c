@@ -128,11 +128,16 @@ static int job_from_record(const struct slurm_job *r, enum rec_src src,
 static int state_rank(enum sched_state s)
 {
     switch (s) {
-    case SCHED_FAILED: return 6;
-    case SCHED_CANCELLED: return 5;
-    case SCHED_TIMEOUT: return 4;
-    case SCHED_COMPLETED: return 3;
-    default: return 0;
+    case SCHED_FAILED:
+        return 6;
+    case SCHED_CANCELLED:
+        return 5;
+    case SCHED_TIMEOUT:
+        return 4;
+    case SCHED_COMPLETED:
+        return 3;
+    default:
+        return 0;
     }
 }
 
@@ -162,7 +167,8 @@ static void merge_child(struct sched_job *j, const struct sched_job *c,
     } else if (live_c && live_j) {
         if (c->state == SCHED_RUNNING)
             j->state = SCHED_RUNNING;
-    } else if (!live_c && !live_j && state_rank(c->state) > state_rank(j->state)) {
+    } else if (!live_c && !live_j &&
+               state_rank(c->state) > state_rank(j->state)) {
         j->state = c->state;
         memcpy(j->raw_state, c->raw_state, sizeof(j->raw_state));
     }
@@ -265,7 +271,7 @@ static int slurm_status_batch(struct sched *s, const char *const *ids, size_t n,
 {
     struct strvec chunks = STRVEC_INIT, left = STRVEC_INIT;
     struct transport_result res = TRANSPORT_RESULT_INIT;
-    struct tracked tk = { ids, n, xcalloc(n, sizeof(struct merged)), { 0 } };
+    struct tracked tk = {ids, n, xcalloc(n, sizeof(struct merged)), {0}};
     exa_error_t e1 = EXA_ERROR_INIT;
     int asked = 0, rc = 0;
     char since[40];
@@ -274,8 +280,8 @@ static int slurm_status_batch(struct sched *s, const char *const *ids, size_t n,
     /* 1. squeue for every id. */
     sched_chunk_ids(ids, n, s->sacct_chunk_bytes, &chunks);
     for (size_t c = 0; c < chunks.nr; c++) {
-        const char *argv[] = { "squeue", "-j", chunks.v[c], "-o", squeue_fmt,
-                               NULL };
+        const char *argv[] = {"squeue", "-j",       chunks.v[c],
+                              "-o",     squeue_fmt, NULL};
         if (transport_run(s->t, argv, NULL, 0, 0, &res, &e1) < 0) {
             sched_note_failure(s, &e1);
             continue; /* this poll learns nothing from squeue */
@@ -300,9 +306,10 @@ static int slurm_status_batch(struct sched *s, const char *const *ids, size_t n,
         since_arg(s, since, sizeof(since));
         sched_chunk_ids(left.v, left.nr, s->sacct_chunk_bytes, &chunks);
         for (size_t c = 0; c < chunks.nr; c++) {
-            const char *argv[] = { "sacct", "-X", "--parsable2",
-                                   "--delimiter=" US, "-S", since, "-j",
-                                   chunks.v[c], "-o", sacct_fields, NULL };
+            const char *argv[] = {
+                "sacct", "-X",         "--parsable2", "--delimiter=" US,
+                "-S",    since,        "-j",          chunks.v[c],
+                "-o",    sacct_fields, NULL};
             if (transport_run(s->t, argv, NULL, 0, 0, &res, &e1) < 0) {
                 sched_note_failure(s, &e1);
                 continue;
@@ -326,7 +333,7 @@ static int slurm_status_batch(struct sched *s, const char *const *ids, size_t n,
 
     /* 3. No accounting: the controller's memory of finished jobs. */
     if (left.nr && s->slurm_accounting == 0) {
-        const char *argv[] = { "scontrol", "show", "job", "-o", NULL };
+        const char *argv[] = {"scontrol", "show", "job", "-o", NULL};
         if (transport_run(s->t, argv, NULL, 0, 0, &res, &e1) == 0) {
             asked = 1;
             if (res.rc != 0) {
@@ -367,8 +374,10 @@ static int parse_submit(const struct transport_result *res, const char *host,
                              res->err.len, &sr, NULL) < 0) {
         exa_err(err, EXA_ESCHED, "sbatch on '%s' printed no job id", host);
     } else if (strlen(sr.job_id) >= sizeof(r->job_id)) {
-        exa_err(err, EXA_ESCHED, "sbatch on '%s' printed a job id of %zu "
-                "bytes", host, strlen(sr.job_id));
+        exa_err(err, EXA_ESCHED,
+                "sbatch on '%s' printed a job id of %zu "
+                "bytes",
+                host, strlen(sr.job_id));
     } else {
         copy_cut(r->job_id, sizeof(r->job_id), sr.job_id);
         if (sr.cluster)
@@ -408,7 +417,7 @@ static int lookup_by_name(struct sched *s, const char *name, char **id,
 
     *id = NULL;
     {
-        const char *argv[] = { "squeue", namearg, "-o", "%i", NULL };
+        const char *argv[] = {"squeue", namearg, "-o", "%i", NULL};
         if (transport_run(s->t, argv, NULL, 0, 0, &res, err) == 0 &&
             res.rc == 0) {
             asked = 1;
@@ -416,9 +425,9 @@ static int lookup_by_name(struct sched *s, const char *name, char **id,
         }
     }
     if (!*id) {
-        const char *argv[] = { "sacct", "-X", "--parsable2", "--delimiter=" US,
-                               namearg, "-S", "now-1days", "-o", "JobID",
-                               NULL };
+        const char *argv[] = {"sacct", "-X", "--parsable2", "--delimiter=" US,
+                              namearg, "-S", "now-1days",   "-o",
+                              "JobID", NULL};
         if (transport_run(s->t, argv, NULL, 0, 0, &res, err) == 0 &&
             res.rc == 0) {
             asked = 1;
@@ -436,7 +445,8 @@ static int slurm_submit(struct sched *s, const struct sched_submit_req *req,
     struct strvec argv = STRVEC_INIT;
     struct transport_result res = TRANSPORT_RESULT_INIT;
     char *script = xstrfmt("%s/run.sh", req->remote_dir);
-    char *name = sched_job_name(req->res ? req->res->job_name : NULL, req->run_id);
+    char *name =
+        sched_job_name(req->res ? req->res->job_name : NULL, req->run_id);
     char *o = runscript_log_pattern("slurm", req->remote_dir, "out");
     char *e = runscript_log_pattern("slurm", req->remote_dir, "err");
     int rc = -1;
@@ -480,12 +490,13 @@ static int slurm_submit(struct sched *s, const struct sched_submit_req *req,
             exa_error_t pe = EXA_ERROR_INIT;
             const char *msg = "", *rest;
             if (sbatch_parse_streams(NULL, 0, res.err.buf, res.err.len, &sr,
-                                     &pe) < 0 && res.err.len)
+                                     &pe) < 0 &&
+                res.err.len)
                 msg = pe.text;
             if (skip_prefix(msg, "sbatch: error: ", &rest))
                 msg = rest;
-            exa_err(err, EXA_ESCHED, "sbatch on '%s' exited %d: %s",
-                    s->t->host, res.rc, msg);
+            exa_err(err, EXA_ESCHED, "sbatch on '%s' exited %d: %s", s->t->host,
+                    res.rc, msg);
             sbatch_result_free(&sr);
             goto out;
         }
@@ -507,7 +518,7 @@ out:
 
 static int slurm_cancel(struct sched *s, const char *id, exa_error_t *err)
 {
-    const char *argv[] = { "scancel", "--", id, NULL };
+    const char *argv[] = {"scancel", "--", id, NULL};
     struct transport_result res = TRANSPORT_RESULT_INIT;
     int rc = transport_run_ok(s->t, argv, NULL, 0, &res, err);
 
@@ -557,7 +568,7 @@ static int slurm_logs(struct sched *s, const char *id, const char *remote_dir,
     }
     /* No recorded directory: ask the controller where StdOut went. */
     {
-        const char *argv[] = { "scontrol", "show", "job", "-o", id, NULL };
+        const char *argv[] = {"scontrol", "show", "job", "-o", id, NULL};
         struct transport_result res = TRANSPORT_RESULT_INIT;
         struct slurm_jobs jobs;
         const char *kind;
@@ -568,8 +579,8 @@ static int slurm_logs(struct sched *s, const char *id, const char *remote_dir,
             return -1;
         }
         memset(&jobs, 0, sizeof(jobs));
-        if (scontrol_jobs_parse(res.out.buf, res.out.len, &jobs, &kind,
-                                NULL) == 0)
+        if (scontrol_jobs_parse(res.out.buf, res.out.len, &jobs, &kind, NULL) ==
+            0)
             for (size_t i = 0; i < jobs.njobs && !so; i++)
                 if (jobs.jobs[i].std_out && *jobs.jobs[i].std_out)
                     so = xstrdup(jobs.jobs[i].std_out);
@@ -584,8 +595,8 @@ static int slurm_logs(struct sched *s, const char *id, const char *remote_dir,
 }
 
 static const struct sched_ops slurm_ops = {
-    "slurm", slurm_submit, slurm_status_batch, slurm_cancel, slurm_logs, NULL,
-    sched_slurm_queue,
+    "slurm",    slurm_submit, slurm_status_batch, slurm_cancel,
+    slurm_logs, NULL,         sched_slurm_queue,
 };
 
 void sched_slurm_init(struct sched *s)

@@ -66,15 +66,15 @@ static char *trim_dup(struct slurm_table *t, const char *s, size_t n)
 }
 
 /* Split blank-separated tokens of line (len bytes) into fields. */
-static size_t split_blanks(struct slurm_table *t, const char *line,
-                           size_t len, char ***out)
+static size_t split_blanks(struct slurm_table *t, const char *line, size_t len,
+                           char ***out)
 {
     char **v = NULL;
     size_t n = 0, alloc = 0, i = 0;
     while (i < len) {
         size_t j;
-        while (i < len && (line[i] == ' ' || line[i] == '\t' ||
-                           line[i] == '\r'))
+        while (i < len &&
+               (line[i] == ' ' || line[i] == '\t' || line[i] == '\r'))
             i++;
         if (i >= len)
             break;
@@ -156,8 +156,7 @@ static int free_text_col(const char *name)
     char u[64];
     upper_name(name, u, sizeof(u));
     return !strcmp(u, "REASON") || !strcmp(u, "NODELIST(REASON)") ||
-           !strcmp(u, "COMMENT") || !strcmp(u, "NAME") ||
-           !strcmp(u, "STATE");
+           !strcmp(u, "COMMENT") || !strcmp(u, "NAME") || !strcmp(u, "STATE");
 }
 
 /* Cut line at column starts (ncols of them, starts[0] == 0). */
@@ -258,9 +257,9 @@ static const char *head4(const char *p, size_t n)
 
 int slurm_error_line(const char *p, size_t l)
 {
-    static const char *const tools[] = { "sinfo: ", "squeue: ", "sacct: ",
-                                         "scontrol: ", "sbatch: ", "srun: ",
-                                         "sacctmgr: ", NULL };
+    static const char *const tools[] = {
+        "sinfo: ",  "squeue: ", "sacct: ",    "scontrol: ",
+        "sbatch: ", "srun: ",   "sacctmgr: ", NULL};
     static const char needle[] = "Unable to contact slurm controller";
     while (l && (*p == ' ' || *p == '\t')) {
         p++;
@@ -440,12 +439,11 @@ int slurm_table_split(const char *buf, size_t len, slurm_hdr_known_f known,
                 size_t i = 0, k = 0;
                 r->off = xcalloc(2 * nf, sizeof(size_t));
                 while (i < l && k < nf) {
-                    while (i < l && (p[i] == ' ' || p[i] == '\t' ||
-                                     p[i] == '\r'))
+                    while (i < l &&
+                           (p[i] == ' ' || p[i] == '\t' || p[i] == '\r'))
                         i++;
                     r->off[2 * k] = i;
-                    while (i < l && p[i] != ' ' && p[i] != '\t' &&
-                           p[i] != '\r')
+                    while (i < l && p[i] != ' ' && p[i] != '\t' && p[i] != '\r')
                         i++;
                     r->off[2 * k + 1] = i;
                     k++;
@@ -492,8 +490,8 @@ static void hdr_from_spec(struct slurm_table *t, const struct cmd_spec *spec)
 {
     t->hdr = xcalloc(spec->ncols, sizeof(*t->hdr));
     for (size_t i = 0; i < spec->ncols; i++)
-        t->hdr[i] = arena_strndup(t, spec->cols[i].name,
-                                  strlen(spec->cols[i].name));
+        t->hdr[i] =
+            arena_strndup(t, spec->cols[i].name, strlen(spec->cols[i].name));
     t->nhdr = spec->ncols;
 }
 
@@ -564,20 +562,19 @@ static int cells_are_header(char **f, size_t nf, const struct cmd_spec *spec,
     char u[64];
     for (size_t i = 0; i < nf; i++) {
         upper_name(f[i], u, sizeof(u));
-        if (i < spec->ncols && !strncasecmp(u, spec->cols[i].name, strlen(u))
-            && *u)
+        if (i < spec->ncols && !strncasecmp(u, spec->cols[i].name, strlen(u)) &&
+            *u)
             same++;
         if (known(u))
             nknown++;
     }
-    return nf && (same == nf || (nknown * 2 >= nf && known((
-                      upper_name(f[0], u, sizeof(u)), u))));
+    return nf && (same == nf || (nknown * 2 >= nf &&
+                                 known((upper_name(f[0], u, sizeof(u)), u))));
 }
 
-int slurm_table_split_spec(const char *buf, size_t len,
-                           slurm_hdr_known_f known,
-                           const struct cmd_spec *spec,
-                           struct slurm_table *t, exa_error_t *err)
+int slurm_table_split_spec(const char *buf, size_t len, slurm_hdr_known_f known,
+                           const struct cmd_spec *spec, struct slurm_table *t,
+                           exa_error_t *err)
 {
     const char *p = buf, *end = buf + len;
     char rec_sep = '\n';

@@ -14,23 +14,23 @@
 #include "libutil/error.h"
 
 struct slurm_row {
-    char **f;       /* fields, trimmed; the strings belong to the table */
+    char **f; /* fields, trimmed; the strings belong to the table */
     size_t nf;
-    size_t ntokens; /* blank-separated tokens before any column slicing */
-    int sliced;     /* 1 when fields came from header column offsets */
-    size_t *off;    /* blank-separated rows: [start, end) byte offsets of
-                     * each token in the line (2 * nf entries); else NULL */
+    size_t ntokens;     /* blank-separated tokens before any column slicing */
+    int sliced;         /* 1 when fields came from header column offsets */
+    size_t *off;        /* blank-separated rows: [start, end) byte offsets of
+                         * each token in the line (2 * nf entries); else NULL */
     unsigned char *cut; /* rows cut by a command's widths: cut[k] = 1 when
                          * cell k filled its width (the value may have
                          * been truncated); else NULL */
 };
 
 struct slurm_table {
-    char **hdr;     /* header names as printed (trimmed), or NULL */
+    char **hdr; /* header names as printed (trimmed), or NULL */
     size_t nhdr;
     struct slurm_row *rows;
     size_t nrows, alloc;
-    char sep;       /* '|', 0x1F, ',' or ' ' */
+    char sep;             /* '|', 0x1F, ',' or ' ' */
     int trailing_sep;     /* header ended with sep (sacct -p): dropped */
     int not_all_trailing; /* some row does not end with an empty field */
     void *arena;          /* storage of every field string (private) */
@@ -82,16 +82,14 @@ int slurm_table_split(const char *buf, size_t len, slurm_hdr_known_f known,
  * recognised and skipped). spec NULL or without columns: exactly
  * slurm_table_split. Same return convention.
  */
-int slurm_table_split_spec(const char *buf, size_t len,
-                           slurm_hdr_known_f known,
-                           const struct cmd_spec *spec,
-                           struct slurm_table *t, exa_error_t *err);
+int slurm_table_split_spec(const char *buf, size_t len, slurm_hdr_known_f known,
+                           const struct cmd_spec *spec, struct slurm_table *t,
+                           exa_error_t *err);
 
 /* Free everything t owns; t is zeroed. */
 void slurm_table_free(struct slurm_table *t);
 
 /* Index of the first header column named name (case-insensitive), or -1. */
 long slurm_table_col(const struct slurm_table *t, const char *name);
-
 
 #endif

@@ -43,9 +43,11 @@ int tracker_opts_from_env(struct tracker_opts *o, exa_error_t *err)
         char *end;
         long n = strtol(u, &end, 10);
         if (*end || n < 1 || n > 1000000)
-            return exa_err(err, EXA_ECONFIG,
-                           "EXAMLOPS_SLURM_MAX_UNKNOWN_POLLS must be a positive "
-                           "integer, not '%s'", u);
+            return exa_err(
+                err, EXA_ECONFIG,
+                "EXAMLOPS_SLURM_MAX_UNKNOWN_POLLS must be a positive "
+                "integer, not '%s'",
+                u);
         o->max_unknown = (int)n;
     }
     return 0;
@@ -146,10 +148,13 @@ int tracker_wait(struct sched *s, const char *const *ids, size_t n,
             ferr = berr;
         } else if (failures) {
             if (o->outage) {
-                struct tracker_outage ev = {0, outage_since, failures, 0,
-                                            subprocess_now() + slept -
-                                                outage_t0,
-                                            NULL};
+                struct tracker_outage ev = {
+                    0,
+                    outage_since,
+                    failures,
+                    0,
+                    subprocess_now() + slept - outage_t0,
+                    NULL};
                 o->outage(o->arg, &ev);
             }
             failures = 0;
@@ -189,8 +194,8 @@ int tracker_wait(struct sched *s, const char *const *ids, size_t n,
         if (delay > o->max_wait_s - elapsed)
             delay = o->max_wait_s - elapsed > 0 ? o->max_wait_s - elapsed : 0;
         if (failures && o->outage) {
-            struct tracker_outage ev = {1,     outage_since, failures,
-                                        delay, 0,            &ferr};
+            struct tracker_outage ev = {1, outage_since, failures, delay,
+                                        0, &ferr};
             o->outage(o->arg, &ev);
         }
         sleep_fn(o->arg, delay);

@@ -61,10 +61,10 @@ int tracker_opts_from_env(struct tracker_opts *o, exa_error_t *err);
 /*
  * Poll until every job in ids[0..n) is terminal. out (caller-owned, n
  * entries): out[i] holds the last status of ids[i] (also on failure);
- * *polls (may be NULL) the number of sched_status_batch() rounds. Returns 0 when all are terminal
- * (whatever their state), -1 with err: EXA_ETIMEOUT when the deadline
- * passed ("N job(s) not terminal after S s: ID...", with "; the scheduler
- * has been unreachable since HH:MM:SS UTC: ERROR" when an outage was
+ * *polls (may be NULL) the number of sched_status_batch() rounds. Returns 0
+ * when all are terminal (whatever their state), -1 with err: EXA_ETIMEOUT when
+ * the deadline passed ("N job(s) not terminal after S s: ID...", with "; the
+ * scheduler has been unreachable since HH:MM:SS UTC: ERROR" when an outage was
  * still on), EXA_ENOTFOUND when the scheduler answered max_unknown polls
  * in a row without knowing a job ("job 'ID' not known to the scheduler
  * after 5 consecutive polls").

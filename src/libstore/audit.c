@@ -14,7 +14,7 @@
 #include "libutil/strbuf.h"
 #include "libutil/xalloc.h"
 
-#define ZERO_HASH                                                           \
+#define ZERO_HASH                                                              \
     "0000000000000000000000000000000000000000000000000000000000000000"
 
 void audit_hash(const char *prev_hash, const char *ts, const char *source,
@@ -68,16 +68,15 @@ static int head_advance(store_t *st, const char *hex, exa_error_t *err)
 }
 
 int audit_append(store_t *st, const char *source, const char *actor,
-                 const char *action, const char *target,
-                 const json_t *details, exa_error_t *err)
+                 const char *action, const char *target, const json_t *details,
+                 exa_error_t *err)
 {
-    return audit_record(st, source, actor, action, target, details, NULL,
-                        err);
+    return audit_record(st, source, actor, action, target, details, NULL, err);
 }
 
 int audit_record(store_t *st, const char *source, const char *actor,
-                 const char *action, const char *target,
-                 const json_t *details, char hash_out[65], exa_error_t *err)
+                 const char *action, const char *target, const json_t *details,
+                 char hash_out[65], exa_error_t *err)
 {
     sqlite3_stmt *stmt;
     char prev[65], hex[65], ts[32];
@@ -89,7 +88,8 @@ int audit_record(store_t *st, const char *source, const char *actor,
     xsnprintf(prev, sizeof(prev), "%s", ZERO_HASH);
     stmt = store_prepare(st,
                          "SELECT hash FROM audit_events ORDER BY id DESC "
-                         "LIMIT 1", err);
+                         "LIMIT 1",
+                         err);
     if (!stmt)
         return -1;
     if (sqlite3_step(stmt) == SQLITE_ROW)
@@ -104,7 +104,8 @@ int audit_record(store_t *st, const char *source, const char *actor,
     stmt = store_prepare(st,
                          "INSERT INTO audit_events (ts, source, actor, "
                          "action, target, details, prev_hash, hash) VALUES "
-                         "(?,?,?,?,?,?,?,?)", err);
+                         "(?,?,?,?,?,?,?,?)",
+                         err);
     if (!stmt)
         goto out;
     store_bind_text(stmt, 1, ts);
@@ -217,8 +218,8 @@ int audit_verify(store_t *st, long long *count, long long *bad_id,
         if (!c[6] || strcmp(c[6], prev) || !c[7] || strcmp(c[7], hex)) {
             if (bad_id)
                 *bad_id = id;
-            rc = exa_err(err, EXA_EFAIL,
-                         "audit chain broken at event %lld: %s", id,
+            rc = exa_err(err, EXA_EFAIL, "audit chain broken at event %lld: %s",
+                         id,
                          (!c[6] || strcmp(c[6], prev))
                              ? "prev_hash does not link to the previous event"
                              : "hash does not match the event's contents");
@@ -255,7 +256,7 @@ char *audit_actor(void)
 
 /* ---- reading events ---- */
 
-#define EVENT_COLS                                                          \
+#define EVENT_COLS                                                             \
     "id, ts, source, actor, action, target, details, prev_hash, hash"
 
 static char *col(sqlite3_stmt *s, int i)

@@ -27,8 +27,8 @@
  * 0 or -1 with err (EXA_ECONFIG).
  */
 int audit_append(store_t *st, const char *source, const char *actor,
-                 const char *action, const char *target,
-                 const json_t *details, exa_error_t *err);
+                 const char *action, const char *target, const json_t *details,
+                 exa_error_t *err);
 
 /*
  * audit_append that also copies the new event's hash (64 lower-case hex
@@ -36,8 +36,8 @@ int audit_append(store_t *st, const char *source, const char *actor,
  * to it (clusters.audit_hash). Same contract otherwise.
  */
 int audit_record(store_t *st, const char *source, const char *actor,
-                 const char *action, const char *target,
-                 const json_t *details, char hash_out[65], exa_error_t *err);
+                 const char *action, const char *target, const json_t *details,
+                 char hash_out[65], exa_error_t *err);
 
 /* One stored event; strings owned (NULL for SQL NULL). */
 struct audit_event {

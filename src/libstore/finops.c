@@ -458,11 +458,11 @@ static int groups(store_t *st, const char *sql, int nk, int nv,
     return 0;
 }
 
-int store_cluster_state_counts(store_t *st, struct store_group **out,
-                               size_t *n, exa_error_t *err)
+int store_cluster_state_counts(store_t *st, struct store_group **out, size_t *n,
+                               exa_error_t *err)
 {
-    return groups(st, "SELECT state, COUNT(*) FROM clusters GROUP BY state",
-                  1, 1, "counting clusters", out, n, err);
+    return groups(st, "SELECT state, COUNT(*) FROM clusters GROUP BY state", 1,
+                  1, "counting clusters", out, n, err);
 }
 
 int store_job_state_counts(store_t *st, struct store_group **out, size_t *n,

@@ -87,17 +87,17 @@ void cost_summary_free(struct cost_summary *s, size_t n);
  * numbers that are not finite are stored as NULL. version < 0: none.
  */
 struct carbon_rec {
-    const char *model;        /* required */
-    long long version;        /* model version, < 0: none */
-    const char *run_id;       /* may be NULL */
-    const char *provider;     /* required: the carbon provider's name */
+    const char *model;    /* required */
+    long long version;    /* model version, < 0: none */
+    const char *run_id;   /* may be NULL */
+    const char *provider; /* required: the carbon provider's name */
     double gpu_hours, cpu_hours, kwh, co2e_g;
-    double grid_intensity;    /* gCO2e/kWh */
+    double grid_intensity; /* gCO2e/kWh */
     double pue;
     double gpu_power_w, cpu_power_w;
-    const char *signal_type;  /* "accounting", ... */
-    const char *signal_method;/* "average_grid_mix", ... */
-    const char *inputs;       /* canonical JSON text of the inputs */
+    const char *signal_type;   /* "accounting", ... */
+    const char *signal_method; /* "average_grid_mix", ... */
+    const char *inputs;        /* canonical JSON text of the inputs */
 };
 
 /*
@@ -128,14 +128,14 @@ int store_job_hours(store_t *st, const char *cluster, double *gpu_hours,
 /* One group of a GROUP BY count or sum; strings owned, "unknown" when the
  * column is NULL or empty. */
 struct store_group {
-    char *k[3];   /* the grouping columns (unused ones NULL) */
-    double v[2];  /* the aggregates */
+    char *k[3];  /* the grouping columns (unused ones NULL) */
+    double v[2]; /* the aggregates */
 };
 void store_groups_free(struct store_group *g, size_t n);
 
 /* Clusters by state: k[0] state, v[0] count. */
-int store_cluster_state_counts(store_t *st, struct store_group **out,
-                               size_t *n, exa_error_t *err);
+int store_cluster_state_counts(store_t *st, struct store_group **out, size_t *n,
+                               exa_error_t *err);
 /* Jobs by cluster and state: k[0] cluster, k[1] state, v[0] count. */
 int store_job_state_counts(store_t *st, struct store_group **out, size_t *n,
                            exa_error_t *err);

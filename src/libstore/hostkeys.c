@@ -26,8 +26,10 @@ int store_hostkey_mismatch_set(store_t *st, const char *cluster,
 {
     char now[32];
     sqlite3_stmt *s = store_prepare(
-        st, "INSERT OR REPLACE INTO host_key_mismatch (cluster, approved,"
-            " seen, seen_at) VALUES (?, ?, ?, ?)", err);
+        st,
+        "INSERT OR REPLACE INTO host_key_mismatch (cluster, approved,"
+        " seen, seen_at) VALUES (?, ?, ?, ?)",
+        err);
     int rc;
     if (!s)
         return -1;
@@ -69,8 +71,10 @@ int store_hostkey_mismatch_get(store_t *st, const char *cluster,
                                struct hostkey_mismatch *out, exa_error_t *err)
 {
     sqlite3_stmt *s = store_prepare(
-        st, "SELECT cluster, approved, seen, seen_at FROM host_key_mismatch"
-            " WHERE cluster = ?", err);
+        st,
+        "SELECT cluster, approved, seen, seen_at FROM host_key_mismatch"
+        " WHERE cluster = ?",
+        err);
     int rc;
     if (!s)
         return -1;

@@ -25,21 +25,30 @@ struct col {
     size_t off;
 };
 
-#define TEXT(f) { #f, COL_TEXT, offsetof(struct job_rec, f) }
-#define INT(f) { #f, COL_INT, offsetof(struct job_rec, f) }
-#define REAL(f) { #f, COL_REAL, offsetof(struct job_rec, f) }
+#define TEXT(f)                                                                \
+    {                                                                          \
+#f, COL_TEXT, offsetof(struct job_rec, f)                              \
+    }
+#define INT(f)                                                                 \
+    {                                                                          \
+#f, COL_INT, offsetof(struct job_rec, f)                               \
+    }
+#define REAL(f)                                                                \
+    {                                                                          \
+#f, COL_REAL, offsetof(struct job_rec, f)                              \
+    }
 
 /* Every column but id, in table order. */
 static const struct col cols[] = {
-    TEXT(cluster),      TEXT(scheduler),   TEXT(job_id),
-    TEXT(run_uuid),     TEXT(job_name),    TEXT(kind),
-    TEXT(model),        TEXT(dataset),     TEXT(state),
-    TEXT(raw_state),    TEXT(reason),      INT(exit_code),
-    INT(signal),        TEXT(submit_time), TEXT(start_time),
-    TEXT(end_time),     REAL(queue_seconds), REAL(run_seconds),
-    REAL(cpu_seconds),  INT(nodes),        INT(gpus),
-    INT(cpus),          REAL(gpu_hours),   REAL(cpu_hours),
-    TEXT(remote_dir),   INT(model_version), TEXT(created_at),
+    TEXT(cluster),     TEXT(scheduler),     TEXT(job_id),
+    TEXT(run_uuid),    TEXT(job_name),      TEXT(kind),
+    TEXT(model),       TEXT(dataset),       TEXT(state),
+    TEXT(raw_state),   TEXT(reason),        INT(exit_code),
+    INT(signal),       TEXT(submit_time),   TEXT(start_time),
+    TEXT(end_time),    REAL(queue_seconds), REAL(run_seconds),
+    REAL(cpu_seconds), INT(nodes),          INT(gpus),
+    INT(cpus),         REAL(gpu_hours),     REAL(cpu_hours),
+    TEXT(remote_dir),  INT(model_version),  TEXT(created_at),
     TEXT(updated_at),
 };
 #define NCOLS (sizeof(cols) / sizeof(cols[0]))
@@ -277,7 +286,7 @@ int store_job_get(store_t *st, const char *cluster, const char *job_id,
 int store_job_list(store_t *st, const struct job_filter *f,
                    struct job_rec **out, size_t *n, exa_error_t *err)
 {
-    static const struct job_filter none = { 0 };
+    static const struct job_filter none = {0};
     struct strbuf sql = STRBUF_INIT;
     sqlite3_stmt *stmt;
     struct job_rec *list = NULL;
@@ -371,7 +380,8 @@ int store_job_insert_checked(store_t *st, const struct job_rec *j,
     if (strcmp(state, "ACTIVE")) {
         exa_err(err, EXA_ENOTAPPROVED,
                 "cluster '%s' is %s: job %s is not recorded ('exa hpc "
-                "approve %s')", j->cluster, state, j->job_id, j->cluster);
+                "approve %s')",
+                j->cluster, state, j->job_id, j->cluster);
         goto fail;
     }
     if (check) {
@@ -396,9 +406,11 @@ fail:
 int store_job_clusters(store_t *st, const char *job_id, struct strvec *clusters,
                        struct strvec *schedulers, exa_error_t *err)
 {
-    sqlite3_stmt *stmt = store_prepare(
-        st, "SELECT cluster, scheduler FROM jobs WHERE job_id = ? "
-            "GROUP BY cluster ORDER BY cluster", err);
+    sqlite3_stmt *stmt =
+        store_prepare(st,
+                      "SELECT cluster, scheduler FROM jobs WHERE job_id = ? "
+                      "GROUP BY cluster ORDER BY cluster",
+                      err);
     int rc;
     if (!stmt)
         return -1;
@@ -451,9 +463,11 @@ int store_job_open_clusters(store_t *st, struct strvec *clusters,
                             struct strvec *schedulers, exa_error_t *err)
 {
     sqlite3_stmt *stmt = store_prepare(
-        st, "SELECT DISTINCT cluster, scheduler FROM jobs WHERE state NOT IN"
-            " ('COMPLETED', 'FAILED', 'CANCELLED', 'TIMEOUT')"
-            " ORDER BY cluster, scheduler", err);
+        st,
+        "SELECT DISTINCT cluster, scheduler FROM jobs WHERE state NOT IN"
+        " ('COMPLETED', 'FAILED', 'CANCELLED', 'TIMEOUT')"
+        " ORDER BY cluster, scheduler",
+        err);
     int rc;
     if (!stmt)
         return -1;

@@ -26,27 +26,27 @@
 #define JOB_NULL_INT LLONG_MIN
 
 struct job_rec {
-    long long id;          /* rowid; set by insert and reads */
-    char *cluster;         /* registry name, "local" for mock runs */
-    char *scheduler;       /* slurm | flux | mock */
-    char *job_id;          /* scheduler's id as a string ("123_4") */
-    char *run_uuid;        /* exa's run id (12 hex), also in the job name */
+    long long id;    /* rowid; set by insert and reads */
+    char *cluster;   /* registry name, "local" for mock runs */
+    char *scheduler; /* slurm | flux | mock */
+    char *job_id;    /* scheduler's id as a string ("123_4") */
+    char *run_uuid;  /* exa's run id (12 hex), also in the job name */
     char *job_name;
-    char *kind;            /* train (default) | serve */
+    char *kind; /* train (default) | serve */
     char *model, *dataset;
-    char *state;           /* normalized; default PENDING */
-    char *raw_state;       /* scheduler's word (OUT_OF_MEMORY, ...) */
-    char *reason;          /* why FAILED/CANCELLED, or the pending reason */
-    long long exit_code;   /* process exit status, JOB_NULL_INT if unknown */
-    long long signal;      /* terminating signal, kept apart from exit */
+    char *state;         /* normalized; default PENDING */
+    char *raw_state;     /* scheduler's word (OUT_OF_MEMORY, ...) */
+    char *reason;        /* why FAILED/CANCELLED, or the pending reason */
+    long long exit_code; /* process exit status, JOB_NULL_INT if unknown */
+    long long signal;    /* terminating signal, kept apart from exit */
     char *submit_time, *start_time, *end_time;
-    double queue_seconds;  /* submit -> start */
-    double run_seconds;    /* start -> end, wall clock */
-    double cpu_seconds;    /* CPU time used (user + system) */
+    double queue_seconds;        /* submit -> start */
+    double run_seconds;          /* start -> end, wall clock */
+    double cpu_seconds;          /* CPU time used (user + system) */
     long long nodes, gpus, cpus; /* allocated: nodes, GPUs and CPUs total */
     double gpu_hours, cpu_hours;
-    char *remote_dir;      /* working directory on the cluster */
-    long long model_version; /* version registered from this job */
+    char *remote_dir;              /* working directory on the cluster */
+    long long model_version;       /* version registered from this job */
     char *created_at, *updated_at; /* set by the store */
 };
 
@@ -89,8 +89,7 @@ struct cluster_row;
  * governance_verify_cluster(), so the audit binding is checked in the
  * same transaction that records the job.
  */
-typedef int (*store_cluster_check_f)(store_t *st,
-                                     const struct cluster_row *row,
+typedef int (*store_cluster_check_f)(store_t *st, const struct cluster_row *row,
                                      void *arg, exa_error_t *err);
 
 /*

@@ -70,8 +70,10 @@ static int next_version(store_t *st, const char *model, long long *out,
                         exa_error_t *err)
 {
     sqlite3_stmt *stmt = store_prepare(
-        st, "SELECT COALESCE(MAX(version), 0) + 1 FROM model_versions "
-            "WHERE model = ?", err);
+        st,
+        "SELECT COALESCE(MAX(version), 0) + 1 FROM model_versions "
+        "WHERE model = ?",
+        err);
     if (!stmt)
         return -1;
     store_bind_text(stmt, 1, model);
@@ -93,7 +95,8 @@ static int insert_version(store_t *st, struct model_version *mv,
         " metrics, dataset, dataset_path, train_rows, val_rows, skipped_rows,"
         " artifact_path, artifact_sha256, job_ref, cluster, scheduler,"
         " job_id, run_uuid, created_at)"
-        " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", err);
+        " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+        err);
     int i = 1, rc;
     if (!stmt)
         return -1;
@@ -221,7 +224,8 @@ int store_model_list(store_t *st, struct model_summary **out, size_t *n,
         "SELECT m.model, c.n, m.version, m.stage, m.rmse, m.created_at"
         " FROM model_versions m JOIN (SELECT model, COUNT(*) AS n,"
         " MAX(version) AS v FROM model_versions GROUP BY model) c"
-        " ON m.model = c.model AND m.version = c.v ORDER BY m.model", err);
+        " ON m.model = c.model AND m.version = c.v ORDER BY m.model",
+        err);
     struct model_summary *list = NULL;
     size_t nr = 0, alloc = 0;
     int rc;
@@ -258,7 +262,8 @@ int store_model_versions(store_t *st, const char *model, long long version,
         " dataset, dataset_path, train_rows, val_rows, skipped_rows,"
         " artifact_path, artifact_sha256, job_ref, cluster, scheduler,"
         " job_id, run_uuid, created_at FROM model_versions"
-        " WHERE model = ? AND (? <= 0 OR version = ?) ORDER BY version", err);
+        " WHERE model = ? AND (? <= 0 OR version = ?) ORDER BY version",
+        err);
     struct model_version *list = NULL;
     size_t nr = 0, alloc = 0;
     int rc;

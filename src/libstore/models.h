@@ -19,20 +19,20 @@
 #include "libstore/store.h"
 
 struct model_version {
-    long long id;            /* rowid */
-    char *model;             /* "JPCP" */
-    long long version;       /* 1-based, assigned by store_model_register */
-    char *stage;             /* None | Staging | Canary | Production */
-    double rmse, mse, mape;  /* validation metrics; NaN when absent */
-    char *metrics;           /* the full metrics as a JSON object text */
-    char *dataset;           /* "PM100Dataset" */
-    char *dataset_path;      /* file the rows came from */
+    long long id;           /* rowid */
+    char *model;            /* "JPCP" */
+    long long version;      /* 1-based, assigned by store_model_register */
+    char *stage;            /* None | Staging | Canary | Production */
+    double rmse, mse, mape; /* validation metrics; NaN when absent */
+    char *metrics;          /* the full metrics as a JSON object text */
+    char *dataset;          /* "PM100Dataset" */
+    char *dataset_path;     /* file the rows came from */
     long long train_rows, val_rows, skipped_rows; /* JOB_NULL_INT: absent */
-    char *artifact_path;     /* directory holding model.json etc. */
-    char *artifact_sha256;   /* hex SHA-256 of the artifact's SHA256SUMS */
-    long long job_ref;       /* jobs.id of the producing job, or JOB_NULL_INT */
+    char *artifact_path;   /* directory holding model.json etc. */
+    char *artifact_sha256; /* hex SHA-256 of the artifact's SHA256SUMS */
+    long long job_ref;     /* jobs.id of the producing job, or JOB_NULL_INT */
     char *cluster, *scheduler, *job_id, *run_uuid; /* lineage, copied */
-    char *created_at;        /* set by the store */
+    char *created_at;                              /* set by the store */
 };
 
 /* Strings NULL, integers JOB_NULL_INT, reals NaN. */
@@ -69,10 +69,10 @@ int store_model_register(store_t *st, struct model_version *mv,
 /* One line per model for `exa models list`. */
 struct model_summary {
     char *model;
-    long long versions;       /* how many registered */
+    long long versions; /* how many registered */
     long long latest_version;
     char *latest_stage;
-    double latest_rmse;       /* NaN when absent */
+    double latest_rmse; /* NaN when absent */
     char *latest_created_at;
 };
 void model_summary_free_list(struct model_summary *list, size_t n);

@@ -308,8 +308,7 @@ store_t *store_open(const char *path, exa_error_t *err)
     close(fd);
     st = xcalloc(1, sizeof(*st));
     st->path = p;
-    if (sqlite3_open_v2(p, &st->db, SQLITE_OPEN_READWRITE, NULL) !=
-        SQLITE_OK) {
+    if (sqlite3_open_v2(p, &st->db, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK) {
         store_err(st, err, "open");
         goto fail;
     }
@@ -318,8 +317,8 @@ store_t *store_open(const char *path, exa_error_t *err)
     /* A corrupt or foreign file fails here, before anything is written. */
     {
         sqlite3_stmt *stmt = NULL;
-        if (sqlite3_prepare_v2(st->db, "SELECT count(*) FROM sqlite_master",
-                               -1, &stmt, NULL) != SQLITE_OK ||
+        if (sqlite3_prepare_v2(st->db, "SELECT count(*) FROM sqlite_master", -1,
+                               &stmt, NULL) != SQLITE_OK ||
             sqlite3_step(stmt) != SQLITE_ROW) {
             exa_err(err, EXA_ECONFIG,
                     "database '%s' is not a usable SQLite database (%s); "

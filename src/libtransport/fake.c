@@ -224,8 +224,10 @@ static int fake_get(struct transport *t, const char *remote_path,
     }
     strbuf_release(&line);
     if (!data)
-        return exa_err(err, EXA_ENOTFOUND, "get '%s' from '%s' failed: "
-                       "No such file or directory", remote_path, t->host);
+        return exa_err(err, EXA_ENOTFOUND,
+                       "get '%s' from '%s' failed: "
+                       "No such file or directory",
+                       remote_path, t->host);
     fd = open(local_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0 || write(fd, data, len) != (ssize_t)len) {
         if (fd >= 0)

@@ -89,8 +89,10 @@ static int ssh_failure(struct transport *t, const struct strbuf *e,
         strstr(s, "Host key for") /* "...has changed and you have requested" */)
         return exa_err(err, EXA_ETRANSPORT,
                        "host key for '%s' changed: refusing to connect "
-                       "(check %s)", p->host, p->known_hosts);
-    if (strstr(s, "host key is known") || strstr(s, "Host key verification failed"))
+                       "(check %s)",
+                       p->host, p->known_hosts);
+    if (strstr(s, "host key is known") ||
+        strstr(s, "Host key verification failed"))
         return exa_err(err, EXA_ETRANSPORT,
                        "host key for '%s' unknown: not in %s (pin it first)",
                        p->host, p->known_hosts);
@@ -116,7 +118,7 @@ static int ssh_failure(struct transport *t, const struct strbuf *e,
 static int ssh_master_alive(struct transport *t)
 {
     struct strvec argv = STRVEC_INIT;
-    struct subprocess_opts o = { 0 };
+    struct subprocess_opts o = {0};
     struct subprocess_result sr = SUBPROCESS_RESULT_INIT;
     exa_error_t e = EXA_ERROR_INIT;
     int alive;
@@ -156,7 +158,7 @@ static int ssh_exec(struct transport *t, const char *cmd, const char *what,
 {
     struct ssh_priv *p = t->priv;
     struct strvec argv = STRVEC_INIT;
-    struct subprocess_opts o = { 0 };
+    struct subprocess_opts o = {0};
     struct subprocess_result sr = SUBPROCESS_RESULT_INIT;
     int rc;
 
@@ -231,7 +233,8 @@ static int ssh_put(struct transport *t, const char *local_path,
         goto out;
     if (stat(local_path, &st) < 0)
         st.st_mode = 0644;
-    /* mkdir -p DIR && cat > PATH.tmp && chmod MODE PATH.tmp && mv PATH.tmp PATH */
+    /* mkdir -p DIR && cat > PATH.tmp && chmod MODE PATH.tmp && mv PATH.tmp PATH
+     */
     if (slash && slash != dir) {
         *slash = '\0';
         strbuf_addstr(&cmd, "mkdir -p -- ");
@@ -252,8 +255,8 @@ static int ssh_put(struct transport *t, const char *local_path,
         goto out;
     if (res.rc != 0) {
         strbuf_rtrim(&res.err);
-        exa_err(err, EXA_ETRANSPORT, "put '%s' on '%s' failed: %s",
-                remote_path, t->host, res.err.buf);
+        exa_err(err, EXA_ETRANSPORT, "put '%s' on '%s' failed: %s", remote_path,
+                t->host, res.err.buf);
         goto out;
     }
     rc = 0;
@@ -268,7 +271,7 @@ out:
 static int ssh_get(struct transport *t, const char *remote_path,
                    const char *local_path, exa_error_t *err)
 {
-    const char *argv[] = { "cat", "--", remote_path, NULL };
+    const char *argv[] = {"cat", "--", remote_path, NULL};
     struct transport_result res = TRANSPORT_RESULT_INIT;
     char *tmp = NULL;
     int fd, rc = -1;
@@ -348,7 +351,8 @@ static int private_dir(const char *dir, exa_error_t *err)
     if (!S_ISDIR(st.st_mode) || st.st_uid != getuid() || (st.st_mode & 077))
         return exa_err(err, EXA_ECONFIG,
                        "ssh control directory '%s' is not a private directory "
-                       "owned by uid %ld", dir, (long)getuid());
+                       "owned by uid %ld",
+                       dir, (long)getuid());
     return 0;
 }
 
@@ -377,16 +381,15 @@ struct transport *transport_ssh_new(const struct ssh_config *cfg,
     p->port = cfg->port;
     p->known_hosts = cfg->known_hosts ? xstrdup(cfg->known_hosts)
                                       : transport_ssh_default_known_hosts();
-    p->control_dir = cfg->control_dir
-                         ? xstrdup(cfg->control_dir)
-                         : xstrfmt("/tmp/exa-%ld", (long)getuid());
+    p->control_dir = cfg->control_dir ? xstrdup(cfg->control_dir)
+                                      : xstrfmt("/tmp/exa-%ld", (long)getuid());
     p->ssh_program = xstrdup(cfg->ssh_program ? cfg->ssh_program : "ssh");
     {
         /* FNV-1a over "known_hosts\nkey\n<known_hosts contents>": a
          * re-pinned host key (new file contents) must not reuse a master
          * connection that was verified against the old one. */
         unsigned h = 2166136261u;
-        const char *parts[2] = { p->known_hosts, p->key ? p->key : "" };
+        const char *parts[2] = {p->known_hosts, p->key ? p->key : ""};
         FILE *kh;
         for (int i = 0; i < 2; i++) {
             for (const char *c = parts[i]; *c; c++)
@@ -407,7 +410,7 @@ struct transport *transport_ssh_new(const struct ssh_config *cfg,
         xsnprintf(p->tag, sizeof(p->tag), "%08x", h);
     }
     if (private_dir(p->control_dir, err) < 0) {
-        struct transport tmp = { 0 };
+        struct transport tmp = {0};
         tmp.priv = p;
         ssh_close(&tmp);
         return NULL;

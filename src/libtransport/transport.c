@@ -117,7 +117,7 @@ static int local_run(struct transport *t, const char *const *argv,
                      const char *stdin_data, size_t stdin_len, double timeout_s,
                      struct transport_result *res, exa_error_t *err)
 {
-    struct subprocess_opts o = { 0 };
+    struct subprocess_opts o = {0};
     struct subprocess_result sr = SUBPROCESS_RESULT_INIT;
     int rc;
 
@@ -131,8 +131,8 @@ static int local_run(struct transport *t, const char *const *argv,
     res->rc = sr.exit_code;
     res->signal = sr.signal;
     if (rc < 0 && sr.timed_out)
-        exa_err(err, EXA_ETIMEOUT, "'%s' on '%s' timed out after %g s",
-                argv[0], t->host, timeout_s);
+        exa_err(err, EXA_ETIMEOUT, "'%s' on '%s' timed out after %g s", argv[0],
+                t->host, timeout_s);
     subprocess_result_release(&sr);
     return rc;
 }
@@ -184,8 +184,8 @@ static int copy_file(const char *src, const char *dst, exa_error_t *err)
     if (fstat(in, &st) < 0)
         st.st_mode = 0644;
     tmp = xstrfmt("%s.tmp.%ld", dst, (long)getpid());
-    out = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
-               st.st_mode & 0777);
+    out =
+        open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, st.st_mode & 0777);
     if (out < 0) {
         int e = errno;
         close(in);
@@ -284,7 +284,7 @@ struct transport *transport_from_env(exa_error_t *err)
     if (!strcmp(kind, "local")) {
         t = transport_local_new();
     } else if (!strcmp(kind, "ssh")) {
-        struct ssh_config c = { 0 };
+        struct ssh_config c = {0};
         const char *port = getenv("EXAMLOPS_HPC_SSH_PORT");
 
         c.host = host && *host ? host : NULL;

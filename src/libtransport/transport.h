@@ -36,7 +36,10 @@ struct transport_result {
     struct strbuf out; /* stdout bytes */
     struct strbuf err; /* stderr bytes */
 };
-#define TRANSPORT_RESULT_INIT { -1, 0, STRBUF_INIT, STRBUF_INIT }
+#define TRANSPORT_RESULT_INIT                                                  \
+    {                                                                          \
+        -1, 0, STRBUF_INIT, STRBUF_INIT                                        \
+    }
 /* Free res's buffers and reset it to TRANSPORT_RESULT_INIT, so a result
  * may be reused for the next transport_run(). */
 void transport_result_release(struct transport_result *res);
@@ -57,9 +60,9 @@ struct transport_ops {
 
 struct transport {
     const struct transport_ops *ops;
-    char *desc;        /* "local", "ssh alice@login1:22": for messages */
-    char *host;        /* host name used in messages ("localhost" for local) */
-    double timeout_s;  /* default per-command cap */
+    char *desc;       /* "local", "ssh alice@login1:22": for messages */
+    char *host;       /* host name used in messages ("localhost" for local) */
+    double timeout_s; /* default per-command cap */
     void *priv;
 };
 
@@ -108,12 +111,15 @@ struct transport *transport_local_new(void);
 
 /* ---- ssh ---- */
 struct ssh_config {
-    const char *host;        /* required */
-    const char *user;        /* NULL: ssh's default */
-    const char *key;         /* identity file path, or NULL */
-    int port;                /* 0: 22 */
-    const char *known_hosts; /* NULL: ${XDG_CONFIG_HOME:-~/.config}/examlops/known_hosts */
-    const char *control_dir; /* NULL: /tmp/exa-<uid> (short: sun_path is 108 bytes) */
+    const char *host; /* required */
+    const char *user; /* NULL: ssh's default */
+    const char *key;  /* identity file path, or NULL */
+    int port;         /* 0: 22 */
+    const char
+        *known_hosts; /* NULL:
+                         ${XDG_CONFIG_HOME:-~/.config}/examlops/known_hosts */
+    const char
+        *control_dir; /* NULL: /tmp/exa-<uid> (short: sun_path is 108 bytes) */
     const char *ssh_program; /* NULL: "ssh" (tests may point at a wrapper) */
 };
 /* New ssh transport; NULL with err when host is missing or the control
@@ -150,7 +156,8 @@ struct transport *transport_fake_new(void);
  * "fake: no rule for '<cmd>'" on stderr.
  */
 void transport_fake_add(struct transport *t, const char *glob, const char *out,
-                        const char *err_text, int rc, double delay_s, int times);
+                        const char *err_text, int rc, double delay_s,
+                        int times);
 /* Like transport_fake_add with stdout read from a fixture file. Returns -1
  * when the file cannot be read. */
 int transport_fake_add_file(struct transport *t, const char *glob,

@@ -39,8 +39,8 @@ int fsync_dir(const char *path, exa_error_t *err)
 {
     int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (fd < 0)
-        return exa_err(err, EXA_ECONFIG, "cannot open directory '%s': %s",
-                       path, strerror(errno));
+        return exa_err(err, EXA_ECONFIG, "cannot open directory '%s': %s", path,
+                       strerror(errno));
     if (fsync(fd) < 0 && errno != EINVAL) {
         int e = errno;
         close(fd);
@@ -80,8 +80,7 @@ int atomic_write_file(const char *path, const void *data, size_t len,
                 strerror(errno));
         goto out;
     }
-    if (fchmod(fd, mode) < 0 || write_all(fd, data, len) < 0 ||
-        fsync(fd) < 0) {
+    if (fchmod(fd, mode) < 0 || write_all(fd, data, len) < 0 || fsync(fd) < 0) {
         exa_err(err, EXA_ECONFIG, "cannot write '%s': %s", path,
                 strerror(errno));
         close(fd);
@@ -95,8 +94,8 @@ int atomic_write_file(const char *path, const void *data, size_t len,
         goto out;
     }
     if (rename(tmp, path) < 0) {
-        exa_err(err, EXA_ECONFIG, "cannot rename '%s' to '%s': %s", tmp,
-                path, strerror(errno));
+        exa_err(err, EXA_ECONFIG, "cannot rename '%s' to '%s': %s", tmp, path,
+                strerror(errno));
         unlink(tmp);
         goto out;
     }
@@ -120,7 +119,7 @@ int mkdir_p(const char *path, mode_t mode, exa_error_t *err)
                        path);
     }
     strbuf_addstr(&sb, path);
-    for (char *p = sb.buf + 1; ; p++) {
+    for (char *p = sb.buf + 1;; p++) {
         if (*p != '/' && *p != '\0')
             continue;
         char c = *p;
@@ -149,8 +148,8 @@ char *atomic_dir_begin(const char *final_path, exa_error_t *err)
         goto out;
     tmp = xstrfmt("%s.tmp-XXXXXX", final_path);
     if (!mkdtemp(tmp)) {
-        exa_err(err, EXA_ECONFIG, "cannot create directory in '%s': %s",
-                parent, strerror(errno));
+        exa_err(err, EXA_ECONFIG, "cannot create directory in '%s': %s", parent,
+                strerror(errno));
         free(tmp);
         tmp = NULL;
     }
@@ -166,8 +165,8 @@ static int fsync_files(const char *dir, exa_error_t *err)
     struct dirent *de;
     int rc = 0;
     if (!d)
-        return exa_err(err, EXA_ECONFIG, "cannot open directory '%s': %s",
-                       dir, strerror(errno));
+        return exa_err(err, EXA_ECONFIG, "cannot open directory '%s': %s", dir,
+                       strerror(errno));
     while (rc == 0 && (de = readdir(d))) {
         int fd;
         if (de->d_name[0] == '.')
@@ -184,8 +183,8 @@ static int fsync_files(const char *dir, exa_error_t *err)
     return rc;
 }
 
-int atomic_dir_commit(const char *tmp_path, const char *final_path,
-                      mode_t mode, exa_error_t *err)
+int atomic_dir_commit(const char *tmp_path, const char *final_path, mode_t mode,
+                      exa_error_t *err)
 {
     char *parent = dir_of(final_path);
     int rc = -1;
@@ -197,8 +196,8 @@ int atomic_dir_commit(const char *tmp_path, const char *final_path,
                 strerror(errno));
         goto out;
     }
-    if (renameat2(AT_FDCWD, tmp_path, AT_FDCWD, final_path,
-                  RENAME_NOREPLACE) < 0) {
+    if (renameat2(AT_FDCWD, tmp_path, AT_FDCWD, final_path, RENAME_NOREPLACE) <
+        0) {
         if (errno != EINVAL && errno != ENOSYS) {
             exa_err(err, EXA_ECONFIG, "cannot rename '%s' to '%s': %s",
                     tmp_path, final_path, strerror(errno));
@@ -226,8 +225,8 @@ out:
 
 static void remove_tree(int parentfd, const char *name)
 {
-    int fd = openat(parentfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
-                                        O_CLOEXEC);
+    int fd =
+        openat(parentfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (fd >= 0) {
         DIR *d = fdopendir(fd);
         struct dirent *de;

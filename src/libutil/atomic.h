@@ -49,8 +49,8 @@ char *atomic_dir_begin(const char *final_path, exa_error_t *err);
  * err (EXA_ECONFIG; EEXIST when final_path already exists); on failure
  * tmp_path is left for the caller to atomic_dir_abort().
  */
-int atomic_dir_commit(const char *tmp_path, const char *final_path,
-                      mode_t mode, exa_error_t *err);
+int atomic_dir_commit(const char *tmp_path, const char *final_path, mode_t mode,
+                      exa_error_t *err);
 
 /*
  * Remove a directory tree built by atomic_dir_begin() (regular files and

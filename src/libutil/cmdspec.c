@@ -31,11 +31,27 @@ static void ansi_escape(const char **pp, struct strbuf *w)
     const char *p = *pp;
     int c = (unsigned char)*p;
     switch (c) {
-    case 'n': strbuf_addch(w, '\n'); p++; break;
-    case 't': strbuf_addch(w, '\t'); p++; break;
-    case 'r': strbuf_addch(w, '\r'); p++; break;
-    case 'a': strbuf_addch(w, '\a'); p++; break;
-    case 'e': case 'E': strbuf_addch(w, 0x1b); p++; break;
+    case 'n':
+        strbuf_addch(w, '\n');
+        p++;
+        break;
+    case 't':
+        strbuf_addch(w, '\t');
+        p++;
+        break;
+    case 'r':
+        strbuf_addch(w, '\r');
+        p++;
+        break;
+    case 'a':
+        strbuf_addch(w, '\a');
+        p++;
+        break;
+    case 'e':
+    case 'E':
+        strbuf_addch(w, 0x1b);
+        p++;
+        break;
     case 'x': {
         int v = 0, n = 0;
         p++;
@@ -49,7 +65,13 @@ static void ansi_escape(const char **pp, struct strbuf *w)
             strbuf_addstr(w, "\\x");
         break;
     }
-    case '0': case '1': case '2': case '3': case '4': case '5': case '6':
+    case '0':
+    case '1':
+    case '2':
+    case '3':
+    case '4':
+    case '5':
+    case '6':
     case '7': {
         int v = 0, n = 0;
         while (n < 3 && *p >= '0' && *p <= '7') {
@@ -167,8 +189,7 @@ unterminated:
     strbuf_release(&w);
     cmd_split_free(*cmds, n);
     *cmds = NULL;
-    return exa_err(err, EXA_EUSAGE,
-                   "command line '%s': unterminated quote", s);
+    return exa_err(err, EXA_EUSAGE, "command line '%s': unterminated quote", s);
 }
 
 void cmd_split_free(struct strvec *cmds, size_t ncmds)
@@ -186,93 +207,190 @@ struct alias {
 
 /* squeue -o %X letters -> header names (squeue(1) "-o <output_format>") */
 static const struct alias squeue_letters[] = {
-    { "a", "ACCOUNT" }, { "A", "JOBID" }, { "B", "EXEC_HOST" },
-    { "b", "TRES_PER_NODE" }, { "c", "MIN_CPUS" }, { "C", "CPUS" },
-    { "d", "MIN_TMP_DISK" }, { "D", "NODES" }, { "e", "END_TIME" },
-    { "E", "DEPENDENCY" }, { "f", "FEATURES" }, { "F", "ARRAY_JOB_ID" },
-    { "g", "GROUP" }, { "G", "GROUP" }, { "h", "OVER_SUBSCRIBE" },
-    { "H", "SOCKETS_PER_NODE" }, { "i", "JOBID" },
-    { "I", "CORES_PER_SOCKET" }, { "j", "NAME" }, { "J", "THREADS_PER_CORE" },
-    { "k", "COMMENT" }, { "K", "ARRAY_TASK_ID" }, { "l", "TIME_LIMIT" },
-    { "L", "TIME_LEFT" }, { "m", "MIN_MEMORY" }, { "M", "TIME" },
-    { "n", "REQ_NODES" }, { "N", "NODELIST" }, { "o", "COMMAND" },
-    { "O", "CONTIGUOUS" }, { "p", "PRIORITY" }, { "P", "PARTITION" },
-    { "q", "QOS" }, { "Q", "PRIORITY" }, { "r", "REASON" },
-    { "R", "NODELIST(REASON)" }, { "S", "START_TIME" }, { "t", "ST" },
-    { "T", "STATE" }, { "u", "USER" }, { "U", "UID" },
-    { "v", "RESERVATION" }, { "V", "SUBMIT_TIME" }, { "w", "WCKEY" },
-    { "W", "LICENSES" }, { "x", "EXC_NODES" }, { "X", "CORE_SPEC" },
-    { "y", "NICE" }, { "Y", "SCHEDNODES" }, { "z", "S:C:T" },
-    { "Z", "WORK_DIR" }, { NULL, NULL },
+    {"a", "ACCOUNT"},
+    {"A", "JOBID"},
+    {"B", "EXEC_HOST"},
+    {"b", "TRES_PER_NODE"},
+    {"c", "MIN_CPUS"},
+    {"C", "CPUS"},
+    {"d", "MIN_TMP_DISK"},
+    {"D", "NODES"},
+    {"e", "END_TIME"},
+    {"E", "DEPENDENCY"},
+    {"f", "FEATURES"},
+    {"F", "ARRAY_JOB_ID"},
+    {"g", "GROUP"},
+    {"G", "GROUP"},
+    {"h", "OVER_SUBSCRIBE"},
+    {"H", "SOCKETS_PER_NODE"},
+    {"i", "JOBID"},
+    {"I", "CORES_PER_SOCKET"},
+    {"j", "NAME"},
+    {"J", "THREADS_PER_CORE"},
+    {"k", "COMMENT"},
+    {"K", "ARRAY_TASK_ID"},
+    {"l", "TIME_LIMIT"},
+    {"L", "TIME_LEFT"},
+    {"m", "MIN_MEMORY"},
+    {"M", "TIME"},
+    {"n", "REQ_NODES"},
+    {"N", "NODELIST"},
+    {"o", "COMMAND"},
+    {"O", "CONTIGUOUS"},
+    {"p", "PRIORITY"},
+    {"P", "PARTITION"},
+    {"q", "QOS"},
+    {"Q", "PRIORITY"},
+    {"r", "REASON"},
+    {"R", "NODELIST(REASON)"},
+    {"S", "START_TIME"},
+    {"t", "ST"},
+    {"T", "STATE"},
+    {"u", "USER"},
+    {"U", "UID"},
+    {"v", "RESERVATION"},
+    {"V", "SUBMIT_TIME"},
+    {"w", "WCKEY"},
+    {"W", "LICENSES"},
+    {"x", "EXC_NODES"},
+    {"X", "CORE_SPEC"},
+    {"y", "NICE"},
+    {"Y", "SCHEDNODES"},
+    {"z", "S:C:T"},
+    {"Z", "WORK_DIR"},
+    {NULL, NULL},
 };
 
 /* squeue -O names whose header differs from the upper-cased name */
 static const struct alias squeue_long[] = {
-    { "username", "USER" }, { "userid", "UID" }, { "groupname", "GROUP" },
-    { "statecompact", "ST" }, { "numnodes", "NODES" },
-    { "numcpus", "CPUS" }, { "numtasks", "NUM_TASKS" },
-    { "timeused", "TIME" }, { "timelimit", "TIME_LIMIT" },
-    { "timeleft", "TIME_LEFT" }, { "starttime", "START_TIME" },
-    { "endtime", "END_TIME" }, { "submittime", "SUBMIT_TIME" },
-    { "gres", "TRES_PER_NODE" }, { "batchhost", "EXEC_HOST" },
-    { "reasonlist", "NODELIST(REASON)" }, { "minmemory", "MIN_MEMORY" },
-    { "mincpus", "MIN_CPUS" }, { "mintmpdisk", "MIN_TMP_DISK" },
-    { "jobarrayid", "JOBID" }, { "arrayjobid", "ARRAY_JOB_ID" },
-    { "arraytaskid", "ARRAY_TASK_ID" }, { "workdir", "WORK_DIR" },
-    { "exitcode", "EXIT_CODE" }, { "prioritylong", "PRIORITY" },
-    { "hetjobid", "HET_JOB_ID" }, { "hetjoboffset", "HET_JOB_OFFSET" },
-    { "schednodes", "SCHEDNODES" }, { "reqnodes", "REQ_NODES" },
-    { "excnodes", "EXC_NODES" }, { "oversubscribe", "OVER_SUBSCRIBE" },
-    { NULL, NULL },
+    {"username", "USER"},
+    {"userid", "UID"},
+    {"groupname", "GROUP"},
+    {"statecompact", "ST"},
+    {"numnodes", "NODES"},
+    {"numcpus", "CPUS"},
+    {"numtasks", "NUM_TASKS"},
+    {"timeused", "TIME"},
+    {"timelimit", "TIME_LIMIT"},
+    {"timeleft", "TIME_LEFT"},
+    {"starttime", "START_TIME"},
+    {"endtime", "END_TIME"},
+    {"submittime", "SUBMIT_TIME"},
+    {"gres", "TRES_PER_NODE"},
+    {"batchhost", "EXEC_HOST"},
+    {"reasonlist", "NODELIST(REASON)"},
+    {"minmemory", "MIN_MEMORY"},
+    {"mincpus", "MIN_CPUS"},
+    {"mintmpdisk", "MIN_TMP_DISK"},
+    {"jobarrayid", "JOBID"},
+    {"arrayjobid", "ARRAY_JOB_ID"},
+    {"arraytaskid", "ARRAY_TASK_ID"},
+    {"workdir", "WORK_DIR"},
+    {"exitcode", "EXIT_CODE"},
+    {"prioritylong", "PRIORITY"},
+    {"hetjobid", "HET_JOB_ID"},
+    {"hetjoboffset", "HET_JOB_OFFSET"},
+    {"schednodes", "SCHEDNODES"},
+    {"reqnodes", "REQ_NODES"},
+    {"excnodes", "EXC_NODES"},
+    {"oversubscribe", "OVER_SUBSCRIBE"},
+    {NULL, NULL},
 };
 
 /* sinfo -o %X letters -> header names (sinfo(1) "-o <output_format>") */
 static const struct alias sinfo_letters[] = {
-    { "a", "AVAIL" }, { "A", "NODES(A/I)" }, { "b", "ACTIVE_FEATURES" },
-    { "c", "CPUS" }, { "C", "CPUS(A/I/O/T)" }, { "d", "TMP_DISK" },
-    { "D", "NODES" }, { "e", "FREE_MEM" }, { "E", "REASON" },
-    { "f", "AVAIL_FEATURES" }, { "F", "NODES(A/I/O/T)" }, { "g", "GROUPS" },
-    { "G", "GRES" }, { "h", "OVERSUBSCRIBE" }, { "H", "TIMESTAMP" },
-    { "l", "TIMELIMIT" }, { "L", "DEFAULTTIME" }, { "m", "MEMORY" },
-    { "n", "HOSTNAMES" }, { "N", "NODELIST" }, { "o", "NODE_ADDR" },
-    { "O", "CPU_LOAD" }, { "p", "PRIORITY" }, { "P", "PARTITION" },
-    { "r", "ROOT" }, { "R", "PARTITION" }, { "s", "JOB_SIZE" },
-    { "t", "STATE" }, { "T", "STATE" }, { "u", "USER" }, { "V", "CLUSTER" },
-    { "v", "VERSION" }, { "w", "WEIGHT" }, { "X", "SOCKETS" },
-    { "Y", "CORES" }, { "Z", "THREADS" }, { "z", "S:C:T" },
-    { NULL, NULL },
+    {"a", "AVAIL"},
+    {"A", "NODES(A/I)"},
+    {"b", "ACTIVE_FEATURES"},
+    {"c", "CPUS"},
+    {"C", "CPUS(A/I/O/T)"},
+    {"d", "TMP_DISK"},
+    {"D", "NODES"},
+    {"e", "FREE_MEM"},
+    {"E", "REASON"},
+    {"f", "AVAIL_FEATURES"},
+    {"F", "NODES(A/I/O/T)"},
+    {"g", "GROUPS"},
+    {"G", "GRES"},
+    {"h", "OVERSUBSCRIBE"},
+    {"H", "TIMESTAMP"},
+    {"l", "TIMELIMIT"},
+    {"L", "DEFAULTTIME"},
+    {"m", "MEMORY"},
+    {"n", "HOSTNAMES"},
+    {"N", "NODELIST"},
+    {"o", "NODE_ADDR"},
+    {"O", "CPU_LOAD"},
+    {"p", "PRIORITY"},
+    {"P", "PARTITION"},
+    {"r", "ROOT"},
+    {"R", "PARTITION"},
+    {"s", "JOB_SIZE"},
+    {"t", "STATE"},
+    {"T", "STATE"},
+    {"u", "USER"},
+    {"V", "CLUSTER"},
+    {"v", "VERSION"},
+    {"w", "WEIGHT"},
+    {"X", "SOCKETS"},
+    {"Y", "CORES"},
+    {"Z", "THREADS"},
+    {"z", "S:C:T"},
+    {NULL, NULL},
 };
 
 /* sinfo -O names whose header differs from the upper-cased name */
 static const struct alias sinfo_long[] = {
-    { "nodehost", "HOSTNAMES" }, { "nodeaddr", "NODE_ADDR" },
-    { "statelong", "STATE" }, { "statecompact", "STATE" },
-    { "cpusstate", "CPUS(A/I/O/T)" }, { "allocmem", "ALLOCMEM" },
-    { "freemem", "FREE_MEM" }, { "gresused", "GRES_USED" },
-    { "partitionname", "PARTITION" }, { "nodeai", "NODES(A/I)" },
-    { "nodeaiot", "NODES(A/I/O/T)" }, { "features", "AVAIL_FEATURES" },
-    { "features_act", "ACTIVE_FEATURES" }, { "cpusload", "CPU_LOAD" },
-    { "time", "TIMELIMIT" }, { "available", "AVAIL" },
-    { "disk", "TMP_DISK" }, { NULL, NULL },
+    {"nodehost", "HOSTNAMES"},
+    {"nodeaddr", "NODE_ADDR"},
+    {"statelong", "STATE"},
+    {"statecompact", "STATE"},
+    {"cpusstate", "CPUS(A/I/O/T)"},
+    {"allocmem", "ALLOCMEM"},
+    {"freemem", "FREE_MEM"},
+    {"gresused", "GRES_USED"},
+    {"partitionname", "PARTITION"},
+    {"nodeai", "NODES(A/I)"},
+    {"nodeaiot", "NODES(A/I/O/T)"},
+    {"features", "AVAIL_FEATURES"},
+    {"features_act", "ACTIVE_FEATURES"},
+    {"cpusload", "CPU_LOAD"},
+    {"time", "TIMELIMIT"},
+    {"available", "AVAIL"},
+    {"disk", "TMP_DISK"},
+    {NULL, NULL},
 };
 
 /* flux jobs / flux resource fields -> header words (flux-jobs(1),
  * flux-resource(1) OUTPUT FORMAT) */
 static const struct alias flux_fields[] = {
-    { "id", "JOBID" }, { "id.f58", "JOBID" }, { "id.f58plain", "JOBID" },
-    { "id.dec", "JOBID" }, { "id.hex", "JOBID" }, { "id.words", "JOBID" },
-    { "id.dothex", "JOBID" }, { "id.kvs", "JOBID" },
-    { "userid", "UID" }, { "username", "USER" }, { "urgency", "URG" },
-    { "priority", "PRI" }, { "state_single", "ST" },
-    { "status_abbrev", "ST" }, { "result_abbrev", "RS" },
-    { "returncode", "RC" }, { "waitstatus", "WSTATUS" },
-    { "exception.type", "EXCEPTION-TYPE" },
-    { "exception.note", "EXCEPTION-NOTE" },
-    { "exception.severity", "EXCEPTION-SEVERITY" },
-    { "exception.occurred", "EXCEPTION-OCCURRED" },
-    { "contextual_time", "TIME" }, { "contextual_info", "INFO" },
-    { "inactive_reason", "INACTIVE-REASON" }, { "rlist", "LIST" },
-    { "timestamp", "TIME" }, { NULL, NULL },
+    {"id", "JOBID"},
+    {"id.f58", "JOBID"},
+    {"id.f58plain", "JOBID"},
+    {"id.dec", "JOBID"},
+    {"id.hex", "JOBID"},
+    {"id.words", "JOBID"},
+    {"id.dothex", "JOBID"},
+    {"id.kvs", "JOBID"},
+    {"userid", "UID"},
+    {"username", "USER"},
+    {"urgency", "URG"},
+    {"priority", "PRI"},
+    {"state_single", "ST"},
+    {"status_abbrev", "ST"},
+    {"result_abbrev", "RS"},
+    {"returncode", "RC"},
+    {"waitstatus", "WSTATUS"},
+    {"exception.type", "EXCEPTION-TYPE"},
+    {"exception.note", "EXCEPTION-NOTE"},
+    {"exception.severity", "EXCEPTION-SEVERITY"},
+    {"exception.occurred", "EXCEPTION-OCCURRED"},
+    {"contextual_time", "TIME"},
+    {"contextual_info", "INFO"},
+    {"inactive_reason", "INACTIVE-REASON"},
+    {"rlist", "LIST"},
+    {"timestamp", "TIME"},
+    {NULL, NULL},
 };
 
 static const char *alias_find(const struct alias *t, const char *key,
@@ -345,7 +463,7 @@ static void slurm_short_format(struct cmd_spec *sp, const char *fmt,
         p++;
     while (*p) {
         size_t width = 0;
-        char key[2] = { 0, 0 };
+        char key[2] = {0, 0};
         const char *name, *lit;
         if (p[1] == '%') {
             p += 2;
@@ -462,8 +580,9 @@ static void flux_format(struct cmd_spec *sp, const char *fmt)
         p = lit;
         while (*p && *p != '{')
             p++;
-        add_col(sp, &alloc, name ? xstrdup(name) : upper_dup(key,
-                strlen(key), 0), 0, lit, (size_t)(p - lit));
+        add_col(sp, &alloc,
+                name ? xstrdup(name) : upper_dup(key, strlen(key), 0), 0, lit,
+                (size_t)(p - lit));
         free(key);
     }
     finish_cols(sp);
@@ -488,32 +607,33 @@ static void nvsmi_query(struct cmd_spec *sp, const char *q)
 /* ---- options ------------------------------------------------------ */
 
 struct opts {
-    const char *short_arg;        /* short options taking an argument */
-    const char *const *long_arg;  /* long options taking an argument */
+    const char *short_arg;       /* short options taking an argument */
+    const char *const *long_arg; /* long options taking an argument */
 };
 
 static const char *const squeue_long_arg[] = {
-    "account", "clusters", "format", "Format", "iterate", "jobs", "job",
-    "licenses", "name", "partition", "qos", "reservation", "sort", "states",
-    "state", "user", "nodelist", NULL,
+    "account", "clusters", "format", "Format",    "iterate",  "jobs",
+    "job",     "licenses", "name",   "partition", "qos",      "reservation",
+    "sort",    "states",   "state",  "user",      "nodelist", NULL,
 };
 static const char *const sinfo_long_arg[] = {
-    "clusters", "format", "Format", "iterate", "nodes", "partition",
-    "sort", "states", NULL,
+    "clusters",  "format", "Format", "iterate", "nodes",
+    "partition", "sort",   "states", NULL,
 };
 static const char *const sacct_long_arg[] = {
-    "accounts", "constraints", "endtime", "file", "gid", "group", "nnodes",
-    "cpus", "jobs", "timelimit-min", "timelimit-max", "clusters",
-    "nodelist", "name", "format", "fields", "qos", "partition", "reason",
-    "starttime", "state", "uid", "user", "wckeys", "associations",
-    "delimiter", "array", NULL,
+    "accounts",      "constraints", "endtime",   "file",   "gid",
+    "group",         "nnodes",      "cpus",      "jobs",   "timelimit-min",
+    "timelimit-max", "clusters",    "nodelist",  "name",   "format",
+    "fields",        "qos",         "partition", "reason", "starttime",
+    "state",         "uid",         "user",      "wckeys", "associations",
+    "delimiter",     "array",       NULL,
 };
 static const char *const flux_long_arg[] = {
-    "format", "filter", "user", "queue", "count", "since", "name",
-    "level", "states", "include", "skip-empty", NULL,
+    "format", "filter", "user",   "queue",   "count",      "since",
+    "name",   "level",  "states", "include", "skip-empty", NULL,
 };
 static const char *const nvsmi_long_arg[] = {
-    "query-gpu", "format", "id", "filename", "loop", "loop-ms",
+    "query-gpu",          "format", "id", "filename", "loop", "loop-ms",
     "query-compute-apps", NULL,
 };
 
@@ -522,8 +642,8 @@ static const char *const nvsmi_long_arg[] = {
  * takes an argument (name: the long name, or the one-letter string) and
  * each flag (val NULL).
  */
-typedef void (*opt_fn)(struct cmd_spec *sp, const char *name,
-                       const char *val, void *ctx);
+typedef void (*opt_fn)(struct cmd_spec *sp, const char *name, const char *val,
+                       void *ctx);
 
 static int long_takes(const struct opts *o, const char *name)
 {
@@ -543,8 +663,8 @@ static void walk_opts(const char *const *argv, size_t argc, size_t from,
             break;
         if (!strncmp(a, "--", 2)) {
             const char *eq = strchr(a + 2, '=');
-            char *name = eq ? xstrndup(a + 2, (size_t)(eq - a - 2))
-                            : xstrdup(a + 2);
+            char *name =
+                eq ? xstrndup(a + 2, (size_t)(eq - a - 2)) : xstrdup(a + 2);
             if (eq)
                 fn(sp, name, eq + 1, ctx);
             else if (long_takes(o, name) && i + 1 < argc)
@@ -554,7 +674,7 @@ static void walk_opts(const char *const *argv, size_t argc, size_t from,
             free(name);
         } else if (a[0] == '-' && a[1]) {
             for (const char *p = a + 1; *p; p++) {
-                char nm[2] = { *p, 0 };
+                char nm[2] = {*p, 0};
                 if (strchr(o->short_arg, *p)) {
                     if (p[1])
                         fn(sp, nm, p + 1, ctx);
@@ -622,23 +742,24 @@ static void slurm_opt(struct cmd_spec *sp, const char *name, const char *val,
 
 /* sacct's default field list (sacct(1): no --format) and its widths. */
 static const char *const sacct_default[] = {
-    "JOBID%12", "JOBNAME%10", "PARTITION%10", "ACCOUNT%10", "ALLOCCPUS%10",
-    "STATE%10", "EXITCODE%8", NULL,
+    "JOBID%12",     "JOBNAME%10", "PARTITION%10", "ACCOUNT%10",
+    "ALLOCCPUS%10", "STATE%10",   "EXITCODE%8",   NULL,
 };
 static const char *const sacct_brief[] = {
-    "JOBID%12", "STATE%10", "EXITCODE%8", NULL,
+    "JOBID%12",
+    "STATE%10",
+    "EXITCODE%8",
+    NULL,
 };
 
 static void read_slurm(const char *const *argv, size_t argc,
                        struct cmd_spec *sp)
 {
-    static const struct opts squeue_o = { "AMOSaijLnopqRtuwj",
-                                          squeue_long_arg };
-    static const struct opts sinfo_o = { "MOSinoptT", sinfo_long_arg };
-    static const struct opts sacct_o = { "ACEfgiIjkKMNoqrSsuWx",
-                                         sacct_long_arg };
-    struct slurm_ctx c = { 0 };
-    const struct opts *o = sp->tool == CMD_TOOL_SQUEUE ? &squeue_o
+    static const struct opts squeue_o = {"AMOSaijLnopqRtuwj", squeue_long_arg};
+    static const struct opts sinfo_o = {"MOSinoptT", sinfo_long_arg};
+    static const struct opts sacct_o = {"ACEfgiIjkKMNoqrSsuWx", sacct_long_arg};
+    struct slurm_ctx c = {0};
+    const struct opts *o = sp->tool == CMD_TOOL_SQUEUE  ? &squeue_o
                            : sp->tool == CMD_TOOL_SINFO ? &sinfo_o
                                                         : &sacct_o;
     walk_opts(argv, argc, 1, o, sp, slurm_opt, &c);
@@ -658,8 +779,8 @@ static void read_slurm(const char *const *argv, size_t argc,
             if (c.parsable) {
                 for (size_t i = 0; i + 1 < sp->ncols; i++) {
                     free(sp->cols[i].after);
-                    sp->cols[i].after = xstrdup(c.delimiter ? c.delimiter
-                                                            : "|");
+                    sp->cols[i].after =
+                        xstrdup(c.delimiter ? c.delimiter : "|");
                 }
                 finish_cols(sp);
                 if (sp->ncols == 1) {
@@ -682,18 +803,20 @@ static void read_slurm(const char *const *argv, size_t argc,
     if (c.long_fmt || c.short_fmt)
         sp->format = xstrdup(c.long_fmt ? c.long_fmt : c.short_fmt);
     if (c.long_fmt)
-        slurm_long_format(sp, c.long_fmt, sp->tool == CMD_TOOL_SQUEUE
-                                              ? squeue_long : sinfo_long);
+        slurm_long_format(sp, c.long_fmt,
+                          sp->tool == CMD_TOOL_SQUEUE ? squeue_long
+                                                      : sinfo_long);
     else if (c.short_fmt)
-        slurm_short_format(sp, c.short_fmt, sp->tool == CMD_TOOL_SQUEUE
-                                                ? squeue_letters
-                                                : sinfo_letters);
+        slurm_short_format(sp, c.short_fmt,
+                           sp->tool == CMD_TOOL_SQUEUE ? squeue_letters
+                                                       : sinfo_letters);
     else if (sp->tool == CMD_TOOL_SQUEUE)
         /* squeue(1): the default and -l formats */
-        slurm_short_format(sp, c.longfmt
-                                   ? "%.18i %.9P %.8j %.8u %.8T %.10M %.9l "
-                                     "%.6D %R"
-                                   : "%.18i %.9P %.8j %.8u %.2t %.10M %.6D %R",
+        slurm_short_format(sp,
+                           c.longfmt
+                               ? "%.18i %.9P %.8j %.8u %.8T %.10M %.9l "
+                                 "%.6D %R"
+                               : "%.18i %.9P %.8j %.8u %.2t %.10M %.6D %R",
                            squeue_letters);
 }
 
@@ -739,8 +862,7 @@ static int prog_is(const char *prog, const char *name)
            (!prog[n] || !strcasecmp(prog + n, ".exe"));
 }
 
-static enum cmd_tool tool_of(const char *const *argv, size_t argc,
-                             size_t *sub)
+static enum cmd_tool tool_of(const char *const *argv, size_t argc, size_t *sub)
 {
     const char *prog = base_name(argv[0]);
     *sub = 1;
@@ -782,12 +904,15 @@ void cmd_spec_from_argv(const char *const *argv, size_t argc,
         return;
     spec->tool = tool_of(argv, argc, &sub);
     switch (spec->tool) {
-    case CMD_TOOL_SQUEUE: case CMD_TOOL_SINFO: case CMD_TOOL_SACCT:
+    case CMD_TOOL_SQUEUE:
+    case CMD_TOOL_SINFO:
+    case CMD_TOOL_SACCT:
         read_slurm(argv, argc, spec);
         break;
-    case CMD_TOOL_FLUX_JOBS: case CMD_TOOL_FLUX_RESOURCE: {
-        static const struct opts o = { "ofuqcLsi", flux_long_arg };
-        struct flux_ctx c = { NULL };
+    case CMD_TOOL_FLUX_JOBS:
+    case CMD_TOOL_FLUX_RESOURCE: {
+        static const struct opts o = {"ofuqcLsi", flux_long_arg};
+        struct flux_ctx c = {NULL};
         walk_opts(argv, argc, sub, &o, spec, flux_opt, &c);
         if (c.fmt) {
             spec->format = xstrdup(c.fmt);
@@ -796,7 +921,7 @@ void cmd_spec_from_argv(const char *const *argv, size_t argc,
         break;
     }
     case CMD_TOOL_NVIDIA_SMI: {
-        static const struct opts o = { "iflu", nvsmi_long_arg };
+        static const struct opts o = {"iflu", nvsmi_long_arg};
         const char *q = NULL;
         walk_opts(argv, argc, 1, &o, spec, nvsmi_opt, &q);
         if (q) {
@@ -812,9 +937,9 @@ void cmd_spec_from_argv(const char *const *argv, size_t argc,
 
 static int skip_word(const char *w)
 {
-    static const char *const kw[] = { "env", "do", "then", "else", "time",
-                                      "exec", "command", "sudo", "nohup",
-                                      "{", NULL };
+    static const char *const kw[] = {"env",   "do",   "then",    "else",
+                                     "time",  "exec", "command", "sudo",
+                                     "nohup", "{",    NULL};
     const char *eq = strchr(w, '=');
     if (eq && eq > w && w[0] != '-') {
         for (const char *p = w; p < eq; p++)

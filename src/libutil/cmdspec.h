@@ -28,8 +28,13 @@
 #include "libutil/strvec.h"
 
 enum cmd_tool {
-    CMD_TOOL_NONE = 0, CMD_TOOL_SQUEUE, CMD_TOOL_SACCT, CMD_TOOL_SINFO,
-    CMD_TOOL_FLUX_JOBS, CMD_TOOL_FLUX_RESOURCE, CMD_TOOL_NVIDIA_SMI,
+    CMD_TOOL_NONE = 0,
+    CMD_TOOL_SQUEUE,
+    CMD_TOOL_SACCT,
+    CMD_TOOL_SINFO,
+    CMD_TOOL_FLUX_JOBS,
+    CMD_TOOL_FLUX_RESOURCE,
+    CMD_TOOL_NVIDIA_SMI,
 };
 
 struct cmd_column {
@@ -40,17 +45,17 @@ struct cmd_column {
      * the query field as given ("memory.total"). Owned by the spec.
      */
     char *name;
-    size_t width;   /* printed width in bytes, values cut and padded to it
-                     * (squeue/sinfo -O default 20, "%.10T", sacct "%25");
-                     * 0: printed at its natural length */
-    char *after;    /* literal text printed after this column ("|", " ",
-                     * "\x1f"; "" for none); owned by the spec */
+    size_t width; /* printed width in bytes, values cut and padded to it
+                   * (squeue/sinfo -O default 20, "%.10T", sacct "%25");
+                   * 0: printed at its natural length */
+    char *after;  /* literal text printed after this column ("|", " ",
+                   * "\x1f"; "" for none); owned by the spec */
 };
 
 struct cmd_spec {
     enum cmd_tool tool;
-    struct cmd_column *cols;    /* NULL / 0: the command names no columns
-                                 * (the tool's default, or unreadable) */
+    struct cmd_column *cols; /* NULL / 0: the command names no columns
+                              * (the tool's default, or unreadable) */
     size_t ncols;
     /*
      * One separator string between every pair of columns, when the
@@ -58,11 +63,11 @@ struct cmd_spec {
      * squeue -o "%i|%T", -O "JobID:|,...", nvidia-smi ", "); NULL else.
      */
     char *sep;
-    int sliceable;      /* rows can be cut by widths and literals alone:
-                         * every column but the last is fixed width or
-                         * followed by a non-blank literal */
-    int noheader;       /* the command suppresses the header line */
-    int trailing_sep;   /* sacct -p: every line ends with the separator */
+    int sliceable;    /* rows can be cut by widths and literals alone:
+                       * every column but the last is fixed width or
+                       * followed by a non-blank literal */
+    int noheader;     /* the command suppresses the header line */
+    int trailing_sep; /* sacct -p: every line ends with the separator */
     /*
      * The state a one-state filter implies (squeue -t R, --states=PD,
      * sacct -s CD, flux jobs -f running), upper case as given ("R",
@@ -70,11 +75,14 @@ struct cmd_spec {
      * "all". Callers normalize it with their own state table.
      */
     char *state_filter;
-    char *format;       /* the format option's text as given (-o, -O,
-                         * --format, --query-gpu), or NULL */
+    char *format; /* the format option's text as given (-o, -O,
+                   * --format, --query-gpu), or NULL */
 };
 
-#define CMD_SPEC_INIT { CMD_TOOL_NONE, NULL, 0, NULL, 0, 0, 0, NULL, NULL }
+#define CMD_SPEC_INIT                                                          \
+    {                                                                          \
+        CMD_TOOL_NONE, NULL, 0, NULL, 0, 0, 0, NULL, NULL                      \
+    }
 
 /*
  * Split the shell-like string s into simple commands: *cmds receives an

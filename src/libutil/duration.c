@@ -52,8 +52,9 @@ static int trimmed(const char *s, char *buf, size_t n)
 
 int slurm_duration_parse(const char *s, double *secs)
 {
-    static const char *none[] = { "UNLIMITED", "INVALID", "Partition_Limit",
-                                  "N/A", "NONE", "(null)", NULL };
+    static const char *none[] = {"UNLIMITED", "INVALID", "Partition_Limit",
+                                 "N/A",       "NONE",    "(null)",
+                                 NULL};
     char buf[64];
     const char *p;
     long long f[3], days = 0;
@@ -182,11 +183,24 @@ int fsd_parse(const char *s, double *secs)
     }
     len = strlen(buf);
     switch (buf[len - 1]) {
-    case 's': mult = 1; buf[--len] = '\0'; break;
-    case 'm': mult = 60; buf[--len] = '\0'; break;
-    case 'h': mult = 3600; buf[--len] = '\0'; break;
-    case 'd': mult = 86400; buf[--len] = '\0'; break;
-    default: break;
+    case 's':
+        mult = 1;
+        buf[--len] = '\0';
+        break;
+    case 'm':
+        mult = 60;
+        buf[--len] = '\0';
+        break;
+    case 'h':
+        mult = 3600;
+        buf[--len] = '\0';
+        break;
+    case 'd':
+        mult = 86400;
+        buf[--len] = '\0';
+        break;
+    default:
+        break;
     }
     if (!len || !(isdigit((unsigned char)buf[0]) || buf[0] == '.'))
         return -1;
@@ -237,6 +251,6 @@ void slurm_duration_format(long long secs, char *buf, size_t n)
         xsnprintf(buf, n, "%lld-%02lld:%02lld:%02lld", secs / 86400,
                   secs % 86400 / 3600, secs % 3600 / 60, secs % 60);
     else
-        xsnprintf(buf, n, "%02lld:%02lld:%02lld", secs / 3600,
-                  secs % 3600 / 60, secs % 60);
+        xsnprintf(buf, n, "%02lld:%02lld:%02lld", secs / 3600, secs % 3600 / 60,
+                  secs % 60);
 }

@@ -31,7 +31,10 @@ typedef struct {
     char text[256];
 } exa_error_t;
 
-#define EXA_ERROR_INIT { EXA_OK, "" }
+#define EXA_ERROR_INIT                                                         \
+    {                                                                          \
+        EXA_OK, ""                                                             \
+    }
 
 /*
  * Fill err (if not NULL) with code and the printf-formatted text, truncated

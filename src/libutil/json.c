@@ -118,7 +118,7 @@ int jx_dumpf(const json_t *doc, FILE *fp, int pretty)
 
 char *jx_dumps_canonical(const json_t *doc)
 {
-    char *s = json_dumps(doc, JSON_ENCODE_ANY | JSON_COMPACT |
-                                  JSON_SORT_KEYS | JSON_REAL_PRECISION(17));
+    char *s = json_dumps(doc, JSON_ENCODE_ANY | JSON_COMPACT | JSON_SORT_KEYS |
+                                  JSON_REAL_PRECISION(17));
     return s ? s : xstrdup("null");
 }

@@ -32,7 +32,7 @@ enum log_level log_get_level(void)
 
 void log_msg(enum log_level level, const char *fmt, ...)
 {
-    static const char *names[] = { "error", "warning", "info", "debug" };
+    static const char *names[] = {"error", "warning", "info", "debug"};
     va_list ap;
     if (level > log_get_level())
         return;

@@ -10,7 +10,7 @@
 #include "libutil/strbuf.h"
 #include "libutil/xalloc.h"
 
-const char *strvec_empty[] = { NULL };
+const char *strvec_empty[] = {NULL};
 
 void strvec_init(struct strvec *sv)
 {

@@ -16,7 +16,10 @@ struct strvec {
 };
 
 extern const char *strvec_empty[];
-#define STRVEC_INIT { strvec_empty, 0, 0 }
+#define STRVEC_INIT                                                            \
+    {                                                                          \
+        strvec_empty, 0, 0                                                     \
+    }
 
 /* Make sv empty (same as STRVEC_INIT); it owns nothing yet. */
 void strvec_init(struct strvec *sv);

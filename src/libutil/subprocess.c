@@ -147,9 +147,9 @@ fail:
 int subprocess_run(const char *const *argv, const struct subprocess_opts *opts,
                    struct subprocess_result *res, exa_error_t *err)
 {
-    static const struct subprocess_opts none = { 0 };
-    int in_p[2] = { -1, -1 }, out_p[2] = { -1, -1 }, err_p[2] = { -1, -1 };
-    int rep_p[2] = { -1, -1 };
+    static const struct subprocess_opts none = {0};
+    int in_p[2] = {-1, -1}, out_p[2] = {-1, -1}, err_p[2] = {-1, -1};
+    int rep_p[2] = {-1, -1};
     int pidfd = -1;
     int devnull = -1, child_errno = 0, status = 0, reaped = 0;
     size_t cap, written = 0;
@@ -199,9 +199,8 @@ int subprocess_run(const char *const *argv, const struct subprocess_opts *opts,
         goto sys_fail;
     }
     if (pid == 0)
-        child_exec(argv, env, opts->cwd,
-                   opts->stdin_data ? in_p[0] : devnull, out_p[1], err_p[1],
-                   rep_p[1]);
+        child_exec(argv, env, opts->cwd, opts->stdin_data ? in_p[0] : devnull,
+                   out_p[1], err_p[1], rep_p[1]);
     setpgid(pid, pid); /* also done in the child; whichever runs first */
     free(env);
     env = NULL;
@@ -317,7 +316,7 @@ int subprocess_run(const char *const *argv, const struct subprocess_opts *opts,
                 break;
             }
             {
-                struct timespec ts = { 0, 20 * 1000 * 1000 };
+                struct timespec ts = {0, 20 * 1000 * 1000};
                 nanosleep(&ts, NULL);
             }
             continue;
@@ -350,7 +349,8 @@ int subprocess_run(const char *const *argv, const struct subprocess_opts *opts,
                     if ((size_t)r > room) {
                         over = 1;
                         if (!over_stream)
-                            over_stream = fdp == &out_p[0] ? "stdout" : "stderr";
+                            over_stream =
+                                fdp == &out_p[0] ? "stdout" : "stderr";
                         close_fd(fdp);
                     }
                 } else if (r == 0 || (errno != EAGAIN && errno != EINTR)) {
@@ -372,8 +372,8 @@ int subprocess_run(const char *const *argv, const struct subprocess_opts *opts,
         res->signal = WTERMSIG(status);
     }
     if (res->timed_out)
-        return exa_err(err, EXA_ETIMEOUT, "'%s' timed out after %g s",
-                       argv[0], opts->timeout_s);
+        return exa_err(err, EXA_ETIMEOUT, "'%s' timed out after %g s", argv[0],
+                       opts->timeout_s);
     if (over) {
         res->truncated = 1;
         return exa_err(err, EXA_ETRANSPORT,
@@ -382,20 +382,19 @@ int subprocess_run(const char *const *argv, const struct subprocess_opts *opts,
     }
     return 0;
 
-sys_fail:
-    {
-        int e = errno;
-        close_fd(&in_p[0]);
-        close_fd(&in_p[1]);
-        close_fd(&out_p[0]);
-        close_fd(&out_p[1]);
-        close_fd(&err_p[0]);
-        close_fd(&err_p[1]);
-        close_fd(&rep_p[0]);
-        close_fd(&rep_p[1]);
-        close_fd(&devnull);
-        free(env);
-        return exa_err(err, EXA_ETRANSPORT, "cannot run '%s': %s", argv[0],
-                       strerror(e));
-    }
+sys_fail : {
+    int e = errno;
+    close_fd(&in_p[0]);
+    close_fd(&in_p[1]);
+    close_fd(&out_p[0]);
+    close_fd(&out_p[1]);
+    close_fd(&err_p[0]);
+    close_fd(&err_p[1]);
+    close_fd(&rep_p[0]);
+    close_fd(&rep_p[1]);
+    close_fd(&devnull);
+    free(env);
+    return exa_err(err, EXA_ETRANSPORT, "cannot run '%s': %s", argv[0],
+                   strerror(e));
+}
 }

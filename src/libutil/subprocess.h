@@ -38,16 +38,19 @@ struct subprocess_opts {
 };
 
 struct subprocess_result {
-    int exit_code;   /* 0..255 when the child exited, else -1 */
-    int signal;      /* terminating signal number, else 0 */
-    int timed_out;   /* 1 when the timeout killed it */
-    int truncated;   /* 1 when an output cap killed it */
+    int exit_code; /* 0..255 when the child exited, else -1 */
+    int signal;    /* terminating signal number, else 0 */
+    int timed_out; /* 1 when the timeout killed it */
+    int truncated; /* 1 when an output cap killed it */
     double elapsed_s;
     struct strbuf out; /* captured stdout (may hold NUL bytes) */
     struct strbuf err; /* captured stderr */
 };
 
-#define SUBPROCESS_RESULT_INIT { -1, 0, 0, 0, 0.0, STRBUF_INIT, STRBUF_INIT }
+#define SUBPROCESS_RESULT_INIT                                                 \
+    {                                                                          \
+        -1, 0, 0, 0, 0.0, STRBUF_INIT, STRBUF_INIT                             \
+    }
 
 /*
  * Run argv[0] (looked up on PATH by execvp) with argv (NULL-terminated).

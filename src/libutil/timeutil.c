@@ -27,7 +27,7 @@ static int digits(const char **p, int n, int *v)
 
 static int days_in_month(int y, int m)
 {
-    static const int d[] = { 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31 };
+    static const int d[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
     int leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
     return m == 2 ? 28 + leap : d[m - 1];
 }
@@ -39,8 +39,8 @@ int time_parse_iso8601(const char *s, time_t *out, exa_error_t *err)
     struct tm tm;
     time_t t;
 
-    if (digits(&p, 4, &y) || *p++ != '-' || digits(&p, 2, &mo) ||
-        *p++ != '-' || digits(&p, 2, &d))
+    if (digits(&p, 4, &y) || *p++ != '-' || digits(&p, 2, &mo) || *p++ != '-' ||
+        digits(&p, 2, &d))
         goto bad;
     if (*p == 'T' || *p == 't' || *p == ' ') {
         p++;

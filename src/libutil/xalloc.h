@@ -22,7 +22,7 @@ char *xstrndup(const char *s, size_t n);
 /* Grow *arr (of *alloc elements of elsize bytes) to hold at least nr. */
 void *xgrow(void *arr, size_t elsize, size_t nr, size_t *alloc);
 
-#define ALLOC_GROW(arr, nr, alloc) \
+#define ALLOC_GROW(arr, nr, alloc)                                             \
     ((arr) = xgrow((arr), sizeof(*(arr)), (nr), &(alloc)))
 
 /* Abort with "BUG: file:line: msg"; marks a broken invariant. */

@@ -25,8 +25,9 @@
 #include "libutil/strbuf.h"
 
 #define P62 "4611686018427387904" /* 2^62 */
-#define HDR "JobID|ElapsedRaw|AllocTRES|TotalCPU|Start|End|Submit|NNodes|" \
-            "AllocCPUS\n"
+#define HDR                                                                    \
+    "JobID|ElapsedRaw|AllocTRES|TotalCPU|Start|End|Submit|NNodes|"             \
+    "AllocCPUS\n"
 #define TIMES "|2026-01-01T10:10:00|2026-01-01T11:10:00|2026-01-01T10:00:00"
 
 static void test_acct_untyped_2p62(void **state)
@@ -35,9 +36,9 @@ static void test_acct_untyped_2p62(void **state)
      * are not added (a step's TRES is part of the allocation) */
     static const char text[] =
         HDR "7|3600|cpu=4,gres/gpu=" P62 ",node=2|00:00:00" TIMES "|2|4\n"
-        "7.batch|3600|gres/gpu=" P62 "|00:10:00" TIMES "|1|1\n"
-        "7.0|3600|gres/gpu=" P62 "|00:20:00" TIMES "|1|1\n"
-        "7.1|3600|gres/gpu=" P62 "|00:30:00" TIMES "|1|1\n";
+            "7.batch|3600|gres/gpu=" P62 "|00:10:00" TIMES "|1|1\n"
+            "7.0|3600|gres/gpu=" P62 "|00:20:00" TIMES "|1|1\n"
+            "7.1|3600|gres/gpu=" P62 "|00:30:00" TIMES "|1|1\n";
     struct sched_acct a;
     exa_error_t err = EXA_ERROR_INIT;
 
@@ -59,11 +60,11 @@ static void test_acct_typed_sum_overflows(void **state)
     /* 2^62 + 2^62 = 2^63 > INT64_MAX: unknown, not negative */
     static const char over[] =
         HDR "8|3600|gres/gpu:a100=" P62 ",gres/gpu:h100=" P62
-        ",node=2|00:00:00" TIMES "|2|2\n";
+            ",node=2|00:00:00" TIMES "|2|2\n";
     /* 2^62 + (2^62 - 1) = INT64_MAX: fits, exact */
     static const char fits[] =
         HDR "9|3600|gres/gpu:a100=" P62 ",gres/gpu:h100=4611686018427387903"
-        ",node=2|00:00:00" TIMES "|2|2\n";
+            ",node=2|00:00:00" TIMES "|2|2\n";
     /* one past INT64_MAX in a single entry: not a count */
     static const char big[] =
         HDR "10|3600|gres/gpu=9223372036854775808|00:00:00" TIMES "|1|1\n";
@@ -91,16 +92,18 @@ static void array_status(const char *const *gpus, size_t n, int *total)
     struct transport *t = transport_fake_new();
     exa_error_t err = EXA_ERROR_INIT;
     struct sched *s = sched_new("slurm", t, &err);
-    const char *ids[] = { "5" };
+    const char *ids[] = {"5"};
     struct sched_job out[1];
     struct strbuf sa = STRBUF_INIT;
 
     strbuf_addstr(&sa, "JobID\037State\037ExitCode\037Submit\037Start\037End"
                        "\037ElapsedRaw\037AllocTRES\037NCPUS\037NNodes\n");
     for (size_t i = 0; i < n; i++)
-        strbuf_addf(&sa, "5_%zu\037COMPLETED\0370:0\0372026-01-01T10:00:00"
-                         "\0372026-01-01T10:00:01\0372026-01-01T10:00:02\0371"
-                         "\037cpu=1,gres/gpu=%s,node=1\0371\0371\n", i, gpus[i]);
+        strbuf_addf(&sa,
+                    "5_%zu\037COMPLETED\0370:0\0372026-01-01T10:00:00"
+                    "\0372026-01-01T10:00:01\0372026-01-01T10:00:02\0371"
+                    "\037cpu=1,gres/gpu=%s,node=1\0371\0371\n",
+                    i, gpus[i]);
     transport_fake_add(t, "squeue *", "", "", 0, 0, 0);
     transport_fake_add(t, "sacct *", sa.buf, "", 0, 0, 0);
     assert_int_equal(sched_status_batch(s, ids, 1, out, &err), 0);
@@ -113,11 +116,11 @@ static void array_status(const char *const *gpus, size_t n, int *total)
 
 static void test_array_gpu_totals(void **state)
 {
-    static const char *const three[] = { "1073741824", "1073741824",
-                                         "1073741824" };
-    static const char *const max[] = { "1073741824", "1073741823" };
-    static const char *const small[] = { "2", "1", "4" };
-    static const char *const huge[] = { P62, "2" };
+    static const char *const three[] = {"1073741824", "1073741824",
+                                        "1073741824"};
+    static const char *const max[] = {"1073741824", "1073741823"};
+    static const char *const small[] = {"2", "1", "4"};
+    static const char *const huge[] = {P62, "2"};
     int g;
 
     (void)state;
@@ -137,11 +140,10 @@ static void test_per_node_times_nodes(void **state)
 {
     /* squeue -O JobID,State,NumNodes,tres-per-node: 2^62 per node on 2
      * nodes is 2^63: null; on 1 node it is exact */
-    static const char text[] =
-        "JOBID|STATE|NODES|TRES_PER_NODE\n"
-        "11|RUNNING|2|gres/gpu:" P62 "\n"
-        "12|RUNNING|1|gres/gpu:" P62 "\n"
-        "13|RUNNING|3|gres/gpu:2\n";
+    static const char text[] = "JOBID|STATE|NODES|TRES_PER_NODE\n"
+                               "11|RUNNING|2|gres/gpu:" P62 "\n"
+                               "12|RUNNING|1|gres/gpu:" P62 "\n"
+                               "13|RUNNING|3|gres/gpu:2\n";
     struct slurm_jobs jobs;
     const char *kind;
     exa_error_t err = EXA_ERROR_INIT;
@@ -167,15 +169,16 @@ static void test_sbatch_streams(void **state)
     exa_error_t err = EXA_ERROR_INIT;
 
     (void)state;
-    assert_int_equal(sbatch_parse_streams(out, strlen(out), errs, strlen(errs),
-                                          &r, &err), 0);
+    assert_int_equal(
+        sbatch_parse_streams(out, strlen(out), errs, strlen(errs), &r, &err),
+        0);
     assert_string_equal(r.job_id, "4242");
     assert_string_equal(r.cluster, "testb");
     assert_int_equal(r.warnings.nr, 2);
     assert_string_equal(r.warnings.v[1], "1234");
     sbatch_result_free(&r);
-    assert_int_equal(sbatch_parse_streams(NULL, 0, errs, strlen(errs), &r,
-                                          &err), -1);
+    assert_int_equal(
+        sbatch_parse_streams(NULL, 0, errs, strlen(errs), &r, &err), -1);
     assert_string_equal(err.text, "sbatch: warning: x");
     sbatch_result_free(&r);
     assert_int_equal(sbatch_parse_streams(NULL, 0, NULL, 0, &r, &err), -1);

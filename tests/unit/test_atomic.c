@@ -121,8 +121,7 @@ static void test_short_write_keeps_old(void **state)
     lim = old;
     lim.rlim_cur = 100;
     assert_int_equal(setrlimit(RLIMIT_FSIZE, &lim), 0);
-    assert_int_equal(atomic_write_file(path, big, sizeof(big), 0600, &err),
-                     -1);
+    assert_int_equal(atomic_write_file(path, big, sizeof(big), 0600, &err), -1);
     assert_int_equal(setrlimit(RLIMIT_FSIZE, &old), 0);
     assert_int_equal(err.code, EXA_ECONFIG);
     assert_non_null(strstr(err.text, "File too large"));

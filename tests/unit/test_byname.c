@@ -32,11 +32,10 @@ static void test_slurm_live_in_queue(void **state)
     exa_error_t err = EXA_ERROR_INIT;
     (void)state;
 
-    assert_int_equal(transport_fake_add_file(t, "squeue -h --name=" HELD_NAME
-                                             " -o *",
-                                             FIX "squeue-byname-held.out", 0,
-                                             0),
-                     0);
+    assert_int_equal(
+        transport_fake_add_file(t, "squeue -h --name=" HELD_NAME " -o *",
+                                FIX "squeue-byname-held.out", 0, 0),
+        0);
     transport_fake_add(t, "sacct *", "", "", 0, 0, 0);
     assert_int_equal(sched_find_by_name(s, HELD_NAME, 0, &v, &n, &err), 0);
     assert_int_equal(n, 1);
@@ -68,18 +67,18 @@ static void test_slurm_finished_from_sacct(void **state)
     localtime_r(&m, &tm);
     strftime(want, sizeof(want), "%Y-%m-%dT%H:%M:%S", &tm);
     transport_fake_add(t, "squeue *", "", "", 0, 0, 0);
-    snprintf(glob, sizeof(glob), "sacct -X -n --parsable2 --delimiter=* "
-             "--name=" DONE_NAME " -S %s -E now -o JobID,*", want);
-    assert_int_equal(transport_fake_add_file(t, glob, FIX "sacct-byname.out",
-                                             0, 0),
-                     0);
+    snprintf(glob, sizeof(glob),
+             "sacct -X -n --parsable2 --delimiter=* "
+             "--name=" DONE_NAME " -S %s -E now -o JobID,*",
+             want);
+    assert_int_equal(
+        transport_fake_add_file(t, glob, FIX "sacct-byname.out", 0, 0), 0);
     assert_int_equal(sched_find_by_name(s, DONE_NAME, since, &v, &n, &err), 0);
     assert_int_equal(n, 1);
     assert_string_equal(v[0].id, "71");
     assert_int_equal(v[0].state, SCHED_COMPLETED);
-    assert_int_equal(transport_fake_count(t, "squeue -h --name=" DONE_NAME
-                                             " -o *"),
-                     1);
+    assert_int_equal(
+        transport_fake_count(t, "squeue -h --name=" DONE_NAME " -o *"), 1);
     assert_int_equal(transport_fake_count(t, glob), 1);
     free(v);
     sched_free(s);
@@ -96,8 +95,7 @@ static void test_slurm_nothing(void **state)
 
     transport_fake_add(t, "squeue *", "", "", 0, 0, 0);
     transport_fake_add(t, "sacct * -S now-7days -E now *", "", "", 0, 0, 0);
-    assert_int_equal(sched_find_by_name(s, "exa-aaaaaaaaaaaa", 0, &v, &n,
-                                        NULL),
+    assert_int_equal(sched_find_by_name(s, "exa-aaaaaaaaaaaa", 0, &v, &n, NULL),
                      0);
     assert_int_equal(n, 0);
     assert_null(v);
@@ -143,19 +141,25 @@ static void test_flux(void **state)
 
     /* a format without widths: flux jobs prints a bare header and the
      * cells one space apart (flux-jobs(1) OUTPUT FORMAT) */
-    transport_fake_add(t, "flux jobs -a --name=exa-r1 -o {id.f58} "
-                          "{status_abbrev}",
+    transport_fake_add(t,
+                       "flux jobs -a --name=exa-r1 -o {id.f58} "
+                       "{status_abbrev}",
                        "JOBID ST\n"
-                       "\xc6\x92" "2TR77Ao1 R\n"
-                       "\xc6\x92" "2SxmVb3K CD\n"
-                       "\xc6\x92" "2SxmVb3K CD\n",
+                       "\xc6\x92"
+                       "2TR77Ao1 R\n"
+                       "\xc6\x92"
+                       "2SxmVb3K CD\n"
+                       "\xc6\x92"
+                       "2SxmVb3K CD\n",
                        "", 0, 0, 0);
     assert_int_equal(sched_find_by_name(s, "exa-r1", 0, &v, &n, &err), 0);
     assert_int_equal(n, 2); /* the repeated id once */
-    assert_string_equal(v[0].id, "\xc6\x92" "2TR77Ao1");
+    assert_string_equal(v[0].id, "\xc6\x92"
+                                 "2TR77Ao1");
     assert_int_equal(v[0].state, SCHED_RUNNING);
     assert_string_equal(v[0].raw_state, "R");
-    assert_string_equal(v[1].id, "\xc6\x92" "2SxmVb3K");
+    assert_string_equal(v[1].id, "\xc6\x92"
+                                 "2SxmVb3K");
     assert_int_equal(v[1].state, SCHED_COMPLETED);
     free(v);
     sched_free(s);

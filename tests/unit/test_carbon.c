@@ -254,9 +254,9 @@ static void test_records(void **state)
     carbon_params_default(&p);
     assert_int_equal(
         carbon_estimate(prov("green-ai-default"), &p, 12, 0, &r, NULL), 0);
-    assert_int_equal(carbon_record_insert(st, "JPCP", 2, "run-a", &r, &id,
-                                          &changed, &err),
-                     0);
+    assert_int_equal(
+        carbon_record_insert(st, "JPCP", 2, "run-a", &r, &id, &changed, &err),
+        0);
     assert_true(id > 0);
     assert_int_equal(changed, 1);
     assert_int_equal(carbon_estimate(prov("ccf-like"), &p, 1, 0, &r, NULL), 0);
@@ -307,18 +307,18 @@ static void test_records(void **state)
      * new hours for the same key replace the row (same id). */
     assert_int_equal(
         carbon_estimate(prov("green-ai-default"), &p, 12, 0, &r, NULL), 0);
-    assert_int_equal(carbon_record_insert(st, "JPCP", 2, "run-a", &r, &id2,
-                                          &changed, &err),
-                     0);
+    assert_int_equal(
+        carbon_record_insert(st, "JPCP", 2, "run-a", &r, &id2, &changed, &err),
+        0);
     assert_int_equal(id2, id);
     assert_int_equal(changed, 0);
     assert_int_equal(carbon_totals_get(st, NULL, &t, &err), 0);
     assert_int_equal(t.n, 3);
     assert_int_equal(
         carbon_estimate(prov("green-ai-default"), &p, 24, 0, &r, NULL), 0);
-    assert_int_equal(carbon_record_insert(st, "JPCP", 2, "run-a", &r, &id2,
-                                          &changed, &err),
-                     0);
+    assert_int_equal(
+        carbon_record_insert(st, "JPCP", 2, "run-a", &r, &id2, &changed, &err),
+        0);
     assert_int_equal(id2, id);
     assert_int_equal(changed, 1);
     assert_int_equal(carbon_totals_get(st, "JPCP", &t, &err), 0);

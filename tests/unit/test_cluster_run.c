@@ -33,19 +33,19 @@
 /* sacct -P -j 39 -o JobID,ElapsedRaw,AllocTRES,TotalCPU,Start,End,
  * Submit,NNodes,AllocCPUS on the testbed (Slurm 22.05), job 39 of testb,
  * with the steps of a two-CPU variant appended by hand for TotalCPU. */
-#define SACCT_HDR "JobID|ElapsedRaw|AllocTRES|TotalCPU|Start|End|Submit|" \
-                  "NNodes|AllocCPUS\n"
-static const char sacct_39[] =
-    SACCT_HDR
+#define SACCT_HDR                                                              \
+    "JobID|ElapsedRaw|AllocTRES|TotalCPU|Start|End|Submit|"                    \
+    "NNodes|AllocCPUS\n"
+static const char sacct_39[] = SACCT_HDR
     "39|2|billing=1,cpu=1,gres/gpu:h100=1,gres/gpu=1,mem=500M,node=1|"
     "00:00:00|2026-11-30T02:17:05|2026-11-30T02:17:07|2026-11-30T02:17:05|1|1\n"
     "39.batch|2|cpu=1,mem=500M,node=1|00:00.679|2026-11-30T02:17:05|"
     "2026-11-30T02:17:07|2026-11-30T02:17:05|1|1\n";
 
 static const char sacct_typed[] =
-    SACCT_HDR
-    "123|7200|billing=8,cpu=8,gres/gpu:a100=2,gres/gpu:v100=1,node=2|"
-    "1-02:03:04|2026-01-01T10:10:00|2026-01-01T12:10:00|2026-01-01T10:00:00|2|8\n";
+    SACCT_HDR "123|7200|billing=8,cpu=8,gres/gpu:a100=2,gres/gpu:v100=1,node=2|"
+              "1-02:03:04|2026-01-01T10:10:00|2026-01-01T12:10:00|2026-01-"
+              "01T10:00:00|2|8\n";
 
 static void test_sacct_parse(void **state)
 {
@@ -54,8 +54,8 @@ static void test_sacct_parse(void **state)
     (void)state;
     setenv("TZ", "UTC", 1);
     tzset();
-    assert_int_equal(sched_acct_parse_sacct(sacct_39, strlen(sacct_39), "39",
-                                            &a, &err), 0);
+    assert_int_equal(
+        sched_acct_parse_sacct(sacct_39, strlen(sacct_39), "39", &a, &err), 0);
     assert_true(a.run_seconds == 2.0);
     assert_true(a.queue_seconds == 0.0);
     assert_int_equal(a.gpus, 1); /* untyped total, not 1 + 1 */
@@ -69,7 +69,8 @@ static void test_sacct_parse(void **state)
     assert_string_equal(a.end, "2026-11-30T02:17:07Z");
 
     assert_int_equal(sched_acct_parse_sacct(sacct_typed, strlen(sacct_typed),
-                                            "123", &a, &err), 0);
+                                            "123", &a, &err),
+                     0);
     assert_int_equal(a.gpus, 3); /* typed entries summed without a total */
     assert_true(a.queue_seconds == 600.0);
     assert_true(a.run_seconds == 7200.0);
@@ -77,8 +78,8 @@ static void test_sacct_parse(void **state)
     assert_true(fabs(a.cpu_hours - 16.0) < 1e-12);
     assert_true(a.cpu_seconds == 93784.0);
 
-    assert_int_equal(sched_acct_parse_sacct(sacct_39, strlen(sacct_39), "3",
-                                            &a, &err), -1);
+    assert_int_equal(
+        sched_acct_parse_sacct(sacct_39, strlen(sacct_39), "3", &a, &err), -1);
     assert_int_equal(err.code, EXA_ENOTFOUND);
 }
 
@@ -101,12 +102,14 @@ static void test_accounting_over_transport(void **state)
     transport_close(t);
 
     t = transport_fake_new();
-    assert_int_equal(transport_fake_add_file(
-                         t, "flux job info 77 eventlog",
-                         "tests/fixtures/flux/acct-eventlog.txt", 0, 0), 0);
-    assert_int_equal(transport_fake_add_file(
-                         t, "flux job info 77 R",
-                         "tests/fixtures/flux/acct-R.json", 0, 0), 0);
+    assert_int_equal(
+        transport_fake_add_file(t, "flux job info 77 eventlog",
+                                "tests/fixtures/flux/acct-eventlog.txt", 0, 0),
+        0);
+    assert_int_equal(transport_fake_add_file(t, "flux job info 77 R",
+                                             "tests/fixtures/flux/acct-R.json",
+                                             0, 0),
+                     0);
     s = sched_new("flux", t, &err);
     assert_non_null(s);
     assert_int_equal(sched_accounting(s, "77", 1, &a, &err), 0);
@@ -131,9 +134,9 @@ struct env {
 static int setup(void **state)
 {
     struct env *e = xcalloc(1, sizeof(*e));
-    struct gov_connect_req q = { 0 };
+    struct gov_connect_req q = {0};
     struct gov_result gr;
-    struct train_request tr = { 0 };
+    struct train_request tr = {0};
     struct trained_model tm;
     struct job_rec j;
     char sha[65];
@@ -153,8 +156,8 @@ static int setup(void **state)
     q.ssh_user = "alice";
     q.ssh_port = 2222;
     assert_int_equal(gov_connect(e->st, e->reg, &q, "root", &gr, &err), 0);
-    assert_int_equal(gov_approve(e->st, e->reg, "testa", NULL, "ops", &gr,
-                                 &err), 0);
+    assert_int_equal(
+        gov_approve(e->st, e->reg, "testa", NULL, "ops", &gr, &err), 0);
     /* what `exa train` writes on the compute node */
     tr.model = "JPCP";
     tr.dataset = "PM100Dataset";
@@ -195,15 +198,20 @@ static int teardown(void **state)
 /* A fake cluster: job 39 COMPLETED, its accounting, its artifacts. */
 static struct transport *fake_cluster(struct env *e, const char *tamper)
 {
-    static const char *const files[] = { "SHA256SUMS", "model.json",
-                                         "encoders.json", "metrics.json" };
+    static const char *const files[] = {"SHA256SUMS", "model.json",
+                                        "encoders.json", "metrics.json"};
     struct transport *t = transport_fake_new();
     transport_fake_add(t, "squeue *", "", "", 0, 0, 0);
     transport_fake_add(t, "sacct -X --parsable2 --delimiter=*",
                        "JobID\037State\037ExitCode\037Submit\037Start\037End"
                        "\037ElapsedRaw\037AllocTRES\n"
-                       "39\x1f" "COMPLETED\x1f" "0:0\x1f" "2026-11-30T02:17:05\x1f"
-                       "2026-11-30T02:17:05\x1f" "2026-11-30T02:17:07\x1f" "2\x1f"
+                       "39\x1f"
+                       "COMPLETED\x1f"
+                       "0:0\x1f"
+                       "2026-11-30T02:17:05\x1f"
+                       "2026-11-30T02:17:05\x1f"
+                       "2026-11-30T02:17:07\x1f"
+                       "2\x1f"
                        "billing=1,cpu=1,gres/gpu=1,node=1\n",
                        "", 0, 0, 0);
     transport_fake_add(t, "sacct -P -j 39 -o *", sacct_39, "", 0, 0, 0);
@@ -238,7 +246,8 @@ static void test_resume_registers(void **state)
     setenv("EXAMLOPS_HPC_POLL_INTERVAL", "0.01", 1);
     assert_int_equal(cluster_run_pending(e->db, "testa", "39", &err), 1);
     assert_int_equal(cluster_run_resume(e->db, e->reg, e->root, "testa", "39",
-                                        t, NULL, &res, &err), 0);
+                                        t, NULL, &res, &err),
+                     0);
     assert_int_equal(res.registered, 1);
     assert_int_equal(res.mv.version, 1);
     cluster_run_result_release(&res);
@@ -286,7 +295,8 @@ static void test_checksum_mismatch_refused(void **state)
 
     setenv("EXAMLOPS_HPC_POLL_INTERVAL", "0.01", 1);
     assert_int_equal(cluster_run_resume(e->db, e->reg, e->root, "testa", "39",
-                                        t, NULL, &res, &err), -1);
+                                        t, NULL, &res, &err),
+                     -1);
     assert_int_equal(err.code, EXA_EFAIL);
     assert_non_null(strstr(err.text, "checksum mismatch for 'model.json'"));
     assert_int_equal(res.registered, 0);
@@ -309,30 +319,29 @@ static void test_run_id(void **state)
     struct cluster_run_request req;
     char id[CLUSTER_RUN_ID_LEN + 1], again[CLUSTER_RUN_ID_LEN + 1];
     char other[CLUSTER_RUN_ID_LEN + 1], want[CLUSTER_RUN_ID_LEN + 1];
-    static const char text[] =
-        "exa pipeline run v1\n"
-        "model=4:JPCP\n"
-        "dataset=12:PM100Dataset\n"
-        "dataset_path=15:/data/pm100.csv\n"
-        "stage_dataset=0\n"
-        "dummy=1\n"
-        "threads=0\n"
-        "cluster=5:testa\n"
-        "user=5:alice\n"
-        "workdir=-\n"
-        "partition=5:debug\n"
-        "qos=-\n"
-        "account=8:research\n"
-        "constraint=-\n"
-        "time=-\n"
-        "mem=-\n"
-        "job_name=-\n"
-        "array=-\n"
-        "nodes=0\n"
-        "ntasks=0\n"
-        "cpus_per_task=0\n"
-        "gpus=1\n"
-        "hold=0\n";
+    static const char text[] = "exa pipeline run v1\n"
+                               "model=4:JPCP\n"
+                               "dataset=12:PM100Dataset\n"
+                               "dataset_path=15:/data/pm100.csv\n"
+                               "stage_dataset=0\n"
+                               "dummy=1\n"
+                               "threads=0\n"
+                               "cluster=5:testa\n"
+                               "user=5:alice\n"
+                               "workdir=-\n"
+                               "partition=5:debug\n"
+                               "qos=-\n"
+                               "account=8:research\n"
+                               "constraint=-\n"
+                               "time=-\n"
+                               "mem=-\n"
+                               "job_name=-\n"
+                               "array=-\n"
+                               "nodes=0\n"
+                               "ntasks=0\n"
+                               "cpus_per_task=0\n"
+                               "gpus=1\n"
+                               "hold=0\n";
     unsigned char md[EVP_MAX_MD_SIZE];
     unsigned int mdlen = 0;
     (void)state;
@@ -399,8 +408,7 @@ int main(void)
         cmocka_unit_test(test_run_id),
         cmocka_unit_test(test_sacct_parse),
         cmocka_unit_test(test_accounting_over_transport),
-        cmocka_unit_test_setup_teardown(test_resume_registers, setup,
-                                        teardown),
+        cmocka_unit_test_setup_teardown(test_resume_registers, setup, teardown),
         cmocka_unit_test_setup_teardown(test_checksum_mismatch_refused, setup,
                                         teardown),
     };

@@ -49,7 +49,8 @@ static void test_split(void **state)
     (void)state;
     assert_int_equal(cmd_split("a 'b c' \"d\\\"e\" f\\ g $'\\x1fh'|tail -n1 "
                                "(exit status 6)",
-                               &c, &n, &err), 0);
+                               &c, &n, &err),
+                     0);
     assert_int_equal(n, 3);
     assert_int_equal(c[0].nr, 5);
     assert_string_equal(c[0].v[1], "b c");
@@ -76,7 +77,8 @@ static void test_sacct(void **state)
     cmd_spec_release(&sp);
 
     spec_of("SLURM_TIME_FORMAT=%s sacct --noheader --parsable2 "
-            "--delimiter=';' --format JobName,JobID", &sp);
+            "--delimiter=';' --format JobName,JobID",
+            &sp);
     assert_string_equal(names(&sp), "JOBNAME JOBID");
     assert_string_equal(sp.sep, ";");
     cmd_spec_release(&sp);
@@ -137,9 +139,8 @@ static void test_squeue(void **state)
 
     /* the command inside a pipeline; default format */
     spec_of("ssh login1 -- true; squeue -h | tail -n1", &sp);
-    assert_string_equal(names(&sp),
-                        "JOBID PARTITION NAME USER ST TIME NODES "
-                        "NODELIST(REASON)");
+    assert_string_equal(names(&sp), "JOBID PARTITION NAME USER ST TIME NODES "
+                                    "NODELIST(REASON)");
     cmd_spec_release(&sp);
 }
 
@@ -174,7 +175,8 @@ static void test_sinfo_flux_nvsmi(void **state)
     cmd_spec_release(&sp);
 
     spec_of("for i in 1 2; do nvidia-smi.exe -i 0 --format=csv,noheader "
-            "--query-gpu=index,Memory.Total; done", &sp);
+            "--query-gpu=index,Memory.Total; done",
+            &sp);
     assert_int_equal(sp.tool, CMD_TOOL_NVIDIA_SMI);
     assert_string_equal(names(&sp), "index Memory.Total");
     assert_int_equal(sp.noheader, 1);

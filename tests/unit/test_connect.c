@@ -31,16 +31,16 @@ static void test_known_hosts_path(void **state)
     free(p);
     setenv("XDG_CONFIG_HOME", "", 1);
     p = fleet_known_hosts_path("hpc1");
-    assert_string_equal(p,
-                        "/tmp/exa-connect-home/.config/examlops/known_hosts.d/hpc1");
+    assert_string_equal(
+        p, "/tmp/exa-connect-home/.config/examlops/known_hosts.d/hpc1");
     free(p);
     setenv("XDG_CONFIG_HOME", "/tmp/exa-connect-cfg", 1);
 }
 
 static void test_local_rule(void **state)
 {
-    const char *hosts[] = { NULL, "", "local", "localhost" };
-    struct fleet_conn c = { "a", "ssh", NULL, NULL, NULL, 0 };
+    const char *hosts[] = {NULL, "", "local", "localhost"};
+    struct fleet_conn c = {"a", "ssh", NULL, NULL, NULL, 0};
     exa_error_t err = EXA_ERROR_INIT;
     struct transport *t;
     (void)state;
@@ -74,7 +74,7 @@ static void test_local_rule(void **state)
 
 static void test_ssh_pins_known_hosts_and_cap(void **state)
 {
-    struct fleet_conn c = { "hpc1", NULL, "login1", "alice", NULL, 2222 };
+    struct fleet_conn c = {"hpc1", NULL, "login1", "alice", NULL, 2222};
     exa_error_t err = EXA_ERROR_INIT;
     struct strvec argv = STRVEC_INIT;
     struct strbuf sb = STRBUF_INIT;
@@ -110,7 +110,7 @@ static void test_ssh_pins_known_hosts_and_cap(void **state)
 
 static void test_errors(void **state)
 {
-    struct fleet_conn c = { "hpc1", "rsh", "login1", NULL, NULL, 0 };
+    struct fleet_conn c = {"hpc1", "rsh", "login1", NULL, NULL, 0};
     exa_error_t err = EXA_ERROR_INIT;
     (void)state;
     assert_null(fleet_conn_transport(&c, &err));

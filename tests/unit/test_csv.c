@@ -19,8 +19,8 @@
 #include "libutil/xalloc.h"
 #include "testutil.h"
 
-#define HEADER                                                              \
-    "job_id,user_id,num_nodes_req,num_nodes_alloc,submit_time,"             \
+#define HEADER                                                                 \
+    "job_id,user_id,num_nodes_req,num_nodes_alloc,submit_time,"                \
     "node_power_consumption\n"
 
 static void test_csv_records(void **state)
@@ -59,8 +59,8 @@ static void test_csv_bad_quotes(void **state)
         const char *in;
         const char *msg;
     } cases[] = {
-        { "a,b\nc,\"open\n", "line 2: quoted field is never closed" },
-        { "a,\"q\"x,b\n", "line 1: unexpected text after a closing quote" },
+        {"a,b\nc,\"open\n", "line 2: quoted field is never closed"},
+        {"a,\"q\"x,b\n", "line 1: unexpected text after a closing quote"},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         struct csv_cursor c;
@@ -84,17 +84,17 @@ static void test_pm100_rows_and_skips(void **state)
     const char *in =
         "submit_time,extra,job_id,node_power_consumption,user_id,"
         "num_nodes_alloc,num_nodes_req\n"
-        "2020-05-02T10:00:00Z,x,1,\"100;200;300\",u1,2,2\n"  /* 200/2=100 */
-        "2020-05-03 10:00:00,x,2,450.5,u2,1,1.0\n"           /* 450.5 */
+        "2020-05-02T10:00:00Z,x,1,\"100;200;300\",u1,2,2\n"   /* 200/2=100 */
+        "2020-05-03 10:00:00,x,2,450.5,u2,1,1.0\n"            /* 450.5 */
         "2020-09-02T00:00:00+00:00,x,3,\"[10, 20]\",u1,1,1\n" /* 15 */
-        "2020-05-04T00:00:00Z,x,4,,u1,1,1\n"                 /* skip: empty */
-        "2020-05-04T00:00:00Z,x,5,0,u1,1,1\n"                /* skip: zero */
-        "2020-05-04T00:00:00Z,x,6,\"0;0\",u1,1,1\n"          /* skip */
-        "2020-05-04T00:00:00Z,x,7,-3,u1,1,1\n"               /* skip: < 0 */
-        "2020-05-04T00:00:00Z,x,8,100,u1,0,1\n"              /* skip: 0 nodes */
-        "2020-05-04T00:00:00Z,x,9,\"nan;5\",u1,1,1\n"        /* skip: NaN */
-        ",x,10,100,u1,1,1\n"                                 /* skip: no time */
-        "2020-05-04T00:00:00Z,x,11,100,u1,,1\n";             /* skip: alloc */
+        "2020-05-04T00:00:00Z,x,4,,u1,1,1\n"                  /* skip: empty */
+        "2020-05-04T00:00:00Z,x,5,0,u1,1,1\n"                 /* skip: zero */
+        "2020-05-04T00:00:00Z,x,6,\"0;0\",u1,1,1\n"           /* skip */
+        "2020-05-04T00:00:00Z,x,7,-3,u1,1,1\n"                /* skip: < 0 */
+        "2020-05-04T00:00:00Z,x,8,100,u1,0,1\n"       /* skip: 0 nodes */
+        "2020-05-04T00:00:00Z,x,9,\"nan;5\",u1,1,1\n" /* skip: NaN */
+        ",x,10,100,u1,1,1\n"                          /* skip: no time */
+        "2020-05-04T00:00:00Z,x,11,100,u1,,1\n";      /* skip: alloc */
     struct pm100_table t = PM100_TABLE_INIT;
     exa_error_t err = EXA_ERROR_INIT;
 
@@ -121,31 +121,31 @@ static void test_pm100_malformed(void **state)
         const char *in;
         const char *msg;
     } cases[] = {
-        { HEADER "1,u,1,1,2020-05-01T00:00:00Z,100\n"
-                 "2,u,1,1,2020-05-01T00:00:00Z\n",
-          "line 3: expected 6 fields like the header, found 5" },
-        { HEADER "1,u,1,1,2020-05-01T00:00:00Z,100,extra\n",
-          "line 2: expected 6 fields like the header, found 7" },
-        { HEADER "1,u,1,1,2020-05-01T00:00:00Z,\"100;abc\"\n",
-          "line 2: node_power_consumption has 'abc' where a number "
-          "belongs" },
-        { HEADER "1,u,1,two,2020-05-01T00:00:00Z,100\n",
-          "line 2: num_nodes_alloc 'two' is not a whole number" },
-        { HEADER "1,u,1.5,1,2020-05-01T00:00:00Z,100\n",
-          "line 2: num_nodes_req '1.5' is not a whole number" },
-        { HEADER "1,u,1,1,May 1st,100\n",
-          "line 2: submit_time: invalid ISO-8601 time 'May 1st'" },
-        { "job_id,user_id,num_nodes_req,submit_time,node_power_consumption\n",
-          "line 1: header has no 'num_nodes_alloc' column (need job_id, "
-          "user_id, num_nodes_req, num_nodes_alloc, submit_time, "
-          "node_power_consumption)" },
-        { "", "the file is empty: no header line" },
+        {HEADER "1,u,1,1,2020-05-01T00:00:00Z,100\n"
+                "2,u,1,1,2020-05-01T00:00:00Z\n",
+         "line 3: expected 6 fields like the header, found 5"},
+        {HEADER "1,u,1,1,2020-05-01T00:00:00Z,100,extra\n",
+         "line 2: expected 6 fields like the header, found 7"},
+        {HEADER "1,u,1,1,2020-05-01T00:00:00Z,\"100;abc\"\n",
+         "line 2: node_power_consumption has 'abc' where a number "
+         "belongs"},
+        {HEADER "1,u,1,two,2020-05-01T00:00:00Z,100\n",
+         "line 2: num_nodes_alloc 'two' is not a whole number"},
+        {HEADER "1,u,1.5,1,2020-05-01T00:00:00Z,100\n",
+         "line 2: num_nodes_req '1.5' is not a whole number"},
+        {HEADER "1,u,1,1,May 1st,100\n",
+         "line 2: submit_time: invalid ISO-8601 time 'May 1st'"},
+        {"job_id,user_id,num_nodes_req,submit_time,node_power_consumption\n",
+         "line 1: header has no 'num_nodes_alloc' column (need job_id, "
+         "user_id, num_nodes_req, num_nodes_alloc, submit_time, "
+         "node_power_consumption)"},
+        {"", "the file is empty: no header line"},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         struct pm100_table t = PM100_TABLE_INIT;
         exa_error_t err = EXA_ERROR_INIT;
-        assert_int_equal(pm100_parse(cases[i].in, strlen(cases[i].in), &t,
-                                     &err), -1);
+        assert_int_equal(
+            pm100_parse(cases[i].in, strlen(cases[i].in), &t, &err), -1);
         assert_int_equal(err.code, EXA_EPARSE);
         assert_string_equal(err.text, cases[i].msg);
         pm100_table_release(&t);
@@ -163,8 +163,10 @@ static void test_pm100_load_file(void **state)
 
     assert_int_equal(pm100_load_file(missing, 1 << 20, &t, &err), -1);
     assert_int_equal(err.code, EXA_ECONFIG);
-    strbuf_addf(&want, "cannot open dataset file '%s': No such file or "
-                "directory", missing);
+    strbuf_addf(&want,
+                "cannot open dataset file '%s': No such file or "
+                "directory",
+                missing);
     assert_string_equal(err.text, want.buf);
     pm100_table_release(&t);
 
@@ -173,8 +175,10 @@ static void test_pm100_load_file(void **state)
     assert_int_equal(pm100_load_file(path, 1 << 20, &t, &err), -1);
     assert_int_equal(err.code, EXA_EPARSE);
     strbuf_reset(&want);
-    strbuf_addf(&want, "dataset file '%s': line 3: expected 6 fields like "
-                "the header, found 3", path);
+    strbuf_addf(&want,
+                "dataset file '%s': line 3: expected 6 fields like "
+                "the header, found 3",
+                path);
     assert_string_equal(err.text, want.buf);
     pm100_table_release(&t);
 

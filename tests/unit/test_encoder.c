@@ -16,7 +16,7 @@
 
 static void test_fit_and_codes(void **state)
 {
-    const char *vals[] = { "16", "2", "1", "2", "16", "1", "4" };
+    const char *vals[] = {"16", "2", "1", "2", "16", "1", "4"};
     struct cat_encoder e = CAT_ENCODER_INIT;
     cat_encoder_fit(&e, "num_nodes_req", vals, 7);
     /* Distinct and sorted as strings: "1" < "16" < "2" < "4". */
@@ -47,7 +47,7 @@ static void test_empty_fit(void **state)
 
 static void test_json_roundtrip(void **state)
 {
-    const char *vals[] = { "u9", "u1", "u5" };
+    const char *vals[] = {"u9", "u1", "u5"};
     struct cat_encoder e = CAT_ENCODER_INIT, back = CAT_ENCODER_INIT;
     exa_error_t err = EXA_ERROR_INIT;
     json_t *j;
@@ -75,14 +75,14 @@ static void test_json_rejects(void **state)
         const char *doc;
         const char *msg;
     } cases[] = {
-        { "{\"column\":\"c\",\"classes\":[\"a\",\"b\"],\"unseen_code\":3}",
-          "encoder 'c': unseen_code 3 is not the class count 2" },
-        { "{\"column\":\"c\",\"classes\":[\"b\",\"a\"],\"unseen_code\":2}",
-          "encoder 'c': class 1 is not a string in sorted order" },
-        { "{\"column\":\"c\",\"classes\":[\"a\",1],\"unseen_code\":2}",
-          "encoder 'c': class 1 is not a string in sorted order" },
-        { "{\"classes\":[],\"unseen_code\":0}",
-          "encoder needs 'column', 'classes' and 'unseen_code'" },
+        {"{\"column\":\"c\",\"classes\":[\"a\",\"b\"],\"unseen_code\":3}",
+         "encoder 'c': unseen_code 3 is not the class count 2"},
+        {"{\"column\":\"c\",\"classes\":[\"b\",\"a\"],\"unseen_code\":2}",
+         "encoder 'c': class 1 is not a string in sorted order"},
+        {"{\"column\":\"c\",\"classes\":[\"a\",1],\"unseen_code\":2}",
+         "encoder 'c': class 1 is not a string in sorted order"},
+        {"{\"classes\":[],\"unseen_code\":0}",
+         "encoder needs 'column', 'classes' and 'unseen_code'"},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         struct cat_encoder e = CAT_ENCODER_INIT;

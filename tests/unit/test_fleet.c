@@ -532,10 +532,8 @@ static void test_audit_binds_state(void **state)
                      1);
 
     /* a state edit: gates see PENDING, the reason names the event */
-    assert_int_equal(store_exec(e->st,
-                                "UPDATE clusters SET state='REJECTED'",
-                                &err),
-                     0);
+    assert_int_equal(
+        store_exec(e->st, "UPDATE clusters SET state='REJECTED'", &err), 0);
     cluster_row_release(&row);
     assert_int_equal(store_cluster_get(e->st, "testa", &row, &err), 1);
     assert_int_equal(governance_verify_cluster(e->st, &row, &err), -1);
@@ -562,9 +560,8 @@ static void test_audit_binds_state(void **state)
                                   "details LIKE '%audit_mismatch%'"),
                      1);
     /* an identity edit with the state untouched: caught by the digest */
-    assert_int_equal(store_exec(e->st, "UPDATE clusters SET ssh_user='eve'",
-                                &err),
-                     0);
+    assert_int_equal(
+        store_exec(e->st, "UPDATE clusters SET ssh_user='eve'", &err), 0);
     cluster_row_release(&row);
     assert_int_equal(store_cluster_get(e->st, "testa", &row, &err), 1);
     assert_int_equal(governance_verify_cluster(e->st, &row, &err), -1);
@@ -580,9 +577,9 @@ static void test_audit_binds_state(void **state)
     /* a decision through the API rewrites and rebinds the row (first
      * reconcile brings the YAML's ssh_user back: event 4, then the
      * rejection: event 5) */
-    assert_int_equal(gov_reject(e->st, e->reg, "testa", "edited", NULL, "ops",
-                                NULL, &err),
-                     0);
+    assert_int_equal(
+        gov_reject(e->st, e->reg, "testa", "edited", NULL, "ops", NULL, &err),
+        0);
     assert_int_equal(gov_audit_verify(e->st, &rep, &err), 0);
     assert_int_equal(rep.nr, 0);
     assert_int_equal(rep.events, 5);

@@ -58,11 +58,10 @@ static void test_mixed_and_cpus(void **state)
 /* Status view: worst state wins; a REASON with spaces stays one cell. */
 static void test_status_view(void **state)
 {
-    json_t *res = parse(
-        "     STATE NNODES NODELIST   REASON\n"
-        "     avail      2 f[1-2]\n"
-        "   drained      1 f2         bad disk 2x\n"
-        "    torpid      1 f3\n");
+    json_t *res = parse("     STATE NNODES NODELIST   REASON\n"
+                        "     avail      2 f[1-2]\n"
+                        "   drained      1 f2         bad disk 2x\n"
+                        "    torpid      1 f3\n");
     json_t *g = json_array_get(json_object_get(res, "groups"), 1);
     assert_string_equal(jx_get_str(node(res, 1), "state", ""), "drain");
     assert_string_equal(jx_get_str(node(res, 1), "raw_state", ""),
@@ -142,13 +141,10 @@ static void test_stateup_and_apply(void **state)
     /* the list alone: both down, counts unknown (grouped row) */
     assert_string_equal(jx_get_str(node(res, 0), "state", ""), "down");
     assert_true(json_is_null(json_object_get(node(res, 1), "cpus")));
-    assert_int_equal(flux_resource_apply(res, st, strlen(st), R, strlen(R)),
-                     4);
+    assert_int_equal(flux_resource_apply(res, st, strlen(st), R, strlen(R)), 4);
     assert_string_equal(jx_get_str(node(res, 0), "state", ""), "drain");
-    assert_string_equal(jx_get_str(node(res, 0), "raw_state", ""),
-                        "draining");
-    assert_string_equal(jx_get_str(node(res, 1), "raw_state", ""),
-                        "drained");
+    assert_string_equal(jx_get_str(node(res, 0), "raw_state", ""), "draining");
+    assert_string_equal(jx_get_str(node(res, 1), "raw_state", ""), "drained");
     assert_int_equal(json_integer_value(json_object_get(node(res, 0), "cpus")),
                      4);
     assert_int_equal(json_integer_value(json_object_get(node(res, 1), "gpus")),

@@ -25,7 +25,9 @@
 #include "libutil/xalloc.h"
 
 /* ssh-keygen -q -t ed25519 / -t rsa -b 1024, and `ssh-keygen -lf` of each */
-#define ED_KEY "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIP8lPvcgpoYFNogrHDJtrng+ind6KErg1BT5P4K0+d4G"
+#define ED_KEY                                                                 \
+    "ssh-ed25519 "                                                             \
+    "AAAAC3NzaC1lZDI1NTE5AAAAIP8lPvcgpoYFNogrHDJtrng+ind6KErg1BT5P4K0+d4G"
 #define ED_FPR "SHA256:yimH4Lj9dfbOVk0Frd0JokZjQzKXwJBLPYnSbbcnAlQ"
 #define RSA_KEY                                                                \
     "ssh-rsa AAAAB3NzaC1yc2EAAAADAQABAAAAgQDBAO3Qs1S/ur4hZfo8OJH20wf7FaZL4lg4" \
@@ -59,8 +61,14 @@ static const struct id_case id_cases[] = {
     {"slurm", "93+", 0},
     {"slurm", "1;touch x", 0},
     {"slurm", "", 0},
-    {"slurm", "\xc6\x92" "2TR77Ao1", 0},
-    {"flux", "\xc6\x92" "2TR77Ao1", 1},
+    {"slurm",
+     "\xc6\x92"
+     "2TR77Ao1",
+     0},
+    {"flux",
+     "\xc6\x92"
+     "2TR77Ao1",
+     1},
     {"flux", "f2TR77Ao1", 1},
     {"flux", "123456789012345678", 1},
     {"flux", "f2TR0Ao1", 0}, /* 0 is not base58 */
@@ -73,7 +81,10 @@ static const struct id_case id_cases[] = {
     {"mock", "mock-a;b", 0},
     {"mock", "123", 0},
     {NULL, "123_[1-5%2]", 1},
-    {NULL, "\xc6\x92" "2TR77Ao1", 1},
+    {NULL,
+     "\xc6\x92"
+     "2TR77Ao1",
+     1},
     {NULL, "mock-999", 1},
     {NULL, "--user=root", 0},
     {NULL, "-f", 0},
@@ -240,9 +251,9 @@ static void test_host_key_lines(void **state)
     pin("k", "[127.0.0.1]:2222 " ED_KEY "\n[127.0.0.1]:2222 " RSA_KEY "\n");
     assert_int_equal(gate_check_host_key(NULL, &c, &err), -1);
     assert_int_equal(err.code, EXA_ETRANSPORT);
-    assert_non_null(strstr(err.text, "was approved with " ED_FPR
-                                     " but the pinned known_hosts holds "
-                                     RSA_FPR));
+    assert_non_null(strstr(err.text,
+                           "was approved with " ED_FPR
+                           " but the pinned known_hosts holds " RSA_FPR));
 }
 
 /* Register name over ssh with the approved host key fpr; approve when
@@ -289,17 +300,16 @@ static void test_insert_checked_binding(void **state)
     j.scheduler = "slurm";
     j.job_id = "7";
     j.cluster = "act";
-    assert_int_equal(store_job_insert_checked(st, &j, verify_cb, NULL, &id,
-                                              &err),
-                     0);
-    assert_int_equal(store_exec(st, "UPDATE clusters SET host='10.9.9.9' "
-                                    "WHERE name='act'",
+    assert_int_equal(
+        store_job_insert_checked(st, &j, verify_cb, NULL, &id, &err), 0);
+    assert_int_equal(store_exec(st,
+                                "UPDATE clusters SET host='10.9.9.9' "
+                                "WHERE name='act'",
                                 &err),
                      0);
     j.job_id = "8";
-    assert_int_equal(store_job_insert_checked(st, &j, verify_cb, NULL, &id,
-                                              &err),
-                     -1);
+    assert_int_equal(
+        store_job_insert_checked(st, &j, verify_cb, NULL, &id, &err), -1);
     assert_int_equal(err.code, EXA_ENOTAPPROVED);
     assert_string_equal(err.text,
                         "cluster 'act' does not match its audit chain: the "
@@ -482,7 +492,7 @@ static void test_record_status(void **state)
     assert_true(r.queue_seconds == 120.0);
     assert_int_equal(r.gpus, 3);
     assert_int_equal(r.cpus, 2);
-    assert_true(fabs(r.gpu_hours - 0.5) < 1e-12);   /* 3 x 600 s */
+    assert_true(fabs(r.gpu_hours - 0.5) < 1e-12); /* 3 x 600 s */
     assert_true(fabs(r.cpu_hours - 1.0 / 3.0) < 1e-12);
     assert_string_equal(r.start_time, "2026-12-01T10:00:00Z");
     job_rec_release(&r);
@@ -529,21 +539,21 @@ static void test_submit_reconcile_mock(void **state)
     hold.hold = 1;
     sr.res = &hold;
     assert_int_equal(gate_submit(g, &sr, &held, &err), 0);
-    assert_int_equal(store_job_get(gate_store(g), "default", so.sr.job_id, &r,
-                                   &err), 0);
+    assert_int_equal(
+        store_job_get(gate_store(g), "default", so.sr.job_id, &r, &err), 0);
     assert_string_equal(r.state, "PENDING");
     assert_string_equal(r.kind, "batch");
     assert_string_equal(r.run_uuid, so.run_id);
     job_rec_release(&r);
     assert_int_equal(gate_reconcile(g, &moved, &err), 0);
     assert_int_equal(moved, 1);
-    assert_int_equal(store_job_get(gate_store(g), "default", so.sr.job_id, &r,
-                                   &err), 0);
+    assert_int_equal(
+        store_job_get(gate_store(g), "default", so.sr.job_id, &r, &err), 0);
     assert_string_equal(r.state, "COMPLETED");
     assert_int_equal(r.exit_code, 0);
     job_rec_release(&r);
-    assert_int_equal(store_job_get(gate_store(g), "default", held.sr.job_id,
-                                   &r, &err), 0);
+    assert_int_equal(
+        store_job_get(gate_store(g), "default", held.sr.job_id, &r, &err), 0);
     assert_string_equal(r.state, "PENDING");
     job_rec_release(&r);
     assert_int_equal(gate_reconcile(g, &moved, &err), 0);
@@ -572,8 +582,7 @@ int main(void)
         cmocka_unit_test(test_env_name),
         cmocka_unit_test_setup_teardown(test_pinned_fingerprint, setup,
                                         teardown),
-        cmocka_unit_test_setup_teardown(test_host_key_lines, setup,
-                                        teardown),
+        cmocka_unit_test_setup_teardown(test_host_key_lines, setup, teardown),
         cmocka_unit_test_setup_teardown(test_insert_active, setup, teardown),
         cmocka_unit_test_setup_teardown(test_insert_checked_binding, setup,
                                         teardown),

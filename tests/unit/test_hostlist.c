@@ -35,23 +35,23 @@ static void test_expand(void **state)
     static const struct {
         const char *in, *out;
     } t[] = {
-        { "node[001-004,010]", "node001 node002 node003 node004 node010" },
-        { "p[00-3]p", "p00p p01p p02p p03p" },
-        { "b04-[09-10]", "b04-09 b04-10" },
-        { "n[8-11]", "n8 n9 n10 n11" },
-        { "rack[0-1]_blade[0-1]",
-          "rack0_blade0 rack0_blade1 rack1_blade0 rack1_blade1" },
-        { "a[1-2],b3", "a1 a2 b3" },
-        { "fluke[108,108]", "fluke108 fluke108" },
-        { "nodeA,nodeB[001,003],nodeC", "nodeA nodeB001 nodeB003 nodeC" },
-        { "c457-[011-012],c427-032", "c457-011 c457-012 c427-032" },
-        { "single", "single" },
-        { "x[7]", "x7" },
-        { "  h[1-2]\n", "h1 h2" },
-        { "", "" },
-        { "\n", "" },
-        { "a1, b[2-3] c4", "a1 b2 b3 c4" },
-        { "a,,b", "a b" },
+        {"node[001-004,010]", "node001 node002 node003 node004 node010"},
+        {"p[00-3]p", "p00p p01p p02p p03p"},
+        {"b04-[09-10]", "b04-09 b04-10"},
+        {"n[8-11]", "n8 n9 n10 n11"},
+        {"rack[0-1]_blade[0-1]",
+         "rack0_blade0 rack0_blade1 rack1_blade0 rack1_blade1"},
+        {"a[1-2],b3", "a1 a2 b3"},
+        {"fluke[108,108]", "fluke108 fluke108"},
+        {"nodeA,nodeB[001,003],nodeC", "nodeA nodeB001 nodeB003 nodeC"},
+        {"c457-[011-012],c427-032", "c457-011 c457-012 c427-032"},
+        {"single", "single"},
+        {"x[7]", "x7"},
+        {"  h[1-2]\n", "h1 h2"},
+        {"", ""},
+        {"\n", ""},
+        {"a1, b[2-3] c4", "a1 b2 b3 c4"},
+        {"a,,b", "a b"},
     };
     (void)state;
     for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
@@ -65,8 +65,10 @@ static void test_expand(void **state)
 static void test_errors(void **state)
 {
     static const char *bad[] = {
-        "gpu-[1-3]-[a-b]", "node[3-1]", "node[1-3", "node1-3]", "n[[1-2]]",
-        "n[]", "n[1-]", "n[,1]", "n[0-999999]x[0-999999]", "n[0-1000000]",
+        "gpu-[1-3]-[a-b]", "node[3-1]", "node[1-3",
+        "node1-3]",        "n[[1-2]]",  "n[]",
+        "n[1-]",           "n[,1]",     "n[0-999999]x[0-999999]",
+        "n[0-1000000]",
     };
     (void)state;
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
@@ -94,8 +96,8 @@ static void test_error_leaves_output(void **state)
 
 static void test_compress(void **state)
 {
-    const char *a[] = { "n1", "n2", "n3", "n5", "x", "gpu01", "gpu02" };
-    const char *b[] = { "node001", "node002", "node010" };
+    const char *a[] = {"n1", "n2", "n3", "n5", "x", "gpu01", "gpu02"};
+    const char *b[] = {"node001", "node002", "node010"};
     char *s;
     (void)state;
     s = hostlist_compress(a, 7);

@@ -18,8 +18,8 @@ static void test_hand_computed(void **state)
     /* errors -10, 20, -10 over y = 100, 200, 0; the NaN pair is left out.
      * mse = (100 + 400 + 100) / 3 = 200; rmse = sqrt(200);
      * mape skips y = 0: (10/100 + 20/200) / 2 = 0.1 -> 10 %. */
-    const double y[] = { 100, 200, 0, 50 };
-    const double p[] = { 110, 180, 10, NAN };
+    const double y[] = {100, 200, 0, 50};
+    const double p[] = {110, 180, 10, NAN};
     struct reg_metrics m;
     metrics_compute(y, p, 4, &m);
     assert_int_equal(m.n, 3);
@@ -34,8 +34,8 @@ static void test_second_case(void **state)
     /* y = 400, 500, 800; p = 300, 550, 800: errors 100, -50, 0.
      * mse = (10000 + 2500 + 0) / 3 = 4166.666...; rmse = 64.549...;
      * mape = (0.25 + 0.1 + 0) / 3 * 100 = 11.666... */
-    const double y[] = { 400, 500, 800 };
-    const double p[] = { 300, 550, 800 };
+    const double y[] = {400, 500, 800};
+    const double p[] = {300, 550, 800};
     struct reg_metrics m;
     metrics_compute(y, p, 3, &m);
     assert_float_equal(m.mse, 12500.0 / 3.0, 1e-9);
@@ -46,8 +46,8 @@ static void test_second_case(void **state)
 
 static void test_nothing_to_score(void **state)
 {
-    const double y[] = { 0, INFINITY };
-    const double p[] = { 5, 1 };
+    const double y[] = {0, INFINITY};
+    const double p[] = {5, 1};
     struct reg_metrics m;
     metrics_compute(y, p, 2, &m);
     assert_int_equal(m.n, 1);

@@ -52,7 +52,7 @@ static double lcg_unit(void)
     return (double)(lcg_state >> 11) / 9007199254740992.0; /* [0, 1) */
 }
 
-static const int node_counts[] = { 1, 2, 4, 8, 16 };
+static const int node_counts[] = {1, 2, 4, 8, 16};
 
 /* The generating rule (no noise). */
 static double rule_watts(int user, int nidx)
@@ -69,16 +69,15 @@ static void append_rows(struct strbuf *sb, size_t n, long long from,
         int nidx = (int)(lcg_unit() * 5);
         int nodes = node_counts[nidx];
         double per_node = rule_watts(user, nidx) + (lcg_unit() * 20.0 - 10.0);
-        time_t t = (time_t)(from + (long long)((double)i * (double)span /
-                                               (double)n));
+        time_t t =
+            (time_t)(from + (long long)((double)i * (double)span / (double)n));
         struct tm tm;
         gmtime_r(&t, &tm);
         /* node_power_consumption is the job's total: per node x nodes */
-        strbuf_addf(sb,
-                    "%zu,u%03d,%d,%d,%04d-%02d-%02dT%02d:%02d:%02dZ,%.3f\n",
+        strbuf_addf(sb, "%zu,u%03d,%d,%d,%04d-%02d-%02dT%02d:%02d:%02dZ,%.3f\n",
                     (*job)++, user, nodes, nodes, tm.tm_year + 1900,
-                    tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min,
-                    tm.tm_sec, per_node * nodes);
+                    tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
+                    per_node * nodes);
     }
 }
 
@@ -103,8 +102,7 @@ static void test_jpcp_rmse_on_known_rule(void **state)
 {
     char *dir = tu_mkdtemp();
     char *csv = write_table(dir);
-    struct train_request req = { "JPCP", "PM100Dataset", csv, 0, 2,
-                                 NULL, NULL };
+    struct train_request req = {"JPCP", "PM100Dataset", csv, 0, 2, NULL, NULL};
     struct pm100_table t = PM100_TABLE_INIT;
     struct trained_model tm;
     exa_error_t err = EXA_ERROR_INIT;
@@ -119,8 +117,8 @@ static void test_jpcp_rmse_on_known_rule(void **state)
     assert_int_equal(tm.train_rows, N_TRAIN);
     assert_int_equal(tm.val_rows, N_VAL);
     print_message("# JPCP validation rmse %.2f W (bound %.1f W, noise "
-                  "floor 5.77 W), %.2f s\n", tm.metrics.rmse,
-                  QUALITY_RMSE_BOUND, time_monotonic() - t0);
+                  "floor 5.77 W), %.2f s\n",
+                  tm.metrics.rmse, QUALITY_RMSE_BOUND, time_monotonic() - t0);
     /* below the bound: the forest learned the interaction */
     assert_true(isfinite(tm.metrics.rmse));
     assert_true(tm.metrics.rmse < QUALITY_RMSE_BOUND);

@@ -71,9 +71,9 @@ static void test_h200_header_units(void **state)
  * fields its rows do not fit, and no GPU may be made up from them. */
 static void test_h200_noheader_wrong_query(void **state)
 {
-    static const char *const f[] = { "index", "uuid", "name",
-                                     "memory.total", "memory.used",
-                                     "utilization.gpu", "power.draw" };
+    static const char *const f[] = {
+        "index",           "uuid",      "name", "memory.total", "memory.used",
+        "utilization.gpu", "power.draw"};
     size_t len;
     char *in = section("### query csv noheader nounits", &len);
     const char *kind = NULL;
@@ -116,8 +116,8 @@ static void test_noheader_product_and_nulls(void **state)
     assert_true(fabs(jx_get_num(g, "power_w", 0) - 78.1) < 1e-9);
     json_decref(res);
 
-    assert_null(nvsmi_parse("No devices were found\n", 22, NULL, 0, &kind,
-                            NULL));
+    assert_null(
+        nvsmi_parse("No devices were found\n", 22, NULL, 0, &kind, NULL));
     assert_string_equal(kind, "no_devices");
     assert_null(nvsmi_parse("2100, 49140\n", 12, NULL, 0, &kind, NULL));
     assert_string_equal(kind, "unknown_columns");
@@ -126,17 +126,16 @@ static void test_noheader_product_and_nulls(void **state)
 static void test_fields_from_command(void **state)
 {
     struct strvec sv = STRVEC_INIT;
-    assert_int_equal(nvsmi_fields_from_command(
-                         "nvidia-smi -i 0 --format=csv,noheader "
-                         "--query-gpu=clocks.max.sm,gpu_name",
-                         &sv),
-                     2);
+    assert_int_equal(
+        nvsmi_fields_from_command("nvidia-smi -i 0 --format=csv,noheader "
+                                  "--query-gpu=clocks.max.sm,gpu_name",
+                                  &sv),
+        2);
     assert_string_equal(sv.v[0], "clocks.max.sm");
     assert_string_equal(sv.v[1], "gpu_name");
     strvec_clear(&sv);
     assert_int_equal(nvsmi_fields_from_command("nvidia-smi -L", &sv), 0);
-    assert_string_equal(nvsmi_field_key("clocks.max.sm"),
-                        "clock_max_sm_mhz");
+    assert_string_equal(nvsmi_field_key("clocks.max.sm"), "clock_max_sm_mhz");
     assert_string_equal(nvsmi_field_key("gpu_name"), "name");
     assert_null(nvsmi_field_key("ecc.mode.current"));
 }

@@ -37,7 +37,10 @@ static void test_jobid(void **state)
     uint64_t id = 0;
     char buf[32];
 
-    assert_int_equal(flux_jobid_parse("\xc6\x92" "ByFye1Xm", &id), 0);
+    assert_int_equal(flux_jobid_parse("\xc6\x92"
+                                      "ByFye1Xm",
+                                      &id),
+                     0);
     assert_true(id == 24221518397440ULL);
     assert_int_equal(flux_jobid_parse("fUdmwwisR", &id), 0);
     assert_true(id == 61015546920960ULL);
@@ -57,7 +60,8 @@ static void test_jobid(void **state)
     assert_int_equal(flux_jobid_parse("12a", &id), -1);
     assert_int_equal(flux_jobid_parse("99999999999999999999999", &id), -1);
     flux_jobid_f58(14436593041408ULL, buf, sizeof(buf));
-    assert_string_equal(buf, "\xc6\x92" "7YE3Hts1");
+    assert_string_equal(buf, "\xc6\x92"
+                             "7YE3Hts1");
 }
 
 static void test_waitstatus_and_states(void **state)
@@ -178,7 +182,8 @@ static void test_table_cells(void **state)
 
     /* no widths in the format: columns do not line up */
     hdr = "JOBID STATUS RC";
-    row = "\xc6\x92" "cxwaWC FAILED 143";
+    row = "\xc6\x92"
+          "cxwaWC FAILED 143";
     flux_table_hdr_init(&h, hdr, strlen(hdr));
     flux_table_row(&h, row, strlen(row), c);
     assert_string_equal(c[1], "FAILED");
@@ -240,14 +245,14 @@ static void test_jobs_errors_and_sections(void **state)
     assert_non_null(res);
     jobs = json_object_get(res, "jobs");
     assert_int_equal(json_array_size(jobs), 2);
-    assert_true(json_is_null(
-        json_object_get(json_array_get(jobs, 0), "instance")));
-    assert_string_equal(
-        jx_get_str(json_array_get(jobs, 1), "instance", ""), "fByFye1Xm");
-    assert_int_equal(jx_get_int(json_array_get(json_object_get(res, "stats"),
-                                               0),
-                                "pending", -1),
-                     700);
+    assert_true(
+        json_is_null(json_object_get(json_array_get(jobs, 0), "instance")));
+    assert_string_equal(jx_get_str(json_array_get(jobs, 1), "instance", ""),
+                        "fByFye1Xm");
+    assert_int_equal(
+        jx_get_int(json_array_get(json_object_get(res, "stats"), 0), "pending",
+                   -1),
+        700);
     json_decref(res);
 }
 
@@ -267,16 +272,16 @@ static void test_eventlog_summary(void **state)
         "{\"timestamp\":5.0,\"name\":\"start\"}\n"
         "{\"timestamp\":6.0,\"name\":\"exception\",\"context\":"
         "{\"type\":\"x\",\"severity\":1}}\n";
-    json_t *res = flux_eventlog_parse(pending_cancel,
-                                      strlen(pending_cancel), NULL);
+    json_t *res =
+        flux_eventlog_parse(pending_cancel, strlen(pending_cancel), NULL);
     json_t *sum = json_object_get(res, "summary");
     json_t *ev = json_array_get(json_object_get(res, "events"), 3);
 
     assert_string_equal(jx_get_str(sum, "flux_state", ""), "INACTIVE");
     assert_string_equal(jx_get_str(sum, "state", ""), "CANCELLED");
     assert_true(json_is_null(json_object_get(sum, "start")));
-    assert_string_equal(
-        jx_get_str(json_object_get(ev, "context"), "note", ""), "a b");
+    assert_string_equal(jx_get_str(json_object_get(ev, "context"), "note", ""),
+                        "a b");
     json_decref(res);
 
     res = flux_eventlog_parse(sev1, strlen(sev1), NULL);
@@ -330,12 +335,12 @@ static void test_more_forms(void **state)
     assert_true(json_is_null(json_object_get(j, "t")));
     assert_true(fabs(jx_get_num(j, "t_offset", 0) - 0.25) < 1e-12);
     assert_string_equal(
-        jx_get_str(json_object_get(res, "summary"), "flux_state", ""),
-        "RUN");
+        jx_get_str(json_object_get(res, "summary"), "flux_state", ""), "RUN");
     json_decref(res);
 
     assert_null(flux_eventlog_parse("flux-job: ERROR: f68GN: unknown job "
-                                    "id\n", 39, &err));
+                                    "id\n",
+                                    39, &err));
     assert_int_equal(err.code, EXA_ENOTFOUND);
 }
 
@@ -362,8 +367,7 @@ static void test_accounting(void **state)
     assert_true(fabs(a.cpu_hours - 240.0) < 1e-9);
     json_decref(R);
 
-    R = json_loads("{\"execution\":{\"R_lite\":[{\"rank\":\"x\"}]}}", 0,
-                   NULL);
+    R = json_loads("{\"execution\":{\"R_lite\":[{\"rank\":\"x\"}]}}", 0, NULL);
     assert_int_equal(flux_job_accounting(log, R, &a, &err), -1);
     json_decref(R);
     /* no R: times only */
@@ -383,12 +387,15 @@ static void test_separated_formats(void **state)
     struct strvec f = STRVEC_INIT;
     char sep = 0;
     const char *st =
-        "\xc6\x92" "3uVwNg7\037RUN\037\0371796148329.09095\0371796148329.1190453"
+        "\xc6\x92"
+        "3uVwNg7\037RUN\037\0371796148329.09095\0371796148329.1190453"
         "\0370.0\037\0378.842979431152344\n"
-        "\xc6\x92" "4WGCXw5\037INACTIVE\037CANCELED\0371796148330.451515\0370.0"
+        "\xc6\x92"
+        "4WGCXw5\037INACTIVE\037CANCELED\0371796148330.451515\0370.0"
         "\0371796148369.6640859\037\0370.0\n"
         "JobID fNoSuchJob unknown\n";
-    const char *obs = "\xc6\x92" "2wh2kji7\037root\037\037R\0371\037node0\n";
+    const char *obs = "\xc6\x92"
+                      "2wh2kji7\037root\037\037R\0371\037node0\n";
     json_t *res, *j;
 
     assert_int_equal(flux_jobs_format_fields(FLUX_JOBS_STATUS_FORMAT, &f, &sep),
@@ -432,7 +439,8 @@ static void test_separated_formats(void **state)
 
     /* only the unknown-id line: unknown_job, as flux_jobs_parse() says */
     {
-        const char *unk = "JobID \xc6\x92" "2222222 unknown\n";
+        const char *unk = "JobID \xc6\x92"
+                          "2222222 unknown\n";
         res = flux_jobs_parse_format(unk, strlen(unk), FLUX_JOBS_STATUS_FORMAT,
                                      &kind, NULL);
     }
@@ -449,16 +457,23 @@ static void test_submit_ids(void **state)
 
     for (int i = 0; i < 64; i++)
         strbuf_addf(&sb, "flux-batch: warning: %03d %0*d\n", i, 38, 0);
-    strbuf_addstr(&sb, "\xc6\x92" "3qfZEQP\n");
+    strbuf_addstr(&sb, "\xc6\x92"
+                       "3qfZEQP\n");
     assert_true(sb.len > 4096);
     assert_int_equal(flux_submit_ids(sb.buf, sb.len, &ids), 1);
-    assert_string_equal(ids.v[0], "\xc6\x92" "3qfZEQP");
+    assert_string_equal(ids.v[0], "\xc6\x92"
+                                  "3qfZEQP");
     strvec_clear(&ids);
     /* a 200-byte token is no id (F58 overflow), nor is a table row */
     strbuf_reset(&sb);
-    strbuf_addf(&sb, "f%0*d\nf1 f2\n\xc6\x92" "A\n  \xc6\x92" "B  \n", 200, 1);
+    strbuf_addf(&sb,
+                "f%0*d\nf1 f2\n\xc6\x92"
+                "A\n  \xc6\x92"
+                "B  \n",
+                200, 1);
     assert_int_equal(flux_submit_ids(sb.buf, sb.len, &ids), 2);
-    assert_string_equal(ids.v[1], "\xc6\x92" "B");
+    assert_string_equal(ids.v[1], "\xc6\x92"
+                                  "B");
     strvec_clear(&ids);
     strbuf_release(&sb);
 }

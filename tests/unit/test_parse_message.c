@@ -37,7 +37,9 @@ static void test_tool_message(void **state)
     assert_string_equal(m, "slurm 22.05.8");
     free(m);
     /* "n\xc5\x8d" (n, o-macron): a cut at 2 bytes would split the o */
-    m = tool_message("n\xc5\x8d" "de", 5, 2);
+    m = tool_message("n\xc5\x8d"
+                     "de",
+                     5, 2);
     assert_string_equal(m, "n");
     free(m);
     /* no UTF-8 at all: cut at max, never emptied (fuzz_sacctmgr) */

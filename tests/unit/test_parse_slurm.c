@@ -30,18 +30,39 @@ static void parse(int (*fn)(const char *, size_t, struct slurm_jobs *,
 static void test_squeue_own_format(void **state)
 {
     /* the header names squeue 22.05 prints for SLURM_SQUEUE_FORMAT */
-    const char *in =
-        "\x1e" "JOBID\x1fSTATE\x1fTIME\x1fTIME_LIMIT\x1fTIME_LEFT\x1f"
-        "START_TIME\x1f" "END_TIME\x1fSUBMIT_TIME\x1fNODES\x1f" "CPUS\x1f"
-        "PARTITION\x1f" "ACCOUNT\x1fUSER\x1fNAME\x1fREASON\x1fNODELIST\x1f"
-        "TRES_PER_NODE\n"
-        "\x1e" "41_[3-5%2]\x1fPENDING\x1f" "0:00\x1f" "1:00:00\x1f" "1:00:00\x1f"
-        "N/A\x1f" "2026-01-01T01:00:00\x1f" "2026-01-01T00:00:00\x1f" "2\x1f"
-        "8\x1fgpu\x1fml\x1f" "alice\x1f" "a|b c\x1f" "Priority\x1f\x1fgpu:2\n"
-        "\x1e" "42\x1f" "COMPLETED\x1f" "2:43\x1f" "UNLIMITED\x1fINVALID\x1f"
-        "2026-01-01T00:00:05\x1f" "2026-01-01T00:02:48\x1f"
-        "2026-01-01T00:00:00\x1f" "2\x1f" "8\x1fgpu\x1fml\x1f" "bob\x1ftrain\x1f"
-        "None\x1fg[01-02]\x1fgres/gpu:h100:4\n";
+    const char *in = "\x1e"
+                     "JOBID\x1fSTATE\x1fTIME\x1fTIME_LIMIT\x1fTIME_LEFT\x1f"
+                     "START_TIME\x1f"
+                     "END_TIME\x1fSUBMIT_TIME\x1fNODES\x1f"
+                     "CPUS\x1f"
+                     "PARTITION\x1f"
+                     "ACCOUNT\x1fUSER\x1fNAME\x1fREASON\x1fNODELIST\x1f"
+                     "TRES_PER_NODE\n"
+                     "\x1e"
+                     "41_[3-5%2]\x1fPENDING\x1f"
+                     "0:00\x1f"
+                     "1:00:00\x1f"
+                     "1:00:00\x1f"
+                     "N/A\x1f"
+                     "2026-01-01T01:00:00\x1f"
+                     "2026-01-01T00:00:00\x1f"
+                     "2\x1f"
+                     "8\x1fgpu\x1fml\x1f"
+                     "alice\x1f"
+                     "a|b c\x1f"
+                     "Priority\x1f\x1fgpu:2\n"
+                     "\x1e"
+                     "42\x1f"
+                     "COMPLETED\x1f"
+                     "2:43\x1f"
+                     "UNLIMITED\x1fINVALID\x1f"
+                     "2026-01-01T00:00:05\x1f"
+                     "2026-01-01T00:02:48\x1f"
+                     "2026-01-01T00:00:00\x1f"
+                     "2\x1f"
+                     "8\x1fgpu\x1fml\x1f"
+                     "bob\x1ftrain\x1f"
+                     "None\x1fg[01-02]\x1fgres/gpu:h100:4\n";
     struct slurm_jobs j;
     (void)state;
     parse(squeue_parse, in, &j);
@@ -51,10 +72,10 @@ static void test_squeue_own_format(void **state)
     assert_string_equal(j.jobs[0].array_job_id, "41");
     assert_int_equal(j.jobs[0].array_task_count, 3);
     assert_int_equal(j.jobs[0].array_max_running, 2);
-    assert_null(j.jobs[0].start);              /* N/A */
-    assert_null(j.jobs[0].end);                /* pending: a projection */
+    assert_null(j.jobs[0].start); /* N/A */
+    assert_null(j.jobs[0].end);   /* pending: a projection */
     assert_string_equal(j.jobs[0].name, "a|b c");
-    assert_int_equal(j.jobs[0].gpus, 4);       /* 2 per node x 2 nodes */
+    assert_int_equal(j.jobs[0].gpus, 4); /* 2 per node x 2 nodes */
     assert_int_equal(j.jobs[0].time_left_s, 3600);
     assert_string_equal(j.jobs[1].state, "COMPLETED");
     assert_string_equal(j.jobs[1].start, "2026-01-01T00:00:05");
@@ -114,16 +135,39 @@ static void test_squeue_het_and_hold(void **state)
 static void test_sacct_own_format(void **state)
 {
     const char *in =
-        "JobID\x1fJobIDRaw\x1fState\x1f" "ExitCode\x1fStart\x1f" "End\x1f"
-        "Submit\x1f" "ElapsedRaw\x1f" "AllocTRES\x1fNodeList\x1fPartition\x1f"
+        "JobID\x1fJobIDRaw\x1fState\x1f"
+        "ExitCode\x1fStart\x1f"
+        "End\x1f"
+        "Submit\x1f"
+        "ElapsedRaw\x1f"
+        "AllocTRES\x1fNodeList\x1fPartition\x1f"
         "Account\x1fUser\x1fJobName\x1fNCPUS\x1fTimelimitRaw\n"
-        "7_1\x1f" "8\x1f" "CANCELLED by 0\x1f" "0:15\x1f" "1700000000\x1f"
-        "1700000083\x1f" "Unknown\x1f" "83\x1f"
+        "7_1\x1f"
+        "8\x1f"
+        "CANCELLED by 0\x1f"
+        "0:15\x1f"
+        "1700000000\x1f"
+        "1700000083\x1f"
+        "Unknown\x1f"
+        "83\x1f"
         "billing=2,cpu=2,gres/gpu:a100=1,gres/gpu:h100=2,mem=1G,node=1\x1f"
-        "n1\x1f" "gpu\x1fml\x1f" "alice\x1fx|y\x1f" "2\x1f" "90\n"
-        "7_1.batch\x1f" "8.batch\x1f" "CANCELLED\x1f" "0:15\x1f" "1700000000\x1f"
-        "1700000083\x1f" "1700000000\x1f" "83\x1f" "cpu=2,mem=1G,node=1\x1f"
-        "n1\x1f\x1fml\x1f\x1f" "batch\x1f" "2\x1f\n";
+        "n1\x1f"
+        "gpu\x1fml\x1f"
+        "alice\x1fx|y\x1f"
+        "2\x1f"
+        "90\n"
+        "7_1.batch\x1f"
+        "8.batch\x1f"
+        "CANCELLED\x1f"
+        "0:15\x1f"
+        "1700000000\x1f"
+        "1700000083\x1f"
+        "1700000000\x1f"
+        "83\x1f"
+        "cpu=2,mem=1G,node=1\x1f"
+        "n1\x1f\x1fml\x1f\x1f"
+        "batch\x1f"
+        "2\x1f\n";
     struct slurm_jobs j;
     (void)state;
     parse(sacct_parse, in, &j);
@@ -136,7 +180,7 @@ static void test_sacct_own_format(void **state)
     assert_string_equal(j.jobs[0].start, "2023-11-14T22:13:20Z");
     assert_string_equal(j.jobs[0].end, "2023-11-14T22:14:43Z");
     assert_null(j.jobs[0].submit);
-    assert_int_equal(j.jobs[0].gpus, 3);        /* typed only: summed */
+    assert_int_equal(j.jobs[0].gpus, 3); /* typed only: summed */
     assert_int_equal(j.jobs[0].time_limit_s, 5400);
     assert_string_equal(j.jobs[0].name, "x|y");
     assert_string_equal(j.steps[0].job_id, "7_1");
@@ -172,7 +216,8 @@ static void test_scontrol_multiline(void **state)
         "JobId=12 ArrayJobId=11 ArrayTaskId=1 JobName=my job\n"
         "   UserId=alice(1000) GroupId=alice(1000) MCS_label=N/A\n"
         "   JobState=PENDING Reason=Resources Dependency=(null)\n"
-        "   RunTime=00:00:00 TimeLimit=1-00:00:00 StartTime=2026-01-02T00:00:00\n"
+        "   RunTime=00:00:00 TimeLimit=1-00:00:00 "
+        "StartTime=2026-01-02T00:00:00\n"
         "   EndTime=2026-01-03T00:00:00 ExitCode=0:0\n"
         "\n"
         "JobId=13 JobName=x UserId=bob(1001) JobState=TIMEOUT Reason=TimeLimit "
@@ -186,7 +231,7 @@ static void test_scontrol_multiline(void **state)
     assert_string_equal(j.jobs[0].name, "my job");
     assert_string_equal(j.jobs[0].user, "alice");
     assert_string_equal(j.jobs[0].state, "PENDING");
-    assert_null(j.jobs[0].start);   /* projected start of a pending job */
+    assert_null(j.jobs[0].start); /* projected start of a pending job */
     assert_null(j.jobs[0].end);
     assert_int_equal(j.jobs[0].time_limit_s, 86400);
     assert_string_equal(j.jobs[1].state, "TIMEOUT");
@@ -203,17 +248,18 @@ static void test_sbatch_shapes(void **state)
         const char *in, *id, *cluster;
         size_t nwarn;
     } t[] = {
-        { "Submitted batch job 5610208\n", "5610208", NULL, 0 },
-        { "Submitted batch job 60060368 on cluster slaking\n", "60060368",
-          "slaking", 0 },
-        { "15786755\n", "15786755", NULL, 0 },
-        { "15786755;testb\n", "15786755", "testb", 0 },
-        { "sbatch: error: Batch job submission failed: x\n"
-          "Submitted batch job 9\n", "9", NULL, 1 },
+        {"Submitted batch job 5610208\n", "5610208", NULL, 0},
+        {"Submitted batch job 60060368 on cluster slaking\n", "60060368",
+         "slaking", 0},
+        {"15786755\n", "15786755", NULL, 0},
+        {"15786755;testb\n", "15786755", "testb", 0},
+        {"sbatch: error: Batch job submission failed: x\n"
+         "Submitted batch job 9\n",
+         "9", NULL, 1},
         /* a year in a banner is not --parsable output when the sentence
          * is there */
-        { "2024\nSubmitted batch job 77\n", "77", NULL, 1 },
-        { "Welcome 2024 cluster\r\n\r\n12\r\n", "12", NULL, 1 },
+        {"2024\nSubmitted batch job 77\n", "77", NULL, 1},
+        {"Welcome 2024 cluster\r\n\r\n12\r\n", "12", NULL, 1},
     };
     (void)state;
     for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
@@ -236,7 +282,10 @@ static void test_sbatch_failed(void **state)
 {
     const char *bad[] = {
         "sbatch: error: Batch job submission failed: Invalid account\n",
-        "", "\n\n", "Submitted batch job \n", "job 123 queued\n",
+        "",
+        "\n\n",
+        "Submitted batch job \n",
+        "job 123 queued\n",
     };
     (void)state;
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
@@ -252,11 +301,10 @@ static void test_sbatch_failed(void **state)
 
 static void test_sinfo_own_format(void **state)
 {
-    const char *in =
-        "NODELIST|CPUS|MEMORY|GRES|STATE|PARTITION|CPUS(A/I/O/T)\n"
-        "g01|64|512000|gpu:h100:8(S:0-1)|mixed|gpu*|32/32/0/64\n"
-        "g01|64|512000|gpu:h100:8(S:0-1)|mixed|long|32/32/0/64\n"
-        "c01|128|256000|(null)|idle+drain|cpu|0/0/128/128\n";
+    const char *in = "NODELIST|CPUS|MEMORY|GRES|STATE|PARTITION|CPUS(A/I/O/T)\n"
+                     "g01|64|512000|gpu:h100:8(S:0-1)|mixed|gpu*|32/32/0/64\n"
+                     "g01|64|512000|gpu:h100:8(S:0-1)|mixed|long|32/32/0/64\n"
+                     "c01|128|256000|(null)|idle+drain|cpu|0/0/128/128\n";
     struct sinfo_result r;
     const char *kind;
     exa_error_t err = EXA_ERROR_INIT;
@@ -295,10 +343,12 @@ static void test_sacct_blank_cells(void **state)
 {
     /* `sacct -n` (default fields, no header): step lines leave the
      * Partition cell blank, so they have one token fewer */
-    const char *in =
-        "2               gpu-job      debug   research          1  COMPLETED      0:0 \n"
-        "2.batch           batch              research          1  COMPLETED      0:0 \n"
-        "3                  bash      debug   research          2 OUT_OF_ME+    0:125 \n";
+    const char *in = "2               gpu-job      debug   research          1 "
+                     " COMPLETED      0:0 \n"
+                     "2.batch           batch              research          1 "
+                     " COMPLETED      0:0 \n"
+                     "3                  bash      debug   research          2 "
+                     "OUT_OF_ME+    0:125 \n";
     struct slurm_jobs j;
     (void)state;
     parse(sacct_parse, in, &j);
@@ -319,9 +369,11 @@ static void test_squeue_default_blank_in_name(void **state)
     /* `squeue -h` (testbed capture): %.8j right-aligned, a name with a
      * blank, a cancelled job with no node list */
     const char *in =
-        "               120     debug     wrap     root CA       0:08      1 testa-n1\n"
+        "               120     debug     wrap     root CA       0:08      1 "
+        "testa-n1\n"
         "               127     debug exa-t050     root CA       0:00      1 \n"
-        "               146     debug x; touch     root CD       0:00      1 testa-n1\n";
+        "               146     debug x; touch     root CD       0:00      1 "
+        "testa-n1\n";
     struct slurm_jobs j;
     (void)state;
     parse(squeue_parse, in, &j);
@@ -361,8 +413,7 @@ static void test_no_state_column(void **state)
     assert_null(j.jobs[0].state);
     doc = slurm_job_to_json(&j.jobs[0], 0);
     assert_true(json_is_null(json_object_get(doc, "state")));
-    assert_int_equal(json_integer_value(json_object_get(doc, "elapsed_s")),
-                     60);
+    assert_int_equal(json_integer_value(json_object_get(doc, "elapsed_s")), 60);
     json_decref(doc);
     slurm_jobs_free(&j);
 }

@@ -217,17 +217,31 @@ static struct transport *flux_cluster(void)
 {
     struct transport *t = transport_fake_new();
     transport_fake_add(t, "hostname", "node0\n", "", 0, 0, 0);
-    assert_int_equal(transport_fake_add_file(t, "flux version",
-                         "tests/fixtures/flux-real/01-flux-version.stdout", 0, 0), 0);
+    assert_int_equal(transport_fake_add_file(
+                         t, "flux version",
+                         "tests/fixtures/flux-real/01-flux-version.stdout", 0,
+                         0),
+                     0);
     transport_fake_add(t, "flux account --help", "",
                        "flux: `account' is not a flux command.  See 'flux "
-                       "--help'\n", 1, 0, 0);
-    assert_int_equal(transport_fake_add_file(t, "flux resource list",
-                         "tests/fixtures/flux-real/71-resource-list-one-drained.stdout", 0, 0), 0);
-    assert_int_equal(transport_fake_add_file(t, "flux resource status",
-                         "tests/fixtures/flux-real/72-resource-status-one-drained.stdout", 0, 0), 0);
-    assert_int_equal(transport_fake_add_file(t, "flux resource R",
-                         "tests/fixtures/flux-real/04-resource-R.stdout", 0, 0), 0);
+                       "--help'\n",
+                       1, 0, 0);
+    assert_int_equal(
+        transport_fake_add_file(
+            t, "flux resource list",
+            "tests/fixtures/flux-real/71-resource-list-one-drained.stdout", 0,
+            0),
+        0);
+    assert_int_equal(
+        transport_fake_add_file(
+            t, "flux resource status",
+            "tests/fixtures/flux-real/72-resource-status-one-drained.stdout", 0,
+            0),
+        0);
+    assert_int_equal(transport_fake_add_file(
+                         t, "flux resource R",
+                         "tests/fixtures/flux-real/04-resource-R.stdout", 0, 0),
+                     0);
     transport_fake_add(t, "mkdir -p *", "", "", 0, 0, 0);
     transport_fake_add(t, "touch *", "", "", 0, 0, 0);
     transport_fake_add(t, "rm -f *", "", "", 0, 0, 0);

@@ -90,7 +90,8 @@ static void test_resources_translation(void **state)
 
     assert_int_equal(sched_resources_set(&r, "partition", "gpu", &err), 0);
     assert_int_equal(sched_resources_set(&r, "qos", "high", &err), 0);
-    assert_int_equal(sched_resources_set(&r, "account", "proj; rm -rf /", &err), 0);
+    assert_int_equal(sched_resources_set(&r, "account", "proj; rm -rf /", &err),
+                     0);
     assert_int_equal(sched_resources_set(&r, "time", "90", &err), 0);
     assert_int_equal(sched_resources_set(&r, "ntasks", "3", &err), 0);
     assert_int_equal(sched_resources_set(&r, "gpus", "4", &err), 0);
@@ -122,7 +123,8 @@ static void test_resources_translation(void **state)
     assert_int_equal(w.nr, 3);
     assert_string_equal(w.v[0], "account 'proj; rm -rf /' dropped: "
                                 "flux-accounting is not present");
-    assert_string_equal(w.v[1], "mem '16G' dropped: Flux has no memory request");
+    assert_string_equal(w.v[1],
+                        "mem '16G' dropped: Flux has no memory request");
     strvec_clear(&a);
     strvec_clear(&w);
     {
@@ -149,7 +151,8 @@ static void test_resources_translation(void **state)
     strvec_clear(&w);
 
     assert_int_equal(sched_resources_set(&r, "job_name", "a\nb", &err), -1);
-    assert_string_equal(err.text, "job_name must not contain control characters");
+    assert_string_equal(err.text,
+                        "job_name must not contain control characters");
     assert_int_equal(sched_resources_set(&r, "nodes", "0", &err), -1);
     assert_int_equal(sched_resources_set(&r, "time", "1:2:3:4", &err), -1);
     sched_resources_release(&r);
@@ -206,14 +209,15 @@ static void test_resources_env(void **state)
 static void test_runscript_text_and_injection(void **state)
 {
     char marker[128], dir[128], script[160];
-    const char *argv[] = { "printf", "[%s]\\n", "; touch MARK", "$(touch MARK)",
-                           "`touch MARK`", "it's \"q\"", "a\nb", NULL };
-    const char *env[] = { "EXA_X=$(touch MARK)", NULL };
-    struct runscript rs = { "t", NULL, env, NULL };
+    const char *argv[] = {
+        "printf",       "[%s]\\n",    "; touch MARK", "$(touch MARK)",
+        "`touch MARK`", "it's \"q\"", "a\nb",         NULL};
+    const char *env[] = {"EXA_X=$(touch MARK)", NULL};
+    struct runscript rs = {"t", NULL, env, NULL};
     struct strbuf sb = STRBUF_INIT;
     struct subprocess_result res = SUBPROCESS_RESULT_INIT;
     exa_error_t err = EXA_ERROR_INIT;
-    const char *run[] = { "bash", script, NULL };
+    const char *run[] = {"bash", script, NULL};
     char *args[8];
 
     snprintf(marker, sizeof(marker), "%s/pwned", tmpdir);
@@ -221,9 +225,9 @@ static void test_runscript_text_and_injection(void **state)
     snprintf(script, sizeof(script), "%s/run.sh", tmpdir);
     for (int i = 0; argv[i]; i++) {
         const char *m = strstr(argv[i], "MARK");
-        args[i] = m ? xstrfmt("%.*s%s%s", (int)(m - argv[i]), argv[i], marker,
-                              m + 4)
-                    : xstrdup(argv[i]);
+        args[i] =
+            m ? xstrfmt("%.*s%s%s", (int)(m - argv[i]), argv[i], marker, m + 4)
+              : xstrdup(argv[i]);
     }
     args[7] = NULL;
     rs.argv = (const char *const *)args;
@@ -239,7 +243,8 @@ static void test_runscript_text_and_injection(void **state)
     assert_int_equal(res.exit_code, 0);
     {
         char *want = xstrfmt("[; touch %s]\n[$(touch %s)]\n[`touch %s`]\n"
-                             "[it's \"q\"]\n[a\nb]\n", marker, marker, marker);
+                             "[it's \"q\"]\n[a\nb]\n",
+                             marker, marker, marker);
         assert_string_equal(res.out.buf, want);
         free(want);
     }
@@ -248,7 +253,7 @@ static void test_runscript_text_and_injection(void **state)
 
     /* an env entry that is not NAME=VALUE is refused */
     {
-        const char *bad[] = { "1X=y", NULL };
+        const char *bad[] = {"1X=y", NULL};
         rs.env = bad;
         assert_int_equal(runscript_render(&rs, &sb, &err), -1);
     }
@@ -272,10 +277,12 @@ static void test_log_pattern(void **state)
 
 /* The header lines of the adapter's status queries (slurm.c), as the
  * testbed's Slurm prints them. */
-#define SQ_HDR "\036JOBID\037STATE\037REASON\037SUBMIT_TIME\037START_TIME" \
-               "\037END_TIME\n"
-#define SA_HDR "JobID\037State\037ExitCode\037Submit\037Start\037End" \
-               "\037ElapsedRaw\037AllocTRES\037NCPUS\037NNodes\n"
+#define SQ_HDR                                                                 \
+    "\036JOBID\037STATE\037REASON\037SUBMIT_TIME\037START_TIME"                \
+    "\037END_TIME\n"
+#define SA_HDR                                                                 \
+    "JobID\037State\037ExitCode\037Submit\037Start\037End"                     \
+    "\037ElapsedRaw\037AllocTRES\037NCPUS\037NNodes\n"
 
 /* squeue handler: ids below 100 run; sacct: the rest COMPLETED, odd FAILED. */
 static int fake_squeue(void *arg, const char *const *argv, const char *in,
@@ -294,7 +301,8 @@ static int fake_squeue(void *arg, const char *const *argv, const char *in,
         if ((int)strtol(p, NULL, 10) < 1100)
             strbuf_addf(&res->out,
                         "\036%s\037RUNNING\037None\0372026-11-30T01:00:00\037"
-                        "2026-11-30T01:00:01\0372026-11-30T02:00:01\n", p);
+                        "2026-11-30T01:00:01\0372026-11-30T02:00:01\n",
+                        p);
         p = c ? c + 1 : NULL;
     }
     free(copy);
@@ -322,11 +330,12 @@ static int fake_sacct(void *arg, const char *const *argv, const char *in,
             *c = '\0';
         id = (int)strtol(p, NULL, 10);
         if (id != 1199) /* 1199 is unknown to everyone */
-            strbuf_addf(&res->out,
-                        "%s\037%s\037%d:0\0372026-11-30T01:00:00\037"
-                        "2026-11-30T01:00:01\0372026-11-30T01:00:11\03710\037"
-                        "billing=1,cpu=2,gres/gpu=1,mem=500M,node=1\0372\0371\n",
-                        p, id % 2 ? "FAILED" : "COMPLETED", id % 2 ? 2 : 0);
+            strbuf_addf(
+                &res->out,
+                "%s\037%s\037%d:0\0372026-11-30T01:00:00\037"
+                "2026-11-30T01:00:01\0372026-11-30T01:00:11\03710\037"
+                "billing=1,cpu=2,gres/gpu=1,mem=500M,node=1\0372\0371\n",
+                p, id % 2 ? "FAILED" : "COMPLETED", id % 2 ? 2 : 0);
         p = c ? c + 1 : NULL;
     }
     free(copy);
@@ -343,11 +352,12 @@ static void test_batched_200(void **state)
     struct sched_job out[200];
 
     transport_fake_add_handler(t, "squeue -j *", fake_squeue, NULL, 0);
-    transport_fake_add_handler(t, "sacct -X --parsable2 *", fake_sacct, NULL, 0);
+    transport_fake_add_handler(t, "sacct -X --parsable2 *", fake_sacct, NULL,
+                               0);
     for (int i = 0; i < 200; i++)
         ids[i] = xstrfmt("%d", 1000 + i);
-    assert_int_equal(sched_status_batch(s, (const char *const *)ids, 200, out,
-                                        &err), 0);
+    assert_int_equal(
+        sched_status_batch(s, (const char *const *)ids, 200, out, &err), 0);
     assert_int_equal(transport_fake_count(t, "squeue *"), 1);
     assert_int_equal(transport_fake_count(t, "sacct *"), 1);
     assert_int_equal(transport_fake_ncalls(t), 2);
@@ -389,13 +399,16 @@ static void test_tracker_round_200(void **state)
 
     /* all 200 left the queue and ended (ids >= 1100 in the handlers) */
     transport_fake_add_handler(t, "squeue -j *", fake_squeue, NULL, 0);
-    transport_fake_add_handler(t, "sacct -X --parsable2 *", fake_sacct, NULL, 0);
+    transport_fake_add_handler(t, "sacct -X --parsable2 *", fake_sacct, NULL,
+                               0);
     for (int i = 0; i < 200; i++)
-        ids[i] = xstrfmt("%d", i == 99 ? 1100 : 1200 + i); /* no 1199; 1100 twice */
+        ids[i] =
+            xstrfmt("%d", i == 99 ? 1100 : 1200 + i); /* no 1199; 1100 twice */
     assert_int_equal(tracker_opts_from_env(&o, &err), 0);
     o.sleep_fn = no_sleep;
-    assert_int_equal(tracker_wait(s, (const char *const *)ids, 200, &o, out,
-                                  &polls, &err), 0);
+    assert_int_equal(
+        tracker_wait(s, (const char *const *)ids, 200, &o, out, &polls, &err),
+        0);
     assert_int_equal(polls, 1);
     assert_int_equal(transport_fake_count(t, "squeue *"), 1);
     assert_int_equal(transport_fake_count(t, "sacct *"), 1);
@@ -438,8 +451,9 @@ static void test_chunking_10000(void **state)
         transport_fake_add(t, "squeue *", "", "", 0, 0, 0);
         transport_fake_add(t, "sacct *", "", "", 0, 0, 0);
         s->sacct_chunk_bytes = 4096;
-        assert_int_equal(sched_status_batch(s, (const char *const *)ids, 10000,
-                                            out, &err), 0);
+        assert_int_equal(
+            sched_status_batch(s, (const char *const *)ids, 10000, out, &err),
+            0);
         assert_int_equal(transport_fake_count(t, "squeue *"), 20);
         assert_int_equal(transport_fake_count(t, "sacct *"), 20);
         assert_int_equal(out[9999].state, SCHED_UNKNOWN);
@@ -457,9 +471,10 @@ static void test_sacct_fixture_states(void **state)
     struct transport *t = transport_fake_new();
     exa_error_t err = EXA_ERROR_INIT;
     struct sched *s = sched_new("slurm", t, &err);
-    const char *ids[] = { "1", "2", "3", "4", "5", "6", "999" };
+    const char *ids[] = {"1", "2", "3", "4", "5", "6", "999"};
     struct sched_job out[7];
-    char *sq = slurp(FIX "squeue-live.out"), *sa = slurp(FIX "sacct-x-ended.out");
+    char *sq = slurp(FIX "squeue-live.out"),
+         *sa = slurp(FIX "sacct-x-ended.out");
 
     transport_fake_add(t, "squeue *", sq, "", 0, 0, 0);
     transport_fake_add(t, "sacct *", sa, "", 0, 0, 0);
@@ -469,7 +484,8 @@ static void test_sacct_fixture_states(void **state)
     assert_int_equal(out[0].elapsed_s, 83);
     assert_int_equal(out[0].gpus, 0);
     assert_int_equal(out[1].state, SCHED_COMPLETED);
-    assert_int_equal(out[1].gpus, 1); /* gres/gpu=1 and gres/gpu:a100=1: not 2 */
+    assert_int_equal(out[1].gpus,
+                     1); /* gres/gpu=1 and gres/gpu:a100=1: not 2 */
     assert_int_equal(out[2].state, SCHED_CANCELLED);
     assert_string_equal(out[2].raw_state, "CANCELLED by 0");
     assert_int_equal(out[3].state, SCHED_FAILED);
@@ -492,9 +508,10 @@ static void test_scontrol_fallback(void **state)
     struct transport *t = transport_fake_new();
     exa_error_t err = EXA_ERROR_INIT;
     struct sched *s = sched_new("slurm", t, &err);
-    const char *ids[] = { "2", "4" };
+    const char *ids[] = {"2", "4"};
     struct sched_job out[2];
-    char *dis = slurp(FIX "sacct-disabled.err"), *inv = slurp(FIX "squeue-invalid-id.err");
+    char *dis = slurp(FIX "sacct-disabled.err"),
+         *inv = slurp(FIX "squeue-invalid-id.err");
     char *sc = slurp(FIX "scontrol-show-job-o.out");
 
     transport_fake_add(t, "squeue *", "", inv, 1, 0, 0);
@@ -523,7 +540,7 @@ static void test_array_aggregation(void **state)
     struct transport *t = transport_fake_new();
     exa_error_t err = EXA_ERROR_INIT;
     struct sched *s = sched_new("slurm", t, &err);
-    const char *ids[] = { "10" };
+    const char *ids[] = {"10"};
     struct sched_job out[1];
     struct strbuf sa = STRBUF_INIT;
 
@@ -536,9 +553,10 @@ static void test_array_aggregation(void **state)
                        "", 0, 0, 1);
     strbuf_addstr(&sa, SA_HDR);
     for (int i = 0; i < 10; i++)
-        strbuf_addf(&sa, "10_%d\037%s\037%d:0\0372026-11-30T01:00:00\037"
-                         "2026-11-30T01:00:0%d\0372026-11-30T01:01:0%d\0375\037"
-                         "cpu=1,node=1\0371\0371\n",
+        strbuf_addf(&sa,
+                    "10_%d\037%s\037%d:0\0372026-11-30T01:00:00\037"
+                    "2026-11-30T01:00:0%d\0372026-11-30T01:01:0%d\0375\037"
+                    "cpu=1,node=1\0371\0371\n",
                     i, i == 3 ? "FAILED" : "COMPLETED", i == 3 ? 2 : 0, i, i);
     transport_fake_add(t, "squeue *", "", "", 0, 0, 0);
     transport_fake_add(t, "sacct *", sa.buf, "", 0, 0, 0);
@@ -562,7 +580,7 @@ static void test_unknown_streak(void **state)
     struct transport *t = transport_fake_new();
     exa_error_t err = EXA_ERROR_INIT;
     struct sched *s = sched_new("slurm", t, &err);
-    const char *ids[] = { "77" };
+    const char *ids[] = {"77"};
     struct sched_job out[1];
     struct tracker_opts o;
     int polls = 0;
@@ -604,8 +622,7 @@ static void seen_outage(void *arg, const struct tracker_outage *ev)
     struct seen *v = arg;
     if (ev->active) {
         v->active++;
-        xsnprintf(v->last_error, sizeof(v->last_error), "%s",
-                  ev->error->text);
+        xsnprintf(v->last_error, sizeof(v->last_error), "%s", ev->error->text);
     } else {
         v->over++;
         v->lasted = ev->lasted_s;
@@ -615,13 +632,13 @@ static void seen_outage(void *arg, const struct tracker_outage *ev)
 
 static void test_backoff(void **state)
 {
-    static const double want1[] = { 1, 2, 4, 6, 6, 6 };
-    static const double want10[] = { 10, 20, 40, 60, 60 };
+    static const double want1[] = {1, 2, 4, 6, 6, 6};
+    static const double want10[] = {10, 20, 40, 60, 60};
     for (int k = 0; k < 6; k++)
         assert_true(tracker_backoff(1, k + 1) == want1[k]);
     for (int k = 0; k < 5; k++)
         assert_true(tracker_backoff(10, k + 1) == want10[k]);
-    assert_true(tracker_backoff(30, 3) == 60);  /* capped at 60 s */
+    assert_true(tracker_backoff(30, 3) == 60);   /* capped at 60 s */
     assert_true(tracker_backoff(120, 4) == 120); /* never below the interval */
 }
 
@@ -633,13 +650,13 @@ static void test_outage_not_unknown(void **state)
     struct transport *t = transport_fake_new();
     exa_error_t err = EXA_ERROR_INIT;
     struct sched *s = sched_new("slurm", t, &err);
-    const char *ids[] = { "6" };
+    const char *ids[] = {"6"};
     struct sched_job out[1];
     struct tracker_opts o;
     struct seen v;
     int polls = 0;
     char *sq = slurp(FIX "squeue-live.out");
-    static const double want[] = { 1, 2, 4, 6, 6, 6, 6, 6, 6, 6, 1 };
+    static const double want[] = {1, 2, 4, 6, 6, 6, 6, 6, 6, 6, 1};
 
     memset(&v, 0, sizeof(v));
     t->timeout_s = 0.01;
@@ -676,13 +693,15 @@ static void test_outage_not_unknown(void **state)
     t = transport_fake_new();
     s->t = t;
     memset(&v, 0, sizeof(v));
-    transport_fake_add(t, "squeue *", "", "slurm_load_jobs error: Unable to "
-                       "contact slurm controller (connect failure)\n", 1, 0, 8);
+    transport_fake_add(t, "squeue *", "",
+                       "slurm_load_jobs error: Unable to "
+                       "contact slurm controller (connect failure)\n",
+                       1, 0, 8);
     transport_fake_add(t, "sacct *", "", "", 0, 0, 8);
     transport_fake_add(t, "squeue *", "", "", 0, 0, 0);
     transport_fake_add(t, "sacct *",
-                       "6\037FAILED\0372:0\037a\037b\037c\0379\037cpu=1\n",
-                       "", 0, 0, 0);
+                       "6\037FAILED\0372:0\037a\037b\037c\0379\037cpu=1\n", "",
+                       0, 0, 0);
     assert_int_equal(tracker_wait(s, ids, 1, &o, out, &polls, &err), 0);
     assert_int_equal(out[0].state, SCHED_FAILED);
     assert_int_equal(polls, 9);
@@ -697,8 +716,10 @@ static void test_outage_not_unknown(void **state)
     t = transport_fake_new();
     s->t = t;
     memset(&v, 0, sizeof(v));
-    transport_fake_add(t, "squeue *", "", "slurm_load_jobs error: Socket "
-                       "timed out on send/recv operation\n", 1, 0, 0);
+    transport_fake_add(t, "squeue *", "",
+                       "slurm_load_jobs error: Socket "
+                       "timed out on send/recv operation\n",
+                       1, 0, 0);
     transport_fake_add(t, "sacct *", "", "", 0, 0, 0);
     o.max_wait_s = 20;
     assert_int_equal(tracker_wait(s, ids, 1, &o, out, &polls, &err), -1);
@@ -738,7 +759,7 @@ static void test_unknown_counts_across_outage(void **state)
     struct transport *t = transport_fake_new();
     exa_error_t err = EXA_ERROR_INIT;
     struct sched *s = sched_new("slurm", t, &err);
-    const char *ids[] = { "77" };
+    const char *ids[] = {"77"};
     struct sched_job out[1];
     struct tracker_opts o;
     struct seen v;
@@ -773,22 +794,26 @@ static void test_deadline_and_recovery(void **state)
     struct transport *t = transport_fake_new();
     exa_error_t err = EXA_ERROR_INIT;
     struct sched *s = sched_new("slurm", t, &err);
-    const char *ids[] = { "6" };
+    const char *ids[] = {"6"};
     struct sched_job out[1];
     struct tracker_opts o;
     int polls = 0;
-    char *sq = slurp(FIX "squeue-live.out"), *sa = slurp(FIX "sacct-x-ended.out");
+    char *sq = slurp(FIX "squeue-live.out"),
+         *sa = slurp(FIX "sacct-x-ended.out");
 
     /* controller down for 3 polls (both commands refused), then RUNNING,
      * then gone from the queue and COMPLETED in accounting */
-    transport_fake_add(t, "squeue *", "", "slurm_load_jobs error: Unable to "
-                       "contact slurm controller (connect failure)\n", 1, 0, 3);
+    transport_fake_add(t, "squeue *", "",
+                       "slurm_load_jobs error: Unable to "
+                       "contact slurm controller (connect failure)\n",
+                       1, 0, 3);
     transport_fake_add(t, "sacct *", "", "", 0, 0, 3);
     transport_fake_add(t, "squeue *", sq, "", 0, 0, 1);
     transport_fake_add(t, "squeue *", "", "", 0, 0, 0);
     transport_fake_add(t, "sacct *",
                        SA_HDR "6\037COMPLETED\0370:0\037a\037b\037c\0379\037"
-                       "cpu=1\0371\0371\n", "", 0, 0, 0);
+                              "cpu=1\0371\0371\n",
+                       "", 0, 0, 0);
     assert_int_equal(tracker_opts_from_env(&o, &err), 0);
     o.sleep_fn = no_sleep;
     assert_int_equal(tracker_wait(s, ids, 1, &o, out, &polls, &err), 0);
@@ -832,7 +857,8 @@ static void test_submit_dropped_reply(void **state)
     struct sched_submit_result r;
     struct sched_resources res = SCHED_RESOURCES_INIT;
     char *script = make_script();
-    struct sched_submit_req req = { script, "/remote/jobs/abc%1", "abc123", &res };
+    struct sched_submit_req req = {script, "/remote/jobs/abc%1", "abc123",
+                                   &res};
 
     sched_resources_set(&res, "job_name", "train; touch /tmp/x", &err);
     transport_fake_add(t, "sbatch *", "4242\n", "", 0, 0, 0);
@@ -844,11 +870,12 @@ static void test_submit_dropped_reply(void **state)
     assert_int_equal(transport_fake_count(t, "sbatch *"), 1);
     assert_string_equal(transport_fake_call(t, 2),
                         "squeue --name=train; touch /tmp/x.exa-abc123 -o %i");
-    assert_string_equal(transport_fake_call(t, 1),
-                        "sbatch --parsable --job-name=train; touch /tmp/x.exa-abc123 "
-                        "--output=/remote/jobs/abc%%1/%j.out "
-                        "--error=/remote/jobs/abc%%1/%j.err "
-                        "--chdir=/remote/jobs/abc%1 /remote/jobs/abc%1/run.sh");
+    assert_string_equal(
+        transport_fake_call(t, 1),
+        "sbatch --parsable --job-name=train; touch /tmp/x.exa-abc123 "
+        "--output=/remote/jobs/abc%%1/%j.out "
+        "--error=/remote/jobs/abc%%1/%j.err "
+        "--chdir=/remote/jobs/abc%1 /remote/jobs/abc%1/run.sh");
     assert_non_null(transport_fake_file(t, "/remote/jobs/abc%1/run.sh"));
     sched_submit_result_release(&r);
     sched_resources_release(&res);
@@ -865,7 +892,7 @@ static void test_submit_lost_then_retry(void **state)
     struct sched_submit_result r;
     char *script = make_script();
     char *cl = slurp(FIX "sbatch-parsable-cluster.out");
-    struct sched_submit_req req = { script, "/r", "run1", NULL };
+    struct sched_submit_req req = {script, "/r", "run1", NULL};
 
     /* the first sbatch never reached the controller (refused before it
      * ran) and the name is unknown: one more sbatch */
@@ -890,9 +917,10 @@ static void test_submit_lost_then_retry(void **state)
         transport_fake_add(t2, "sbatch *", "", bad, 1, 0, 0);
         assert_int_equal(sched_submit(s, &req, &r, &err), -1);
         assert_int_equal(err.code, EXA_ESCHED);
-        assert_string_equal(err.text, "sbatch on 'fake' exited 1: Batch job "
-                                      "submission failed: Invalid account or "
-                                      "account/partition combination specified");
+        assert_string_equal(err.text,
+                            "sbatch on 'fake' exited 1: Batch job "
+                            "submission failed: Invalid account or "
+                            "account/partition combination specified");
         assert_int_equal(transport_fake_count(t2, "sbatch *"), 1);
         sched_submit_result_release(&r);
         free(bad);
@@ -910,7 +938,7 @@ static void test_flux_status(void **state)
     struct transport *t = transport_fake_new();
     exa_error_t err = EXA_ERROR_INIT;
     struct sched *s = sched_new("flux", t, &err);
-    const char *ids[] = { "ƒ2TR77Ao1", "fABC", "ƒGone" };
+    const char *ids[] = {"ƒ2TR77Ao1", "fABC", "ƒGone"};
     struct sched_job out[3];
 
     /* a job cancelled before it ran has an empty t_run: columns must hold */
@@ -920,15 +948,17 @@ static void test_flux_status(void **state)
                        "ƒABC\037INACTIVE\037CANCELED\0371738774100.0\037\037"
                        "1738774101.0\037\037\n",
                        "", 1, 0, 0);
-    transport_fake_add(t, "flux job info ƒGone eventlog",
-                       "{\"timestamp\":1738774194.078433,\"name\":\"submit\",\"context\":{}}\n"
-                       "{\"timestamp\":1738774194.1,\"name\":\"alloc\",\"context\":{}}\n"
-                       "{\"timestamp\":1738774194.117796,\"name\":\"start\",\"context\":{}}\n"
-                       "{\"timestamp\":1738774200.5,\"name\":\"exception\",\"context\":"
-                       "{\"type\":\"timeout\",\"severity\":0}}\n"
-                       "{\"timestamp\":1738774200.6,\"name\":\"finish\",\"context\":{\"status\":15}}\n"
-                       "{\"timestamp\":1738774200.7,\"name\":\"clean\",\"context\":{}}\n",
-                       "", 0, 0, 0);
+    transport_fake_add(
+        t, "flux job info ƒGone eventlog",
+        "{\"timestamp\":1738774194.078433,\"name\":\"submit\",\"context\":{}}\n"
+        "{\"timestamp\":1738774194.1,\"name\":\"alloc\",\"context\":{}}\n"
+        "{\"timestamp\":1738774194.117796,\"name\":\"start\",\"context\":{}}\n"
+        "{\"timestamp\":1738774200.5,\"name\":\"exception\",\"context\":"
+        "{\"type\":\"timeout\",\"severity\":0}}\n"
+        "{\"timestamp\":1738774200.6,\"name\":\"finish\",\"context\":{"
+        "\"status\":15}}\n"
+        "{\"timestamp\":1738774200.7,\"name\":\"clean\",\"context\":{}}\n",
+        "", 0, 0, 0);
     assert_int_equal(sched_status_batch(s, ids, 3, out, &err), 0);
     assert_int_equal(out[0].state, SCHED_FAILED);
     assert_string_equal(out[0].raw_state, "FAILED");
@@ -963,7 +993,7 @@ static void test_flux_absurd_times(void **state)
     struct transport *t = transport_fake_new();
     exa_error_t err = EXA_ERROR_INIT;
     struct sched *s = sched_new("flux", t, &err);
-    const char *ids[] = { "f1", "f2", "f3" };
+    const char *ids[] = {"f1", "f2", "f3"};
     struct sched_job out[3];
 
     transport_fake_add(t, "flux jobs --no-header -o *",
@@ -972,7 +1002,8 @@ static void test_flux_absurd_times(void **state)
                        "f2\037INACTIVE\037FAILED\037nan\037-1738774200\037"
                        "99999999999999999999\037256\0373.4\n",
                        "", 0, 0, 0);
-    transport_fake_add(t, "flux job info f3 eventlog",
+    transport_fake_add(
+        t, "flux job info f3 eventlog",
         "{\"timestamp\":1e300,\"name\":\"submit\",\"context\":{}}\n"
         "{\"timestamp\":-5,\"name\":\"start\",\"context\":{}}\n"
         "{\"timestamp\":1738774200.5,\"name\":\"finish\",\"context\":"
@@ -1014,7 +1045,7 @@ static void test_flux_submit_flags(void **state)
     struct sched_submit_result r;
     struct sched_resources res = SCHED_RESOURCES_INIT;
     char *script = make_script();
-    struct sched_submit_req req = { script, "/r/x", "run2", &res };
+    struct sched_submit_req req = {script, "/r/x", "run2", &res};
 
     transport_fake_add(t, "flux account --help", "usage", "", 0, 0, 0);
     transport_fake_add(t, "flux batch *", "ƒ2TR77Ao1\n", "", 0, 0, 0);
@@ -1022,15 +1053,17 @@ static void test_flux_submit_flags(void **state)
      * --cluster without --ntasks): one slot, which flux batch requires;
      * with no resources at all too */
     assert_int_equal(sched_submit(s, &req, &r, &err), 0);
-    assert_string_equal(transport_fake_call(t, 1),
-                        "flux batch --job-name=exa-run2 --output=/r/x/{{id}}.out "
-                        "--error=/r/x/{{id}}.err -n1 /r/x/run.sh");
+    assert_string_equal(
+        transport_fake_call(t, 1),
+        "flux batch --job-name=exa-run2 --output=/r/x/{{id}}.out "
+        "--error=/r/x/{{id}}.err -n1 /r/x/run.sh");
     sched_submit_result_release(&r);
     req.res = NULL;
     assert_int_equal(sched_submit(s, &req, &r, &err), 0);
-    assert_string_equal(transport_fake_call(t, 3),
-                        "flux batch --job-name=exa-run2 --output=/r/x/{{id}}.out "
-                        "--error=/r/x/{{id}}.err -n1 /r/x/run.sh");
+    assert_string_equal(
+        transport_fake_call(t, 3),
+        "flux batch --job-name=exa-run2 --output=/r/x/{{id}}.out "
+        "--error=/r/x/{{id}}.err -n1 /r/x/run.sh");
     sched_submit_result_release(&r);
     req.res = &res;
     sched_resources_set(&res, "account", "bank1", &err);
@@ -1038,18 +1071,20 @@ static void test_flux_submit_flags(void **state)
     sched_resources_set(&res, "gpus", "2", &err);
     assert_int_equal(sched_submit(s, &req, &r, &err), 0);
     assert_string_equal(r.job_id, "ƒ2TR77Ao1");
-    assert_string_equal(transport_fake_call(t, 6),
-                        "flux batch --job-name=exa-run2 --output=/r/x/{{id}}.out "
-                        "--error=/r/x/{{id}}.err --bank=bank1 -n1 -g2 -t86400s "
-                        "/r/x/run.sh");
+    assert_string_equal(
+        transport_fake_call(t, 6),
+        "flux batch --job-name=exa-run2 --output=/r/x/{{id}}.out "
+        "--error=/r/x/{{id}}.err --bank=bank1 -n1 -g2 -t86400s "
+        "/r/x/run.sh");
     sched_submit_result_release(&r);
 
     sched_resources_set(&res, "array", "0-9%2", &err);
     transport_fake_add(t, "flux submit --cc=0-9 *", "ƒA\nƒB\n", "", 0, 0, 0);
     assert_int_equal(sched_submit(s, &req, &r, &err), 0);
     assert_int_equal(r.ids.nr, 2);
-    assert_string_equal(r.warnings.v[0],
-                        "array throttle '%2' dropped: flux submit --cc has none");
+    assert_string_equal(
+        r.warnings.v[0],
+        "array throttle '%2' dropped: flux submit --cc has none");
     sched_submit_result_release(&r);
     sched_resources_release(&res);
     sched_free(s);
@@ -1069,10 +1104,11 @@ static void test_mock_end_to_end(void **state)
     struct strbuf logs = STRBUF_INIT;
     char *script = xstrfmt("%s/mock-run.sh", tmpdir);
     char *rdir = xstrfmt("%s/remote/run3", tmpdir);
-    const char *payload[] = { "sh", "-c", "echo out-$1; exit $2", "x", "ok", "0", NULL };
-    struct runscript rs = { "mock", rdir, NULL, payload };
+    const char *payload[] = {"sh", "-c", "echo out-$1; exit $2", "x", "ok",
+                             "0",  NULL};
+    struct runscript rs = {"mock", rdir, NULL, payload};
     struct strbuf text = STRBUF_INIT;
-    struct sched_submit_req req = { script, rdir, "run3", NULL };
+    struct sched_submit_req req = {script, rdir, "run3", NULL};
     const char *ids[2];
 
     s->mock_dir = xstrfmt("%s/mockdb", tmpdir);
@@ -1099,7 +1135,7 @@ static void test_mock_end_to_end(void **state)
     assert_int_equal(out[1].exit_code, 3);
     /* times are stored as UTC ISO-8601 with Z, like everywhere else */
     {
-        const char *tv[] = { out[0].submit, out[0].start, out[0].end };
+        const char *tv[] = {out[0].submit, out[0].start, out[0].end};
         time_t now = time(NULL);
         for (int k = 0; k < 3; k++) {
             time_t tt;
@@ -1154,11 +1190,14 @@ static void test_logs_capped(void **state)
     struct strbuf log = STRBUF_INIT;
 
     s->log_max_bytes = 10;
-    transport_fake_add(t, "tail -c 11 -- /r/x/7.out", "0123456789A", "", 0, 0, 0);
-    transport_fake_add(t, "tail -c 11 -- /r/x/8.out", "0123456789", "", 0, 0, 0);
+    transport_fake_add(t, "tail -c 11 -- /r/x/7.out", "0123456789A", "", 0, 0,
+                       0);
+    transport_fake_add(t, "tail -c 11 -- /r/x/8.out", "0123456789", "", 0, 0,
+                       0);
     transport_fake_add(t, "tail -c 11 -- /r/x/9.out", "",
                        "tail: cannot open '/r/x/9.out' for reading: No such "
-                       "file or directory\n", 1, 0, 0);
+                       "file or directory\n",
+                       1, 0, 0);
     assert_int_equal(sched_logs(s, "7", "/r/x", &log, &err), 0);
     assert_string_equal(log.buf, "123456789A");
     assert_int_equal(s->log_truncated, 1);
@@ -1169,7 +1208,8 @@ static void test_logs_capped(void **state)
     strbuf_reset(&log);
     assert_int_equal(sched_logs(s, "9", "/r/x", &log, &err), -1);
     assert_int_equal(err.code, EXA_ENOTFOUND);
-    assert_string_equal(err.text, "cannot read '/r/x/9.out' on 'fake': tail: "
+    assert_string_equal(err.text,
+                        "cannot read '/r/x/9.out' on 'fake': tail: "
                         "cannot open '/r/x/9.out' for reading: No such file "
                         "or directory");
     /* flux: the --output exa set, {{id}} expanded to the ƒ id */
@@ -1183,9 +1223,10 @@ static void test_logs_capped(void **state)
     /* no job directory: flux batch's default flux-{{id}}.out in the cwd
      * `flux jobs --json` names; never `flux job attach` (empty for a
      * batch job) */
-    transport_fake_add(t, "flux jobs --json fY",
-                       "{\"id\": 1234, \"cwd\": \"/home/a\", \"state\": \"INACTIVE\"}\n",
-                       "", 0, 0, 0);
+    transport_fake_add(
+        t, "flux jobs --json fY",
+        "{\"id\": 1234, \"cwd\": \"/home/a\", \"state\": \"INACTIVE\"}\n", "",
+        0, 0, 0);
     transport_fake_add(t, "tail -c 5 -- /home/a/flux-\xc6\x92Y.out", "ok\n", "",
                        0, 0, 0);
     strbuf_reset(&log);
@@ -1195,10 +1236,12 @@ static void test_logs_capped(void **state)
                        "{\"id\": 1235, \"cwd\": \"/home/a\"}\n", "", 0, 0, 0);
     transport_fake_add(t, "tail -c 5 -- /home/a/flux-\xc6\x92W.out", "",
                        "tail: cannot open 'x' for reading: No such file or "
-                       "directory\n", 1, 0, 0);
+                       "directory\n",
+                       1, 0, 0);
     assert_int_equal(sched_logs(f, "fW", NULL, &log, &err), -1);
     assert_int_equal(err.code, EXA_ENOTFOUND);
-    assert_string_equal(err.text, "no output file for flux job 'fW': "
+    assert_string_equal(err.text,
+                        "no output file for flux job 'fW': "
                         "'/home/a/flux-\xc6\x92W.out' does not exist on 'fake' "
                         "(a batch job's output goes to its --output file)");
     assert_int_equal(transport_fake_count(t, "flux job attach *"), 0);
@@ -1216,11 +1259,12 @@ static void test_remote_jobdir(void **state)
     exa_error_t err = EXA_ERROR_INIT;
     char *wrap = xstrfmt("%s/fake-ssh", tmpdir);
     char *calls = xstrfmt("%s/fake-ssh.calls", tmpdir);
-    char *text = xstrfmt("#!/bin/sh\nfor a; do last=$a; done\n"
-                         "echo \"$last\" >> '%s'\n"
-                         "[ \"$last\" = 'printenv HOME' ] && echo /home/alice\n",
-                         calls);
-    struct ssh_config cfg = { "login1", NULL, NULL, 0, NULL, tmpdir, wrap };
+    char *text =
+        xstrfmt("#!/bin/sh\nfor a; do last=$a; done\n"
+                "echo \"$last\" >> '%s'\n"
+                "[ \"$last\" = 'printenv HOME' ] && echo /home/alice\n",
+                calls);
+    struct ssh_config cfg = {"login1", NULL, NULL, 0, NULL, tmpdir, wrap};
     struct transport *t;
     struct sched *s;
     char *d, *cl;
@@ -1311,7 +1355,7 @@ int main(void)
         return 1;
     rc = cmocka_run_group_tests(tests, NULL, NULL);
     {
-        const char *rm[] = { "rm", "-rf", tmpdir, NULL };
+        const char *rm[] = {"rm", "-rf", tmpdir, NULL};
         struct subprocess_result res = SUBPROCESS_RESULT_INIT;
         subprocess_run(rm, NULL, &res, NULL);
         subprocess_result_release(&res);

@@ -62,8 +62,8 @@ static void test_slurm_queue_errors(void **state)
     /* an empty queue is no error */
     transport_fake_add(t, "squeue *", "", "", 0, 0, 1);
     transport_fake_add(t, "squeue *", "",
-                       "squeue: error: Unable to contact slurm controller\n",
-                       1, 0, 1);
+                       "squeue: error: Unable to contact slurm controller\n", 1,
+                       0, 1);
     s = sched_new("slurm", t, &err);
     assert_int_equal(sched_queue(s, &q, &err), 0);
     assert_int_equal(q.n, 0);

@@ -23,7 +23,7 @@ static void roundtrip(const char *word)
 {
     struct strbuf cmd = STRBUF_INIT;
     struct subprocess_result res = SUBPROCESS_RESULT_INIT;
-    const char *argv[] = { "sh", "-c", NULL, NULL };
+    const char *argv[] = {"sh", "-c", NULL, NULL};
 
     strbuf_addstr(&cmd, "printf %s ");
     shquote_append(&cmd, word);
@@ -61,10 +61,27 @@ static void test_injection_strings(void **state)
 {
     char buf[256];
     const char *words[] = {
-        "; touch MARK", "$(touch MARK)", "`touch MARK`", "' ; touch MARK ; '",
-        "\" ; touch MARK ; \"", "a\ntouch MARK\n", "x && touch MARK",
-        "| touch MARK", "$HOME", "${IFS}", "*", "\\", "'", "''", "a'b\"c",
-        "%j %% {{id}}", "-n", "--", "\t tab", "!", "#comment",
+        "; touch MARK",
+        "$(touch MARK)",
+        "`touch MARK`",
+        "' ; touch MARK ; '",
+        "\" ; touch MARK ; \"",
+        "a\ntouch MARK\n",
+        "x && touch MARK",
+        "| touch MARK",
+        "$HOME",
+        "${IFS}",
+        "*",
+        "\\",
+        "'",
+        "''",
+        "a'b\"c",
+        "%j %% {{id}}",
+        "-n",
+        "--",
+        "\t tab",
+        "!",
+        "#comment",
         "$(printf '%s' \"`touch MARK`\")",
     };
 
@@ -85,8 +102,8 @@ static void test_argv_join(void **state)
 {
     struct strbuf sb = STRBUF_INIT;
     struct subprocess_result res = SUBPROCESS_RESULT_INIT;
-    const char *words[] = { "printf", "[%s]", "a b", "", "c'd", "; x", NULL };
-    const char *argv[] = { "sh", "-c", NULL, NULL };
+    const char *words[] = {"printf", "[%s]", "a b", "", "c'd", "; x", NULL};
+    const char *argv[] = {"sh", "-c", NULL, NULL};
 
     shquote_argv(&sb, words);
     assert_string_equal(sb.buf, "printf '[%s]' 'a b' '' 'c'\\''d' '; x'");

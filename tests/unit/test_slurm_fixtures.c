@@ -46,7 +46,7 @@ static void sinfo_file(const char *name, struct sinfo_result *res)
 
 static void test_sinfo_pipe(void **state)
 {
-    const char *files[] = { "sinfo-pipe-header.out", "sinfo-pipe-noheader.out" };
+    const char *files[] = {"sinfo-pipe-header.out", "sinfo-pipe-noheader.out"};
     (void)state;
     for (size_t i = 0; i < 2; i++) {
         struct sinfo_result r;
@@ -128,8 +128,8 @@ static void test_squeue(void **state)
     assert_string_equal(j.jobs[0].state, "RUNNING");
     assert_int_equal((long long)j.jobs[0].elapsed_s, 3);
     assert_int_equal(j.jobs[0].time_limit_s, 60);
-    assert_false(j.jobs[1].has_time_limit);  /* UNLIMITED */
-    assert_false(j.jobs[1].has_gpus);        /* %b is N/A for --gpus */
+    assert_false(j.jobs[1].has_time_limit); /* UNLIMITED */
+    assert_false(j.jobs[1].has_gpus);       /* %b is N/A for --gpus */
     assert_string_equal(j.jobs[1].nodelist.v[0], "testa-n1");
     slurm_jobs_free(&j);
 
@@ -137,7 +137,7 @@ static void test_squeue(void **state)
     assert_int_equal(j.njobs, 2);
     assert_string_equal(j.jobs[0].raw_state, "R");
     assert_string_equal(j.jobs[0].name, "timeout-");
-    assert_null(j.jobs[0].start);            /* not printed */
+    assert_null(j.jobs[0].start); /* not printed */
     slurm_jobs_free(&j);
 
     jobs_file(squeue_parse, "squeue-O-tres.out", &j);
@@ -169,8 +169,8 @@ static void test_scontrol(void **state)
     assert_string_equal(j.jobs[0].id, "2");
     assert_string_equal(j.jobs[0].state, "RUNNING");
     assert_string_equal(j.jobs[0].start, "2026-11-30T00:59:46");
-    assert_null(j.jobs[0].end);              /* EndTime=Unknown */
-    assert_int_equal(j.jobs[0].gpus, 1);     /* never 2 from both TRES */
+    assert_null(j.jobs[0].end);          /* EndTime=Unknown */
+    assert_int_equal(j.jobs[0].gpus, 1); /* never 2 from both TRES */
     assert_string_equal(j.jobs[0].user, "root");
     slurm_jobs_free(&j);
 
@@ -215,7 +215,7 @@ static void test_sacct(void **state)
     jobs_file(sacct_parse, "sacct-rejected.out", &j);
     assert_string_equal(j.jobs[0].state, "FAILED");
     assert_int_equal(j.jobs[0].exit_code, 1);
-    assert_false(j.jobs[0].has_gpus);        /* empty AllocTRES */
+    assert_false(j.jobs[0].has_gpus);           /* empty AllocTRES */
     assert_int_equal(j.jobs[0].nodelist.nr, 0); /* None assigned */
     slurm_jobs_free(&j);
 
@@ -223,7 +223,7 @@ static void test_sacct(void **state)
     assert_int_equal(j.njobs, 1);
     assert_int_equal(j.nsteps, 1);
     assert_string_equal(j.jobs[0].partition, "debug");
-    assert_null(j.steps[0].partition);       /* blank column on the step */
+    assert_null(j.steps[0].partition); /* blank column on the step */
     assert_string_equal(j.steps[0].account, "research");
     assert_string_equal(j.steps[0].state, "COMPLETED");
     slurm_jobs_free(&j);
@@ -293,8 +293,8 @@ static void test_sbatch(void **state)
     free(buf);
     buf = slurp("sbatch-unknown-partition.err", &len);
     assert_int_equal(sbatch_parse(buf, len, &r, &err), -1);
-    assert_string_equal(err.text,
-                        "sbatch: error: invalid partition specified: nosuchpart");
+    assert_string_equal(
+        err.text, "sbatch: error: invalid partition specified: nosuchpart");
     sbatch_result_free(&r);
     free(buf);
 }

@@ -16,40 +16,67 @@
 static void test_node_states(void **state)
 {
     static const char *t[][2] = {
-        { "idle", "idle" },         { "alloc", "allocated" },
-        { "allocated", "allocated" }, { "alloc+", "allocated" },
-        { "mix", "mixed" },         { "mixed-", "mixed" },
-        { "comp", "allocated" },    { "completing", "allocated" },
-        { "drain", "drain" },       { "drained*", "drain" },
-        { "drng", "drain" },        { "draining", "drain" },
-        { "down", "down" },         { "down*", "down" },
-        { "down~", "down" },        { "fail", "drain" },
-        { "failing", "drain" },     { "inval", "down" },
-        { "maint", "drain" },       { "maint*", "drain" },
-        { "resv", "idle" },         { "reserved", "idle" },
-        { "plnd", "idle" },         { "blocked", "idle" },
-        { "boot", "down" },         { "boot^", "down" },
-        { "reboot", "down" },       { "futr", "unknown" },
-        { "unk*", "unknown" },      { "npc", "unknown" },
-        { "cloud", "unknown" },     { "idle*", "down" },
-        { "mix*", "down" },         { "alloc*", "down" },
-        { "comp*", "down" },        { "idle~", "idle" },
-        { "idle#", "idle" },        { "idle!", "idle" },
-        { "idle%", "idle" },        { "idle$", "idle" },
-        { "idle@", "idle" },        { "MIXED", "mixed" },
-        { "bogus", "unknown" },
+        {"idle", "idle"},
+        {"alloc", "allocated"},
+        {"allocated", "allocated"},
+        {"alloc+", "allocated"},
+        {"mix", "mixed"},
+        {"mixed-", "mixed"},
+        {"comp", "allocated"},
+        {"completing", "allocated"},
+        {"drain", "drain"},
+        {"drained*", "drain"},
+        {"drng", "drain"},
+        {"draining", "drain"},
+        {"down", "down"},
+        {"down*", "down"},
+        {"down~", "down"},
+        {"fail", "drain"},
+        {"failing", "drain"},
+        {"inval", "down"},
+        {"maint", "drain"},
+        {"maint*", "drain"},
+        {"resv", "idle"},
+        {"reserved", "idle"},
+        {"plnd", "idle"},
+        {"blocked", "idle"},
+        {"boot", "down"},
+        {"boot^", "down"},
+        {"reboot", "down"},
+        {"futr", "unknown"},
+        {"unk*", "unknown"},
+        {"npc", "unknown"},
+        {"cloud", "unknown"},
+        {"idle*", "down"},
+        {"mix*", "down"},
+        {"alloc*", "down"},
+        {"comp*", "down"},
+        {"idle~", "idle"},
+        {"idle#", "idle"},
+        {"idle!", "idle"},
+        {"idle%", "idle"},
+        {"idle$", "idle"},
+        {"idle@", "idle"},
+        {"MIXED", "mixed"},
+        {"bogus", "unknown"},
         /* StateComplete, resolution order */
-        { "idle+drain", "drain" },  { "mixed+drain", "drain" },
-        { "idle+drain+not_responding", "drain" },
-        { "idle+cloud+powered_down", "idle" },
-        { "down+not_responding", "down" }, { "down+drain", "down" },
-        { "mixed+completing", "mixed" }, { "idle+completing", "allocated" },
-        { "idle+maintenance+reserved", "drain" },
-        { "idle+not_responding", "down" }, { "idle+invalid_reg", "down" },
-        { "idle+dynamic_norm", "idle" }, { "future+cloud", "unknown" },
-        { "unknown+not_responding", "unknown" },
-        { "allocated+power_down", "allocated" },
-        { "idle+drain+fail", "drain" }, { "mixed+planned", "mixed" },
+        {"idle+drain", "drain"},
+        {"mixed+drain", "drain"},
+        {"idle+drain+not_responding", "drain"},
+        {"idle+cloud+powered_down", "idle"},
+        {"down+not_responding", "down"},
+        {"down+drain", "down"},
+        {"mixed+completing", "mixed"},
+        {"idle+completing", "allocated"},
+        {"idle+maintenance+reserved", "drain"},
+        {"idle+not_responding", "down"},
+        {"idle+invalid_reg", "down"},
+        {"idle+dynamic_norm", "idle"},
+        {"future+cloud", "unknown"},
+        {"unknown+not_responding", "unknown"},
+        {"allocated+power_down", "allocated"},
+        {"idle+drain+fail", "drain"},
+        {"mixed+planned", "mixed"},
     };
     (void)state;
     for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
@@ -65,31 +92,53 @@ static void test_node_states(void **state)
 static void test_job_states(void **state)
 {
     static const char *t[][2] = {
-        { "PENDING", "PENDING" },   { "PD", "PENDING" },
-        { "REQUEUED", "PENDING" },  { "RH", "PENDING" },
-        { "RESV_DEL_HOLD", "PENDING" }, { "RD", "PENDING" },
-        { "SE", "PENDING" },        { "CONFIGURING", "PENDING" },
-        { "CF", "PENDING" },        { "RUNNING", "RUNNING" },
-        { "R", "RUNNING" },         { "COMPLETING", "RUNNING" },
-        { "CG", "RUNNING" },        { "STAGE_OUT", "RUNNING" },
-        { "SI", "RUNNING" },        { "RS", "RUNNING" },
-        { "SUSPENDED", "SUSPENDED" }, { "S", "SUSPENDED" },
-        { "ST", "SUSPENDED" },      { "STOPPED", "SUSPENDED" },
-        { "COMPLETED", "COMPLETED" }, { "CD", "COMPLETED" },
-        { "FAILED", "FAILED" },     { "F", "FAILED" },
-        { "OUT_OF_MEMORY", "FAILED" }, { "OOM", "FAILED" },
-        { "NODE_FAIL", "FAILED" },  { "BF", "FAILED" },
-        { "PREEMPTED", "FAILED" },  { "PR", "FAILED" },
-        { "CANCELLED", "CANCELLED" }, { "CA", "CANCELLED" },
-        { "CANCELLED by 54321", "CANCELLED" }, { "CANCELLED+", "CANCELLED" },
-        { "REVOKED", "CANCELLED" }, { "RV", "CANCELLED" },
-        { "TIMEOUT", "TIMEOUT" },   { "TO", "TIMEOUT" },
-        { "DEADLINE", "TIMEOUT" },  { "DL", "TIMEOUT" },
-        { "COMPLETIN", "RUNNING" }, /* truncated: unique prefix */
-        { "OUT_OF_ME+", "FAILED" }, { "NODE_FA+", "FAILED" },
-        { "COMP", "UNKNOWN" },      /* COMPLETED or COMPLETING */
-        { "RUNING", "UNKNOWN" },    { "", "UNKNOWN" },
-        { "running", "RUNNING" },
+        {"PENDING", "PENDING"},
+        {"PD", "PENDING"},
+        {"REQUEUED", "PENDING"},
+        {"RH", "PENDING"},
+        {"RESV_DEL_HOLD", "PENDING"},
+        {"RD", "PENDING"},
+        {"SE", "PENDING"},
+        {"CONFIGURING", "PENDING"},
+        {"CF", "PENDING"},
+        {"RUNNING", "RUNNING"},
+        {"R", "RUNNING"},
+        {"COMPLETING", "RUNNING"},
+        {"CG", "RUNNING"},
+        {"STAGE_OUT", "RUNNING"},
+        {"SI", "RUNNING"},
+        {"RS", "RUNNING"},
+        {"SUSPENDED", "SUSPENDED"},
+        {"S", "SUSPENDED"},
+        {"ST", "SUSPENDED"},
+        {"STOPPED", "SUSPENDED"},
+        {"COMPLETED", "COMPLETED"},
+        {"CD", "COMPLETED"},
+        {"FAILED", "FAILED"},
+        {"F", "FAILED"},
+        {"OUT_OF_MEMORY", "FAILED"},
+        {"OOM", "FAILED"},
+        {"NODE_FAIL", "FAILED"},
+        {"BF", "FAILED"},
+        {"PREEMPTED", "FAILED"},
+        {"PR", "FAILED"},
+        {"CANCELLED", "CANCELLED"},
+        {"CA", "CANCELLED"},
+        {"CANCELLED by 54321", "CANCELLED"},
+        {"CANCELLED+", "CANCELLED"},
+        {"REVOKED", "CANCELLED"},
+        {"RV", "CANCELLED"},
+        {"TIMEOUT", "TIMEOUT"},
+        {"TO", "TIMEOUT"},
+        {"DEADLINE", "TIMEOUT"},
+        {"DL", "TIMEOUT"},
+        {"COMPLETIN", "RUNNING"}, /* truncated: unique prefix */
+        {"OUT_OF_ME+", "FAILED"},
+        {"NODE_FA+", "FAILED"},
+        {"COMP", "UNKNOWN"}, /* COMPLETED or COMPLETING */
+        {"RUNING", "UNKNOWN"},
+        {"", "UNKNOWN"},
+        {"running", "RUNNING"},
     };
     char *raw = NULL;
     (void)state;
@@ -113,32 +162,33 @@ static void test_gres(void **state)
         long long gpus;
         const char *types;
     } t[] = {
-        { "gpu:8", 8, "" },
-        { "gpu:8(S:0-3)", 8, "" },
-        { "gpu:l4:4(S:1,3,5,7),ssd:1", 4, "l4" },
-        { "gpu:model_a:2,gpu:model_b:2", 4, "model_a,model_b" },
-        { "gpu:a100:2(S:1),ssd:1", 2, "a100" },
-        { "gpu:4,shard:20", 4, "" },
-        { "gpu:1(IDX:0),shard:8(-/5,5/5,3/5,0/5)", 1, "" },
-        { "gpu:tesla:3(IDX:0,2-3)", 3, "tesla" },
-        { "gpu:nvidia_a100_80gb:8,mig:nvidia_a100_3g.40gb:7,"
-          "gpu:nvidia_h100_80gb:4", 12, "nvidia_a100_80gb,nvidia_h100_80gb" },
-        { "gpu:a100:no_consume:2", 2, "a100" },
-        { "nsight:no_consume:1", 0, "" },
-        { "tmp:844G", 0, "" },
-        { "(null)", 0, "" },
-        { "gpu:4,shard:h10", 4, "" },  /* truncated entry ignored */
-        { "gres/gpu:l4:1", 1, "l4" },
-        { "gres:gpu:1", 1, "" },
-        { "gres/gpfs:ess:1", 0, "" },
-        { "gpu:a:1,gpu:a:1", 2, "a" },
-        { "gpu:(null):2(IDX:0-1)", 2, "" },   /* untyped GresUsed */
-        { "gpu:2(S:1)", 2, "" },
-        { "gpu:a100:4(S:0-1)junk", 0, "" },   /* not a GRES entry */
-        { "gpu:a100:4(S:0-", 4, "a100" },     /* cut inside the group */
-        { "gpu:a:4611686018427387904,gpu:b:4611686018427387904", -1, "a,b" },
-        { "gpu:99999999999999999999", 0, "" }, /* not a count: ignored */
-        { "gpu::4", 4, "" },                  /* empty type (fuzz_tres) */
+        {"gpu:8", 8, ""},
+        {"gpu:8(S:0-3)", 8, ""},
+        {"gpu:l4:4(S:1,3,5,7),ssd:1", 4, "l4"},
+        {"gpu:model_a:2,gpu:model_b:2", 4, "model_a,model_b"},
+        {"gpu:a100:2(S:1),ssd:1", 2, "a100"},
+        {"gpu:4,shard:20", 4, ""},
+        {"gpu:1(IDX:0),shard:8(-/5,5/5,3/5,0/5)", 1, ""},
+        {"gpu:tesla:3(IDX:0,2-3)", 3, "tesla"},
+        {"gpu:nvidia_a100_80gb:8,mig:nvidia_a100_3g.40gb:7,"
+         "gpu:nvidia_h100_80gb:4",
+         12, "nvidia_a100_80gb,nvidia_h100_80gb"},
+        {"gpu:a100:no_consume:2", 2, "a100"},
+        {"nsight:no_consume:1", 0, ""},
+        {"tmp:844G", 0, ""},
+        {"(null)", 0, ""},
+        {"gpu:4,shard:h10", 4, ""}, /* truncated entry ignored */
+        {"gres/gpu:l4:1", 1, "l4"},
+        {"gres:gpu:1", 1, ""},
+        {"gres/gpfs:ess:1", 0, ""},
+        {"gpu:a:1,gpu:a:1", 2, "a"},
+        {"gpu:(null):2(IDX:0-1)", 2, ""}, /* untyped GresUsed */
+        {"gpu:2(S:1)", 2, ""},
+        {"gpu:a100:4(S:0-1)junk", 0, ""}, /* not a GRES entry */
+        {"gpu:a100:4(S:0-", 4, "a100"},   /* cut inside the group */
+        {"gpu:a:4611686018427387904,gpu:b:4611686018427387904", -1, "a,b"},
+        {"gpu:99999999999999999999", 0, ""}, /* not a count: ignored */
+        {"gpu::4", 4, ""},                   /* empty type (fuzz_tres) */
     };
     (void)state;
     for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
@@ -160,35 +210,35 @@ static void test_tres(void **state)
         int rc;
         long long gpus;
     } t[] = {
-        { "billing=10485,cpu=12,gres/gpu=1,mem=128G,node=1", 1, 1 },
-        { "billing=1,cpu=1,gres/gpu:a100=1,gres/gpu=1,mem=500M,node=1", 1, 1 },
-        { "gres/gpu=1,gres/gpu:a100=1", 1, 1 },   /* never both */
-        { "cpu=8,gres/gpu:a100=2,gres/gpu:h100=2", 1, 4 },
-        { "cpu=2,mem=4G,node=1,billing=2", 1, 0 },
-        { "billing=16,cpu=4", 1, 0 },              /* billing is no GPU */
-        { "", 0, 0 },
-        { "N/A", 0, 0 },
-        { "cpu=2,mem=4G,gres/gp+", 0, 0 },         /* truncated */
-        { "cpu=2,gres/gpu", 0, 0 },
-        { "cpu=2,mem=512M,node=", 0, 0 },          /* -O cut at 20: null */
-        { "cpu=2,gres/gpu=", 0, 0 },
-        { "gres/gpu=4611686018427387904", 1, 4611686018427387904LL },
-        { "gres/gpu=9223372036854775807", 1, 9223372036854775807LL },
-        { "gres/gpu=9223372036854775808", 0, 0 },  /* not a count */
-        { "gres/gpu:a=4611686018427387904,gres/gpu:b=4611686018427387904",
-          0, 0 },                                  /* sum overflows: null */
-        { "gres/gpu:a=4611686018427387904,gres/gpu:b=4611686018427387903",
-          1, 9223372036854775807LL },
-        { "gres/gpu=-1", 0, 0 },
-        { "gres/gpu=+1", 0, 0 },
+        {"billing=10485,cpu=12,gres/gpu=1,mem=128G,node=1", 1, 1},
+        {"billing=1,cpu=1,gres/gpu:a100=1,gres/gpu=1,mem=500M,node=1", 1, 1},
+        {"gres/gpu=1,gres/gpu:a100=1", 1, 1}, /* never both */
+        {"cpu=8,gres/gpu:a100=2,gres/gpu:h100=2", 1, 4},
+        {"cpu=2,mem=4G,node=1,billing=2", 1, 0},
+        {"billing=16,cpu=4", 1, 0}, /* billing is no GPU */
+        {"", 0, 0},
+        {"N/A", 0, 0},
+        {"cpu=2,mem=4G,gres/gp+", 0, 0}, /* truncated */
+        {"cpu=2,gres/gpu", 0, 0},
+        {"cpu=2,mem=512M,node=", 0, 0}, /* -O cut at 20: null */
+        {"cpu=2,gres/gpu=", 0, 0},
+        {"gres/gpu=4611686018427387904", 1, 4611686018427387904LL},
+        {"gres/gpu=9223372036854775807", 1, 9223372036854775807LL},
+        {"gres/gpu=9223372036854775808", 0, 0}, /* not a count */
+        {"gres/gpu:a=4611686018427387904,gres/gpu:b=4611686018427387904", 0,
+         0}, /* sum overflows: null */
+        {"gres/gpu:a=4611686018427387904,gres/gpu:b=4611686018427387903", 1,
+         9223372036854775807LL},
+        {"gres/gpu=-1", 0, 0},
+        {"gres/gpu=+1", 0, 0},
     };
     (void)state;
     for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
         long long g = -7;
         int rc = tres_gpus(t[i].in, &g);
         if (rc != t[i].rc || (rc && g != t[i].gpus))
-            fail_msg("'%s': rc %d gpus %lld, expected rc %d gpus %lld",
-                     t[i].in, rc, g, t[i].rc, t[i].gpus);
+            fail_msg("'%s': rc %d gpus %lld, expected rc %d gpus %lld", t[i].in,
+                     rc, g, t[i].rc, t[i].gpus);
     }
 }
 
@@ -196,8 +246,8 @@ static void test_tres_parse(void **state)
 {
     struct tres_info t;
     (void)state;
-    assert_int_equal(tres_parse("billing=4,cpu=4,gres/gpu=2,mem=3.91G,node=2",
-                                &t), 1);
+    assert_int_equal(
+        tres_parse("billing=4,cpu=4,gres/gpu=2,mem=3.91G,node=2", &t), 1);
     assert_int_equal(t.has_gpus, 1);
     assert_int_equal(t.gpus, 2);
     assert_int_equal(t.has_cpus, 1);
@@ -219,10 +269,8 @@ static void test_tres_parse(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_node_states),
-        cmocka_unit_test(test_job_states),
-        cmocka_unit_test(test_gres),
-        cmocka_unit_test(test_tres),
+        cmocka_unit_test(test_node_states), cmocka_unit_test(test_job_states),
+        cmocka_unit_test(test_gres),        cmocka_unit_test(test_tres),
         cmocka_unit_test(test_tres_parse),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

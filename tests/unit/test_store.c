@@ -124,8 +124,8 @@ static void append(store_t *st, const char *action, const char *target)
     exa_error_t err = EXA_ERROR_INIT;
     json_t *d = json_pack("{s:s, s:i}", "reason", "test", "n", 1);
     assert_int_equal(store_begin(st, &err), 0);
-    assert_int_equal(audit_append(st, "cli", "alice", action, target, d,
-                                  &err), 0);
+    assert_int_equal(audit_append(st, "cli", "alice", action, target, d, &err),
+                     0);
     assert_int_equal(store_commit(st, &err), 0);
     json_decref(d);
 }
@@ -153,8 +153,7 @@ static void test_audit_chain(void **state)
     {
         char hex[65];
         sqlite3_stmt *s = store_prepare(
-            st, "SELECT ts, details, hash FROM audit_events WHERE id=1",
-            NULL);
+            st, "SELECT ts, details, hash FROM audit_events WHERE id=1", NULL);
         assert_int_equal(sqlite3_step(s), SQLITE_ROW);
         audit_hash("0000000000000000000000000000000000000000000000000000000"
                    "000000000",
@@ -166,17 +165,20 @@ static void test_audit_chain(void **state)
     }
 
     /* Triggers refuse UPDATE and DELETE. */
-    assert_int_equal(store_exec(st, "UPDATE audit_events SET actor='mallory'",
-                                &err), -1);
+    assert_int_equal(
+        store_exec(st, "UPDATE audit_events SET actor='mallory'", &err), -1);
     assert_non_null(strstr(err.text, "append-only"));
     assert_int_equal(store_exec(st, "DELETE FROM audit_events", &err), -1);
     assert_int_equal(scalar_int(st, "SELECT count(*) FROM audit_events"), 3);
 
     /* Bypass the trigger (as someone with file access could): detected. */
-    assert_int_equal(store_exec(st, "DROP TRIGGER audit_events_no_update",
-                                &err), 0);
-    assert_int_equal(store_exec(st, "UPDATE audit_events SET actor='mallory' "
-                                    "WHERE id=2", &err), 0);
+    assert_int_equal(
+        store_exec(st, "DROP TRIGGER audit_events_no_update", &err), 0);
+    assert_int_equal(store_exec(st,
+                                "UPDATE audit_events SET actor='mallory' "
+                                "WHERE id=2",
+                                &err),
+                     0);
     assert_int_equal(audit_verify(st, &n, &bad, &err), -1);
     assert_int_equal(bad, 2);
     assert_non_null(strstr(err.text, "event 2"));

@@ -118,7 +118,7 @@ static void test_partial_update(void **state)
     assert_int_equal(got.exit_code, 0);
     assert_true(got.run_seconds == 12.5);
     assert_true(got.gpu_hours == 0.0);
-    assert_int_equal(got.nodes, 2);       /* untouched */
+    assert_int_equal(got.nodes, 2);         /* untouched */
     assert_string_equal(got.model, "JPCP"); /* untouched */
     assert_true(isnan(got.cpu_hours));
     job_rec_release(&got);
@@ -158,7 +158,7 @@ static void test_list_order_filter_limit(void **state)
 {
     struct fixture *f = *state;
     struct job_rec *list = NULL;
-    struct job_filter flt = { 0 };
+    struct job_filter flt = {0};
     exa_error_t err = EXA_ERROR_INIT;
     size_t n = 0;
     json_t *js;
@@ -181,8 +181,7 @@ static void test_list_order_filter_limit(void **state)
     assert_string_equal(list[0].job_id, "4");
     assert_string_equal(list[1].job_id, "3");
     js = job_rec_to_json(&list[0]);
-    assert_string_equal(json_string_value(json_object_get(js, "job_id")),
-                        "4");
+    assert_string_equal(json_string_value(json_object_get(js, "job_id")), "4");
     assert_true(json_is_null(json_object_get(js, "run_seconds")));
     assert_int_equal(json_integer_value(json_object_get(js, "nodes")), 2);
     json_decref(js);
@@ -233,8 +232,8 @@ static void test_model_versions(void **state)
         mv.job_id = xstrdup("mock-1");
         mv.cluster = xstrdup("local");
         mv.train_rows = 50;
-        if (store_model_register(f->st, &mv, publish_ok, NULL, &calls,
-                                 &err) < 0)
+        if (store_model_register(f->st, &mv, publish_ok, NULL, &calls, &err) <
+            0)
             fail_msg("register: %s", err.text);
         assert_int_equal(mv.version, i + 1);
         assert_string_equal(mv.artifact_path,
@@ -246,8 +245,8 @@ static void test_model_versions(void **state)
     /* A failing publish registers nothing and keeps numbering gap-free. */
     model_version_init(&mv);
     mv.model = xstrdup("JPCP");
-    assert_int_equal(store_model_register(f->st, &mv, publish_fail, NULL,
-                                          NULL, &err), -1);
+    assert_int_equal(
+        store_model_register(f->st, &mv, publish_fail, NULL, NULL, &err), -1);
     assert_string_equal(err.text, "disk full");
     assert_int_equal(mv.version, 0);
     model_version_release(&mv);
@@ -262,12 +261,12 @@ static void test_model_versions(void **state)
     assert_int_equal(list[1].train_rows, 50);
     assert_true(list[1].val_rows == JOB_NULL_INT);
     js = model_version_to_json(&list[1]);
-    assert_true(json_real_value(json_object_get(
-                    json_object_get(js, "metrics"), "rmse")) == 90.0);
+    assert_true(json_real_value(json_object_get(json_object_get(js, "metrics"),
+                                                "rmse")) == 90.0);
     assert_true(json_real_value(json_object_get(
                     json_object_get(js, "evaluation"), "rmse")) == 90.0);
-    assert_true(json_is_null(json_object_get(
-        json_object_get(js, "metrics"), "mse")));
+    assert_true(
+        json_is_null(json_object_get(json_object_get(js, "metrics"), "mse")));
     assert_string_equal(json_string_value(json_object_get(
                             json_object_get(js, "lineage"), "job_id")),
                         "mock-1");

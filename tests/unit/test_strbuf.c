@@ -95,8 +95,8 @@ static void test_json_never_nan(void **state)
 static void test_error(void **state)
 {
     exa_error_t err = EXA_ERROR_INIT;
-    assert_int_equal(exa_err(&err, EXA_ETRANSPORT, "ssh to '%s' failed",
-                             "login1"), -1);
+    assert_int_equal(
+        exa_err(&err, EXA_ETRANSPORT, "ssh to '%s' failed", "login1"), -1);
     assert_string_equal(err.text, "ssh to 'login1' failed");
     exa_err_prefix(&err, "detect");
     assert_string_equal(err.text, "detect: ssh to 'login1' failed");

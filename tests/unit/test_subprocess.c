@@ -18,8 +18,8 @@ static void test_exit_codes(void **state)
 {
     struct subprocess_result res = SUBPROCESS_RESULT_INIT;
     exa_error_t err = EXA_ERROR_INIT;
-    const char *ok[] = { "true", NULL };
-    const char *three[] = { "sh", "-c", "exit 3", NULL };
+    const char *ok[] = {"true", NULL};
+    const char *three[] = {"sh", "-c", "exit 3", NULL};
 
     assert_int_equal(subprocess_run(ok, NULL, &res, &err), 0);
     assert_int_equal(res.exit_code, 0);
@@ -32,7 +32,7 @@ static void test_exit_codes(void **state)
 static void test_signal(void **state)
 {
     struct subprocess_result res = SUBPROCESS_RESULT_INIT;
-    const char *argv[] = { "sh", "-c", "kill -USR1 $$", NULL };
+    const char *argv[] = {"sh", "-c", "kill -USR1 $$", NULL};
 
     assert_int_equal(subprocess_run(argv, NULL, &res, NULL), 0);
     assert_int_equal(res.exit_code, -1);
@@ -44,7 +44,7 @@ static void test_not_found(void **state)
 {
     struct subprocess_result res = SUBPROCESS_RESULT_INIT;
     exa_error_t err = EXA_ERROR_INIT;
-    const char *argv[] = { "exa-no-such-program-xyz", NULL };
+    const char *argv[] = {"exa-no-such-program-xyz", NULL};
 
     assert_int_equal(subprocess_run(argv, NULL, &res, &err), -1);
     assert_int_equal(err.code, EXA_ETRANSPORT);
@@ -56,8 +56,8 @@ static void test_not_found(void **state)
 static void test_stdin_roundtrip(void **state)
 {
     struct subprocess_result res = SUBPROCESS_RESULT_INIT;
-    struct subprocess_opts o = { 0 };
-    const char *argv[] = { "cat", NULL };
+    struct subprocess_opts o = {0};
+    const char *argv[] = {"cat", NULL};
     size_t n = 1 << 20; /* larger than a pipe buffer both ways */
     char *data = malloc(n);
 
@@ -77,11 +77,11 @@ static void test_stdin_roundtrip(void **state)
 static void test_stderr_and_env(void **state)
 {
     struct subprocess_result res = SUBPROCESS_RESULT_INIT;
-    struct subprocess_opts o = { 0 };
-    const char *env[] = { "EXA_T_A=one two", "HOME=/nonexistent-home", NULL };
-    const char *argv[] = { "sh", "-c",
-                           "printf '%s|%s' \"$EXA_T_A\" \"$HOME\"; echo oops >&2",
-                           NULL };
+    struct subprocess_opts o = {0};
+    const char *env[] = {"EXA_T_A=one two", "HOME=/nonexistent-home", NULL};
+    const char *argv[] = {
+        "sh", "-c", "printf '%s|%s' \"$EXA_T_A\" \"$HOME\"; echo oops >&2",
+        NULL};
 
     o.env = env;
     assert_int_equal(subprocess_run(argv, &o, &res, NULL), 0);
@@ -93,10 +93,10 @@ static void test_stderr_and_env(void **state)
 static void test_timeout_kills_group(void **state)
 {
     struct subprocess_result res = SUBPROCESS_RESULT_INIT;
-    struct subprocess_opts o = { 0 };
+    struct subprocess_opts o = {0};
     exa_error_t err = EXA_ERROR_INIT;
     /* A shell with a grandchild: the whole group must go. */
-    const char *argv[] = { "sh", "-c", "sleep 30; echo late", NULL };
+    const char *argv[] = {"sh", "-c", "sleep 30; echo late", NULL};
     double t0 = subprocess_now();
 
     o.timeout_s = 0.3;
@@ -113,8 +113,8 @@ static void test_timeout_kills_group(void **state)
 static void test_timeout_ignored_term_gets_kill(void **state)
 {
     struct subprocess_result res = SUBPROCESS_RESULT_INIT;
-    struct subprocess_opts o = { 0 };
-    const char *argv[] = { "sh", "-c", "trap '' TERM; sleep 30", NULL };
+    struct subprocess_opts o = {0};
+    const char *argv[] = {"sh", "-c", "trap '' TERM; sleep 30", NULL};
     double t0 = subprocess_now();
 
     o.timeout_s = 0.2;
@@ -128,9 +128,9 @@ static void test_timeout_ignored_term_gets_kill(void **state)
 static void test_output_cap(void **state)
 {
     struct subprocess_result res = SUBPROCESS_RESULT_INIT;
-    struct subprocess_opts o = { 0 };
+    struct subprocess_opts o = {0};
     exa_error_t err = EXA_ERROR_INIT;
-    const char *argv[] = { "yes", NULL };
+    const char *argv[] = {"yes", NULL};
 
     o.max_output = 100000;
     o.timeout_s = 20;
@@ -139,7 +139,8 @@ static void test_output_cap(void **state)
     assert_int_equal(res.timed_out, 0);
     assert_int_equal(res.out.len, 100000);
     assert_int_equal(err.code, EXA_ETRANSPORT);
-    assert_string_equal(err.text, "'yes' wrote more than 100000 bytes on stdout");
+    assert_string_equal(err.text,
+                        "'yes' wrote more than 100000 bytes on stdout");
     subprocess_result_release(&res);
 }
 
@@ -148,7 +149,7 @@ static void test_output_cap(void **state)
 static void test_background_daemon_holding_pipes(void **state)
 {
     struct subprocess_result res = SUBPROCESS_RESULT_INIT;
-    const char *argv[] = { "sh", "-c", "sleep 4 & echo hi; echo err >&2", NULL };
+    const char *argv[] = {"sh", "-c", "sleep 4 & echo hi; echo err >&2", NULL};
     double t0 = subprocess_now();
 
     assert_int_equal(subprocess_run(argv, NULL, &res, NULL), 0);
@@ -162,8 +163,8 @@ static void test_background_daemon_holding_pipes(void **state)
 static void test_cwd(void **state)
 {
     struct subprocess_result res = SUBPROCESS_RESULT_INIT;
-    struct subprocess_opts o = { 0 };
-    const char *argv[] = { "pwd", NULL };
+    struct subprocess_opts o = {0};
+    const char *argv[] = {"pwd", NULL};
 
     o.cwd = "/";
     assert_int_equal(subprocess_run(argv, &o, &res, NULL), 0);

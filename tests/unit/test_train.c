@@ -60,8 +60,7 @@ static void test_deterministic_and_verifiable(void **state)
     assert_string_equal(sums_a, sums_b);
     {
         /* Each line is "<sha256 of the file>  <name>", names sorted. */
-        const char *names[] = { "encoders.json", "metrics.json",
-                                "model.json" };
+        const char *names[] = {"encoders.json", "metrics.json", "model.json"};
         struct strbuf want = STRBUF_INIT;
         char hex[65];
         for (size_t i = 0; i < 3; i++) {
@@ -88,7 +87,7 @@ static void test_deterministic_and_verifiable(void **state)
         char *p = xstrfmt("%s/model.json", a);
         char *body = tu_read_file(p, &len);
         rf_model_t *m = rf_load_json(body, len, &err);
-        float X[6] = { 0, 0, 1, 2, (float)tm1.enc[0].n, (float)tm1.enc[1].n };
+        float X[6] = {0, 0, 1, 2, (float)tm1.enc[0].n, (float)tm1.enc[1].n};
         double p1[3], p2[3];
         assert_non_null(m);
         assert_int_equal(rf_predict(tm1.forest, X, 3, 2, p1, &err), 0);
@@ -150,9 +149,8 @@ static void test_failure_leaves_nothing(void **state)
     req.model = "jpcp"; /* names match case-insensitively */
     req.dataset = "PM200";
     assert_int_equal(pipeline_train_to_dir(&req, out, &tm, sha, &err), -1);
-    assert_string_equal(err.text,
-                        "unknown dataset 'PM200': known datasets: "
-                        "PM100Dataset");
+    assert_string_equal(err.text, "unknown dataset 'PM200': known datasets: "
+                                  "PM100Dataset");
     trained_model_release(&tm);
     assert_int_equal(tu_count_entries(dir), 1);
     tu_rmtree(dir);

@@ -41,7 +41,7 @@ static void test_local_run_and_status(void **state)
     struct transport *t = transport_local_new();
     struct transport_result res = TRANSPORT_RESULT_INIT;
     exa_error_t err = EXA_ERROR_INIT;
-    const char *argv[] = { "sh", "-c", "cat; echo bad >&2; exit 4", NULL };
+    const char *argv[] = {"sh", "-c", "cat; echo bad >&2; exit 4", NULL};
 
     assert_int_equal(transport_run(t, argv, "in\n", 3, 0, &res, &err), 0);
     assert_int_equal(res.rc, 4);
@@ -58,12 +58,13 @@ static void test_local_timeout(void **state)
     struct transport *t = transport_local_new();
     struct transport_result res = TRANSPORT_RESULT_INIT;
     exa_error_t err = EXA_ERROR_INIT;
-    const char *argv[] = { "sleep", "30", NULL };
+    const char *argv[] = {"sleep", "30", NULL};
 
     t->timeout_s = 0.2;
     assert_int_equal(transport_run(t, argv, NULL, 0, 0, &res, &err), -1);
     assert_int_equal(err.code, EXA_ETIMEOUT);
-    assert_string_equal(err.text, "'sleep' on 'localhost' timed out after 0.2 s");
+    assert_string_equal(err.text,
+                        "'sleep' on 'localhost' timed out after 0.2 s");
     transport_result_release(&res);
     transport_close(t);
 }
@@ -73,7 +74,7 @@ static void test_local_put_get(void **state)
     struct transport *t = transport_local_new();
     exa_error_t err = EXA_ERROR_INIT;
     char src[256], dst[256], back[256];
-    char buf[64] = { 0 };
+    char buf[64] = {0};
     struct stat st;
     FILE *f;
 
@@ -103,7 +104,7 @@ static void test_local_put_get(void **state)
  * command run through sh (as sshd would via the login shell). */
 static struct transport *ssh_with(const char *script)
 {
-    struct ssh_config c = { 0 };
+    struct ssh_config c = {0};
     exa_error_t err = EXA_ERROR_INIT;
     struct transport *t;
     char prog[256];
@@ -131,8 +132,8 @@ static void test_ssh_argv_and_quoting(void **state)
     struct strvec base = STRVEC_INIT;
     exa_error_t err = EXA_ERROR_INIT;
     char marker[256];
-    const char *argv[] = { "printf", "%s|", "a b", "; touch MARK", "$(id)", "`x`",
-                           "it's", NULL };
+    const char *argv[] = {"printf", "%s|", "a b",  "; touch MARK",
+                          "$(id)",  "`x`", "it's", NULL};
     struct strbuf joined = STRBUF_INIT;
 
     snprintf(marker, sizeof(marker), "%s", path_in("MARK"));
@@ -148,8 +149,10 @@ static void test_ssh_argv_and_quoting(void **state)
         strbuf_addstr(&joined, base.v[i]);
         strbuf_addch(&joined, ' ');
     }
-    assert_non_null(strstr(joined.buf, "-o BatchMode=yes -o StrictHostKeyChecking=yes"));
-    assert_non_null(strstr(joined.buf, "-oUserKnownHostsFile=/kh/known_hosts "));
+    assert_non_null(
+        strstr(joined.buf, "-o BatchMode=yes -o StrictHostKeyChecking=yes"));
+    assert_non_null(
+        strstr(joined.buf, "-oUserKnownHostsFile=/kh/known_hosts "));
     assert_non_null(strstr(joined.buf, "-o ControlMaster=auto "));
     assert_non_null(strstr(joined.buf, "/cm/"));
     assert_non_null(strstr(joined.buf, "-%C "));
@@ -165,7 +168,7 @@ static void test_ssh_argv_and_quoting(void **state)
 /* The ControlPath argument of a transport's base argv (malloc'ed). */
 static char *control_path_of(const char *known_hosts)
 {
-    struct ssh_config c = { 0 };
+    struct ssh_config c = {0};
     exa_error_t err = EXA_ERROR_INIT;
     struct strvec base = STRVEC_INIT;
     struct transport *t;
@@ -214,12 +217,14 @@ static void test_ssh_host_key_changed(void **state)
 {
     struct transport *t = ssh_with(
         "#!/bin/sh\n"
-        "echo '@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@' >&2\n"
-        "echo '@    WARNING: REMOTE HOST IDENTIFICATION HAS CHANGED!     @' >&2\n"
+        "echo '@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@' "
+        ">&2\n"
+        "echo '@    WARNING: REMOTE HOST IDENTIFICATION HAS CHANGED!     @' "
+        ">&2\n"
         "echo 'Host key verification failed.' >&2\nexit 255\n");
     struct transport_result res = TRANSPORT_RESULT_INIT;
     exa_error_t err = EXA_ERROR_INIT;
-    const char *argv[] = { "squeue", NULL };
+    const char *argv[] = {"squeue", NULL};
 
     assert_int_equal(transport_run(t, argv, NULL, 0, 5, &res, &err), -1);
     assert_int_equal(err.code, EXA_ETRANSPORT);
@@ -238,7 +243,7 @@ static void test_ssh_host_key_unknown(void **state)
         "echo 'Host key verification failed.' >&2\nexit 255\n");
     struct transport_result res = TRANSPORT_RESULT_INIT;
     exa_error_t err = EXA_ERROR_INIT;
-    const char *argv[] = { "squeue", NULL };
+    const char *argv[] = {"squeue", NULL};
 
     assert_int_equal(transport_run(t, argv, NULL, 0, 5, &res, &err), -1);
     assert_string_equal(err.text, "host key for 'login1' unknown: not in "
@@ -254,11 +259,12 @@ static void test_ssh_other_failure(void **state)
                                    "exit 255\n");
     struct transport_result res = TRANSPORT_RESULT_INIT;
     exa_error_t err = EXA_ERROR_INIT;
-    const char *argv[] = { "squeue", NULL };
+    const char *argv[] = {"squeue", NULL};
 
     assert_int_equal(transport_run(t, argv, NULL, 0, 5, &res, &err), -1);
-    assert_string_equal(err.text, "ssh to 'login1' failed: ssh: connect to host "
-                                  "login1 port 2222: Connection refused");
+    assert_string_equal(err.text,
+                        "ssh to 'login1' failed: ssh: connect to host "
+                        "login1 port 2222: Connection refused");
     transport_result_release(&res);
     transport_close(t);
 }
@@ -281,7 +287,7 @@ static void test_ssh_remote_255(void **state)
     struct transport *t = ssh_with(script);
     struct transport_result res = TRANSPORT_RESULT_INIT;
     exa_error_t err = EXA_ERROR_INIT;
-    const char *argv[] = { "sbatch", "--parsable", "run.sh", NULL };
+    const char *argv[] = {"sbatch", "--parsable", "run.sh", NULL};
     char *master = xstrfmt("%s.master", path_in("fake-ssh"));
 
     write_file(master, "", 0644);
@@ -323,8 +329,8 @@ static void test_fake_rules_and_faults(void **state)
     struct transport *t = transport_fake_new();
     struct transport_result res = TRANSPORT_RESULT_INIT;
     exa_error_t err = EXA_ERROR_INIT;
-    const char *sq[] = { "squeue", "-h", "-j", "1,2", NULL };
-    const char *sb[] = { "sbatch", "--parsable", "run.sh", NULL };
+    const char *sq[] = {"squeue", "-h", "-j", "1,2", NULL};
+    const char *sb[] = {"sbatch", "--parsable", "run.sh", NULL};
 
     transport_fake_add(t, "squeue *", "1|RUNNING\n", "", 0, 0, 1);
     transport_fake_add(t, "squeue *", "", "", 0, 0, 0);
@@ -349,7 +355,7 @@ static void test_fake_rules_and_faults(void **state)
     assert_int_equal(transport_fake_count(t, "sbatch *"), 3);
     assert_string_equal(transport_fake_call(t, 0), "squeue -h -j 1,2");
     {
-        const char *none[] = { "scancel", "9", NULL };
+        const char *none[] = {"scancel", "9", NULL};
         assert_int_equal(transport_run(t, none, NULL, 0, 0, &res, &err), 0);
         assert_int_equal(res.rc, 127);
         assert_string_equal(res.err.buf, "fake: no rule for 'scancel 9'\n");
@@ -363,7 +369,7 @@ static void test_fake_delay_timeout(void **state)
     struct transport *t = transport_fake_new();
     struct transport_result res = TRANSPORT_RESULT_INIT;
     exa_error_t err = EXA_ERROR_INIT;
-    const char *sq[] = { "squeue", NULL };
+    const char *sq[] = {"squeue", NULL};
 
     transport_fake_add(t, "squeue", "x", "", 0, 60, 0);
     assert_int_equal(transport_run(t, sq, NULL, 0, 0.05, &res, &err), -1);
@@ -395,8 +401,8 @@ static void test_from_env(void **state)
     setenv("EXAMLOPS_HPC_SSH_HOST", "127.0.0.1", 1);
     setenv("EXAMLOPS_HPC_SSH_PORT", "22x", 1);
     assert_null(transport_from_env(&err));
-    assert_string_equal(err.text,
-                        "EXAMLOPS_HPC_SSH_PORT must be a port number, not '22x'");
+    assert_string_equal(
+        err.text, "EXAMLOPS_HPC_SSH_PORT must be a port number, not '22x'");
     setenv("EXAMLOPS_HPC_SSH_PORT", "2222", 1);
     setenv("EXAMLOPS_HPC_SSH_USER", "bob", 1);
     t = transport_from_env(&err);
@@ -405,8 +411,9 @@ static void test_from_env(void **state)
     transport_close(t);
     setenv("EXAMLOPS_SLURM_CMD_TIMEOUT", "-1", 1);
     assert_null(transport_from_env(&err));
-    assert_string_equal(err.text, "EXAMLOPS_SLURM_CMD_TIMEOUT must be a positive "
-                                  "number of seconds, not '-1'");
+    assert_string_equal(err.text,
+                        "EXAMLOPS_SLURM_CMD_TIMEOUT must be a positive "
+                        "number of seconds, not '-1'");
     unsetenv("EXAMLOPS_SLURM_CMD_TIMEOUT");
     unsetenv("EXAMLOPS_HPC_TRANSPORT");
     unsetenv("EXAMLOPS_HPC_SSH_HOST");
