@@ -114,6 +114,7 @@ deps:
 
 test-deps:
 	@scripts/install-deps.sh test
+	@scripts/install-e2e.sh
 
 # The main job on the embedded default: SQLite + the mock scheduler.
 run: deps
