@@ -58,14 +58,51 @@ void http_route(struct http_server *srv, const char *method, const char *path,
     r->ctx = ctx;
 }
 
+const char *http_request_header(const struct http_request *req,
+                                const char *name)
+{
+    return MHD_lookup_connection_value(req->conn, MHD_HEADER_KIND, name);
+}
+
+void http_response_header(struct http_response *resp, const char *name,
+                          const char *value)
+{
+    struct http_header *h;
+    ALLOC_GROW(resp->headers, resp->nheaders + 1, resp->headers_alloc);
+    h = &resp->headers[resp->nheaders++];
+    h->name = xstrdup(name);
+    h->value = xstrdup(value);
+}
+
+static void free_headers(struct http_response *resp)
+{
+    for (size_t i = 0; i < resp->nheaders; i++) {
+        free(resp->headers[i].name);
+        free(resp->headers[i].value);
+    }
+    free(resp->headers);
+    resp->headers = NULL;
+    resp->nheaders = resp->headers_alloc = 0;
+}
+
+static void add_headers(struct MHD_Response *r,
+                        const struct http_response *resp)
+{
+    for (size_t i = 0; resp && i < resp->nheaders; i++)
+        MHD_add_response_header(r, resp->headers[i].name,
+                                resp->headers[i].value);
+}
+
 static enum MHD_Result send_text(struct MHD_Connection *c, unsigned status,
-                                 const char *ctype, char *body, size_t len)
+                                 const char *ctype, char *body, size_t len,
+                                 const struct http_response *resp)
 {
     struct MHD_Response *r =
         MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE);
     enum MHD_Result rc;
     MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE,
                             ctype ? ctype : "text/plain; charset=utf-8");
+    add_headers(r, resp);
     rc = MHD_queue_response(c, status, r);
     MHD_destroy_response(r);
     return rc;
@@ -110,6 +147,7 @@ static enum MHD_Result send_reader(struct MHD_Connection *c, unsigned status,
     }
     MHD_add_response_header(mr, MHD_HTTP_HEADER_CONTENT_TYPE,
                             ctype ? ctype : "text/plain; charset=utf-8");
+    add_headers(mr, resp);
     rc = MHD_queue_response(c, status, mr);
     MHD_destroy_response(mr);
     return rc;
@@ -119,7 +157,7 @@ static enum MHD_Result send_error(struct MHD_Connection *c, unsigned status,
                                   const char *text)
 {
     char *b = xstrfmt("%s\n", text);
-    return send_text(c, status, NULL, b, strlen(b));
+    return send_text(c, status, NULL, b, strlen(b), NULL);
 }
 
 static enum MHD_Result dispatch(struct http_server *srv,
@@ -130,6 +168,7 @@ static enum MHD_Result dispatch(struct http_server *srv,
     struct http_response resp = {.status = 200};
     int path_known = 0;
     const int head = !strcmp(method, "HEAD");
+    enum MHD_Result rc;
 
     for (size_t i = 0; i < srv->nroutes; i++) {
         struct route *r = &srv->routes[i];
@@ -142,22 +181,29 @@ static enum MHD_Result dispatch(struct http_server *srv,
         req.path = url;
         req.body = cs->body.buf;
         req.body_len = cs->body.len;
+        req.conn = c;
         if (r->fn(r->ctx, &req, &resp) < 0) {
             free(resp.body);
+            free_headers(&resp);
             if (resp.read && resp.read_free)
                 resp.read_free(resp.read_cls);
             return send_error(c, MHD_HTTP_INTERNAL_SERVER_ERROR,
                               "internal error");
         }
-        if (resp.read)
-            return send_reader(c, (unsigned)resp.status, resp.content_type,
-                               &resp);
+        if (resp.read) {
+            rc =
+                send_reader(c, (unsigned)resp.status, resp.content_type, &resp);
+            free_headers(&resp);
+            return rc;
+        }
         if (!resp.body)
             resp.body = xstrdup("");
         if (head) /* same headers, no body */
             resp.len = 0;
-        return send_text(c, (unsigned)resp.status, resp.content_type, resp.body,
-                         resp.len);
+        rc = send_text(c, (unsigned)resp.status, resp.content_type, resp.body,
+                       resp.len, &resp);
+        free_headers(&resp);
+        return rc;
     }
     if (path_known)
         return send_error(c, MHD_HTTP_METHOD_NOT_ALLOWED, "method not allowed");

@@ -22,6 +22,20 @@ struct http_request {
     const char *path;   /* "/metrics", without the query string */
     const char *body;   /* request body (NUL-terminated), "" when none */
     size_t body_len;
+    void *conn; /* private: the connection, for http_request_header() */
+};
+
+/*
+ * The value of request header name (matched case-insensitively, RFC 9110
+ * §5.1), borrowed for the handler's run, or NULL when absent. The first
+ * one when repeated.
+ */
+const char *http_request_header(const struct http_request *req,
+                                const char *name);
+
+/* One extra response header; both strings malloc'ed, freed by the server. */
+struct http_header {
+    char *name, *value;
 };
 
 struct http_response {
@@ -39,7 +53,14 @@ struct http_response {
     size_t (*read)(void *cls, size_t pos, char *buf, size_t max);
     void (*read_free)(void *cls);
     void *read_cls;
+    /* extra headers, added with http_response_header(); may stay empty */
+    struct http_header *headers;
+    size_t nheaders, headers_alloc;
 };
+
+/* Add header "name: value" (both copied) to resp. */
+void http_response_header(struct http_response *resp, const char *name,
+                          const char *value);
 
 /*
  * Fill resp (status, content type, body). Runs in a server thread: the
