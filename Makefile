@@ -49,6 +49,10 @@ UNIT_HELPERS := $(filter-out $(UNIT_SRC),$(wildcard tests/unit/*.c))
 
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILDDIR)/%.o)
 CMD_OBJ  := $(CMD_SRC:%.c=$(BUILDDIR)/%.o)
+# the Facility console's files, compiled into exa as C arrays (server/console.h)
+CONSOLE_ASSETS := $(sort $(wildcard src/server/console/*))
+CONSOLE_GEN := $(BUILDDIR)/gen/console_assets.c
+CMD_OBJ  += $(CONSOLE_GEN:.c=.o)
 UNIT_OBJ := $(UNIT_HELPERS:%.c=$(BUILDDIR)/%.o)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILDDIR)/tests/%)
 LIBEXA   := $(BUILDDIR)/libexa.a
@@ -100,6 +104,13 @@ $(EXA_PC): Makefile VERSION
 	    'Cflags: -I$${includedir} -I$${includedir}/exa' \
 	    'Libs: -L$${libdir} -lexa' \
 	    'Libs.private: -lxgboost -lm -lpthread' >$@
+
+$(CONSOLE_GEN): $(CONSOLE_ASSETS) scripts/embed-assets.sh
+	@mkdir -p $(dir $@)
+	scripts/embed-assets.sh $@ $(CONSOLE_ASSETS)
+
+$(CONSOLE_GEN:.c=.o): $(CONSOLE_GEN) src/server/console.h
+	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
 
 $(EXA): $(CMD_OBJ) $(LIBEXA)
 	$(CC) $(LDFLAGS) -o $@ $(CMD_OBJ) $(LIBEXA) $(LDLIBS)

@@ -22,6 +22,7 @@
 #include "libobserve/promtext.h"
 #include "libutil/strbuf.h"
 #include "libutil/xalloc.h"
+#include "server/console.h"
 #include "server/http.h"
 
 #define SERVE_DEFAULT_LISTEN "127.0.0.1:9477"
@@ -149,6 +150,7 @@ int cmd_serve(struct exa_ctx *ctx, int argc, char **argv)
     srv = http_server_new();
     http_route(srv, "GET", "/metrics", h_metrics, ex);
     http_route(srv, "GET", "/healthz", h_healthz, ex);
+    console_register(srv);
     if (http_server_listen(srv, listen, &err) < 0) {
         http_server_free(srv);
         obs_exporter_free(ex);
