@@ -4,7 +4,8 @@
 # alone: the same bytes as src/server/console/, each with its Content-Type,
 # a strict Content-Security-Policy (no inline script or style allowed, and
 # none in the page), X-Content-Type-Options, X-Frame-Options and cache
-# headers (no-cache with the ETag of its bytes); HEAD answers the same
+# headers (no-cache with the ETag of its bytes, 304 for a matching
+# If-None-Match); HEAD answers the same
 # headers, an unknown path 404.
 set -u
 . "$(dirname "$0")/lib-observe.sh"
@@ -59,6 +60,16 @@ done
 curl -s -m 5 -o /dev/null -I -D "$EXA_T/h" "$B/"
 is "HEAD / has the same CSP" "$(hdr "$EXA_T/h" Content-Security-Policy)" "$csp"
 is "HEAD / Content-Length is the page's size" "$(hdr "$EXA_T/h" Content-Length)" "$(wc -c <"$SRC/index.html" | tr -d ' ')"
+etag=\"$(sha256sum "$SRC/console.js" | cut -c1-16)\"
+: >"$EXA_T/body" # curl leaves the file alone when no body comes
+code=$(curl -s -m 5 -o "$EXA_T/body" -D "$EXA_T/h" -w '%{http_code}' -H "If-None-Match: $etag" "$B/console.js")
+is "If-None-Match with the current ETag answers 304" "$code" 304
+is "the 304 has no body" "$(wc -c <"$EXA_T/body" | tr -d ' ')" 0
+is "the 304 repeats the ETag" "$(hdr "$EXA_T/h" ETag)" "$etag"
+code=$(curl -s -m 5 -o /dev/null -w '%{http_code}' -H "If-None-Match: \"0123\", W/$etag" "$B/console.js")
+is "a weak tag in a list matches too (weak comparison)" "$code" 304
+code=$(curl -s -m 5 -o /dev/null -w '%{http_code}' -H 'If-None-Match: "0123456789abcdef"' "$B/console.js")
+is "another ETag answers 200" "$code" 200
 is "an unknown path is 404" "$(curl -s -m 5 -o /dev/null -w '%{http_code}' "$B/nosuch.js")" 404
 is "POST / is 405" "$(curl -s -m 5 -o /dev/null -w '%{http_code}' -X POST "$B/")" 405
 
