@@ -110,6 +110,15 @@ int cmd_no_args(struct exa_ctx *ctx, int argc, char **argv);
 int cmd_parse_uint(struct exa_ctx *ctx, const char *opt, const char *s,
                    long long *out);
 
+/*
+ * The hint for an EXA_ENOTAPPROVED error about cluster name, into buf: a
+ * REJECTED cluster (err's text says "is REJECTED") needs a new connect
+ * before an approval can work, so the hint says that; otherwise "a
+ * sysadmin approves it: exa hpc approve NAME". Returns buf.
+ */
+const char *cmd_not_approved_hint(const exa_error_t *err, const char *name,
+                                  char *buf, size_t len);
+
 /* Print the help of one command (used by groups for --help). */
 void cmd_print_help(const char *group, const struct exa_cmd *cmd, FILE *fp);
 

@@ -27,6 +27,7 @@
 #include "libfleet/trust.h"
 #include "libstore/audit.h"
 #include "libutil/json.h"
+#include "libutil/shquote.h"
 #include "libutil/strbuf.h"
 #include "libutil/target.h"
 #include "libutil/xalloc.h"
@@ -167,10 +168,39 @@ int cmd_hpc_detect(struct exa_ctx *ctx, int argc, char **argv)
         if (remote) {
             jx_set(env, "EXAMLOPS_HPC_TRANSPORT", jx_str("ssh"));
             jx_set(env, "EXAMLOPS_HPC_SSH_HOST", jx_str(o.host));
+            if (o.user)
+                jx_set(env, "EXAMLOPS_HPC_SSH_USER", jx_str(o.user));
+            if (o.key)
+                jx_set(env, "EXAMLOPS_HPC_SSH_KEY", jx_str(o.key));
+            if (o.port != 22)
+                jx_set(env, "EXAMLOPS_HPC_SSH_PORT", json_integer(o.port));
         }
+        struct cluster_def def = {0};
+        struct registry reg = REGISTRY_INIT;
+        char *connect_line, *yaml;
+        /* The cluster as `connect` would register it: every option that
+         * reached this host (user, key, port), so the line is copyable. */
+        def.name = (char *)(remote ? o.host : "local");
+        if (cluster_name_check(def.name, NULL, NULL) < 0)
+            def.name = (char *)"NAME";
+        def.scheduler = (char *)env_sched;
+        def.transport = (char *)(remote ? "ssh" : "local");
+        def.host = (char *)(remote ? o.host : NULL);
+        def.ssh_user = (char *)(remote ? o.user : NULL);
+        def.ssh_key = (char *)(remote ? o.key : NULL);
+        def.ssh_port = remote ? o.port : 0;
+        connect_line = fleet_connect_command(&def);
+        reg.defs = &def;
+        reg.nr = 1;
+        yaml = registry_format(&reg);
         jx_set(sug, "scheduler", jx_str(s));
         jx_set(sug, "transport", jx_str(remote ? "ssh" : "local"));
         jx_set(sug, "host", jx_str(remote ? o.host : NULL));
+        jx_set(sug, "ssh_user", jx_str(def.ssh_user));
+        jx_set(sug, "ssh_key", jx_str(def.ssh_key));
+        jx_set(sug, "ssh_port", remote ? json_integer(o.port) : json_null());
+        jx_set(sug, "connect_command", jx_str(connect_line));
+        jx_set(sug, "clusters_yaml", jx_str(yaml));
         jx_set(sug, "env", env);
         if (ctx->out == OUT_JSON) {
             json_t *d = json_object();
@@ -203,12 +233,33 @@ int cmd_hpc_detect(struct exa_ctx *ctx, int argc, char **argv)
                        fpr);
             for (size_t i = 0; i < inv.caps.notes.nr; i++)
                 out_detail(ctx, "%s", inv.caps.notes.v[i]);
-            printf("Suggested config (nothing connected \u2014 approve via "
-                   "'exa hpc connect' later):\n");
+            printf("Nothing was registered. To register it (PENDING "
+                   "until a sysadmin approves it):\n  %s\n",
+                   connect_line);
+            printf("or add this entry to clusters.yaml (then 'exa hpc "
+                   "approve %s'):\n",
+                   def.name);
+            /* indented two blanks, as the lines above */
+            for (const char *p = yaml; *p; p++) {
+                if (p == yaml || p[-1] == '\n')
+                    fputs("  ", stdout);
+                putchar(*p);
+            }
+            printf("or, for one shell, the environment:\n");
             json_object_foreach(env, k, v)
-                printf("  export %s=%s\n", k, json_string_value(v));
+            {
+                struct strbuf q = STRBUF_INIT;
+                if (json_is_integer(v))
+                    strbuf_addf(&q, "%lld", (long long)json_integer_value(v));
+                else
+                    shquote_append(&q, json_string_value(v));
+                printf("  export %s=%s\n", k, q.buf);
+                strbuf_release(&q);
+            }
             json_decref(sug);
         }
+        free(connect_line);
+        free(yaml);
     }
 out:
     free(fpr);

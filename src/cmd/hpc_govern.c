@@ -79,9 +79,9 @@ static json_t *cluster_json(const struct fleet_cluster *c,
 
 int cmd_hpc_clusters(struct exa_ctx *ctx, int argc, char **argv)
 {
-    static const char *const cols[] = {"Name",     "Scheduler", "Transport",
-                                       "Host",     "State",     "Approved by",
-                                       "Host key", NULL};
+    static const char *const cols[] = {
+        "Name", "Scheduler", "Transport",   "Host",     "Port",
+        "User", "State",     "Approved by", "Host key", NULL};
     store_t *st;
     char *regpath;
     struct fleet f = {NULL, 0};
@@ -115,10 +115,16 @@ int cmd_hpc_clusters(struct exa_ctx *ctx, int argc, char **argv)
             struct hostkey_mismatch m;
             int bad =
                 store_hostkey_mismatch_get(st, c->def.name, &m, NULL) == 1;
+            int ssh = c->def.transport && !strcmp(c->def.transport, "ssh");
+            char port[16];
+            snprintf(port, sizeof(port), "%d",
+                     c->def.ssh_port ? c->def.ssh_port : 22);
             const char *v[] = {c->def.name,
                                c->def.scheduler,
                                c->def.transport,
                                c->def.host,
+                               ssh ? port : NULL,
+                               ssh ? c->def.ssh_user : NULL,
                                cluster_state_name(c->state),
                                c->row.approved_by,
                                bad ? "MISMATCH" : "ok"};
@@ -180,6 +186,15 @@ static int decide_cmd(struct exa_ctx *ctx, int argc, char **argv, int approve)
                         "Unknown cluster: %s", name);
         goto out;
     }
+    if (approve && c->state == CLUSTER_REJECTED) {
+        char *next = fleet_next_step(c);
+        rc = out_errorf(ctx, EXA_EFAIL, next,
+                        "cluster '%s' is REJECTED; only a new 'exa hpc "
+                        "connect' returns it to PENDING",
+                        name);
+        free(next);
+        goto out;
+    }
     if (approve)
         strbuf_addf(&msg,
                     "Approve cluster '%s' (%s @ %s, user %s, port %d, "
@@ -201,8 +216,10 @@ static int decide_cmd(struct exa_ctx *ctx, int argc, char **argv, int approve)
                             "or pass --yes)",
                             name, approve ? "approval" : "rejection");
         } else {
-            out_info(ctx, "Aborted \u2014 cluster left unchanged.");
-            rc = 0;
+            /* A refused prompt is a failure (doc/exit-codes.md), as
+             * apt-get's "Abort." is: scripts must not read it as done. */
+            rc = out_errorf(ctx, EXA_EFAIL, NULL,
+                            "aborted: cluster '%s' left unchanged", name);
         }
         goto out;
     }
@@ -210,7 +227,9 @@ static int decide_cmd(struct exa_ctx *ctx, int argc, char **argv, int approve)
     if ((approve ? gov_approve(st, regpath, name, &c->row, actor, NULL, &err)
                  : gov_reject(st, regpath, name, reason, &c->row, actor, NULL,
                               &err)) < 0) {
-        rc = out_error(ctx, &err, "exa hpc clusters");
+        char *next = approve ? fleet_next_step(c) : NULL;
+        rc = out_error(ctx, &err, next ? next : "exa hpc clusters");
+        free(next);
         goto out;
     }
     strbuf_reset(&msg);

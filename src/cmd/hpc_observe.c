@@ -75,11 +75,13 @@ int cmd_hpc_prometheus_sd(struct exa_ctx *ctx, int argc, char **argv)
                               "unknown cluster '%s'", cluster);
         }
         if (strcmp(fleet.clusters[0].state, "ACTIVE")) {
-            int rc = out_errorf(ctx, EXA_ENOTAPPROVED,
-                                "a sysadmin approves it with "
-                                "'exa hpc approve NAME'",
-                                "cluster '%s' is %s, not ACTIVE", cluster,
-                                fleet.clusters[0].state);
+            char hint[256];
+            exa_error_t e = EXA_ERROR_INIT;
+            exa_err(&e, EXA_ENOTAPPROVED, "cluster '%s' is %s, not ACTIVE",
+                    cluster, fleet.clusters[0].state);
+            int rc = out_error(
+                ctx, &e,
+                cmd_not_approved_hint(&e, cluster, hint, sizeof(hint)));
             fv_fleet_release(&fleet);
             store_close(st);
             return rc;

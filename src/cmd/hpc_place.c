@@ -422,10 +422,12 @@ int cmd_hpc_preflight(struct exa_ctx *ctx, int argc, char **argv)
         return rc;
     if (fleet_load(st, regpath, &f, &err) < 0 ||
         fleet_require_active(&f, name, &err) < 0) {
-        rc = out_error(ctx, &err,
-                       err.code == EXA_ENOTAPPROVED
-                           ? "a sysadmin runs 'exa hpc approve'"
-                           : NULL);
+        char hint[256];
+        rc = out_error(
+            ctx, &err,
+            err.code == EXA_ENOTAPPROVED
+                ? cmd_not_approved_hint(&err, name, hint, sizeof(hint))
+                : NULL);
         goto out;
     }
     c = fleet_find(&f, name);

@@ -55,11 +55,8 @@ static int gate_refused(struct exa_ctx *ctx, exa_error_t *err, const char *name)
 {
     char hint[256];
     if (err->code == EXA_ENOTAPPROVED && name && *name) {
-        xsnprintf(hint, sizeof(hint),
-                  "a sysadmin approves it: exa hpc "
-                  "approve %s",
-                  name);
-        return out_error(ctx, err, hint);
+        return out_error(ctx, err,
+                         cmd_not_approved_hint(err, name, hint, sizeof(hint)));
     }
     if (err->code == EXA_ETRANSPORT && strstr(err->text, "was approved with"))
         return out_error(ctx, err,

@@ -257,3 +257,19 @@ void cmd_print_help(const char *group, const struct exa_cmd *cmd, FILE *fp)
     if (cmd->help)
         fprintf(fp, "\n%s\n", cmd->help);
 }
+
+const char *cmd_not_approved_hint(const exa_error_t *err, const char *name,
+                                  char *buf, size_t len)
+{
+    if (!name || !*name)
+        name = "NAME";
+    if (strstr(err->text, "is REJECTED"))
+        snprintf(buf, len,
+                 "connect it again with 'exa hpc connect HOST --name %s' "
+                 "(it becomes PENDING; 'exa hpc clusters' shows its host, "
+                 "port and user), then 'exa hpc approve %s'",
+                 name, name);
+    else
+        snprintf(buf, len, "a sysadmin approves it: exa hpc approve %s", name);
+    return buf;
+}

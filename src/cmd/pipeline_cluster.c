@@ -201,11 +201,7 @@ static int report(struct exa_ctx *ctx, struct cluster_run_result *r, int rc,
                 "%s\n---\n",
                 r->job.remote_dir, r->job.job_id, r->stderr_tail);
     if (err->code == EXA_ENOTAPPROVED) {
-        xsnprintf(hint, sizeof(hint),
-                  "a sysadmin approves it: 'exa hpc "
-                  "approve %s'",
-                  r->cluster ? r->cluster : "NAME");
-        h = hint;
+        h = cmd_not_approved_hint(err, r->cluster, hint, sizeof(hint));
     } else if (r->detached || err->code == EXA_ETIMEOUT) {
         xsnprintf(hint, sizeof(hint), "exa hpc wait %s --cluster %s",
                   r->job.job_id, r->job.cluster);

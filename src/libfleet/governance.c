@@ -16,6 +16,7 @@
 
 #include "libstore/audit.h"
 #include "libutil/json.h"
+#include "libutil/shquote.h"
 #include "libutil/strbuf.h"
 #include "libutil/target.h"
 #include "libutil/xalloc.h"
@@ -768,12 +769,63 @@ int fleet_require_active(const struct fleet *f, const char *name,
                        name);
     if (c->audit_mismatch)
         return exa_err(err, EXA_ENOTAPPROVED, "%s", c->audit_mismatch);
+    if (c->state == CLUSTER_REJECTED) {
+        char *cmd = fleet_connect_command(&c->def);
+        exa_err(err, EXA_ENOTAPPROVED,
+                "cluster '%s' is REJECTED — scheduling stays blocked until it "
+                "is connected again ('%s' makes it PENDING) and approved "
+                "('exa hpc approve %s')",
+                name, cmd, name);
+        free(cmd);
+        return -1;
+    }
     if (c->state != CLUSTER_ACTIVE)
         return exa_err(err, EXA_ENOTAPPROVED,
                        "cluster '%s' is %s — a sysadmin must approve it ('exa "
                        "hpc approve %s') before jobs can be scheduled on it",
                        name, cluster_state_name(c->state), name);
     return 0;
+}
+
+char *fleet_connect_command(const struct cluster_def *d)
+{
+    struct strbuf sb = STRBUF_INIT;
+    const char *s = d->scheduler;
+    strbuf_addstr(&sb, "exa hpc connect ");
+    shquote_append(&sb, d->host && *d->host ? d->host : "local");
+    strbuf_addstr(&sb, " --name ");
+    shquote_append(&sb, d->name);
+    if (d->ssh_user && *d->ssh_user) {
+        strbuf_addstr(&sb, " --user ");
+        shquote_append(&sb, d->ssh_user);
+    }
+    if (d->ssh_key && *d->ssh_key) {
+        strbuf_addstr(&sb, " --key ");
+        shquote_append(&sb, d->ssh_key);
+    }
+    if (d->ssh_port && d->ssh_port != 22)
+        strbuf_addf(&sb, " --port %d", d->ssh_port);
+    if (s && (!strcmp(s, "slurm") || !strcmp(s, "flux") || !strcmp(s, "mock")))
+        strbuf_addf(&sb, " --scheduler %s", s);
+    return strbuf_detach(&sb, NULL);
+}
+
+char *fleet_next_step(const struct fleet_cluster *c)
+{
+    const char *name = c->def.name;
+    if (c->audit_mismatch)
+        return xstrdup("exa hpc audit --verify");
+    if (c->state == CLUSTER_REJECTED) {
+        char *cmd = fleet_connect_command(&c->def);
+        char *s = xstrfmt("connect it again (it becomes PENDING): %s, then "
+                          "exa hpc approve %s",
+                          cmd, name);
+        free(cmd);
+        return s;
+    }
+    if (c->state == CLUSTER_ACTIVE)
+        return NULL;
+    return xstrfmt("a sysadmin approves it: exa hpc approve %s", name);
 }
 
 /* ---- connect ---- */

@@ -151,10 +151,32 @@ int gov_reject(store_t *st, const char *regpath, const char *name,
                const char *actor, struct gov_result *res, exa_error_t *err);
 
 /*
+ * The `exa hpc connect` command line that registers d's connection
+ * (again): "exa hpc connect HOST --name NAME [--user U] [--key K]
+ * [--port P] [--scheduler S]", --port only when not 22 and --scheduler
+ * only for slurm/flux/mock; every value shell-quoted (libutil/shquote.h)
+ * so the line can be pasted into sh. A local cluster (no host) gets
+ * HOST "local". Caller frees.
+ */
+char *fleet_connect_command(const struct cluster_def *d);
+
+/*
+ * What a user runs next to get c scheduling, as one line for a hint, or
+ * NULL when c is ACTIVE and agrees with its audit chain:
+ *   PENDING:   "a sysadmin approves it: exa hpc approve NAME"
+ *   REJECTED:  "connect it again (it becomes PENDING): <connect line>,
+ *               then exa hpc approve NAME"
+ *   mismatch:  "exa hpc audit --verify"
+ * (doc/hpc-fleet.md). Caller frees.
+ */
+char *fleet_next_step(const struct fleet_cluster *c);
+
+/*
  * Require name to be ACTIVE in the merged view. 0, or -1 with err:
  * EXA_ENOTFOUND "unknown cluster: 'X' (run 'exa hpc connect' first)" or
  * EXA_ENOTAPPROVED "cluster 'X' is PENDING — a sysadmin must approve it
- * ('exa hpc approve X') before jobs can be scheduled on it".
+ * ('exa hpc approve X') before jobs can be scheduled on it"; for a
+ * REJECTED cluster the text names the connect line (fleet_next_step()).
  */
 int fleet_require_active(const struct fleet *f, const char *name,
                          exa_error_t *err);
