@@ -25,6 +25,7 @@
 #include "libutil/json.h"
 #include "libutil/strbuf.h"
 #include "libutil/xalloc.h"
+#include "libview/view.h"
 
 /* Parse a finite decimal option value or fail with a usage error (2). */
 static int parse_num(struct exa_ctx *ctx, const char *opt, const char *s,
@@ -420,23 +421,19 @@ static int carbon_report_cmd(struct exa_ctx *ctx, int argc, char **argv)
         return out_usage(ctx, "unexpected argument '%s'", argv[optind]);
     if (!(st = store_open(NULL, &err)))
         return out_error(ctx, &err, NULL);
+    if (ctx->out == OUT_JSON) {
+        struct view_ctx vc = {st, NULL, 0};
+        json_t *doc = view_carbon(&vc, model, &err);
+        store_close(st);
+        if (!doc)
+            return out_error(ctx, &err, NULL);
+        out_json(ctx, doc);
+        return 0;
+    }
     rc = carbon_totals_get(st, model, &t, &err);
     store_close(st);
     if (rc < 0)
         return out_error(ctx, &err, NULL);
-    if (ctx->out == OUT_JSON) {
-        json_t *doc = json_object();
-        jx_set(doc, "model", jx_str(model));
-        jx_set(doc, "n", json_integer(t.n));
-        jx_set(doc, "total_kwh", jx_real(t.kwh));
-        jx_set(doc, "operational_co2e_g", jx_real(t.co2e_g));
-        /* carbon scope: only operational emissions are modelled */
-        jx_set(doc, "scope", jx_str("operational"));
-        jx_set(doc, "embodied_co2e_g", NULL);
-        jx_set(doc, "embodied_status", jx_str("unavailable"));
-        out_json(ctx, doc);
-        return 0;
-    }
     if (!t.n) {
         out_info(ctx,
                  "No carbon records yet%s%s%s. Record one with: exa "

@@ -26,56 +26,9 @@
 #include "libutil/strbuf.h"
 #include "libutil/timeutil.h"
 #include "libutil/xalloc.h"
+#include "libview/view.h"
 
 /* ---- clusters ---- */
-
-/* The gate's last host key mismatch of c, as JSON (null when none). */
-static json_t *mismatch_json(const struct hostkey_mismatch *m)
-{
-    json_t *o;
-    if (!m->cluster)
-        return json_null();
-    o = json_object();
-    jx_set(o, "approved", jx_str(m->approved));
-    jx_set(o, "seen", jx_str(m->seen));
-    jx_set(o, "seen_at", jx_str(m->seen_at));
-    return o;
-}
-
-static json_t *cluster_json(const struct fleet_cluster *c,
-                            const struct hostkey_mismatch *m)
-{
-    json_t *o = json_object();
-    const struct cluster_def *d = &c->def;
-    jx_set(o, "name", jx_str(d->name));
-    jx_set(o, "scheduler", jx_str(d->scheduler));
-    jx_set(o, "transport", jx_str(d->transport));
-    jx_set(o, "host", jx_str(d->host));
-    jx_set(o, "ssh_user", jx_str(d->ssh_user));
-    jx_set(o, "ssh_port", json_integer(d->ssh_port));
-    jx_set(o, "ssh_key", jx_str(d->ssh_key));
-    jx_set(o, "key_fingerprint", jx_str(c->row.key_fingerprint));
-    jx_set(o, "host_key_fingerprint", jx_str(c->row.host_key_fingerprint));
-    jx_set(o, "state", jx_str(cluster_state_name(c->state)));
-    jx_set(o, "approved_by", jx_str(c->row.approved_by));
-    jx_set(o, "requested_by", jx_str(c->row.requested_by));
-    jx_set(o, "reason", jx_str(c->row.reason));
-    jx_set(o, "capabilities", caps_json(c->row.capabilities));
-    jx_set(o, "tenant", jx_str(d->tenant));
-    jx_set(o, "node_exporter_port",
-           json_integer(cluster_def_node_exporter_port(d)));
-    jx_set(o, "dcgm_exporter_port",
-           json_integer(cluster_def_dcgm_exporter_port(d)));
-    jx_set(o, "carbon_intensity",
-           d->has_carbon_intensity ? jx_real(d->carbon_intensity) : NULL);
-    jx_set(o, "cost_per_gpu_hour",
-           d->has_cost_per_gpu_hour ? jx_real(d->cost_per_gpu_hour) : NULL);
-    jx_set(o, "in_registry", json_boolean(c->in_yaml));
-    jx_set(o, "audit_mismatch", jx_str(c->audit_mismatch));
-    jx_set(o, "updated_at", jx_str(c->row.updated_at));
-    jx_set(o, "host_key_mismatch", mismatch_json(m));
-    return o;
-}
 
 int cmd_hpc_clusters(struct exa_ctx *ctx, int argc, char **argv)
 {
@@ -96,12 +49,11 @@ int cmd_hpc_clusters(struct exa_ctx *ctx, int argc, char **argv)
         goto out;
     }
     if (ctx->out == OUT_JSON) {
-        json_t *a = json_array();
-        for (size_t i = 0; i < f.nr; i++) {
-            struct hostkey_mismatch m;
-            store_hostkey_mismatch_get(st, f.v[i].def.name, &m, NULL);
-            json_array_append_new(a, cluster_json(&f.v[i], &m));
-            hostkey_mismatch_release(&m);
+        struct view_ctx vc = {st, regpath, 0};
+        json_t *a = view_clusters(&vc, &err);
+        if (!a) {
+            rc = out_error(ctx, &err, NULL);
+            goto out;
         }
         out_json(ctx, a);
     } else if (!f.nr) {
@@ -265,59 +217,14 @@ int cmd_hpc_reject(struct exa_ctx *ctx, int argc, char **argv)
 
 /* ---- audit ---- */
 
-/* --since T: a timestamp ("2026-12-01", "2026-12-01T12:03",
- * "2026-12-01 12:03:10", "...Z") or an age ("90m", "2h", "1d": that long
- * before now). *out is the UTC text to compare ts with (caller frees). */
+/* --since T (view_parse_since): the UTC text to compare ts with into
+ * *out (caller frees); 0 or the usage exit status. */
 static int parse_since(struct exa_ctx *ctx, const char *s, char **out)
 {
-    double secs;
-    size_t n = strlen(s);
-    if (fsd_parse(s, &secs) == 0 && secs >= 0) {
-        char buf[32];
-        time_format_iso8601(time(NULL) - (time_t)secs, buf, sizeof(buf));
-        *out = xstrdup(buf);
-        return 0;
-    }
-    if (n >= 10 && n <= 20 && s[4] == '-' && s[7] == '-') {
-        char *t = xstrdup(s);
-        for (size_t i = 0; i < n; i++) {
-            if (t[i] == ' ')
-                t[i] = 'T';
-            if (!strchr("0123456789-:TZ", t[i])) {
-                free(t);
-                goto bad;
-            }
-        }
-        if (n == 20 && t[19] != 'Z') {
-            free(t);
-            goto bad;
-        }
-        if (t[n - 1] == 'Z')
-            t[n - 1] = '\0';
-        *out = t;
-        return 0;
-    }
-bad:
-    return out_usage(ctx,
-                     "--since '%s': expected a UTC time like "
-                     "2026-12-01T12:03:10Z (or a prefix) or an age like 2h",
-                     s);
-}
-
-static json_t *event_json(const struct audit_event *ev)
-{
-    json_t *o = json_object();
-    json_t *d = ev->details ? json_loads(ev->details, 0, NULL) : NULL;
-    jx_set(o, "id", json_integer(ev->id));
-    jx_set(o, "ts", jx_str(ev->ts));
-    jx_set(o, "source", jx_str(ev->source));
-    jx_set(o, "actor", jx_str(ev->actor));
-    jx_set(o, "action", jx_str(ev->action));
-    jx_set(o, "target", jx_str(ev->target));
-    jx_set(o, "details", d);
-    jx_set(o, "prev_hash", jx_str(ev->prev_hash));
-    jx_set(o, "hash", jx_str(ev->hash));
-    return o;
+    exa_error_t err = EXA_ERROR_INIT;
+    if (view_parse_since(s, out, &err) < 0)
+        return out_usage(ctx, "--%s", err.text);
+    return 0;
 }
 
 static int audit_list_cmd(struct exa_ctx *ctx, store_t *st, const char *cluster,
@@ -328,14 +235,18 @@ static int audit_list_cmd(struct exa_ctx *ctx, store_t *st, const char *cluster,
     struct audit_event *v = NULL;
     exa_error_t err = EXA_ERROR_INIT;
     size_t n = 0;
+    if (ctx->out == OUT_JSON) {
+        struct view_ctx vc = {st, NULL, 0};
+        struct view_audit_filter af = {cluster, since, 0};
+        json_t *a = view_audit(&vc, &af, &err);
+        if (!a)
+            return out_error(ctx, &err, NULL);
+        out_json(ctx, a);
+        return 0;
+    }
     if (audit_list(st, cluster, since, &v, &n, &err) < 0)
         return out_error(ctx, &err, NULL);
-    if (ctx->out == OUT_JSON) {
-        json_t *a = json_array();
-        for (size_t i = 0; i < n; i++)
-            json_array_append_new(a, event_json(&v[i]));
-        out_json(ctx, a);
-    } else if (!n) {
+    if (!n) {
         out_info(ctx, "No audit events%s%s%s%s.", cluster ? " for " : "",
                  cluster ? cluster : "", since ? " since " : "",
                  since ? since : "");

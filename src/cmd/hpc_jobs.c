@@ -16,6 +16,7 @@
 #include "libstore/jobs.h"
 #include "libutil/json.h"
 #include "libutil/strvec.h"
+#include "libview/view.h"
 
 static void fmt_real(char *buf, size_t n, double v, int prec)
 {
@@ -121,16 +122,22 @@ int cmd_hpc_jobs(struct exa_ctx *ctx, int argc, char **argv)
         return out_error(ctx, &err, NULL);
     if (do_refresh)
         refresh_rc = refresh(ctx, st, f.cluster);
+    if (ctx->out == OUT_JSON) {
+        struct view_ctx vc = {st, NULL, 0};
+        struct view_job_filter vf = {f.cluster, f.model, f.state,
+                                     NULL,      f.limit, 0};
+        json_t *arr = view_jobs(&vc, &vf, &err);
+        store_close(st);
+        if (!arr)
+            return out_error(ctx, &err, NULL);
+        out_json(ctx, arr);
+        return refresh_rc;
+    }
     rc = store_job_list(st, &f, &list, &n, &err);
     store_close(st);
     if (rc < 0)
         return out_error(ctx, &err, NULL);
-    if (ctx->out == OUT_JSON) {
-        json_t *arr = json_array();
-        for (size_t i = 0; i < n; i++)
-            json_array_append_new(arr, job_rec_to_json(&list[i]));
-        out_json(ctx, arr);
-    } else if (!n) {
+    if (!n) {
         out_info(ctx, "No HPC jobs tracked yet.");
     } else {
         struct out_table *t = out_table_create(cols);

@@ -30,6 +30,7 @@
 #include "libutil/strbuf.h"
 #include "libutil/strvec.h"
 #include "libutil/xalloc.h"
+#include "libview/view.h"
 
 /* ---- place ---- */
 
@@ -373,7 +374,6 @@ int cmd_hpc_preflight(struct exa_ctx *ctx, int argc, char **argv)
     struct preflight_ask ask = {0, 1, NULL, NULL, NULL, NULL, 0};
     struct preflight_report rep = {0};
     struct fleet f = {NULL, 0};
-    const struct fleet_cluster *c;
     store_t *st;
     char *regpath;
     const char *name, *rexa = getenv("EXAMLOPS_HPC_REMOTE_EXA");
@@ -420,20 +420,17 @@ int cmd_hpc_preflight(struct exa_ctx *ctx, int argc, char **argv)
         return out_error(ctx, &err, NULL);
     if ((rc = open_fleet(ctx, &st, &regpath)))
         return rc;
-    if (fleet_load(st, regpath, &f, &err) < 0 ||
-        fleet_require_active(&f, name, &err) < 0) {
-        char hint[256];
-        rc = out_error(
-            ctx, &err,
-            err.code == EXA_ENOTAPPROVED
-                ? cmd_not_approved_hint(&err, name, hint, sizeof(hint))
-                : NULL);
-        goto out;
-    }
-    c = fleet_find(&f, name);
-    if (fleet_cluster_preflight(c, &ask, rexa, &rep, &err) < 0) {
-        rc = out_error(ctx, &err, NULL);
-        goto out;
+    {
+        struct view_ctx vc = {st, regpath, 0};
+        if (view_preflight(&vc, name, &ask, rexa, &rep, &err) < 0) {
+            char hint[256];
+            rc = out_error(
+                ctx, &err,
+                err.code == EXA_ENOTAPPROVED
+                    ? cmd_not_approved_hint(&err, name, hint, sizeof(hint))
+                    : NULL);
+            goto out;
+        }
     }
     if (ctx->out == OUT_JSON) {
         out_json(ctx, preflight_report_json(name, &rep));
@@ -497,29 +494,23 @@ int cmd_hpc_queue(struct exa_ctx *ctx, int argc, char **argv)
         goto out;
     }
     c = fleet_find(&f, name);
+    if (ctx->out == OUT_JSON) {
+        struct view_ctx vc = {st, regpath, 0};
+        json_t *d = view_queue(&vc, name, &err);
+        if (!d) {
+            rc = out_error(ctx, &err, NULL);
+            goto out;
+        }
+        out_json(ctx, d);
+        rc = 0;
+        goto out;
+    }
     if (fleet_cluster_queue(st, regpath, name, &q, &err) < 0) {
         rc = out_error(ctx, &err, NULL);
         goto out;
     }
     rc = 0;
-    if (ctx->out == OUT_JSON) {
-        json_t *d = json_object(), *jobs = json_array();
-        for (size_t i = 0; i < q.n; i++) {
-            json_t *j = json_object();
-            jx_set(j, "job_id", jx_str(q.v[i].id));
-            jx_set(j, "name", jx_str(q.v[i].name));
-            jx_set(j, "user", jx_str(q.v[i].user));
-            jx_set(j, "state", jx_str(q.v[i].state));
-            jx_set(j, "raw_state", jx_str(q.v[i].raw_state));
-            jx_set(j, "partition", jx_str(q.v[i].partition));
-            jx_set(j, "nodes",
-                   q.v[i].nodes >= 0 ? json_integer(q.v[i].nodes) : NULL);
-            json_array_append_new(jobs, j);
-        }
-        jx_set(d, "cluster", jx_str(name));
-        jx_set(d, "jobs", jobs);
-        out_json(ctx, d);
-    } else if (!q.n) {
+    if (!q.n) {
         out_info(ctx, "No jobs in the queue on '%s'.", name);
     } else {
         struct out_table *tb = out_table_create(cols);

@@ -14,6 +14,7 @@
 #include "libstore/models.h"
 #include "libutil/json.h"
 #include "libutil/xalloc.h"
+#include "libview/view.h"
 
 static void fmt_real(char *buf, size_t n, double v, const char *suffix)
 {
@@ -45,25 +46,21 @@ static int cmd_list(struct exa_ctx *ctx, int argc, char **argv)
         return rc;
     if (!(st = store_open(NULL, &err)))
         return out_error(ctx, &err, NULL);
+    if (ctx->out == OUT_JSON) {
+        struct view_ctx vc = {st, NULL, 0};
+        json_t *arr = view_models(&vc, &err);
+        store_close(st);
+        if (!arr)
+            return out_error(ctx, &err, NULL);
+        out_json(ctx, arr);
+        return 0;
+    }
     if (store_model_list(st, &list, &n, &err) < 0) {
         store_close(st);
         return out_error(ctx, &err, NULL);
     }
     store_close(st);
-    if (ctx->out == OUT_JSON) {
-        json_t *arr = json_array();
-        for (size_t i = 0; i < n; i++) {
-            json_t *o = json_object();
-            jx_set(o, "model", jx_str(list[i].model));
-            jx_set(o, "versions", json_integer(list[i].versions));
-            jx_set(o, "latest_version", json_integer(list[i].latest_version));
-            jx_set(o, "stage", jx_str(list[i].latest_stage));
-            jx_set(o, "rmse", jx_real(list[i].latest_rmse));
-            jx_set(o, "created_at", jx_str(list[i].latest_created_at));
-            json_array_append_new(arr, o);
-        }
-        out_json(ctx, arr);
-    } else if (!n) {
+    if (!n) {
         out_info(ctx, "No model versions registered yet. Train one with "
                       "'exa pipeline run --model JPCP --dataset "
                       "PM100Dataset --dummy'.");
@@ -152,6 +149,19 @@ static int cmd_show(struct exa_ctx *ctx, int argc, char **argv)
     model = argv[optind];
     if (!(st = store_open(NULL, &err)))
         return out_error(ctx, &err, NULL);
+    if (ctx->out == OUT_JSON) {
+        struct view_ctx vc = {st, NULL, 0};
+        json_t *doc = view_model(&vc, model, version, &err);
+        store_close(st);
+        if (!doc)
+            return out_error(ctx, &err,
+                             err.code != EXA_ENOTFOUND ? NULL
+                             : version ? "see 'exa models show MODEL' for "
+                                         "its versions"
+                                       : "see 'exa models list'");
+        out_json(ctx, doc);
+        return 0;
+    }
     rc = store_model_versions(st, model, version, &list, &n, &err);
     store_close(st);
     if (rc < 0)
@@ -164,14 +174,7 @@ static int cmd_show(struct exa_ctx *ctx, int argc, char **argv)
         return out_errorf(ctx, EXA_ENOTFOUND, "see 'exa models list'",
                           "no versions of model '%s' are registered", model);
     }
-    if (ctx->out == OUT_JSON) {
-        json_t *doc = json_object(), *arr = json_array();
-        for (size_t i = 0; i < n; i++)
-            json_array_append_new(arr, model_version_to_json(&list[i]));
-        jx_set(doc, "model", jx_str(model));
-        jx_set(doc, "versions", arr);
-        out_json(ctx, doc);
-    } else if (version) {
+    if (version) {
         print_version(&list[0]);
     } else {
         struct out_table *t = out_table_create(cols);

@@ -27,6 +27,7 @@
 #include "libutil/json.h"
 #include "libutil/strbuf.h"
 #include "libutil/xalloc.h"
+#include "libview/view.h"
 
 /* "$9.25", or 4 places when 2 would round the stored value. */
 static void fmt_usd(char *buf, size_t n, double usd)
@@ -242,25 +243,20 @@ int cmd_models_cost_list(struct exa_ctx *ctx, int argc, char **argv)
         return rc;
     if (!(st = store_open(NULL, &err)))
         return out_error(ctx, &err, NULL);
+    if (ctx->out == OUT_JSON) {
+        struct view_ctx vc = {st, NULL, 0};
+        json_t *arr = view_costs(&vc, &err);
+        store_close(st);
+        if (!arr)
+            return out_error(ctx, &err, NULL);
+        out_json(ctx, arr);
+        return 0;
+    }
     rc = cost_summary_list(st, &s, &n, &err);
     store_close(st);
     if (rc < 0)
         return out_error(ctx, &err, NULL);
-    if (ctx->out == OUT_JSON) {
-        json_t *arr = json_array();
-        for (size_t i = 0; i < n; i++) {
-            json_t *o = json_object();
-            jx_set(o, "model_name", jx_str(s[i].model));
-            jx_set(o, "provider", jx_str(s[i].provider));
-            jx_set(o, "n_runs", json_integer(s[i].n_runs));
-            jx_set(o, "total_gpu_hours",
-                   jx_real(cost_round(s[i].total_gpu_hours, 4)));
-            jx_set(o, "total_cost_usd",
-                   jx_real(cost_round(s[i].total_cost_usd, 4)));
-            json_array_append_new(arr, o);
-        }
-        out_json(ctx, arr);
-    } else if (!n) {
+    if (!n) {
         out_info(ctx, "\u2713 No cost data recorded. Run: exa models cost "
                       "<MODEL> --record");
     } else {

@@ -449,7 +449,7 @@ static char *user_job_name(const struct sched_resources *r,
  * (newest), or NULL. malloc'ed. */
 static char *cluster_of_run(store_t *st, const char *run_id)
 {
-    struct job_filter jf = {NULL, NULL, NULL, run_id, 1};
+    struct job_filter jf = {NULL, NULL, NULL, run_id, 1, NULL, 0};
     struct job_rec *list = NULL;
     size_t n = 0;
     char *c = NULL;
@@ -517,7 +517,7 @@ static int find_existing(store_t *st, struct sched *s, const char *cluster,
                          const char *run_id, const char *job_name,
                          struct lookup *lk, exa_error_t *err)
 {
-    struct job_filter jf = {NULL, cluster, NULL, run_id, 0};
+    struct job_filter jf = {NULL, cluster, NULL, run_id, 0, NULL, 0};
     long long since = 0;
 
     memset(lk, 0, sizeof(*lk));

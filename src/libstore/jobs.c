@@ -309,11 +309,15 @@ int store_job_list(store_t *st, const struct job_filter *f,
         strbuf_addf(&sql, "%sstate = ?", where);
         where = " AND ";
     }
-    if (f->run_uuid)
+    if (f->run_uuid) {
         strbuf_addf(&sql, "%srun_uuid = ?", where);
+        where = " AND ";
+    }
+    if (f->since)
+        strbuf_addf(&sql, "%sCOALESCE(submit_time, created_at) >= ?", where);
     strbuf_addstr(&sql, " ORDER BY id DESC");
-    if (f->limit > 0)
-        strbuf_addstr(&sql, " LIMIT ?");
+    if (f->limit > 0 || f->offset > 0)
+        strbuf_addstr(&sql, " LIMIT ? OFFSET ?");
     stmt = store_prepare(st, sql.buf, err);
     strbuf_release(&sql);
     if (!stmt)
@@ -326,8 +330,12 @@ int store_job_list(store_t *st, const struct job_filter *f,
         store_bind_text(stmt, idx++, f->state);
     if (f->run_uuid)
         store_bind_text(stmt, idx++, f->run_uuid);
-    if (f->limit > 0)
-        sqlite3_bind_int64(stmt, idx++, f->limit);
+    if (f->since)
+        store_bind_text(stmt, idx++, f->since);
+    if (f->limit > 0 || f->offset > 0) {
+        sqlite3_bind_int64(stmt, idx++, f->limit > 0 ? f->limit : -1);
+        sqlite3_bind_int64(stmt, idx++, f->offset > 0 ? f->offset : 0);
+    }
     while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
         ALLOC_GROW(list, nr + 1, alloc);
         read_row(stmt, &list[nr++]);

@@ -136,6 +136,10 @@ struct job_filter {
     const char *state;
     const char *run_uuid;
     long long limit; /* at most this many rows; 0 = all */
+    /* submitted (else created) at or after this ISO-8601 UTC text,
+     * compared as text; NULL: any */
+    const char *since;
+    long long offset; /* skip this many rows first (paging); 0 = none */
 };
 
 /*

@@ -121,6 +121,13 @@ static const char *const migrations[] = {
     "CREATE TABLE IF NOT EXISTS host_key_mismatch ("
     "  cluster TEXT PRIMARY KEY, approved TEXT, seen TEXT NOT NULL,"
     "  seen_at TEXT NOT NULL);",
+    /* 5: API tokens of exa serve (libstore/tokens.h): only their SHA-256 */
+    "CREATE TABLE tokens ("
+    "  id INTEGER PRIMARY KEY AUTOINCREMENT,"
+    "  token_sha256 TEXT NOT NULL UNIQUE,"
+    "  user TEXT NOT NULL,"
+    "  role TEXT NOT NULL CHECK (role IN ('viewer', 'operator', 'admin')),"
+    "  created_at TEXT NOT NULL, expires_at TEXT, revoked_at TEXT);",
 };
 
 #define NMIGRATIONS ((int)(sizeof(migrations) / sizeof(migrations[0])))

@@ -1,0 +1,226 @@
+/*
+ * test_auth.c - API tokens (libauth/auth.h): the shape and hash of a new
+ * token, only the hash stored, verify of good, unknown, malformed,
+ * expired and revoked tokens (the user known for the last two), role
+ * order, the audit events (no token in them), and the redaction of
+ * libview (view_redact_text, view_redact).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "libauth/auth.h"
+#include "libstore/audit.h"
+#include "libstore/tokens.h"
+#include "libutil/strbuf.h"
+#include "libutil/xalloc.h"
+#include "libview/view.h"
+#include "testutil.h"
+
+struct fx {
+    char *dir;
+    store_t *st;
+};
+
+static int setup(void **state)
+{
+    struct fx *f = xcalloc(1, sizeof(*f));
+    char *path;
+    f->dir = tu_mkdtemp();
+    path = xstrfmt("%s/platform.db", f->dir);
+    f->st = store_open(path, NULL);
+    free(path);
+    assert_non_null(f->st);
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    struct fx *f = *state;
+    store_close(f->st);
+    tu_rmtree(f->dir);
+    free(f->dir);
+    free(f);
+    return 0;
+}
+
+static void test_create_verify(void **state)
+{
+    struct fx *f = *state;
+    exa_error_t err = EXA_ERROR_INIT;
+    struct auth_principal p;
+    struct token_row r;
+    char *tok = NULL, hex[65];
+    long long id = 0;
+
+    assert_int_equal(auth_token_create(f->st, "alice", AUTH_ROLE_OPERATOR, 0,
+                                       "cli", "root", &tok, &id, &err),
+                     0);
+    assert_int_equal(strlen(tok), AUTH_TOKEN_LEN);
+    assert_memory_equal(tok, "exa_", 4);
+    assert_true(id > 0);
+    /* only the hash is stored */
+    auth_sha256_hex(tok, strlen(tok), hex);
+    assert_int_equal(store_token_get(f->st, id, &r, &err), 1);
+    assert_string_equal(r.token_sha256, hex);
+    assert_null(strstr(r.token_sha256, tok + 4));
+    token_row_release(&r);
+
+    assert_int_equal(auth_verify(f->st, tok, &p, &err), 0);
+    assert_string_equal(p.user, "alice");
+    assert_int_equal(p.role, AUTH_ROLE_OPERATOR);
+    assert_int_equal(p.token_id, id);
+
+    /* one character changed: unknown, user not known */
+    tok[10] = tok[10] == 'A' ? 'B' : 'A';
+    assert_int_equal(auth_verify(f->st, tok, &p, &err), -1);
+    assert_int_equal(err.code, EXA_EFAIL);
+    assert_string_equal(p.user, "");
+    assert_null(strstr(err.text, tok));
+    assert_int_equal(auth_verify(f->st, NULL, &p, &err), -1);
+    assert_int_equal(auth_verify(f->st, "", &p, &err), -1);
+    assert_int_equal(auth_verify(f->st, "exa_short", &p, &err), -1);
+    assert_int_equal(auth_verify(f->st, "Bearer x", &p, &err), -1);
+    free(tok);
+}
+
+static void test_revoke_expire(void **state)
+{
+    struct fx *f = *state;
+    exa_error_t err = EXA_ERROR_INIT;
+    struct auth_principal p;
+    char *tok = NULL;
+    long long id = 0;
+    struct audit_event *v = NULL;
+    size_t n = 0;
+
+    assert_int_equal(auth_token_create(f->st, "bob", AUTH_ROLE_ADMIN, 3600,
+                                       "cli", "root", &tok, &id, &err),
+                     0);
+    assert_int_equal(auth_verify(f->st, tok, &p, &err), 0);
+    assert_int_equal(auth_token_revoke(f->st, id, "cli", "root", &err), 0);
+    assert_int_equal(auth_verify(f->st, tok, &p, &err), -1);
+    assert_string_equal(p.user, "bob");
+    assert_non_null(strstr(err.text, "revoked"));
+    assert_int_equal(auth_token_revoke(f->st, id, "cli", "root", &err), -1);
+    assert_int_equal(err.code, EXA_EFAIL);
+    assert_int_equal(auth_token_revoke(f->st, 9999, "cli", "root", &err), -1);
+    assert_int_equal(err.code, EXA_ENOTFOUND);
+    free(tok);
+
+    /* an expiry in the past (written directly) */
+    assert_int_equal(auth_token_create(f->st, "carol", AUTH_ROLE_VIEWER, 60,
+                                       "cli", "root", &tok, &id, &err),
+                     0);
+    assert_int_equal(store_exec(f->st,
+                                "UPDATE tokens SET expires_at = "
+                                "'2001-01-01T00:00:00Z' WHERE user = 'carol'",
+                                &err),
+                     0);
+    assert_int_equal(auth_verify(f->st, tok, &p, &err), -1);
+    assert_string_equal(p.user, "carol");
+    assert_non_null(strstr(err.text, "expired"));
+
+    /* audit: token events name the actor, never hold a token */
+    assert_int_equal(auth_record_denied(f->st, "carol", 401, "GET",
+                                        "/api/v1/clusters", "expired",
+                                        "127.0.0.1", &err),
+                     0);
+    assert_int_equal(auth_record_denied(f->st, NULL, 401, "GET",
+                                        "/api/v1/clusters", "no token",
+                                        "127.0.0.1", &err),
+                     0);
+    assert_int_equal(audit_list(f->st, NULL, NULL, &v, &n, &err), 0);
+    assert_int_equal(n, 5);
+    assert_string_equal(v[0].action, "token_created");
+    assert_string_equal(v[0].target, "token:1");
+    assert_string_equal(v[1].action, "token_revoked");
+    assert_string_equal(v[3].action, "api_denied");
+    assert_string_equal(v[3].actor, "carol");
+    assert_string_equal(v[4].actor, "anonymous");
+    for (size_t i = 0; i < n; i++)
+        assert_null(strstr(v[i].details, tok + 4));
+    audit_events_free(v, n);
+    assert_int_equal(audit_verify(f->st, NULL, NULL, &err), 0);
+    free(tok);
+}
+
+static void test_roles_users(void **state)
+{
+    exa_error_t err = EXA_ERROR_INIT;
+    (void)state;
+    assert_true(auth_role_allows(AUTH_ROLE_ADMIN, AUTH_ROLE_VIEWER));
+    assert_true(auth_role_allows(AUTH_ROLE_OPERATOR, AUTH_ROLE_OPERATOR));
+    assert_false(auth_role_allows(AUTH_ROLE_VIEWER, AUTH_ROLE_OPERATOR));
+    assert_false(auth_role_allows(AUTH_ROLE_OPERATOR, AUTH_ROLE_ADMIN));
+    assert_false(auth_role_allows(AUTH_ROLE_NONE, AUTH_ROLE_VIEWER));
+    assert_int_equal(auth_role_parse("admin"), AUTH_ROLE_ADMIN);
+    assert_int_equal(auth_role_parse("Admin"), AUTH_ROLE_NONE);
+    assert_string_equal(auth_role_name(AUTH_ROLE_OPERATOR), "operator");
+    assert_int_equal(auth_user_check("alice@site.org", &err), 0);
+    assert_int_equal(auth_user_check("", &err), -1);
+    assert_int_equal(auth_user_check("-x", &err), -1);
+    assert_int_equal(auth_user_check("a b", &err), -1);
+    assert_int_equal(auth_user_check("admin", &err), 0);
+}
+
+static void test_b64url(void **state)
+{
+    char out[16];
+    (void)state;
+    assert_int_equal(auth_b64url((const unsigned char *)"foob", 4, out), 6);
+    assert_string_equal(out, "Zm9vYg");
+    auth_b64url((const unsigned char *)"\xfb\xff", 2, out);
+    assert_string_equal(out, "-_8");
+}
+
+static void test_redact(void **state)
+{
+    struct view_secrets sec = {0};
+    char *users[] = {(char *)"root"};
+    char *paths[] = {(char *)"/tmp/tb/ssh/id_ed25519"};
+    json_t *doc;
+    char *s;
+    (void)state;
+    sec.users = users;
+    sec.nusers = 1;
+    sec.paths = paths;
+    sec.npaths = 1;
+    s = view_redact_text(
+        xstrdup("ssh root@127.0.0.1 -i /tmp/tb/ssh/id_ed25519"), &sec);
+    assert_string_equal(s, "ssh [redacted]@127.0.0.1 -i [redacted]");
+    free(s);
+    s = view_redact_text(xstrdup("/root/runs"), &sec);
+    assert_string_equal(s, "/root/runs");
+    free(s);
+    doc = json_pack("{s:s, s:s, s:s, s:[s, {s:s}], s:s}", "ssh_user", "root",
+                    "ssh_key", "/x", "name", "testa", "list", "root", "user",
+                    "root", "remote_dir", "/root/x");
+    view_redact(doc, &sec);
+    assert_null(json_object_get(doc, "ssh_user"));
+    assert_null(json_object_get(doc, "ssh_key"));
+    assert_null(json_object_get(doc, "remote_dir"));
+    assert_string_equal(json_string_value(json_object_get(doc, "name")),
+                        "testa");
+    assert_string_equal(
+        json_string_value(json_array_get(json_object_get(doc, "list"), 0)),
+        "[redacted]");
+    json_decref(doc);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_create_verify, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_revoke_expire, setup, teardown),
+        cmocka_unit_test(test_roles_users),
+        cmocka_unit_test(test_b64url),
+        cmocka_unit_test(test_redact),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
