@@ -20,7 +20,8 @@
 
   let session = null; // {user, role, csrf}
   let timer = null;
-  let inFlight = false;
+  let inFlight = null; // the running refresh (a promise)
+  let again = false;
   const fleetRows = new Map(); // cluster name -> row record
 
   const $ = (id) => document.getElementById(id);
@@ -241,15 +242,33 @@
   }
 
   async function refresh() {
-    if (!session || inFlight) return;
-    inFlight = true;
+    if (!session) return;
+    if (inFlight) {
+      // one already runs: run once more after it, so that what it
+      // fetched before a decision does not stand
+      again = true;
+      return inFlight;
+    }
+    inFlight = refreshOnce();
+    try {
+      await inFlight;
+    } finally {
+      inFlight = null;
+    }
+    if (again) {
+      again = false;
+      await refresh();
+    }
+  }
+
+  async function refreshOnce() {
     const tasks = [
       api('GET', '/api/v1/facility/fleet').then(renderFleet),
       api('GET', '/api/v1/jobs?limit=' + JOBS_LIMIT).then(renderJobs),
     ];
     if (isAdmin()) tasks.push(api('GET', '/api/v1/audit?limit=' + AUDIT_LIMIT).then(renderAudit));
     const res = await Promise.allSettled(tasks);
-    inFlight = false;
+    if (!session) return;
     const failed = res.filter((r) => r.status === 'rejected').map((r) => r.reason);
     if (failed.some((e) => e && e.status === 401)) {
       showLogin('Your session has ended; sign in again.');
@@ -422,11 +441,24 @@
     return out;
   }
 
+  // While a decision is sent the row's controls are marked busy
+  // (aria-disabled) rather than disabled, so that the focus stays where
+  // the keyboard user left it.
+  function setBusy(row, busy) {
+    row.busy = busy;
+    row.cells.actions.querySelectorAll('button, input').forEach((c) => {
+      if (busy) c.setAttribute('aria-disabled', 'true');
+      else c.removeAttribute('aria-disabled');
+      if (c.tagName === 'INPUT') c.readOnly = busy;
+    });
+    if (busy) row.tr.setAttribute('aria-busy', 'true');
+    else row.tr.removeAttribute('aria-busy');
+  }
+
   async function decide(row, what, btn, reason) {
     const name = row.name;
-    const controls = row.cells.actions.querySelectorAll('button, input');
-    controls.forEach((c) => { c.disabled = true; });
-    row.tr.setAttribute('aria-busy', 'true');
+    if (row.busy) return;
+    setBusy(row, true);
     showError('');
     say((what === 'approve' ? 'Approving ' : 'Rejecting ') + name + '…');
     try {
@@ -444,10 +476,9 @@
       }
       showError('Could not ' + what + ' ' + name + ': ' + e.message);
       say('');
-      controls.forEach((c) => { c.disabled = false; });
-      btn.focus();
+      if (btn.isConnected) btn.focus();
     } finally {
-      row.tr.removeAttribute('aria-busy');
+      setBusy(row, false);
     }
   }
 
