@@ -9,13 +9,17 @@
  * close-on-exec pipe so "not found" is an error, not exit status 127.
  * SIGPIPE is ignored in the parent while stdin is written (a child that
  * exits early must not kill exa) and restored to default in the child.
+ * The child's exit wakes the poll() itself (a pidfd, else a SIGCHLD
+ * self-pipe), so a run ends when the child does, never on a sleep tick.
  */
 #include "libutil/subprocess.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -44,6 +48,7 @@ void subprocess_result_release(struct subprocess_result *res)
     res->timed_out = 0;
     res->truncated = 0;
     res->elapsed_s = 0.0;
+    res->wakeups = 0;
 }
 
 /* New environment: environ with each "K=V" of add replacing or appended. */
@@ -144,13 +149,107 @@ fail:
     _exit(127);
 }
 
+/*
+ * Exit notification. A pidfd (pidfd_open(2), Linux 5.3) polls readable
+ * when the child exits. Where the kernel has none, a SIGCHLD handler
+ * writes one byte to the pipe of every run waiting in this process (the
+ * self-pipe trick); each run then tries waitpid(WNOHANG) on its own child.
+ * The waiter slots and their pipes are created once and never closed, so
+ * the handler never writes to a descriptor that was closed and reused;
+ * a stale byte only costs one spurious wake-up.
+ */
+#define WAKE_SLOTS 32
+struct wake_slot {
+    atomic_int active; /* 1 while a run owns the slot */
+    atomic_int wfd;    /* write end, -1 until created */
+    int rfd;           /* read end, owned by the run holding the slot */
+};
+static struct wake_slot wake_slots[WAKE_SLOTS];
+static pthread_once_t wake_once = PTHREAD_ONCE_INIT;
+static struct sigaction wake_old_chld;
+static atomic_int use_pidfd = 1;
+
+void subprocess_use_pidfd(int on)
+{
+    atomic_store(&use_pidfd, on ? 1 : 0);
+}
+
+static void wake_handler(int sig, siginfo_t *si, void *uc)
+{
+    int saved = errno;
+
+    for (int i = 0; i < WAKE_SLOTS; i++) {
+        int fd = atomic_load(&wake_slots[i].wfd);
+        if (fd >= 0 && atomic_load(&wake_slots[i].active)) {
+            if (write(fd, "", 1) < 0) {
+                /* a full pipe already holds a wake-up */
+            }
+        }
+    }
+    if (wake_old_chld.sa_flags & SA_SIGINFO) {
+        if (wake_old_chld.sa_sigaction)
+            wake_old_chld.sa_sigaction(sig, si, uc);
+    } else if (wake_old_chld.sa_handler != SIG_DFL &&
+               wake_old_chld.sa_handler != SIG_IGN) {
+        wake_old_chld.sa_handler(sig);
+    }
+    errno = saved;
+}
+
+static void wake_install(void)
+{
+    struct sigaction sa;
+
+    for (int i = 0; i < WAKE_SLOTS; i++)
+        atomic_init(&wake_slots[i].wfd, -1);
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_sigaction = wake_handler;
+    sa.sa_flags = SA_SIGINFO | SA_RESTART | SA_NOCLDSTOP;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGCHLD, &sa, &wake_old_chld);
+}
+
+/* Claim a slot: its read end (drained of stale bytes) in *rfd; -1 when
+ * every slot is taken or no pipe can be made. */
+static int wake_claim(int *rfd)
+{
+    pthread_once(&wake_once, wake_install);
+    for (int i = 0; i < WAKE_SLOTS; i++) {
+        int zero = 0;
+        if (!atomic_compare_exchange_strong(&wake_slots[i].active, &zero, 1))
+            continue;
+        if (atomic_load(&wake_slots[i].wfd) < 0) {
+            int p[2];
+            if (pipe2(p, O_CLOEXEC | O_NONBLOCK) < 0) {
+                atomic_store(&wake_slots[i].active, 0);
+                return -1;
+            }
+            wake_slots[i].rfd = p[0];
+            atomic_store(&wake_slots[i].wfd, p[1]);
+        } else {
+            char buf[64];
+            while (read(wake_slots[i].rfd, buf, sizeof(buf)) > 0)
+                ;
+        }
+        *rfd = wake_slots[i].rfd;
+        return i;
+    }
+    return -1;
+}
+
+static void wake_release(int slot)
+{
+    if (slot >= 0)
+        atomic_store(&wake_slots[slot].active, 0);
+}
+
 int subprocess_run(const char *const *argv, const struct subprocess_opts *opts,
                    struct subprocess_result *res, exa_error_t *err)
 {
     static const struct subprocess_opts none = {0};
     int in_p[2] = {-1, -1}, out_p[2] = {-1, -1}, err_p[2] = {-1, -1};
     int rep_p[2] = {-1, -1};
-    int pidfd = -1;
+    int pidfd = -1, wake_fd = -1, slot = -1;
     int devnull = -1, child_errno = 0, status = 0, reaped = 0;
     size_t cap, written = 0;
     char **env = NULL;
@@ -173,6 +272,7 @@ int subprocess_run(const char *const *argv, const struct subprocess_opts *opts,
     res->timed_out = 0;
     res->truncated = 0;
     res->elapsed_s = 0;
+    res->wakeups = 0;
 
     if (pipe2(out_p, O_CLOEXEC) < 0 || pipe2(err_p, O_CLOEXEC) < 0 ||
         pipe2(rep_p, O_CLOEXEC) < 0)
@@ -238,16 +338,28 @@ int subprocess_run(const char *const *argv, const struct subprocess_opts *opts,
     }
     set_nonblock(out_p[0]);
     set_nonblock(err_p[0]);
+    /*
+     * The child is ours and not yet reaped, so its pid cannot be reused
+     * before pidfd_open. Without a pidfd, claim a SIGCHLD wake-up pipe:
+     * a SIGCHLD that came before the claim is covered by the waitpid
+     * every loop turn makes before it polls.
+     */
 #ifdef SYS_pidfd_open
-    pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+    if (atomic_load(&use_pidfd))
+        pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
 #endif
+    if (pidfd >= 0)
+        wake_fd = pidfd;
+    else
+        slot = wake_claim(&wake_fd);
     if (opts->timeout_s > 0)
         deadline = start + opts->timeout_s;
 
     while (!reaped) {
-        struct pollfd pfd[4]; /* stdin, stdout, stderr, pidfd */
+        struct pollfd pfd[4]; /* stdin, stdout, stderr, exit wake-up */
         int nfd = 0, wait_ms = -1;
         double now = subprocess_now();
+        pid_t w;
 
         /* Escalate: deadline -> SIGTERM, grace -> SIGKILL. */
         if (!term_sent && deadline > 0 && now >= deadline) {
@@ -270,6 +382,20 @@ int subprocess_run(const char *const *argv, const struct subprocess_opts *opts,
         else if (!term_sent && deadline > 0)
             wait_ms = (int)((deadline - now) * 1000) + 1;
 
+        /*
+         * A daemon the child left behind (ssh's ControlPersist master) may
+         * hold our pipes open forever: once the child itself has exited,
+         * take what is buffered and stop.
+         */
+        w = waitpid(pid, &status, WNOHANG);
+        if (w == pid || (w < 0 && errno == ECHILD)) {
+            if (w < 0)
+                status = 0; /* SIGCHLD ignored: reaped by the kernel */
+            reaped = 1;
+            drain(out_p[0], &res->out, cap, &over, &over_stream, "stdout");
+            drain(err_p[0], &res->err, cap, &over, &over_stream, "stderr");
+            break;
+        }
         if (in_p[1] >= 0) {
             pfd[nfd].fd = in_p[1];
             pfd[nfd++].events = POLLOUT;
@@ -282,54 +408,27 @@ int subprocess_run(const char *const *argv, const struct subprocess_opts *opts,
             pfd[nfd].fd = err_p[0];
             pfd[nfd++].events = POLLIN;
         }
-        /*
-         * A daemon the child left behind (ssh's ControlPersist master) may
-         * hold our pipes open forever: once the child itself has exited,
-         * take what is buffered and stop. pidfd tells us without polling;
-         * without it, look every 50 ms.
-         */
-        if (nfd > 0) {
-            pid_t w = waitpid(pid, &status, WNOHANG);
-            if (w == pid) {
-                reaped = 1;
-                drain(out_p[0], &res->out, cap, &over, &over_stream, "stdout");
-                drain(err_p[0], &res->err, cap, &over, &over_stream, "stderr");
-                break;
-            }
-            if (pidfd >= 0) {
-                pfd[nfd].fd = pidfd;
-                pfd[nfd++].events = POLLIN;
-            } else if (wait_ms < 0 || wait_ms > 50) {
-                wait_ms = 50;
-            }
+        if (wake_fd >= 0) {
+            pfd[nfd].fd = wake_fd;
+            pfd[nfd++].events = POLLIN;
+        } else if (wait_ms < 0 || wait_ms > 50) {
+            wait_ms = 50; /* every wake-up slot taken: look every 50 ms */
         }
-        if (nfd == 0) {
-            /* Pipes closed: wait for the exit, still honouring the caps. */
-            pid_t w = waitpid(pid, &status, WNOHANG);
-            if (w == pid) {
-                reaped = 1;
-                break;
-            }
-            if (w < 0 && errno != EINTR) {
-                reaped = 1;
-                status = 0;
-                break;
-            }
-            {
-                struct timespec ts = {0, 20 * 1000 * 1000};
-                nanosleep(&ts, NULL);
-            }
-            continue;
-        }
+        res->wakeups++;
         if (poll(pfd, (nfds_t)nfd, wait_ms) < 0) {
             if (errno == EINTR)
                 continue;
             break;
         }
         for (int i = 0; i < nfd; i++) {
-            if (!pfd[i].revents || pfd[i].fd == pidfd)
+            if (!pfd[i].revents)
                 continue;
-            if (pfd[i].fd == in_p[1]) {
+            if (pfd[i].fd == wake_fd) {
+                char buf[64];
+                if (slot >= 0)
+                    while (read(wake_fd, buf, sizeof(buf)) > 0)
+                        ;
+            } else if (pfd[i].fd == in_p[1]) {
                 r = write(in_p[1], opts->stdin_data + written,
                           opts->stdin_len - written);
                 if (r > 0)
@@ -363,6 +462,7 @@ int subprocess_run(const char *const *argv, const struct subprocess_opts *opts,
     close_fd(&out_p[0]);
     close_fd(&err_p[0]);
     close_fd(&pidfd);
+    wake_release(slot);
     sigaction(SIGPIPE, &old_pipe, NULL);
     res->elapsed_s = subprocess_now() - start;
 

@@ -43,13 +43,16 @@ struct subprocess_result {
     int timed_out; /* 1 when the timeout killed it */
     int truncated; /* 1 when an output cap killed it */
     double elapsed_s;
+    /* poll() calls the run made: about one per chunk of output plus one
+     * for the exit, however long the child ran (no periodic tick) */
+    unsigned wakeups;
     struct strbuf out; /* captured stdout (may hold NUL bytes) */
     struct strbuf err; /* captured stderr */
 };
 
 #define SUBPROCESS_RESULT_INIT                                                 \
     {                                                                          \
-        -1, 0, 0, 0, 0.0, STRBUF_INIT, STRBUF_INIT                             \
+        -1, 0, 0, 0, 0.0, 0, STRBUF_INIT, STRBUF_INIT                          \
     }
 
 /*
@@ -71,6 +74,16 @@ int subprocess_run(const char *const *argv, const struct subprocess_opts *opts,
 
 /* Release the strbufs of res and reset it to SUBPROCESS_RESULT_INIT. */
 void subprocess_result_release(struct subprocess_result *res);
+
+/*
+ * How a run learns that its child exited. on = 1 (the default): a pidfd
+ * (pidfd_open(2), Linux >= 5.3), with the SIGCHLD fallback where the
+ * kernel refuses it. on = 0: always the fallback, a SIGCHLD handler
+ * (installed once per process, SA_RESTART, chaining to the handler it
+ * replaced) that writes to a per-run self-pipe in the poll set. Both wake
+ * the run at the child's exit. Tests use 0 to cover the fallback.
+ */
+void subprocess_use_pidfd(int on);
 
 /* Monotonic clock in seconds (CLOCK_MONOTONIC). */
 double subprocess_now(void);

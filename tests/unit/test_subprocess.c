@@ -8,7 +8,11 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/types.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -160,6 +164,124 @@ static void test_background_daemon_holding_pipes(void **state)
     subprocess_result_release(&res);
 }
 
+/*
+ * Exit latency semantics, for both exit notifications. The child closes
+ * its stdout and stderr and keeps running: the run has no pipe left to
+ * wake it and must still see the exit (and its status) when it comes,
+ * through the pidfd or the SIGCHLD pipe, not through a periodic tick: the
+ * number of poll() calls stays a handful whatever the child's run time
+ * (a 20 ms tick over 0.5 s would be 25).
+ */
+static void check_exit_after_close(int pidfd)
+{
+    struct subprocess_result res = SUBPROCESS_RESULT_INIT;
+    const char *argv[] = {"sh", "-c",
+                          "echo early; exec >&- 2>&-; sleep 0.5; exit 7", NULL};
+
+    subprocess_use_pidfd(pidfd);
+    assert_int_equal(subprocess_run(argv, NULL, &res, NULL), 0);
+    subprocess_use_pidfd(1);
+    assert_int_equal(res.exit_code, 7);
+    assert_string_equal(res.out.buf, "early\n");
+    assert_true(res.wakeups >= 1);
+    assert_true(res.wakeups <= 6);
+    subprocess_result_release(&res);
+}
+
+static void test_exit_seen_after_pipes_close_pidfd(void **state)
+{
+    check_exit_after_close(1);
+}
+
+static void test_exit_seen_after_pipes_close_sigchld(void **state)
+{
+    check_exit_after_close(0);
+}
+
+/*
+ * The run ends at the child's exit although a grandchild still holds
+ * both pipes: proven by the grandchild being alive when the run returns
+ * (it sleeps 30 s; the test then ends it), for both notifications.
+ */
+static void check_daemon_alive_at_return(int pidfd)
+{
+    struct subprocess_result res = SUBPROCESS_RESULT_INIT;
+    const char *argv[] = {"sh", "-c", "sleep 30 & echo $!; exit 4", NULL};
+    long daemon;
+
+    subprocess_use_pidfd(pidfd);
+    assert_int_equal(subprocess_run(argv, NULL, &res, NULL), 0);
+    subprocess_use_pidfd(1);
+    assert_int_equal(res.exit_code, 4);
+    daemon = strtol(res.out.buf, NULL, 10);
+    assert_true(daemon > 1);
+    assert_int_equal(kill((pid_t)daemon, 0), 0);
+    kill((pid_t)daemon, SIGKILL);
+    assert_true(res.wakeups <= 6);
+    subprocess_result_release(&res);
+}
+
+static void test_daemon_alive_at_return_pidfd(void **state)
+{
+    check_daemon_alive_at_return(1);
+}
+
+static void test_daemon_alive_at_return_sigchld(void **state)
+{
+    check_daemon_alive_at_return(0);
+}
+
+/* The fallback keeps the caps: the timeout and the output cap still end
+ * the child, and stdin still round-trips. */
+static void test_sigchld_fallback_caps(void **state)
+{
+    struct subprocess_result res = SUBPROCESS_RESULT_INIT;
+    struct subprocess_opts o = {0};
+    exa_error_t err = EXA_ERROR_INIT;
+    const char *slow[] = {"sh", "-c", "sleep 30", NULL};
+    const char *yes[] = {"yes", NULL};
+    const char *cat[] = {"cat", NULL};
+
+    subprocess_use_pidfd(0);
+    o.timeout_s = 0.2;
+    assert_int_equal(subprocess_run(slow, &o, &res, &err), -1);
+    assert_int_equal(res.timed_out, 1);
+    assert_int_equal(err.code, EXA_ETIMEOUT);
+    o.timeout_s = 20;
+    o.max_output = 5000;
+    assert_int_equal(subprocess_run(yes, &o, &res, &err), -1);
+    assert_int_equal(res.truncated, 1);
+    assert_int_equal(res.out.len, 5000);
+    o.max_output = 0;
+    o.stdin_data = "abc";
+    o.stdin_len = 3;
+    assert_int_equal(subprocess_run(cat, &o, &res, &err), 0);
+    assert_string_equal(res.out.buf, "abc");
+    subprocess_use_pidfd(1);
+    subprocess_result_release(&res);
+}
+
+/* Many short runs in a row (as a scheduler loop makes): each sees its
+ * own exit status, none waits on another's wake-up. */
+static void test_many_short_runs(void **state)
+{
+    struct subprocess_result res = SUBPROCESS_RESULT_INIT;
+    const char *argv[] = {"sh", "-c", "exit $1", "sh", "0", NULL};
+    char code[8];
+
+    for (int mode = 0; mode < 2; mode++) {
+        subprocess_use_pidfd(mode);
+        for (int i = 0; i < 50; i++) {
+            snprintf(code, sizeof(code), "%d", i % 5);
+            argv[4] = code;
+            assert_int_equal(subprocess_run(argv, NULL, &res, NULL), 0);
+            assert_int_equal(res.exit_code, i % 5);
+        }
+    }
+    subprocess_use_pidfd(1);
+    subprocess_result_release(&res);
+}
+
 static void test_cwd(void **state)
 {
     struct subprocess_result res = SUBPROCESS_RESULT_INIT;
@@ -185,6 +307,12 @@ int main(void)
         cmocka_unit_test(test_output_cap),
         cmocka_unit_test(test_background_daemon_holding_pipes),
         cmocka_unit_test(test_cwd),
+        cmocka_unit_test(test_exit_seen_after_pipes_close_pidfd),
+        cmocka_unit_test(test_exit_seen_after_pipes_close_sigchld),
+        cmocka_unit_test(test_daemon_alive_at_return_pidfd),
+        cmocka_unit_test(test_daemon_alive_at_return_sigchld),
+        cmocka_unit_test(test_sigchld_fallback_caps),
+        cmocka_unit_test(test_many_short_runs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
