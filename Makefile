@@ -34,7 +34,8 @@ CPPFLAGS += -Isrc -include src/libutil/banned.h \
             -DEXA_DATADIR='"$(PREFIX)/share/exa"' \
             -DEXA_SRCDIR='"$(CURDIR)"'
 CFLAGS   += $(CSTD) $(WARN) $(OPT) $(PKG_CFLAGS) -MMD -MP
-LDLIBS   += $(PKG_LIBS) -lxgboost -lm -lpthread
+# libxgboost is dlopen()ed by libpipeline/forest.c, never linked
+LDLIBS   += $(PKG_LIBS) -ldl -lm -lpthread
 
 ifeq ($(SAN),1)
 CFLAGS   += -fsanitize=address,undefined -fno-omit-frame-pointer \
@@ -103,7 +104,7 @@ $(EXA_PC): Makefile VERSION
 	    'Requires.private: $(PKGS)' \
 	    'Cflags: -I$${includedir} -I$${includedir}/exa' \
 	    'Libs: -L$${libdir} -lexa' \
-	    'Libs.private: -lxgboost -lm -lpthread' >$@
+	    'Libs.private: -ldl -lm -lpthread' >$@
 
 $(CONSOLE_GEN): $(CONSOLE_ASSETS) scripts/embed-assets.sh
 	@mkdir -p $(dir $@)

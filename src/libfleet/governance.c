@@ -16,6 +16,7 @@
 
 #include "libstore/audit.h"
 #include "libutil/json.h"
+#include "libutil/sha256.h"
 #include "libutil/shquote.h"
 #include "libutil/strbuf.h"
 #include "libutil/target.h"
@@ -95,8 +96,7 @@ char *fleet_pubkey_fingerprint(const char *line, exa_error_t *err)
 {
     const char *p = line, *b64 = NULL;
     size_t b64len = 0;
-    unsigned char *blob = NULL, md[EVP_MAX_MD_SIZE];
-    unsigned int mdlen = 0;
+    unsigned char *blob = NULL, md[EXA_SHA256_LEN];
     unsigned char out[64];
     int n, pad = 0;
     char *res = NULL;
@@ -147,8 +147,8 @@ char *fleet_pubkey_fingerprint(const char *line, exa_error_t *err)
         exa_err(err, EXA_EPARSE, "public key is not valid base64");
         goto out;
     }
-    EVP_Digest(blob, (size_t)(n - pad), md, &mdlen, EVP_sha256(), NULL);
-    n = EVP_EncodeBlock(out, md, (int)mdlen);
+    exa_sha256(blob, (size_t)(n - pad), md);
+    n = EVP_EncodeBlock(out, md, EXA_SHA256_LEN);
     while (n > 0 && out[n - 1] == '=')
         n--;
     out[n] = '\0';
@@ -257,8 +257,6 @@ static json_t *jx_str_nz(const char *s)
 void gov_row_digest(const struct cluster_row *r, char hex[65])
 {
     json_t *o = json_object();
-    unsigned char md[EVP_MAX_MD_SIZE];
-    unsigned int mdlen = 0;
     char *canon;
     jx_set(o, "name", jx_str_nz(r->name));
     jx_set(o, "state", jx_str_nz(r->state));
@@ -272,10 +270,7 @@ void gov_row_digest(const struct cluster_row *r, char hex[65])
     jx_set(o, "host_key_fingerprint", jx_str_nz(r->host_key_fingerprint));
     jx_set(o, "approved_by", jx_str_nz(r->approved_by));
     canon = jx_dumps_canonical(o);
-    EVP_Digest(canon, strlen(canon), md, &mdlen, EVP_sha256(), NULL);
-    for (unsigned int i = 0; i < mdlen && i < 32; i++)
-        snprintf(hex + 2 * i, 3, "%02x", md[i]);
-    hex[64] = '\0';
+    exa_sha256_hex(canon, strlen(canon), hex);
     free(canon);
     json_decref(o);
 }

@@ -28,8 +28,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <openssl/evp.h>
-
 #include "libfleet/connect.h"
 #include "libfleet/gate.h"
 #include "libfleet/placement.h"
@@ -44,6 +42,7 @@
 #include "libstore/nodes.h"
 #include "libutil/atomic.h"
 #include "libutil/json.h"
+#include "libutil/sha256.h"
 #include "libutil/strbuf.h"
 #include "libutil/timeutil.h"
 #include "libutil/xalloc.h"
@@ -376,8 +375,7 @@ void cluster_run_id(const struct cluster_run_request *req,
     const struct zoo_model *zm = zoo_model_find(req->model, NULL);
     const struct zoo_dataset *zd = zoo_dataset_find(req->dataset, NULL);
     struct strbuf sb = STRBUF_INIT;
-    unsigned char md[EVP_MAX_MD_SIZE];
-    unsigned int mdlen = 0;
+    unsigned char md[EXA_SHA256_LEN];
 
     if (!r)
         r = &none;
@@ -410,7 +408,7 @@ void cluster_run_id(const struct cluster_run_request *req,
                 "hold=%d\n",
                 r->nodes, r->ntasks, r->cpus_per_task, r->gpus,
                 r->hold ? 1 : 0);
-    EVP_Digest(sb.buf, sb.len, md, &mdlen, EVP_sha256(), NULL);
+    exa_sha256(sb.buf, sb.len, md);
     for (size_t i = 0; i < CLUSTER_RUN_ID_LEN / 2; i++)
         xsnprintf(out + 2 * i, 3, "%02x", md[i]);
     out[CLUSTER_RUN_ID_LEN] = '\0';

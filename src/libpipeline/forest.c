@@ -2,10 +2,17 @@
  * forest.c - the XGBoost random forest (see forest.h). Every XGBoost call
  * is checked and its last-error text carried into exa_error_t; handles
  * are freed on every path.
+ *
+ * libxgboost (and its libgomp, libdmlc and libstdc++) is not linked: the
+ * first rf_train or rf_load_json dlopen()s it and takes the C API
+ * functions used here as pointers typed from <xgboost/c_api.h>, so every
+ * command that neither trains nor predicts starts without mapping it.
  */
 #include "libpipeline/forest.h"
 
+#include <dlfcn.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <xgboost/c_api.h>
@@ -16,23 +23,96 @@ struct rf_model {
     BoosterHandle booster;
 };
 
-static void quiet_once(void)
+/* The XGBoost C API functions forest.c calls, resolved by xgb_load(). */
+static struct {
+    __typeof__(&XGBGetLastError) GetLastError;
+    __typeof__(&XGBSetGlobalConfig) SetGlobalConfig;
+    __typeof__(&XGDMatrixCreateFromMat) DMatrixCreateFromMat;
+    __typeof__(&XGDMatrixSetFloatInfo) DMatrixSetFloatInfo;
+    __typeof__(&XGDMatrixFree) DMatrixFree;
+    __typeof__(&XGBoosterCreate) BoosterCreate;
+    __typeof__(&XGBoosterFree) BoosterFree;
+    __typeof__(&XGBoosterSetParam) BoosterSetParam;
+    __typeof__(&XGBoosterUpdateOneIter) BoosterUpdateOneIter;
+    __typeof__(&XGBoosterPredict) BoosterPredict;
+    __typeof__(&XGBoosterSaveModelToBuffer) BoosterSaveModelToBuffer;
+    __typeof__(&XGBoosterLoadModelFromBuffer) BoosterLoadModelFromBuffer;
+} xgb;
+static pthread_once_t xgb_once = PTHREAD_ONCE_INIT;
+static char xgb_error[512]; /* empty when loaded */
+
+const char *rf_library_name(void)
 {
-    static int done;
-    if (!done) {
-        XGBSetGlobalConfig("{\"verbosity\": 0}");
-        done = 1;
+    const char *e = getenv("EXAMLOPS_XGBOOST_LIBRARY");
+    return e && *e ? e : RF_LIBRARY;
+}
+
+static void xgb_open(void)
+{
+    const char *name = rf_library_name();
+    void *h = dlopen(name, RTLD_NOW | RTLD_LOCAL);
+    const char *missing = NULL;
+
+    if (!h) {
+        const char *why = dlerror();
+        snprintf(xgb_error, sizeof(xgb_error),
+                 "cannot load XGBoost library '%s': %s (install Debian's "
+                 "libxgboost0, or set EXAMLOPS_XGBOOST_LIBRARY)",
+                 name, why ? why : "unknown error");
+        return;
     }
+#define XGB_SYM(field, sym)                                                    \
+    do {                                                                       \
+        *(void **)&xgb.field = dlsym(h, #sym);                                 \
+        if (!xgb.field && !missing)                                            \
+            missing = #sym;                                                    \
+    } while (0)
+    XGB_SYM(GetLastError, XGBGetLastError);
+    XGB_SYM(SetGlobalConfig, XGBSetGlobalConfig);
+    XGB_SYM(DMatrixCreateFromMat, XGDMatrixCreateFromMat);
+    XGB_SYM(DMatrixSetFloatInfo, XGDMatrixSetFloatInfo);
+    XGB_SYM(DMatrixFree, XGDMatrixFree);
+    XGB_SYM(BoosterCreate, XGBoosterCreate);
+    XGB_SYM(BoosterFree, XGBoosterFree);
+    XGB_SYM(BoosterSetParam, XGBoosterSetParam);
+    XGB_SYM(BoosterUpdateOneIter, XGBoosterUpdateOneIter);
+    XGB_SYM(BoosterPredict, XGBoosterPredict);
+    XGB_SYM(BoosterSaveModelToBuffer, XGBoosterSaveModelToBuffer);
+    XGB_SYM(BoosterLoadModelFromBuffer, XGBoosterLoadModelFromBuffer);
+#undef XGB_SYM
+    if (missing) {
+        snprintf(xgb_error, sizeof(xgb_error),
+                 "XGBoost library '%s' lacks '%s' (XGBoost 1.6 or later "
+                 "expected)",
+                 name, missing);
+        dlclose(h);
+        return;
+    }
+    xgb.SetGlobalConfig("{\"verbosity\": 0}");
+}
+
+/* Load libxgboost once per process; 0, or -1 with err naming it. */
+static int xgb_load(exa_error_t *err)
+{
+    pthread_once(&xgb_once, xgb_open);
+    if (xgb_error[0])
+        return exa_err(err, EXA_EFAIL, "%s", xgb_error);
+    return 0;
+}
+
+int rf_available(exa_error_t *err)
+{
+    return xgb_load(err);
 }
 
 static int xgb_err(exa_error_t *err, const char *what)
 {
-    return exa_err(err, EXA_EFAIL, "xgboost %s: %s", what, XGBGetLastError());
+    return exa_err(err, EXA_EFAIL, "xgboost %s: %s", what, xgb.GetLastError());
 }
 
 static int set(BoosterHandle b, const char *k, const char *v, exa_error_t *err)
 {
-    if (XGBoosterSetParam(b, k, v))
+    if (xgb.BoosterSetParam(b, k, v))
         return xgb_err(err, k);
     return 0;
 }
@@ -52,7 +132,8 @@ rf_model_t *rf_train(const float *X, size_t nrow, size_t ncol, const float *y,
     rf_model_t *m;
     double mean = 0;
 
-    quiet_once();
+    if (xgb_load(err) < 0)
+        return NULL;
     if (!nrow) {
         exa_err(err, EXA_EFAIL, "no rows to train on");
         return NULL;
@@ -60,15 +141,16 @@ rf_model_t *rf_train(const float *X, size_t nrow, size_t ncol, const float *y,
     for (size_t i = 0; i < nrow; i++)
         mean += y[i];
     mean /= (double)nrow;
-    if (XGDMatrixCreateFromMat(X, (bst_ulong)nrow, (bst_ulong)ncol, NAN, &d)) {
+    if (xgb.DMatrixCreateFromMat(X, (bst_ulong)nrow, (bst_ulong)ncol, NAN,
+                                 &d)) {
         xgb_err(err, "creating training matrix");
         return NULL;
     }
-    if (XGDMatrixSetFloatInfo(d, "label", y, (bst_ulong)nrow)) {
+    if (xgb.DMatrixSetFloatInfo(d, "label", y, (bst_ulong)nrow)) {
         xgb_err(err, "setting labels");
         goto fail;
     }
-    if (XGBoosterCreate(&d, 1, &b)) {
+    if (xgb.BoosterCreate(&d, 1, &b)) {
         xgb_err(err, "creating booster");
         goto fail;
     }
@@ -82,18 +164,18 @@ rf_model_t *rf_train(const float *X, size_t nrow, size_t ncol, const float *y,
         set(b, "lambda", "1e-5", err) || setf(b, "base_score", mean, err) ||
         setf(b, "seed", p->seed, err) || setf(b, "nthread", p->nthread, err))
         goto fail;
-    if (XGBoosterUpdateOneIter(b, 0, d)) {
+    if (xgb.BoosterUpdateOneIter(b, 0, d)) {
         xgb_err(err, "training");
         goto fail;
     }
-    XGDMatrixFree(d);
+    xgb.DMatrixFree(d);
     m = xcalloc(1, sizeof(*m));
     m->booster = b;
     return m;
 fail:
     if (b)
-        XGBoosterFree(b);
-    XGDMatrixFree(d);
+        xgb.BoosterFree(b);
+    xgb.DMatrixFree(d);
     return NULL;
 }
 
@@ -106,21 +188,21 @@ int rf_predict(rf_model_t *m, const float *X, size_t nrow, size_t ncol,
 
     if (!nrow)
         return 0;
-    if (XGDMatrixCreateFromMat(X, (bst_ulong)nrow, (bst_ulong)ncol, NAN, &d))
+    if (xgb.DMatrixCreateFromMat(X, (bst_ulong)nrow, (bst_ulong)ncol, NAN, &d))
         return xgb_err(err, "creating prediction matrix");
-    if (XGBoosterPredict(m->booster, d, 0, 0, 0, &len, &res)) {
-        XGDMatrixFree(d);
+    if (xgb.BoosterPredict(m->booster, d, 0, 0, 0, &len, &res)) {
+        xgb.DMatrixFree(d);
         return xgb_err(err, "predicting");
     }
     if (len != nrow) {
-        XGDMatrixFree(d);
+        xgb.DMatrixFree(d);
         return exa_err(err, EXA_EFAIL,
                        "xgboost returned %llu predictions for %zu rows",
                        (unsigned long long)len, nrow);
     }
     for (size_t i = 0; i < nrow; i++)
         out[i] = res[i];
-    XGDMatrixFree(d);
+    xgb.DMatrixFree(d);
     return 0;
 }
 
@@ -128,8 +210,8 @@ int rf_save_json(rf_model_t *m, struct strbuf *out, exa_error_t *err)
 {
     bst_ulong len = 0;
     const char *buf = NULL;
-    if (XGBoosterSaveModelToBuffer(m->booster, "{\"format\": \"json\"}", &len,
-                                   &buf))
+    if (xgb.BoosterSaveModelToBuffer(m->booster, "{\"format\": \"json\"}", &len,
+                                     &buf))
         return xgb_err(err, "saving model");
     strbuf_add(out, buf, (size_t)len);
     return 0;
@@ -139,15 +221,16 @@ rf_model_t *rf_load_json(const char *buf, size_t len, exa_error_t *err)
 {
     BoosterHandle b = NULL;
     rf_model_t *m;
-    quiet_once();
-    if (XGBoosterCreate(NULL, 0, &b)) {
+    if (xgb_load(err) < 0)
+        return NULL;
+    if (xgb.BoosterCreate(NULL, 0, &b)) {
         xgb_err(err, "creating booster");
         return NULL;
     }
-    if (XGBoosterLoadModelFromBuffer(b, buf, (bst_ulong)len)) {
+    if (xgb.BoosterLoadModelFromBuffer(b, buf, (bst_ulong)len)) {
         exa_err(err, EXA_EPARSE, "xgboost loading model: %s",
-                XGBGetLastError());
-        XGBoosterFree(b);
+                xgb.GetLastError());
+        xgb.BoosterFree(b);
         return NULL;
     }
     m = xcalloc(1, sizeof(*m));
@@ -159,6 +242,6 @@ void rf_destroy(rf_model_t *m)
 {
     if (!m)
         return;
-    XGBoosterFree(m->booster);
+    xgb.BoosterFree(m->booster);
     free(m);
 }

@@ -41,9 +41,25 @@ struct rf_params {
 typedef struct rf_model rf_model_t;
 
 /*
+ * libxgboost is loaded at run time (dlopen(3)) by the first rf_train or
+ * rf_load_json, never at start-up: RF_LIBRARY, the soname of Debian's
+ * libxgboost0, or the path in EXAMLOPS_XGBOOST_LIBRARY when set (for a
+ * build elsewhere, and for tests of a missing library). A load failure
+ * is EXA_EFAIL, "cannot load XGBoost library 'NAME': <dlerror>", and
+ * every later call in the process gives the same error.
+ */
+#define RF_LIBRARY "libxgboost.so.0"
+
+/* The library name rf_train/rf_load_json load (static string or env). */
+const char *rf_library_name(void);
+
+/* Load libxgboost now: 0, or -1 with err as described above. */
+int rf_available(exa_error_t *err);
+
+/*
  * Train on X (nrow x ncol floats, row-major) against y (nrow). nrow must
  * be >= 1. Returns the model (free with rf_destroy) or NULL with err
- * (EXA_EFAIL with XGBoost's message).
+ * (EXA_EFAIL with XGBoost's message, or the load error above).
  */
 rf_model_t *rf_train(const float *X, size_t nrow, size_t ncol, const float *y,
                      const struct rf_params *p, exa_error_t *err);
@@ -55,7 +71,8 @@ int rf_predict(rf_model_t *m, const float *X, size_t nrow, size_t ncol,
 /* Append the model in XGBoost's JSON model format to out. 0/-1. */
 int rf_save_json(rf_model_t *m, struct strbuf *out, exa_error_t *err);
 
-/* Load a model saved by rf_save_json. NULL with err (EXA_EPARSE). */
+/* Load a model saved by rf_save_json. NULL with err (EXA_EPARSE; EXA_EFAIL
+ * when libxgboost cannot be loaded). */
 rf_model_t *rf_load_json(const char *buf, size_t len, exa_error_t *err);
 
 void rf_destroy(rf_model_t *m);

@@ -9,7 +9,6 @@
 #include "libpipeline/train.h"
 
 #include <math.h>
-#include <openssl/evp.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +16,7 @@
 
 #include "libutil/atomic.h"
 #include "libutil/json.h"
+#include "libutil/sha256.h"
 #include "libutil/strbuf.h"
 #include "libutil/timeutil.h"
 #include "libutil/xalloc.h"
@@ -28,12 +28,7 @@ static const char *const feature_columns[JPCP_NFEAT] = {"num_nodes_req",
 
 void sha256_hex(const void *buf, size_t len, char hex[65])
 {
-    unsigned char md[EVP_MAX_MD_SIZE];
-    unsigned int mdlen = 0;
-    EVP_Digest(buf, len, md, &mdlen, EVP_sha256(), NULL);
-    for (unsigned int i = 0; i < 32; i++)
-        snprintf(hex + 2 * i, 3, "%02x", i < mdlen ? md[i] : 0);
-    hex[64] = '\0';
+    exa_sha256_hex(buf, len, hex);
 }
 
 static void progress(const struct train_request *req, const char *step,

@@ -3,7 +3,6 @@
  */
 #include "libstore/audit.h"
 
-#include <openssl/evp.h>
 #include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +10,7 @@
 #include <unistd.h>
 
 #include "libutil/json.h"
+#include "libutil/sha256.h"
 #include "libutil/strbuf.h"
 #include "libutil/xalloc.h"
 
@@ -23,8 +23,6 @@ void audit_hash(const char *prev_hash, const char *ts, const char *source,
 {
     json_t *o = json_object();
     json_t *details = NULL;
-    unsigned char md[EVP_MAX_MD_SIZE];
-    unsigned int mdlen = 0;
     char *canon;
     struct strbuf sb = STRBUF_INIT;
 
@@ -39,10 +37,7 @@ void audit_hash(const char *prev_hash, const char *ts, const char *source,
     canon = jx_dumps_canonical(o);
     strbuf_addstr(&sb, prev_hash);
     strbuf_addstr(&sb, canon);
-    EVP_Digest(sb.buf, sb.len, md, &mdlen, EVP_sha256(), NULL);
-    for (unsigned int i = 0; i < mdlen && i < 32; i++)
-        snprintf(hex + 2 * i, 3, "%02x", md[i]);
-    hex[64] = '\0';
+    exa_sha256_hex(sb.buf, sb.len, hex);
     free(canon);
     strbuf_release(&sb);
     json_decref(o);

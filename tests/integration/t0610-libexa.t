@@ -38,7 +38,7 @@ like "$CF" "^-I$LIB/pkgconfig/\.\./\.\./include -I$LIB/pkgconfig/\.\./\.\./inclu
 ok "no flag points at the source tree" sh -c "! printf '%s\n' \"$CF $LIBS\" | grep -q '$SRCDIR'"
 st=$(pkg-config --static --libs exa)
 miss=
-for l in -lexa -lxgboost -lm -lpthread -ljansson -lsqlite3 -lyaml -lmicrohttpd -lcurl -lcrypto; do
+for l in -lexa -ldl -lm -lpthread -ljansson -lsqlite3 -lyaml -lmicrohttpd -lcurl -lcrypto; do
     grep -qw -- "$l" <<<" $st " || miss="$miss $l"
 done
 is "$miss" "" "--static adds the private libraries and the Requires.private ones"
@@ -70,7 +70,7 @@ export LD_LIBRARY_PATH=$LIB
 like "$(ldd "$T/sw" | grep libexa)" "libexa.so.0 => $LIB/libexa.so.0" "it runs against the installed libexa.so"
 # libexa.a with the dependencies shared (Debian ships no static libcurl
 # dependency chain, so a fully static --static link cannot be tested here)
-STATIC="$LIB/libexa.a $(pkg-config --libs $(pkg-config --print-requires-private exa)) -lxgboost -lm -lpthread"
+STATIC="$LIB/libexa.a $(pkg-config --libs $(pkg-config --print-requires-private exa)) -ldl -lm -lpthread"
 ( cd "$T" && cc -std=c11 -Wall -Wextra -Werror $SANFL submit-wait.c $CF $STATIC -o sw-static ) 2>"$T/cc2.err"
 is "$?" 0 "and against libexa.a, its dependencies from Requires.private and Libs.private"
 [ -s "$T/cc2.err" ] && diag "$(head -c 800 "$T/cc2.err")"
