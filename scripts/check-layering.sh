@@ -12,8 +12,8 @@
 #   3. a layer includes a layer above it (the order of DESIGN.md §2:
 #      libutil < libhostlist < libres < libtransport < libsched <
 #      libdiscovery < libstore < libauth < libfleet < libobserve <
-#      libpipeline < libview < libwork, libtask, libprovision, libworker < cmd,
-#      server; cmd/ and server/ are the one front-end tier, and server/
+#      libpipeline < libview < libwork, libtask, libprovision, libworker < libmcp
+#      < cmd, server; cmd/ and server/ are the one front-end tier, and server/
 #      never includes cmd/);
 #   4. a C string literal outside src/libstore/ holds an SQL statement
 #      keyword (SELECT INSERT UPDATE DELETE CREATE, upper case, as a word):
@@ -37,6 +37,7 @@ use strict; use warnings;
 my %layer = (libutil=>0, libhostlist=>1, libres=>1.5, libtransport=>2, libsched=>3,
              libdiscovery=>4, libstore=>5, libauth=>5.5, libfleet=>6, libobserve=>7,
              libpipeline=>8, libview=>8.5, libwork=>9, libtask=>9, libprovision=>9, libworker=>9,
+             libmcp=>9.5,
              cmd=>10, server=>10);
 my %allow; my %used;
 for (@ARGV) { $allow{$_} = 1; }

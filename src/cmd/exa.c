@@ -20,7 +20,7 @@
 
 static const struct exa_group *const groups[] = {
     &group_pipeline, &group_models, &group_hpc, &group_finops,
-    &group_auth,     &group_debug,  NULL,
+    &group_auth,     &group_debug,  &group_mcp, NULL,
 };
 
 /* Top-level commands that are not groups (`exa train` runs on clusters). */

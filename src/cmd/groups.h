@@ -13,6 +13,7 @@ extern const struct exa_group group_hpc;
 extern const struct exa_group group_finops;
 extern const struct exa_group group_debug;
 extern const struct exa_group group_auth;
+extern const struct exa_group group_mcp;
 
 /* `exa train`, the payload of cluster runs (pipeline.c). */
 #define TRAIN_USAGE                                                            \

@@ -1024,6 +1024,8 @@ static int decide(store_t *st, const char *regpath, const char *name,
         jx_set(d, "host", jx_str(row.host));
         jx_set(d, "key_fingerprint", jx_str(row.key_fingerprint));
         jx_set(d, "host_key_fingerprint", jx_str(row.host_key_fingerprint));
+        if (reason)
+            jx_set(d, "reason", jx_str(reason));
     } else {
         jx_set(d, "reason", jx_str(reason));
     }
@@ -1055,6 +1057,15 @@ int gov_approve(store_t *st, const char *regpath, const char *name,
                 struct gov_result *res, exa_error_t *err)
 {
     return decide(st, regpath, name, GOV_APPROVE, NULL, seen, actor, res, err);
+}
+
+int gov_approve_reason(store_t *st, const char *regpath, const char *name,
+                       const char *reason, const struct cluster_row *seen,
+                       const char *actor, struct gov_result *res,
+                       exa_error_t *err)
+{
+    return decide(st, regpath, name, GOV_APPROVE, reason, seen, actor, res,
+                  err);
 }
 
 int gov_reject(store_t *st, const char *regpath, const char *name,

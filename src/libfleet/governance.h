@@ -149,6 +149,15 @@ int gov_approve(store_t *st, const char *regpath, const char *name,
 int gov_reject(store_t *st, const char *regpath, const char *name,
                const char *reason, const struct cluster_row *seen,
                const char *actor, struct gov_result *res, exa_error_t *err);
+/*
+ * gov_approve that also records reason (may be NULL) as "reason" in the
+ * `cluster_approved` event's details (MCP's hpc_approve_cluster, whose
+ * caller says why); the row's reason column is cleared as by gov_approve.
+ */
+int gov_approve_reason(store_t *st, const char *regpath, const char *name,
+                       const char *reason, const struct cluster_row *seen,
+                       const char *actor, struct gov_result *res,
+                       exa_error_t *err);
 
 /*
  * The `exa hpc connect` command line that registers d's connection
