@@ -113,7 +113,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     mcp_session_release(&sess);
 
     {
-        char *p = hlen ? hdr + 1 : NULL;
+        /* the line is cut at a NUL byte, like a header value */
+        char *p = *hdr ? hdr + 1 : NULL;
         for (int i = 0; i < 5 && p; i++) {
             char *bar = strchr(p, '|');
             if (bar)
@@ -123,9 +124,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         }
     }
     memset(&req, 0, sizeof(req));
-    req.method = hlen && hdr[0] == 'G'   ? MCP_HTTP_GET
-                 : hlen && hdr[0] == 'D' ? MCP_HTTP_DELETE
-                                         : MCP_HTTP_POST;
+    req.method = hdr[0] == 'G'   ? MCP_HTTP_GET
+                 : hdr[0] == 'D' ? MCP_HTTP_DELETE
+                                 : MCP_HTTP_POST;
     req.host = f[0] ? f[0] : "localhost";
     req.origin = f[1];
     req.session_id = f[2] && !strcmp(f[2], "*") ? last_sid : f[2];
