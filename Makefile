@@ -54,6 +54,9 @@ CMD_OBJ  := $(CMD_SRC:%.c=$(BUILDDIR)/%.o)
 CONSOLE_ASSETS := $(sort $(wildcard src/server/console/*))
 CONSOLE_GEN := $(BUILDDIR)/gen/console_assets.c
 CMD_OBJ  += $(CONSOLE_GEN:.c=.o)
+# the OpenAPI document of the REST API, compiled in (server/api.h)
+OPENAPI_GEN := $(BUILDDIR)/gen/openapi_json.c
+CMD_OBJ  += $(OPENAPI_GEN:.c=.o)
 UNIT_OBJ := $(UNIT_HELPERS:%.c=$(BUILDDIR)/%.o)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILDDIR)/tests/%)
 LIBEXA   := $(BUILDDIR)/libexa.a
@@ -111,6 +114,13 @@ $(CONSOLE_GEN): $(CONSOLE_ASSETS) scripts/embed-assets.sh
 	scripts/embed-assets.sh $@ $(CONSOLE_ASSETS)
 
 $(CONSOLE_GEN:.c=.o): $(CONSOLE_GEN) src/server/console.h
+	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
+
+$(OPENAPI_GEN): doc/openapi.json scripts/embed-file.sh
+	@mkdir -p $(dir $@)
+	scripts/embed-file.sh $@ api_openapi_json doc/openapi.json
+
+$(OPENAPI_GEN:.c=.o): $(OPENAPI_GEN)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
 
 $(EXA): $(CMD_OBJ) $(LIBEXA)

@@ -28,11 +28,17 @@ static const struct exa_cmd top_cmds[] = {
     {"train", cmd_train, TRAIN_USAGE,
      "train a model in this process (the payload of cluster runs)", NULL},
     {"serve", cmd_serve, SERVE_USAGE,
-     "serve Prometheus /metrics and /healthz over HTTP",
+     "serve /metrics, /healthz, the REST API and the Facility console",
      "Collects every EXAMLOPS_EXPORTER_INTERVAL_S (default 30) seconds: one\n"
      "sinfo and one squeue per ACTIVE cluster, cached for all scrapes.\n"
      "--listen defaults to 127.0.0.1:9477 (EXAMLOPS_SERVE_LISTEN); --once\n"
-     "collects once and prints the exposition instead of serving."},
+     "collects once and prints the exposition instead of serving.\n"
+     "The REST API (/api/v1/, doc/openapi.json) and the console (/) need a\n"
+     "token from 'exa auth token create'. --tls-cert/--tls-key serve HTTPS;\n"
+     "a listen address beyond loopback without TLS is refused unless\n"
+     "--insecure-http (a TLS reverse proxy in front; add --secure-cookies).\n"
+     "--metrics-token TOKEN (or EXAMLOPS_SERVE_METRICS_TOKEN) makes /metrics\n"
+     "need 'Authorization: Bearer TOKEN'. See doc/console.md."},
     {NULL},
 };
 

@@ -20,8 +20,12 @@ extern const struct exa_group group_mcp;
     "--model M --dataset D --dataset-path FILE --out DIR [--dummy]"
 int cmd_train(struct exa_ctx *ctx, int argc, char **argv);
 
-/* `exa serve`, HTTP: /metrics and /healthz (serve.c). */
-#define SERVE_USAGE "[--listen HOST:PORT] [--interval SECONDS] [--once]"
+/* `exa serve`: /metrics, /healthz, the REST API and the console
+ * (serve.c). */
+#define SERVE_USAGE                                                            \
+    "[--listen HOST:PORT] [--interval SECONDS] [--once] "                      \
+    "[--tls-cert FILE --tls-key FILE] [--insecure-http] "                      \
+    "[--metrics-token TOKEN] [--secure-cookies]"
 int cmd_serve(struct exa_ctx *ctx, int argc, char **argv);
 
 #endif

@@ -10,10 +10,12 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <openssl/crypto.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include "cmd/groups.h"
@@ -22,6 +24,7 @@
 #include "libobserve/promtext.h"
 #include "libutil/strbuf.h"
 #include "libutil/xalloc.h"
+#include "server/api.h"
 #include "server/console.h"
 #include "server/http.h"
 
@@ -37,12 +40,39 @@ static void scrape_free(void *cls)
     obs_scrape_end(cls);
 }
 
+struct metrics_ctx {
+    struct obs_exporter *ex;
+    const char *token; /* --metrics-token; NULL: /metrics is open */
+};
+
+/* 1 when the request carries "Authorization: Bearer TOKEN" (constant
+ * time in the token's length). */
+static int metrics_allowed(const struct metrics_ctx *m,
+                           const struct http_request *req)
+{
+    const char *h = http_request_header(req, "Authorization");
+    size_t n = strlen(m->token);
+    if (!h || strncasecmp(h, "Bearer ", 7))
+        return 0;
+    h += 7;
+    return strlen(h) == n && CRYPTO_memcmp(h, m->token, n) == 0;
+}
+
 /* /metrics streams the shared cached render: no per-scrape copy. */
 static int h_metrics(void *ctx, const struct http_request *req,
                      struct http_response *resp)
 {
-    struct obs_scrape *sc = obs_exporter_scrape_begin(ctx);
-    (void)req;
+    struct metrics_ctx *m = ctx;
+    struct obs_scrape *sc;
+    if (m->token && !metrics_allowed(m, req)) {
+        resp->status = 401;
+        resp->body = xstrdup("a metrics token is required\n");
+        resp->len = strlen(resp->body);
+        http_response_header(resp, "WWW-Authenticate",
+                             "Bearer realm=\"exa metrics\"");
+        return 0;
+    }
+    sc = obs_exporter_scrape_begin(m->ex);
     resp->content_type = PROM_CONTENT_TYPE;
     resp->len = obs_scrape_len(sc);
     resp->read = scrape_read;
@@ -77,14 +107,54 @@ static int parse_interval(struct exa_ctx *ctx, const char *what, const char *s,
     return 0;
 }
 
+/* Read a PEM file of at most 1 MiB into a new string; NULL after
+ * printing the error (exit status in *rc). */
+static char *read_pem(struct exa_ctx *ctx, const char *opt, const char *path,
+                      int *rc)
+{
+    FILE *fp = fopen(path, "rb");
+    struct strbuf sb = STRBUF_INIT;
+    char buf[4096];
+    size_t n;
+    if (!fp) {
+        *rc = out_errorf(ctx, EXA_ECONFIG, NULL, "%s '%s': %s", opt, path,
+                         strerror(errno));
+        return NULL;
+    }
+    while ((n = fread(buf, 1, sizeof(buf), fp)) > 0 && sb.len < (1u << 20))
+        strbuf_add(&sb, buf, n);
+    fclose(fp);
+    if (sb.len >= (1u << 20) || !strstr(sb.buf, "-----BEGIN ")) {
+        *rc = out_errorf(ctx, EXA_ECONFIG, NULL,
+                         "%s '%s': expected a PEM file (-----BEGIN ...)", opt,
+                         path);
+        strbuf_release(&sb);
+        return NULL;
+    }
+    return strbuf_detach(&sb, NULL);
+}
+
 int cmd_serve(struct exa_ctx *ctx, int argc, char **argv)
 {
+    enum { O_CERT = 256, O_KEY, O_INSECURE, O_MTOKEN, O_SECURE_COOKIES };
     static const struct option opts[] = {
         {"listen", required_argument, NULL, 'l'},
         {"interval", required_argument, NULL, 'i'},
         {"once", no_argument, NULL, 'o'},
+        {"tls-cert", required_argument, NULL, O_CERT},
+        {"tls-key", required_argument, NULL, O_KEY},
+        {"insecure-http", no_argument, NULL, O_INSECURE},
+        {"metrics-token", required_argument, NULL, O_MTOKEN},
+        {"secure-cookies", no_argument, NULL, O_SECURE_COOKIES},
         {NULL, 0, NULL, 0},
     };
+    const char *cert_path = NULL, *key_path = NULL;
+    char *cert = NULL, *key = NULL;
+    int insecure = 0, secure_cookies = 0;
+    struct metrics_ctx mctx = {NULL, getenv("EXAMLOPS_SERVE_METRICS_TOKEN")};
+    struct http_options hopt;
+    struct api_config acfg;
+    struct api *api = NULL;
     const char *listen = getenv("EXAMLOPS_SERVE_LISTEN");
     const char *env_iv = getenv("EXAMLOPS_EXPORTER_INTERVAL_S");
     double interval = OBS_DEFAULT_INTERVAL_S;
@@ -115,12 +185,34 @@ int cmd_serve(struct exa_ctx *ctx, int argc, char **argv)
         case 'o':
             once = 1;
             break;
+        case O_CERT:
+            cert_path = optarg;
+            break;
+        case O_KEY:
+            key_path = optarg;
+            break;
+        case O_INSECURE:
+            insecure = 1;
+            break;
+        case O_MTOKEN:
+            mctx.token = optarg;
+            break;
+        case O_SECURE_COOKIES:
+            secure_cookies = 1;
+            break;
         default:
             return out_usage(ctx, "unknown option '%s'", argv[optind - 1]);
         }
     }
     if (optind < argc)
         return out_usage(ctx, "unexpected argument '%s'", argv[optind]);
+    if (!cert_path != !key_path)
+        return out_usage(ctx, "--tls-cert and --tls-key go together");
+    if (mctx.token && !*mctx.token)
+        mctx.token = NULL;
+    if (mctx.token && strlen(mctx.token) < 16)
+        return out_usage(ctx, "--metrics-token must be at least 16 "
+                              "characters");
 
     ex = obs_exporter_new(NULL, interval, obs_collect_factory, &cctx);
     if (once) {
@@ -147,31 +239,76 @@ int cmd_serve(struct exa_ctx *ctx, int argc, char **argv)
     sigaddset(&set, SIGTERM);
     pthread_sigmask(SIG_BLOCK, &set, NULL);
 
+    if (cert_path && (!(cert = read_pem(ctx, "--tls-cert", cert_path, &rc)) ||
+                      !(key = read_pem(ctx, "--tls-key", key_path, &rc)))) {
+        free(cert);
+        obs_exporter_free(ex);
+        return rc;
+    }
+    mctx.ex = ex;
     srv = http_server_new();
-    http_route(srv, "GET", "/metrics", h_metrics, ex);
+    memset(&hopt, 0, sizeof(hopt));
+    hopt.max_body = 64 * 1024;
+    hopt.tls_cert_pem = cert;
+    hopt.tls_key_pem = key;
+    http_server_options(srv, &hopt);
+    if (key)
+        memset(key, 0, strlen(key));
+    free(key);
+    free(cert);
+    memset(&acfg, 0, sizeof(acfg));
+    acfg.secure_cookies = secure_cookies;
+    http_route(srv, "GET", "/metrics", h_metrics, &mctx);
     http_route(srv, "GET", "/healthz", h_healthz, ex);
+    api = api_register(srv, &acfg);
     console_register(srv);
     if (http_server_listen(srv, listen, &err) < 0) {
         http_server_free(srv);
+        api_free(api);
         obs_exporter_free(ex);
         return out_error(ctx, &err, NULL);
     }
-    if (!http_server_is_loopback(srv))
+    if (!http_server_is_loopback(srv) && !http_server_is_tls(srv)) {
+        if (!insecure) {
+            http_server_free(srv);
+            api_free(api);
+            obs_exporter_free(ex);
+            return out_errorf(ctx, EXA_EUSAGE,
+                              "give --tls-cert FILE --tls-key FILE, or "
+                              "--insecure-http behind a TLS reverse proxy",
+                              "refusing to listen on '%s' beyond loopback "
+                              "without TLS: tokens and session cookies "
+                              "would cross the network in clear text",
+                              listen);
+        }
+        out_warn(ctx,
+                 "listening on '%s', beyond loopback, without TLS "
+                 "(--insecure-http): tokens cross the network in clear "
+                 "text unless a TLS reverse proxy is in front",
+                 listen);
+    }
+    if (!http_server_is_loopback(srv) && !mctx.token)
         out_warn(ctx,
                  "listening on '%s', beyond loopback: /metrics has no "
-                 "authentication; restrict it with a firewall",
+                 "authentication; give --metrics-token or restrict it with "
+                 "a firewall",
                  listen);
     if (obs_exporter_start(ex, &err) < 0) {
         http_server_free(srv);
+        api_free(api);
         obs_exporter_free(ex);
         return out_error(ctx, &err, NULL);
     }
-    out_info(ctx, "Serving /metrics and /healthz on port %d (every %gs)",
-             http_server_port(srv), interval);
+    out_info(ctx,
+             "Serving /metrics, /healthz, the REST API (/api/v1/) and the "
+             "console on port %d over %s (every %gs)",
+             http_server_port(srv), http_server_is_tls(srv) ? "https" : "http",
+             interval);
     fflush(stdout);
     while (sigwait(&set, &sig) != 0)
         ;
     http_server_free(srv);
+    api_free(api);
     obs_exporter_free(ex);
     return 0;
 }

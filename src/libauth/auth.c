@@ -245,11 +245,55 @@ static int token_shape_ok(const char *s)
     return s[AUTH_TOKEN_LEN] == '\0';
 }
 
+/* The revocation, expiry and role checks of a found row r (released). */
+static int check_row(struct token_row *r, struct auth_principal *out,
+                     exa_error_t *err)
+{
+    char now[32];
+    snprintf(out->user, sizeof(out->user), "%s", r->user ? r->user : "");
+    out->role = auth_role_parse(r->role);
+    out->token_id = r->id;
+    store_now(now, sizeof(now));
+    if (r->revoked_at) {
+        exa_err(err, EXA_EFAIL, "token of user '%s' was revoked at %s",
+                out->user, r->revoked_at);
+        token_row_release(r);
+        return -1;
+    }
+    /* ISO-8601 UTC of one shape compares as text */
+    if (r->expires_at && strcmp(r->expires_at, now) <= 0) {
+        exa_err(err, EXA_EFAIL, "token of user '%s' expired at %s", out->user,
+                r->expires_at);
+        token_row_release(r);
+        return -1;
+    }
+    token_row_release(r);
+    if (out->role == AUTH_ROLE_NONE)
+        return exa_err(err, EXA_EFAIL, "token of user '%s' has no valid role",
+                       out->user);
+    return 0;
+}
+
+int auth_check_id(store_t *st, long long id, struct auth_principal *out,
+                  exa_error_t *err)
+{
+    struct token_row r;
+    int rc;
+    memset(out, 0, sizeof(*out));
+    out->role = AUTH_ROLE_NONE;
+    rc = store_token_get(st, id, &r, err);
+    if (rc < 0)
+        return -1;
+    if (rc == 0)
+        return exa_err(err, EXA_EFAIL, "the token is not valid");
+    return check_row(&r, out, err);
+}
+
 int auth_verify(store_t *st, const char *token, struct auth_principal *out,
                 exa_error_t *err)
 {
     struct token_row r;
-    char hex[65], now[32];
+    char hex[65];
     int rc;
 
     memset(out, 0, sizeof(*out));
@@ -267,28 +311,7 @@ int auth_verify(store_t *st, const char *token, struct auth_principal *out,
         token_row_release(&r);
         return exa_err(err, EXA_EFAIL, "the token is not valid");
     }
-    snprintf(out->user, sizeof(out->user), "%s", r.user ? r.user : "");
-    out->role = auth_role_parse(r.role);
-    out->token_id = r.id;
-    store_now(now, sizeof(now));
-    if (r.revoked_at) {
-        exa_err(err, EXA_EFAIL, "token of user '%s' was revoked at %s",
-                out->user, r.revoked_at);
-        token_row_release(&r);
-        return -1;
-    }
-    /* ISO-8601 UTC of one shape compares as text */
-    if (r.expires_at && strcmp(r.expires_at, now) <= 0) {
-        exa_err(err, EXA_EFAIL, "token of user '%s' expired at %s", out->user,
-                r.expires_at);
-        token_row_release(&r);
-        return -1;
-    }
-    token_row_release(&r);
-    if (out->role == AUTH_ROLE_NONE)
-        return exa_err(err, EXA_EFAIL, "token of user '%s' has no valid role",
-                       out->user);
-    return 0;
+    return check_row(&r, out, err);
 }
 
 int auth_record_denied(store_t *st, const char *actor, int status,
@@ -310,6 +333,23 @@ int auth_record_denied(store_t *st, const char *actor, int status,
                       "api_denied", path, d, err);
     json_decref(d);
     if (rc < 0 || store_commit(st, err) < 0) {
+        store_rollback(st);
+        return -1;
+    }
+    return 0;
+}
+
+int auth_record_action(store_t *st, const char *actor, const char *action,
+                       const char *target, const json_t *details,
+                       exa_error_t *err)
+{
+    if (!strncmp(action, "cluster_", 8))
+        return exa_err(err, EXA_EUSAGE,
+                       "audit action '%s' is reserved for governance", action);
+    if (store_begin(st, err) < 0)
+        return -1;
+    if (audit_append(st, "api", actor, action, target, details, err) < 0 ||
+        store_commit(st, err) < 0) {
         store_rollback(st);
         return -1;
     }

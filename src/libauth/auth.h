@@ -22,6 +22,7 @@
 #ifndef EXA_AUTH_H
 #define EXA_AUTH_H
 
+#include <jansson.h>
 #include <stddef.h>
 
 #include "libstore/store.h"
@@ -95,6 +96,14 @@ int auth_verify(store_t *st, const char *token, struct auth_principal *out,
                 exa_error_t *err);
 
 /*
+ * auth_verify for a token already checked once, by its id (a console
+ * session remembers the id, never the token): 0 with *out when token id
+ * is still unrevoked and unexpired, else -1 as auth_verify.
+ */
+int auth_check_id(store_t *st, long long id, struct auth_principal *out,
+                  exa_error_t *err);
+
+/*
  * The SHA-256 of text as 64 lower-case hex digits and a NUL into hex.
  */
 void auth_sha256_hex(const char *text, size_t len, char hex[65]);
@@ -109,6 +118,16 @@ void auth_sha256_hex(const char *text, size_t len, char hex[65]);
 int auth_record_denied(store_t *st, const char *actor, int status,
                        const char *method, const char *path, const char *reason,
                        const char *remote, exa_error_t *err);
+
+/*
+ * Record an allowed API action as audit event action (source "api",
+ * actor the token's user, details borrowed, may be NULL) in its own
+ * transaction. action must not start with "cluster_" (those events are
+ * governance's, bound to the clusters rows). 0 or -1 with err.
+ */
+int auth_record_action(store_t *st, const char *actor, const char *action,
+                       const char *target, const json_t *details,
+                       exa_error_t *err);
 
 /*
  * n random bytes from getrandom(2) into buf. 0 or -1 with err

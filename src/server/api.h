@@ -1,0 +1,53 @@
+/*
+ * api.h - the REST API of `exa serve` under /api/v1/ (doc/openapi.json,
+ * served at /api/v1/openapi.json; doc/console.md).
+ *
+ * Every route but POST /api/v1/auth/login needs a token (Authorization:
+ * Bearer, libauth/auth.h) or a console session cookie made by login; a
+ * cookie-authenticated POST also needs the session's X-CSRF-Token
+ * header. Roles: viewer reads; operator also runs place and preflight;
+ * admin also approves, rejects and reads the audit log. 401 (missing,
+ * bad, expired or revoked token) and 403 (wrong role, missing CSRF
+ * header) are audited as `api_denied` with the token's user as actor.
+ * After API_FAIL_LIMIT failed authentications from one address within
+ * API_FAIL_WINDOW_S seconds, that address gets 429 with Retry-After
+ * (doubling up to API_FAIL_MAX_DELAY_S) before any token is looked at.
+ *
+ * The routes call the core exactly as the CLI does: the read views of
+ * libview (redacted: no ssh user, key path or key material in any
+ * answer), gov_approve / gov_reject (libfleet/governance.h) with the
+ * token's user as actor, and view_preflight. Errors are
+ * {"error": {"code", "message"}}.
+ */
+#ifndef EXA_SERVER_API_H
+#define EXA_SERVER_API_H
+
+struct http_server;
+
+#define API_FAIL_LIMIT 5
+#define API_FAIL_WINDOW_S 300
+#define API_FAIL_MAX_DELAY_S 60
+#define API_SESSION_TTL_S (12 * 3600)
+
+struct api_config {
+    const char *dbpath;  /* platform.db; NULL: store_default_path() */
+    const char *regpath; /* clusters.yaml; NULL: registry_default_path() */
+    int secure_cookies;  /* 1: the session cookie carries Secure (TLS, or
+                            TLS ended at a reverse proxy) */
+    int fail_limit;      /* 0: API_FAIL_LIMIT; < 0: no slow-down (tests) */
+};
+
+struct api;
+
+/*
+ * Add the /api/v1/ routes to srv. cfg is copied. Returns the API's
+ * state, freed with api_free() after the server stopped.
+ */
+struct api *api_register(struct http_server *srv, const struct api_config *cfg);
+void api_free(struct api *a);
+
+/* The embedded OpenAPI 3.1 document (doc/openapi.json, generated C). */
+extern const unsigned char api_openapi_json[];
+extern const unsigned long api_openapi_json_len;
+
+#endif
