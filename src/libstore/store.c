@@ -290,6 +290,11 @@ int store_commit(store_t *st, exa_error_t *err)
     return store_exec(st, "COMMIT", err);
 }
 
+int store_in_transaction(store_t *st)
+{
+    return !sqlite3_get_autocommit(st->db);
+}
+
 void store_rollback(store_t *st)
 {
     if (!sqlite3_get_autocommit(st->db))
@@ -374,15 +379,24 @@ store_t *store_open(const char *path, exa_error_t *err)
         free(p);
         return NULL;
     }
-    /* Create 0600 ourselves: SQLite would use the umask. */
-    fd = open(p, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-    if (fd < 0) {
+    /*
+     * Create 0600 ourselves (SQLite would use the umask), and only a file
+     * that does not exist yet: close() of any descriptor of the database
+     * drops every POSIX lock this process holds on it (fcntl(2)), so
+     * opening an existing file here while another connection of the same
+     * process (exa serve's threads) is open would let a second process
+     * believe it is alone, checkpoint and delete the WAL under that
+     * connection, and its later commits would be lost.
+     */
+    fd = open(p, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (fd < 0 && errno != EEXIST) {
         exa_err(err, EXA_ECONFIG, "cannot open database '%s': %s", p,
                 strerror(errno));
         free(p);
         return NULL;
     }
-    close(fd);
+    if (fd >= 0)
+        close(fd);
     st = xcalloc(1, sizeof(*st));
     st->path = p;
     if (sqlite3_open_v2(p, &st->db, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK) {

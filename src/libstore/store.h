@@ -52,6 +52,14 @@ int store_begin(store_t *st, exa_error_t *err);
 int store_commit(store_t *st, exa_error_t *err);
 void store_rollback(store_t *st);
 
+/*
+ * 1 when st is inside a transaction (BEGIN without COMMIT or ROLLBACK
+ * yet), else 0. A long-lived handle (exa serve's) checks it after each
+ * request, so a transaction left open by mistake cannot hide later
+ * writes from other processes.
+ */
+int store_in_transaction(store_t *st);
+
 /* Run SQL with no result rows; 0 or -1 with err naming the statement. */
 int store_exec(store_t *st, const char *sql, exa_error_t *err);
 

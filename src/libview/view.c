@@ -129,27 +129,57 @@ static int replace_all(struct strbuf *sb, const char *needle, const char *with)
     return 1;
 }
 
+/* Characters that may be part of a user name: a match of the name is
+ * replaced only when neither neighbour is one. */
+static int name_char(char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+           (c >= '0' && c <= '9') || c == '_' || c == '-' || c == '.' ||
+           c == '$';
+}
+
+/* Replace every whole-word occurrence of word in *sb; 1 when changed. */
+static int replace_word(struct strbuf *sb, const char *word, const char *with)
+{
+    size_t wl = strlen(word);
+    struct strbuf out = STRBUF_INIT;
+    const char *p = sb->buf, *q, *from = sb->buf;
+    int changed = 0;
+    if (!wl)
+        return 0;
+    while ((q = strstr(p, word))) {
+        int left = q > sb->buf && name_char(q[-1]);
+        int right = name_char(q[wl]);
+        if (left || right) {
+            p = q + 1;
+            continue;
+        }
+        strbuf_add(&out, from, (size_t)(q - from));
+        strbuf_addstr(&out, with);
+        p = from = q + wl;
+        changed = 1;
+    }
+    if (!changed) {
+        strbuf_release(&out);
+        return 0;
+    }
+    strbuf_addstr(&out, from);
+    strbuf_release(sb);
+    *sb = out;
+    return 1;
+}
+
 char *view_redact_text(char *s, const struct view_secrets *sec)
 {
     struct strbuf sb = STRBUF_INIT;
     int changed = 0;
     if (!s)
         return s;
-    for (size_t i = 0; i < sec->nusers; i++)
-        if (!strcmp(s, sec->users[i])) {
-            free(s);
-            return xstrdup("[redacted]");
-        }
     strbuf_addstr(&sb, s);
-    /* longest paths first would matter only for nested paths; the
-     * ".pub" sibling is handled since the bare path matches first */
     for (size_t i = 0; i < sec->npaths; i++)
         changed |= replace_all(&sb, sec->paths[i], "[redacted]");
-    for (size_t i = 0; i < sec->nusers; i++) {
-        char *at = xstrfmt("%s@", sec->users[i]);
-        changed |= replace_all(&sb, at, "[redacted]@");
-        free(at);
-    }
+    for (size_t i = 0; i < sec->nusers; i++)
+        changed |= replace_word(&sb, sec->users[i], "[redacted]");
     if (!changed) {
         strbuf_release(&sb);
         return s;

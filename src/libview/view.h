@@ -12,7 +12,7 @@
  * redact = 1 (REST, MCP) removes every ssh user, key path and key
  * material: the ssh_user and ssh_key members, a job's remote_dir, and
  * (view_redact) any string holding a registered cluster's key path or
- * equal to its ssh user, or "USER@" of one, is rewritten. Fingerprints
+ * holding its ssh user as a word, is rewritten. Fingerprints
  * and host names stay. No view emits NaN or Infinity (null instead,
  * libutil/json.h). Shapes are documented in doc/openapi.json.
  */
@@ -212,10 +212,10 @@ void view_secrets_release(struct view_secrets *s);
 
 /*
  * Rewrite doc in place: members named ssh_user, ssh_key or remote_dir
- * are removed, and every string value holding a key path of sec (as a
- * substring) has it replaced by "[redacted]", one equal to an ssh user
- * becomes "[redacted]", and "USER@" inside a string becomes
- * "[redacted]@". Returns doc.
+ * are removed, and in every string value each key path of sec (as a
+ * substring) and each ssh user as a whole word (not next to a letter,
+ * digit, '_', '-', '.' or '$': "root@h", "--user root", "/root/x") are
+ * replaced by "[redacted]". Returns doc.
  */
 json_t *view_redact(json_t *doc, const struct view_secrets *sec);
 

@@ -15,6 +15,7 @@
 #include <jansson.h>
 #include <openssl/crypto.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -561,6 +562,15 @@ static int entry(void *ctx, const struct http_request *req,
     if (r->need != AUTH_ROLE_NONE && authenticate(&c) < 0)
         return 0;
     rc = r->fn(&c);
+    /* a transaction left open would hide every later write of this
+     * thread's handle from other processes: never carry one over */
+    if (store_in_transaction(c.st)) {
+        fprintf(stderr,
+                "exa serve: warning: %s %s left a transaction "
+                "open; rolled back\n",
+                r->method, r->path);
+        store_rollback(c.st);
+    }
     return rc;
 }
 

@@ -195,8 +195,8 @@ static void test_redact(void **state)
         xstrdup("ssh root@127.0.0.1 -i /tmp/tb/ssh/id_ed25519"), &sec);
     assert_string_equal(s, "ssh [redacted]@127.0.0.1 -i [redacted]");
     free(s);
-    s = view_redact_text(xstrdup("/root/runs"), &sec);
-    assert_string_equal(s, "/root/runs");
+    s = view_redact_text(xstrdup("/root/runs --user root rootfs root.x"), &sec);
+    assert_string_equal(s, "/[redacted]/runs --user [redacted] rootfs root.x");
     free(s);
     doc = json_pack("{s:s, s:s, s:s, s:[s, {s:s}], s:s}", "ssh_user", "root",
                     "ssh_key", "/x", "name", "testa", "list", "root", "user",
