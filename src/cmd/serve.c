@@ -27,6 +27,7 @@
 #include "server/api.h"
 #include "server/console.h"
 #include "server/http.h"
+#include "server/mcp_route.h"
 
 #define SERVE_DEFAULT_LISTEN "127.0.0.1:9477"
 
@@ -163,6 +164,7 @@ int cmd_serve(struct exa_ctx *ctx, int argc, char **argv)
     struct obs_exporter *ex;
     struct obs_collect_ctx cctx = {0, EXA_ERROR_INIT};
     struct http_server *srv;
+    struct mcp_mount *mcp;
     sigset_t set;
 
     if (!listen || !*listen)
@@ -262,9 +264,11 @@ int cmd_serve(struct exa_ctx *ctx, int argc, char **argv)
     http_route(srv, "GET", "/healthz", h_healthz, ex);
     api = api_register(srv, &acfg);
     console_register(srv);
-    if (http_server_listen(srv, listen, &err) < 0) {
+    if (!(mcp = mcp_mount_env(srv, &err)) ||
+        http_server_listen(srv, listen, &err) < 0) {
         http_server_free(srv);
         api_free(api);
+        mcp_unmount(mcp);
         obs_exporter_free(ex);
         return out_error(ctx, &err, NULL);
     }
@@ -272,6 +276,7 @@ int cmd_serve(struct exa_ctx *ctx, int argc, char **argv)
         if (!insecure) {
             http_server_free(srv);
             api_free(api);
+            mcp_unmount(mcp);
             obs_exporter_free(ex);
             return out_errorf(ctx, EXA_EUSAGE,
                               "give --tls-cert FILE --tls-key FILE, or "
@@ -296,6 +301,7 @@ int cmd_serve(struct exa_ctx *ctx, int argc, char **argv)
     if (obs_exporter_start(ex, &err) < 0) {
         http_server_free(srv);
         api_free(api);
+        mcp_unmount(mcp);
         obs_exporter_free(ex);
         return out_error(ctx, &err, NULL);
     }
@@ -309,6 +315,7 @@ int cmd_serve(struct exa_ctx *ctx, int argc, char **argv)
         ;
     http_server_free(srv);
     api_free(api);
+    mcp_unmount(mcp);
     obs_exporter_free(ex);
     return 0;
 }

@@ -94,6 +94,20 @@ struct mcp_mount *mcp_mount(struct http_server *hs, const char *path,
     return m;
 }
 
+struct mcp_mount *mcp_mount_env(struct http_server *srv, exa_error_t *err)
+{
+    const char *v = getenv("EXAMLOPS_MCP_ALLOW_WRITES");
+    int w = mcp_env_allow_writes(v);
+    if (w < 0) {
+        exa_err(err, EXA_ECONFIG,
+                "EXAMLOPS_MCP_ALLOW_WRITES is '%s': expected 1, true, yes, "
+                "on, 0, false, no or off",
+                v);
+        return NULL;
+    }
+    return mcp_mount(srv, "/mcp", w, err);
+}
+
 size_t mcp_mount_tool_count(const struct mcp_mount *m)
 {
     return mcp_server_tool_count(m->srv);

@@ -28,6 +28,12 @@ void mcp_http_register(struct http_server *srv, const char *path,
 struct mcp_mount;
 struct mcp_mount *mcp_mount(struct http_server *srv, const char *path,
                             int allow_writes, exa_error_t *err);
+/*
+ * mcp_mount at "/mcp" with writes from EXAMLOPS_MCP_ALLOW_WRITES
+ * (libmcp/tools.h mcp_env_allow_writes), for `exa serve`: NULL with err
+ * (EXA_ECONFIG) when the variable holds something else.
+ */
+struct mcp_mount *mcp_mount_env(struct http_server *srv, exa_error_t *err);
 /* Number of tools the mount's server lists. */
 size_t mcp_mount_tool_count(const struct mcp_mount *m);
 /* Free after the router stopped listening; NULL is accepted. */
