@@ -218,15 +218,20 @@ int cmd_serve(struct exa_ctx *ctx, int argc, char **argv)
 
     ex = obs_exporter_new(NULL, interval, obs_collect_factory, &cctx);
     if (once) {
-        char *body;
-        size_t len;
+        struct obs_scrape *sc;
+        char chunk[65536];
+        size_t pos = 0, n;
         if (obs_exporter_collect(ex, &err) < 0) {
             obs_exporter_free(ex);
             return out_error(ctx, &err, NULL);
         }
-        body = obs_exporter_scrape(ex, &len);
-        fwrite(body, 1, len, stdout);
-        free(body);
+        /* streamed from the cached render, never copied whole */
+        sc = obs_exporter_scrape_begin(ex);
+        while ((n = obs_scrape_read(sc, pos, chunk, sizeof(chunk))) > 0) {
+            fwrite(chunk, 1, n, stdout);
+            pos += n;
+        }
+        obs_scrape_end(sc);
         obs_exporter_free(ex);
         /* a cluster the gate refused (host key, registration) fails the
          * one-shot collection with its own error, after the metrics of

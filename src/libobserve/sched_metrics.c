@@ -318,10 +318,17 @@ static int idset_add(struct idset *set, const char *id)
 /*
  * Render job families; *cpus / *gpus get the running jobs' totals (-1
  * when no job reported a count). Job ids are Slurm's raw ids (squeue -O
- * JobID: SLURM_JOB_ID, the id the Prolog writes for dcgm-exporter), so the
- * pending tasks of an array that Slurm has not split yet share their
- * array's id: they count in every aggregate, but the per-job families
- * (job_info, job_gpus, job_cpus) hold that id once, at value 1.
+ * JobID: SLURM_JOB_ID, the id the Prolog writes for dcgm-exporter).
+ *
+ * Series budget (doc/observability-0242.md, "Series budget"): the per-job
+ * families (job_info, job_gpus, job_cpus, node_job) exist only for jobs
+ * that hold resources, RUNNING (COMPLETING is normalized to it) or
+ * SUSPENDED: a queue of a million pending jobs costs Prometheus no series
+ * per job. Pending jobs are counted in pending_jobs, pending_cpus and
+ * pending_gpus by (partition as printed, account, user), label sets that
+ * grow with a site's users, never with its queue. A started array task has
+ * its own id; an id listed twice (as array tasks Slurm has not split yet
+ * may be) holds one per-job series at value 1.
  */
 static void render_jobs(struct prom_set *set, const char *px, const char *cl,
                         const struct obs_snapshot *s, double *cpus_out,
@@ -332,6 +339,7 @@ static void render_jobs(struct prom_set *set, const char *px, const char *cl,
     struct prom_family *acc_pend, *acc_run, *acc_susp, *acc_cpu, *acc_gpu;
     struct prom_family *usr_pend, *usr_run, *usr_susp, *usr_cpu, *usr_gpu;
     struct prom_family *part_pend, *part_run, *part_cpu, *part_gpu;
+    struct prom_family *pend_jobs, *pend_cpus, *pend_gpus;
     struct strvec parts = STRVEC_INIT;
     double run_cpus = 0, run_gpus = 0;
     int cpus_known = 0, gpus_known = 0;
@@ -360,12 +368,13 @@ static void render_jobs(struct prom_set *set, const char *px, const char *cl,
         cores[i] = fam(set, px, suffix, help);
     }
     info = fam(set, px, "job_info",
-               "1 per job in the queue; joins job_id to user and account");
+               "1 per job holding resources (running or suspended); joins "
+               "job_id to user and account");
     nodejob = fam(set, px, "node_job", "1 per (running job, node) pair");
-    jgpus =
-        fam(set, px, "job_gpus", "GPUs allocated to or requested by the job");
-    jcpus =
-        fam(set, px, "job_cpus", "CPUs allocated to or requested by the job");
+    jgpus = fam(set, px, "job_gpus",
+                "GPUs allocated to the job (running or suspended)");
+    jcpus = fam(set, px, "job_cpus",
+                "CPUs allocated to the job (running or suspended)");
     acc_pend = fam(set, px, "account_jobs_pending", "Pending jobs per account");
     acc_run = fam(set, px, "account_jobs_running", "Running jobs per account");
     acc_susp =
@@ -390,6 +399,15 @@ static void render_jobs(struct prom_set *set, const char *px, const char *cl,
                    "CPUs of running jobs per partition");
     part_gpu = fam(set, px, "partition_gpus_running",
                    "GPUs of running jobs per partition");
+    pend_jobs = fam(set, px, "pending_jobs",
+                    "Pending jobs per partition (as requested), account and "
+                    "user");
+    pend_cpus = fam(set, px, "pending_cpus",
+                    "CPUs requested by pending jobs per partition, account "
+                    "and user");
+    pend_gpus = fam(set, px, "pending_gpus",
+                    "GPUs requested by pending jobs per partition, account "
+                    "and user");
 
     for (size_t i = 0; i < s->njobs; i++) {
         const struct obs_job *j = &s->jobs[i];
@@ -429,7 +447,17 @@ static void render_jobs(struct prom_set *set, const char *px, const char *cl,
             }
         }
 
-        if (j->id && *j->id && idset_add(&seen, j->id)) {
+        if (pending) {
+            const char *pl[] = {
+                "cluster", cl,   "partition", or_unknown(j->partition),
+                "account", acct, "user",      user,
+                NULL};
+            add(pend_jobs, pl, 1);
+            add(pend_cpus, pl, cpus);
+            add(pend_gpus, pl, gpus);
+        }
+        if ((running || suspended) && j->id && *j->id &&
+            idset_add(&seen, j->id)) {
             add(info,
                 (const char *[]){"cluster", cl, "job_id", j->id, "name",
                                  j->name, "user", user, "account", acct,

@@ -71,8 +71,12 @@ static void test_slurm_captures(void **state)
                          "node=\"testa-n1\"} 1"));
     assert_true(
         has_line(out.buf, "slurm_job_gpus{cluster=\"testa\",job_id=\"24\"} 2"));
-    assert_true(
-        has_line(out.buf, "slurm_job_gpus{cluster=\"testa\",job_id=\"26\"} 4"));
+    /* job 26 is pending: its requested GPUs count in pending_gpus */
+    assert_null(
+        strstr(out.buf, "slurm_job_gpus{cluster=\"testa\",job_id=\"26\""));
+    assert_true(has_line(out.buf, "slurm_pending_gpus{cluster=\"testa\","
+                                  "partition=\"debug\",account=\"research\","
+                                  "user=\"root\"} 4"));
     assert_true(has_line(out.buf,
                          "slurm_account_gpus_running{cluster=\"testa\","
                          "account=\"research\"} 2"));
@@ -99,7 +103,7 @@ static void test_slurm_captures(void **state)
 }
 
 /* Pending array tasks Slurm has not split yet share the array's raw id:
- * counted per task, but one job_info series per id, at 1. */
+ * counted per task in the aggregates; pending jobs get no per-job series. */
 static void test_slurm_array_capture(void **state)
 {
     struct obs_snapshot s = {0};
@@ -121,12 +125,14 @@ static void test_slurm_array_capture(void **state)
     assert_true(has_line(out.buf,
                          "slurm_account_jobs_pending{cluster=\"testa\","
                          "account=\"research\"} 9"));
-    assert_true(has_line(out.buf,
-                         "slurm_job_info{cluster=\"testa\",job_id=\"85\","
-                         "user=\"root\",account=\"research\","
-                         "partition=\"debug\",state=\"PENDING\"} 1"));
-    assert_true(
-        has_line(out.buf, "slurm_job_cpus{cluster=\"testa\",job_id=\"85\"} 1"));
+    /* pending: no per-job series, counted by partition, account, user */
+    assert_null(
+        strstr(out.buf, "slurm_job_info{cluster=\"testa\",job_id=\"85\""));
+    assert_null(
+        strstr(out.buf, "slurm_job_cpus{cluster=\"testa\",job_id=\"85\""));
+    assert_true(has_line(out.buf, "slurm_pending_jobs{cluster=\"testa\","
+                                  "partition=\"debug\",account=\"research\","
+                                  "user=\"root\"} 9"));
     assert_true(has_line(out.buf,
                          "slurm_node_job{cluster=\"testa\",job_id=\"83\","
                          "node=\"testa-n1\"} 1"));
