@@ -142,29 +142,16 @@ static char *take(char **p)
     return v;
 }
 
-/* Jobs parsed per block: squeue's rows become struct slurm_job (about
- * 360 bytes each) only a block at a time, so a queue of 100,000 jobs never
- * holds 36 MB of parser records next to the snapshot. */
+/* squeue's rows become struct slurm_job (about 360 bytes each) only a
+ * block at a time, so a queue of 100,000 jobs never holds 36 MB of parser
+ * records next to the snapshot. */
 #define JOBS_BLOCK 4096
 
-static int parse_jobs_block(const char *buf, size_t len, struct obs_snapshot *s,
-                            exa_error_t *err)
+static void take_jobs(void *ctx, struct slurm_jobs *jobs)
 {
-    struct slurm_jobs jobs;
-    const char *kind = NULL;
-    struct cmd_spec spec = CMD_SPEC_INIT;
-    int rc;
-
-    memset(&jobs, 0, sizeof(jobs));
-    cmd_spec_from_argv(obs_slurm_jobs_argv, 5, &spec);
-    rc = squeue_parse_cmd(buf, len, &spec, &jobs, &kind, err);
-    cmd_spec_release(&spec);
-    if (rc < 0) {
-        slurm_jobs_free(&jobs);
-        return -1;
-    }
-    for (size_t i = 0; i < jobs.njobs; i++) {
-        struct slurm_job *in = &jobs.jobs[i];
+    struct obs_snapshot *s = ctx;
+    for (size_t i = 0; i < jobs->njobs; i++) {
+        struct slurm_job *in = &jobs->jobs[i];
         struct obs_job *j;
         if (!in->id || !*in->id)
             continue;
@@ -185,49 +172,24 @@ static int parse_jobs_block(const char *buf, size_t len, struct obs_snapshot *s,
         for (size_t k = 0; k < in->nodelist.nr; k++)
             strvec_push(&j->nodes, in->nodelist.v[k]);
     }
-    slurm_jobs_free(&jobs);
-    return 0;
 }
 
 int obs_parse_slurm_jobs(const char *buf, size_t len, struct obs_snapshot *s,
                          exa_error_t *err)
 {
-    struct strbuf block = STRBUF_INIT;
-    const char *p, *end = buf + len, *hdr_end;
-    size_t hdr_len;
+    struct cmd_spec spec = CMD_SPEC_INIT;
+    int rc;
 
     /* an empty queue prints only the header (or nothing) */
     if (len == 0 || strspn(buf, " \t\r\n") == len)
         return 0;
     if (expect_header(buf, len, "JOBID|", "squeue", err) < 0)
         return -1;
-    /* the header line, then blocks of JOBS_BLOCK rows, each parsed with it */
-    p = buf;
-    while (p < end && (*p == '\n' || *p == '\r'))
-        p++;
-    hdr_end = memchr(p, '\n', (size_t)(end - p));
-    hdr_end = hdr_end ? hdr_end + 1 : end;
-    hdr_len = (size_t)(hdr_end - buf);
-    p = hdr_end;
-    if (p >= end)
-        return parse_jobs_block(buf, len, s, err);
-    while (p < end) {
-        const char *q = p;
-        for (size_t n = 0; n < JOBS_BLOCK && q < end; n++) {
-            const char *nl = memchr(q, '\n', (size_t)(end - q));
-            q = nl ? nl + 1 : end;
-        }
-        strbuf_reset(&block);
-        strbuf_add(&block, buf, hdr_len);
-        strbuf_add(&block, p, (size_t)(q - p));
-        if (parse_jobs_block(block.buf, block.len, s, err) < 0) {
-            strbuf_release(&block);
-            return -1;
-        }
-        p = q;
-    }
-    strbuf_release(&block);
-    return 0;
+    cmd_spec_from_argv(obs_slurm_jobs_argv, 5, &spec);
+    rc =
+        squeue_parse_cmd_blocks(buf, len, &spec, JOBS_BLOCK, take_jobs, s, err);
+    cmd_spec_release(&spec);
+    return rc;
 }
 
 static long long jint(const json_t *o, const char *key)

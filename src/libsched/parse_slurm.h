@@ -152,6 +152,21 @@ int squeue_parse_cmd(const char *buf, size_t len, const struct cmd_spec *spec,
                      exa_error_t *err);
 
 /*
+ * squeue_parse_cmd over a large output a block at a time: the header line
+ * (the first non-empty line of buf, which must be squeue's header) is
+ * parsed with each run of up to block_rows following rows, and each
+ * block's jobs are handed to cb, which takes what it wants (it may move
+ * strings out and set them NULL); they are freed after cb returns. So
+ * 100,000 rows never exist as 100,000 struct slurm_job at once. Returns
+ * 0, or -1 with err from the first block that fails (earlier blocks were
+ * already handed over). block_rows 0 means 4096.
+ */
+int squeue_parse_cmd_blocks(const char *buf, size_t len,
+                            const struct cmd_spec *spec, size_t block_rows,
+                            void (*cb)(void *ctx, struct slurm_jobs *jobs),
+                            void *ctx, exa_error_t *err);
+
+/*
  * Parse sacct output: --parsable2 with or without header, fixed-width
  * with the dashed ruler, exa's own field list. JobIDs with a '.' go to
  * jobs->steps. Same return convention as squeue_parse.

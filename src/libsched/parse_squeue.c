@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "libsched/parse_slurm_int.h"
+#include "libutil/strbuf.h"
 
 const struct slurm_name_role slurm_squeue_names[] = {
     {"JOBID", R_ID},
@@ -150,4 +151,43 @@ int squeue_parse_cmd(const char *buf, size_t len, const struct cmd_spec *spec,
     if (rc == -2)
         *kind = "slurm_error";
     return rc < 0 ? -1 : 0;
+}
+
+int squeue_parse_cmd_blocks(const char *buf, size_t len,
+                            const struct cmd_spec *spec, size_t block_rows,
+                            void (*cb)(void *ctx, struct slurm_jobs *jobs),
+                            void *ctx, exa_error_t *err)
+{
+    struct strbuf block = STRBUF_INIT;
+    const char *p = buf, *end = buf + len, *nl;
+    size_t hdr_len;
+    int rc = 0;
+
+    if (!block_rows)
+        block_rows = 4096;
+    while (p < end && (*p == '\n' || *p == '\r'))
+        p++;
+    nl = memchr(p, '\n', (size_t)(end - p));
+    p = nl ? nl + 1 : end;
+    hdr_len = (size_t)(p - buf);
+    do {
+        const char *q = p;
+        struct slurm_jobs jobs;
+        const char *kind = NULL;
+        for (size_t n = 0; n < block_rows && q < end; n++) {
+            nl = memchr(q, '\n', (size_t)(end - q));
+            q = nl ? nl + 1 : end;
+        }
+        strbuf_reset(&block);
+        strbuf_add(&block, buf, hdr_len);
+        strbuf_add(&block, p, (size_t)(q - p));
+        memset(&jobs, 0, sizeof(jobs));
+        rc = squeue_parse_cmd(block.buf, block.len, spec, &jobs, &kind, err);
+        if (rc == 0)
+            cb(ctx, &jobs);
+        slurm_jobs_free(&jobs);
+        p = q;
+    } while (rc == 0 && p < end);
+    strbuf_release(&block);
+    return rc;
 }

@@ -454,6 +454,56 @@ static void test_sinfo_headerless_shapes(void **state)
     sinfo_result_free(&r);
 }
 
+/* squeue_parse_cmd_blocks: blocks of 2 rows give the jobs one parse
+ * gives, in order, each block parsed with the header. */
+struct blocks_seen {
+    struct strbuf ids;
+    int blocks;
+};
+
+static void blocks_cb(void *ctx, struct slurm_jobs *jobs)
+{
+    struct blocks_seen *b = ctx;
+    b->blocks++;
+    for (size_t i = 0; i < jobs->njobs; i++)
+        strbuf_addf(&b->ids, "%s:%s:%s ", jobs->jobs[i].id, jobs->jobs[i].state,
+                    jobs->jobs[i].user);
+}
+
+static void test_squeue_blocks(void **state)
+{
+    const char *out = "\nJOBID|PARTITION|USER|STATE\n"
+                      "1|gpu|alice|RUNNING\n"
+                      "2|gpu|bob|PENDING\n"
+                      "3|cpu|carol|RUNNING\n"
+                      "4|cpu|dave|SUSPENDED\n"
+                      "5|gpu|erin|PENDING\n";
+    struct blocks_seen b = {STRBUF_INIT, 0};
+    struct slurm_jobs whole;
+    struct strbuf want = STRBUF_INIT;
+    const char *kind;
+    exa_error_t err = EXA_ERROR_INIT;
+
+    (void)state;
+    memset(&whole, 0, sizeof(whole));
+    assert_int_equal(
+        squeue_parse_cmd(out, strlen(out), NULL, &whole, &kind, &err), 0);
+    for (size_t i = 0; i < whole.njobs; i++)
+        strbuf_addf(&want, "%s:%s:%s ", whole.jobs[i].id, whole.jobs[i].state,
+                    whole.jobs[i].user);
+    assert_int_equal(
+        squeue_parse_cmd_blocks(out, strlen(out), NULL, 2, blocks_cb, &b, &err),
+        0);
+    assert_int_equal(b.blocks, 3);
+    assert_string_equal(b.ids.buf, want.buf);
+    assert_string_equal(b.ids.buf, "1:RUNNING:alice 2:PENDING:bob "
+                                   "3:RUNNING:carol 4:SUSPENDED:dave "
+                                   "5:PENDING:erin ");
+    slurm_jobs_free(&whole);
+    strbuf_release(&want);
+    strbuf_release(&b.ids);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -472,6 +522,7 @@ int main(void)
         cmocka_unit_test(test_sacct_parsable_trailing),
         cmocka_unit_test(test_no_state_column),
         cmocka_unit_test(test_sinfo_headerless_shapes),
+        cmocka_unit_test(test_squeue_blocks),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
