@@ -8,6 +8,7 @@
  */
 #include "libstore/store.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -207,17 +208,26 @@ int store_schema_version(void)
     return NMIGRATIONS;
 }
 
-char *store_default_path(exa_error_t *err)
+/* The default path, ignoring EXAMLOPS_DB; NULL when HOME is unset too. */
+static char *xdg_default_path(void)
 {
-    const char *e = getenv("EXAMLOPS_DB");
     const char *xdg = getenv("XDG_DATA_HOME");
     const char *home = getenv("HOME");
-    if (e && *e)
-        return xstrdup(e);
     if (xdg && *xdg)
         return xstrfmt("%s/examlops/platform.db", xdg);
     if (home && *home)
         return xstrfmt("%s/.local/share/examlops/platform.db", home);
+    return NULL;
+}
+
+char *store_default_path(exa_error_t *err)
+{
+    const char *e = getenv("EXAMLOPS_DB");
+    char *p;
+    if (e && *e)
+        return xstrdup(e);
+    if ((p = xdg_default_path()))
+        return p;
     exa_err(err, EXA_ECONFIG,
             "cannot locate platform.db: set EXAMLOPS_DB or HOME");
     return NULL;
@@ -252,18 +262,24 @@ out:
     return rc;
 }
 
+/* Said after a failed statement on a read-only store. */
+static const char *ro_note(const store_t *st)
+{
+    return st->readonly ? " (opened read-only: this user cannot write it)" : "";
+}
+
 int store_err(store_t *st, exa_error_t *err, const char *what)
 {
-    return exa_err(err, EXA_ECONFIG, "database '%s': %s: %s", st->path, what,
-                   sqlite3_errmsg(st->db));
+    return exa_err(err, EXA_ECONFIG, "database '%s': %s: %s%s", st->path, what,
+                   sqlite3_errmsg(st->db), ro_note(st));
 }
 
 int store_exec(store_t *st, const char *sql, exa_error_t *err)
 {
     char *msg = NULL;
     if (sqlite3_exec(st->db, sql, NULL, NULL, &msg) != SQLITE_OK) {
-        exa_err(err, EXA_ECONFIG, "database '%s': %s", st->path,
-                msg ? msg : sqlite3_errmsg(st->db));
+        exa_err(err, EXA_ECONFIG, "database '%s': %s%s", st->path,
+                msg ? msg : sqlite3_errmsg(st->db), ro_note(st));
         sqlite3_free(msg);
         return -1;
     }
@@ -368,6 +384,102 @@ fail:
     return -1;
 }
 
+/* The directory part of path ("." when none); caller frees. */
+static char *dir_of(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    if (!slash)
+        return xstrdup(".");
+    if (slash == path)
+        return xstrdup("/");
+    return xstrndup(path, (size_t)(slash - path));
+}
+
+/* EXAMLOPS_DB names a path other than the default: its directory must
+ * exist. 0, or -1 with err. */
+static int check_env_dir(const char *p, exa_error_t *err)
+{
+    const char *env = getenv("EXAMLOPS_DB");
+    char *def, *dir;
+    struct stat sb;
+    int rc = 0;
+    if (!env || !*env || strcmp(env, p))
+        return 0;
+    def = xdg_default_path();
+    if (def && !strcmp(def, p)) {
+        free(def);
+        return 0;
+    }
+    free(def);
+    dir = dir_of(p);
+    if (stat(dir, &sb) < 0 || !S_ISDIR(sb.st_mode))
+        rc = exa_err(err, EXA_ECONFIG,
+                     "database directory '%s' does not exist "
+                     "(EXAMLOPS_DB='%s'): create it, or unset EXAMLOPS_DB "
+                     "for the default path",
+                     dir, env);
+    free(dir);
+    return rc;
+}
+
+/* "file:" URI of path with query (sqlite.org/uri.html): every byte but
+ * unreserved ones and '/' percent-encoded. Caller frees. */
+static char *file_uri(const char *path, const char *query)
+{
+    struct strbuf sb = STRBUF_INIT;
+    strbuf_addstr(&sb, "file:");
+    for (const unsigned char *c = (const unsigned char *)path; *c; c++) {
+        if (isalnum(*c) || strchr("/._-~", *c))
+            strbuf_addch(&sb, *c);
+        else
+            strbuf_addf(&sb, "%%%02X", *c);
+    }
+    strbuf_addf(&sb, "?%s", query);
+    return strbuf_detach(&sb, NULL);
+}
+
+/* Open the existing database at p (taken) read-only; NULL with err. */
+static store_t *open_readonly(char *p, exa_error_t *err)
+{
+    static const char *const modes[] = {"mode=ro", "immutable=1"};
+    store_t *st = xcalloc(1, sizeof(*st));
+    st->path = p;
+    st->readonly = 1;
+    for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
+        char *uri = file_uri(p, modes[i]);
+        int v = -1, ok;
+        exa_error_t e = EXA_ERROR_INIT;
+        ok = sqlite3_open_v2(uri, &st->db,
+                             SQLITE_OPEN_READONLY | SQLITE_OPEN_URI,
+                             NULL) == SQLITE_OK &&
+             user_version(st, &v, &e) == 0;
+        free(uri);
+        if (!ok) {
+            sqlite3_close(st->db);
+            st->db = NULL;
+            continue;
+        }
+        sqlite3_busy_timeout(st->db, 10000);
+        sqlite3_extended_result_codes(st->db, 1);
+        if (v != NMIGRATIONS) {
+            exa_err(err, EXA_ECONFIG,
+                    "database '%s' is read-only for this user and at schema "
+                    "version %d; this exa needs %d (open it once with write "
+                    "access to migrate it)",
+                    p, v, NMIGRATIONS);
+            goto fail;
+        }
+        return st;
+    }
+    exa_err(err, EXA_ECONFIG,
+            "database '%s' is not writable by this user and cannot be read "
+            "either",
+            p);
+fail:
+    store_close(st);
+    return NULL;
+}
+
 store_t *store_open(const char *path, exa_error_t *err)
 {
     store_t *st;
@@ -375,9 +487,22 @@ store_t *store_open(const char *path, exa_error_t *err)
     int fd;
     if (!p)
         return NULL;
+    if (!path && check_env_dir(p, err) < 0) {
+        free(p);
+        return NULL;
+    }
     if (mkdir_parents(p, err) < 0) {
         free(p);
         return NULL;
+    }
+    /* Readable but not writable (the file, or the directory SQLite's
+     * -wal/-shm files live in): read-only, never an error for reads. */
+    if (access(p, R_OK) == 0) {
+        char *dir = dir_of(p);
+        int ro = access(p, W_OK) < 0 || access(dir, W_OK) < 0;
+        free(dir);
+        if (ro)
+            return open_readonly(p, err);
     }
     /*
      * Create 0600 ourselves (SQLite would use the umask), and only a file

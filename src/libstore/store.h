@@ -22,6 +22,8 @@
 struct store {
     sqlite3 *db;
     char *path;
+    int readonly; /* opened read-only: the file or its directory is not
+                   * writable by this user (store_open()) */
 };
 typedef struct store store_t;
 
@@ -39,6 +41,20 @@ char *store_default_path(exa_error_t *err);
  * caller frees with store_close(), or NULL with err set: EXA_ECONFIG for an
  * unwritable directory, a corrupt or foreign file, or a schema newer than
  * this binary.
+ *
+ * Rules (doc/store.md):
+ * - With path NULL and EXAMLOPS_DB set to anything but the default path,
+ *   the database's directory must exist: a missing one is EXA_ECONFIG
+ *   "database directory 'D' does not exist (EXAMLOPS_DB='P') ..." and
+ *   nothing is created, so a mistyped variable never makes a new, empty
+ *   database. The default path's directories are created (0700).
+ * - An existing database that this user may read but not write (the
+ *   file, or its directory for SQLite's -wal/-shm files) is opened
+ *   read-only (st->readonly): reads work, and a write fails with
+ *   EXA_ECONFIG naming the read-only file. It is opened with
+ *   "mode=ro", else "immutable=1" (sqlite.org/uri.html) when its WAL
+ *   index cannot be created; it must already be at this binary's schema
+ *   version (nothing can be migrated).
  */
 store_t *store_open(const char *path, exa_error_t *err);
 /* Close the handle and free it; NULL is accepted. */

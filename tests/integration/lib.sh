@@ -137,7 +137,7 @@ exa_test_env() {
     export XDG_CONFIG_HOME="$T/config"
     export EXAMLOPS_DB="$T/db/platform.db"
     export EXAMLOPS_HPC_REGISTRY="$T/config/examlops/clusters.yaml"
-    mkdir -p "$HOME" "$XDG_DATA_HOME" "$XDG_CONFIG_HOME"
+    mkdir -p "$HOME" "$XDG_DATA_HOME" "$XDG_CONFIG_HOME" "$T/db"
     unset EXAMLOPS_HPC_SCHEDULER EXAMLOPS_SLURM_MODE EXAMLOPS_PM100_PATH \
         EXAMLOPS_HPC_CLUSTER EXAMLOPS_HPC_TRANSPORT EXAMLOPS_HPC_SSH_HOST
     SRCDIR=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
