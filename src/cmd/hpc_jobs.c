@@ -10,9 +10,11 @@
 #include <getopt.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "libfleet/gate.h"
+#include "libfleet/governance.h"
 #include "libstore/jobs.h"
 #include "libutil/json.h"
 #include "libutil/strvec.h"
@@ -69,6 +71,24 @@ out:
     return rc;
 }
 
+/* 1 when name is a cluster exa knows (clusters.yaml or platform.db, or
+ * the mock labels "default"/"local"), else 0. */
+static int cluster_known(store_t *st, const char *name)
+{
+    struct fleet f = {NULL, 0};
+    char *regpath;
+    int found = 0;
+    if (!strcmp(name, "default") || !strcmp(name, "local"))
+        return 1;
+    if (!(regpath = registry_default_path(NULL)))
+        return 0;
+    if (fleet_load(st, regpath, &f, NULL) == 0)
+        found = fleet_find(&f, name) != NULL;
+    fleet_release(&f);
+    free(regpath);
+    return found;
+}
+
 int cmd_hpc_jobs(struct exa_ctx *ctx, int argc, char **argv)
 {
     static const struct option opts[] = {
@@ -122,6 +142,13 @@ int cmd_hpc_jobs(struct exa_ctx *ctx, int argc, char **argv)
         return out_error(ctx, &err, NULL);
     if (do_refresh)
         refresh_rc = refresh(ctx, st, f.cluster);
+    if (f.cluster && !cluster_known(st, f.cluster)) {
+        /* as sacct -M does: a name that is no cluster is an error, not
+         * an empty list */
+        store_close(st);
+        return out_errorf(ctx, EXA_ENOTFOUND, "see 'exa hpc clusters'",
+                          "unknown cluster '%s'", f.cluster);
+    }
     if (ctx->out == OUT_JSON) {
         struct view_ctx vc = {st, NULL, 0};
         struct view_job_filter vf = {f.cluster, f.model, f.state,
@@ -138,7 +165,13 @@ int cmd_hpc_jobs(struct exa_ctx *ctx, int argc, char **argv)
     if (rc < 0)
         return out_error(ctx, &err, NULL);
     if (!n) {
-        out_info(ctx, "No HPC jobs tracked yet.");
+        if (f.cluster || f.model || f.state)
+            out_info(ctx, "No HPC jobs match%s%s%s%s%s%s.",
+                     f.cluster ? " cluster " : "", f.cluster ? f.cluster : "",
+                     f.model ? " model " : "", f.model ? f.model : "",
+                     f.state ? " state " : "", f.state ? f.state : "");
+        else
+            out_info(ctx, "No HPC jobs tracked yet.");
     } else {
         struct out_table *t = out_table_create(cols);
         for (size_t i = 0; i < n; i++) {

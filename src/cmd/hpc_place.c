@@ -457,8 +457,8 @@ int cmd_hpc_queue(struct exa_ctx *ctx, int argc, char **argv)
 {
     static const struct option longopts[] = {
         {"cluster", required_argument, NULL, 'c'}, {NULL, 0, NULL, 0}};
-    static const char *const cols[] = {"Job",   "Name",  "User",
-                                       "State", "Nodes", NULL};
+    static const char *const cols[] = {"Job",   "Name",   "User", "State",
+                                       "Nodes", "Reason", NULL};
     const char *name = getenv("EXAMLOPS_HPC_CLUSTER");
     const char *source = "EXAMLOPS_HPC_CLUSTER";
     struct fleet f = {NULL, 0};
@@ -506,12 +506,16 @@ int cmd_hpc_queue(struct exa_ctx *ctx, int argc, char **argv)
         goto out;
     }
     if (fleet_cluster_queue(st, regpath, name, &q, &err) < 0) {
+        /* never "empty": the scheduler did not answer */
+        exa_err_prefix(&err, "queue of '%s': query failed", name);
         rc = out_error(ctx, &err, NULL);
         goto out;
     }
     rc = 0;
     if (!q.n) {
-        out_info(ctx, "No jobs in the queue on '%s'.", name);
+        out_info(ctx,
+                 "Queue of '%s' (%s) is empty: the scheduler lists no jobs.",
+                 name, c->def.scheduler);
     } else {
         struct out_table *tb = out_table_create(cols);
         out_info(ctx, "Queue \u2014 %s (%s)", name, c->def.scheduler);
@@ -519,8 +523,8 @@ int cmd_hpc_queue(struct exa_ctx *ctx, int argc, char **argv)
             char nb[32] = "";
             if (q.v[i].nodes >= 0)
                 snprintf(nb, sizeof(nb), "%lld", q.v[i].nodes);
-            const char *v[] = {q.v[i].id, q.v[i].name, q.v[i].user,
-                               q.v[i].state, *nb ? nb : NULL};
+            const char *v[] = {q.v[i].id,    q.v[i].name,     q.v[i].user,
+                               q.v[i].state, *nb ? nb : NULL, q.v[i].reason};
             out_table_row(tb, v);
         }
         out_table_print(ctx, tb);

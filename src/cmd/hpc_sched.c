@@ -666,6 +666,27 @@ int cmd_hpc_wait(struct exa_ctx *ctx, int argc, char **argv)
         env_close(&e);
         return rc;
     }
+    /* Waiting is for jobs exa submitted: an id platform.db never recorded
+     * on this cluster is an error now, not after the scheduler's polls
+     * (`exa hpc status` asks the scheduler about any id). */
+    for (size_t i = 0; i < n; i++) {
+        struct job_rec r;
+        char hint[256];
+        if (store_job_get(e.st, e.cluster, ids[i], &r, NULL) == 0) {
+            job_rec_release(&r);
+            continue;
+        }
+        xsnprintf(hint, sizeof(hint),
+                  "'exa hpc status %s --cluster %s' asks the scheduler; "
+                  "'exa hpc jobs --cluster %s' lists the recorded jobs",
+                  ids[i], e.cluster, e.cluster);
+        rc = out_errorf(ctx, EXA_ENOTFOUND, hint,
+                        "job '%s' is not recorded on cluster '%s': exa "
+                        "waits only for jobs it submitted",
+                        ids[i], e.cluster);
+        env_close(&e);
+        return rc;
+    }
     rc = do_wait(ctx, &e, ids, n);
     env_close(&e);
     return rc;

@@ -49,6 +49,9 @@ int out_error(struct exa_ctx *ctx, const exa_error_t *err, const char *hint)
             out_json(ctx, doc);
         }
     } else {
+        /* what stdout already holds comes first under 2>&1 (a pipe
+         * buffers stdout fully; stderr is unbuffered) */
+        fflush(stdout);
         fprintf(stderr, "exa: error: %s\n", text);
         if (hint)
             fprintf(stderr, "hint: %s\n", hint);
@@ -114,6 +117,7 @@ void out_detail(struct exa_ctx *ctx, const char *fmt, ...)
 void out_warn(struct exa_ctx *ctx, const char *fmt, ...)
 {
     va_list ap;
+    fflush(stdout); /* keep the order of the lines under 2>&1 */
     va_start(ap, fmt);
     vline(stderr, "exa: warning: ", fmt, ap);
     va_end(ap);

@@ -326,11 +326,13 @@ static int cmd_run(struct exa_ctx *ctx, int argc, char **argv)
     }
     req.train.progress = show_step;
     req.train.progress_arg = ctx;
-    if (ctx->tty && !ctx->quiet)
+    if (ctx->tty && !ctx->quiet) {
         printf("Running %s on %s in this process (scheduler mock, cluster "
                "local)%s\n",
                req.train.model, req.train.dataset,
                req.train.dummy ? ", --dummy" : "");
+        fflush(stdout);
+    }
 
     run_interrupted = 0;
     req.interrupted = &run_interrupted;

@@ -286,9 +286,11 @@ int pipeline_cluster_run(struct exa_ctx *ctx, struct pipeline_cluster_opts *o)
     req.run_id = o->run_id;
     req.new_run = o->new_run;
     hooks_init(&req.hooks, &v, ctx);
-    if (ctx->out != OUT_JSON && !ctx->quiet)
+    if (ctx->out != OUT_JSON && !ctx->quiet) {
         printf("Running %s on %s on cluster %s%s\n", o->model, o->dataset,
                o->cluster, o->dummy ? ", --dummy" : "");
+        fflush(stdout); /* before any error on stderr, also under 2>&1 */
+    }
     sigint_install(&old);
     rc = cluster_run(&req, &res, &err);
     sigaction(SIGINT, &old, NULL);

@@ -34,6 +34,44 @@ static const char *const artifact_files[] = {"model.json", "encoders.json",
 /* Largest artifact file fetched (a forest of a full PM100 run is MBs). */
 #define MAX_ARTIFACT_BYTES ((size_t)1 << 30)
 
+/* Append fmt with v when known, else the text unknown (with its own
+ * leading separator). */
+static void acct_part(struct strbuf *sb, int known, const char *fmt, double v,
+                      const char *unknown)
+{
+    if (known)
+        strbuf_addf(sb, fmt, v);
+    else
+        strbuf_addstr(sb, unknown);
+}
+
+/* Append sep and "N what" for n >= 0, else sep and unknown. */
+static void acct_count(struct strbuf *sb, const char *sep, long long n,
+                       const char *what, const char *unknown)
+{
+    strbuf_addstr(sb, sep);
+    if (n >= 0)
+        strbuf_addf(sb, "%lld %s", n, what);
+    else
+        strbuf_addstr(sb, unknown);
+}
+
+void cluster_run_acct_line(const struct sched_acct *a, struct strbuf *out)
+{
+    /* -1 is "unknown" (a job cancelled before it started has no
+     * allocation): said in words, never printed as a count */
+    acct_part(out, a->queue_seconds >= 0, "%.0f s queued", a->queue_seconds,
+              "queue time unknown");
+    acct_part(out, a->run_seconds >= 0, ", %.0f s run", a->run_seconds,
+              ", run time unknown");
+    acct_count(out, ", ", a->gpus, "GPU(s)", "GPUs unknown");
+    acct_count(out, ", ", a->cpus, "CPU(s)", "CPUs unknown");
+    acct_part(out, a->gpu_hours >= 0, ": %.4f GPU-h", a->gpu_hours,
+              ": GPU-h unknown");
+    acct_part(out, a->cpu_hours >= 0, ", %.4f CPU-h", a->cpu_hours,
+              ", CPU-h unknown");
+}
+
 /* Record the final status and the accounting on the job row, through the
  * gate's one writer of scheduler status (libfleet/gate.h). */
 void cluster_run_record_end(store_t *st, struct sched *s,
@@ -48,13 +86,11 @@ void cluster_run_record_end(store_t *st, struct sched *s,
     r = gate_record_status(st, s, res->job.cluster, j, 10, &res->acct, &e);
     if (r == 1) {
         const struct sched_acct *a = &res->acct;
+        struct strbuf line = STRBUF_INIT;
         res->have_acct = 1;
-        hook_step(h, "accounting",
-                  "%.0f s queued, %.0f s run, %lld GPU(s), "
-                  "%lld CPU(s): %.4f GPU-h, %.4f CPU-h",
-                  a->queue_seconds, a->run_seconds, a->gpus, a->cpus,
-                  a->gpu_hours < 0 ? 0 : a->gpu_hours,
-                  a->cpu_hours < 0 ? 0 : a->cpu_hours);
+        cluster_run_acct_line(a, &line);
+        hook_step(h, "accounting", "%s", line.buf);
+        strbuf_release(&line);
     } else if (sched_state_terminal(j->state)) {
         hook_step(h, "accounting", "unavailable%s%s", e.text[0] ? ": " : "",
                   e.text);

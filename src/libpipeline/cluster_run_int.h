@@ -42,6 +42,14 @@ void cluster_run_record_end(store_t *st, struct sched *s,
                             const struct cluster_run_hooks *h,
                             struct cluster_run_result *res);
 
+/*
+ * The accounting step's line for a (appended to out): "12 s queued, 30 s
+ * run, 1 GPU(s), 4 CPU(s): 0.0083 GPU-h, 0.0333 CPU-h"; a field that is
+ * -1 (unknown, e.g. a job cancelled while pending) is said in words
+ * ("GPUs unknown"), never printed as -1.
+ */
+void cluster_run_acct_line(const struct sched_acct *a, struct strbuf *out);
+
 /* After a job that did not complete: the last CLUSTER_RUN_STDERR_LINES
  * lines of <remote_dir>/<job_id>.err (only its last 64 KiB read) into
  * res->stderr_tail (malloc'ed); left NULL when there is no remote_dir or

@@ -326,6 +326,11 @@ static json_t *job_from_row(const struct flux_table_hdr *h, char **cells,
     if ((v = col_value(h, cells, "INFO")) && *v && norm &&
         !is_pending_norm(norm) && !json_object_get(job, "nodelist"))
         jx_set(job, "nodelist", flux_nodelist_json(v));
+    /* a pending job's contextual_info is why it waits ("held",
+     * "priority-wait", "depend"; flux-jobs(1) contextual_info) */
+    if ((v = col_value(h, cells, "INFO")) && *v && strcmp(v, "-") && norm &&
+        is_pending_norm(norm))
+        jx_set(job, "reason", jx_str(v));
     if ((v = col_value(h, cells, "EXCEPTION-TYPE")) && *v && strcmp(v, "-"))
         jx_set(
             job, "exception",

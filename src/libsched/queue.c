@@ -39,6 +39,7 @@ void sched_queue_release(struct sched_queue *q)
         free(q->v[i].state);
         free(q->v[i].raw_state);
         free(q->v[i].partition);
+        free(q->v[i].reason);
     }
     if (q) {
         free(q->v);
@@ -58,8 +59,8 @@ int sched_queue(struct sched *s, struct sched_queue *out, exa_error_t *err)
 int sched_slurm_queue(struct sched *s, struct sched_queue *out,
                       exa_error_t *err)
 {
-    static const char *const argv[] = {"squeue", "-h", "-o",
-                                       "%i|%P|%j|%u|%T|%M|%l|%D|%R|%b", NULL};
+    static const char *const argv[] = {
+        "squeue", "-h", "-o", "%i|%P|%j|%u|%T|%M|%l|%D|%R|%b|%r", NULL};
     struct transport_result r = TRANSPORT_RESULT_INIT;
     struct slurm_jobs sj;
     const char *kind = NULL;
@@ -88,6 +89,8 @@ int sched_slurm_queue(struct sched *s, struct sched_queue *out,
         j->state = dupnz(sjob->state);
         j->raw_state = dupnz(sjob->raw_state);
         j->partition = dupnz(sjob->partition);
+        if (sjob->reason && strcmp(sjob->reason, "None"))
+            j->reason = dupnz(sjob->reason);
         if (sjob->nodelist.nr)
             j->nodes = (long long)sjob->nodelist.nr;
     }
@@ -125,6 +128,7 @@ int sched_flux_queue(struct sched *s, struct sched_queue *out, exa_error_t *err)
         j->state = dupnz(jx_get_str(o, "state", NULL));
         j->raw_state = dupnz(jx_get_str(o, "raw_state", NULL));
         j->partition = dupnz(jx_get_str(o, "queue", NULL));
+        j->reason = dupnz(jx_get_str(o, "reason", NULL));
         if (json_is_integer(nodes))
             j->nodes = (long long)json_integer_value(nodes);
     }

@@ -96,6 +96,12 @@ struct sched_queue_job {
     char *raw_state; /* the scheduler's own word */
     char *partition; /* Slurm partition / Flux queue */
     long long nodes; /* node count; -1 unknown */
+    /* Why the job waits, as the scheduler says it: squeue %r
+     * ("Resources", "Priority", "QOSMaxJobsPerUserLimit"; squeue(1)
+     * JOB REASON CODES), Flux's contextual_info of a pending job
+     * ("priority-wait", "held", "depend"; flux-jobs(1)); NULL when the
+     * scheduler gives none ("None", a running job). */
+    char *reason;
 };
 
 /* The queue: every job the scheduler lists, in its order. */

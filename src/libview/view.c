@@ -657,9 +657,13 @@ json_t *view_queue(const struct view_ctx *vc, const char *cluster,
         return NULL;
     if (fleet_load(vc->st, rp, &f, err) < 0 ||
         fleet_require_active(&f, cluster, err) < 0 ||
-        !(c = find_cluster(&f, cluster, err)) ||
-        fleet_cluster_queue(vc->st, rp, cluster, &q, err) < 0)
+        !(c = find_cluster(&f, cluster, err)))
         goto out;
+    if (fleet_cluster_queue(vc->st, rp, cluster, &q, err) < 0) {
+        /* never an empty list: the scheduler did not answer */
+        exa_err_prefix(err, "queue of '%s': query failed", cluster);
+        goto out;
+    }
     d = json_object();
     jobs = json_array();
     for (size_t i = 0; i < q.n; i++) {
@@ -674,6 +678,7 @@ json_t *view_queue(const struct view_ctx *vc, const char *cluster,
         jx_set(j, "partition", jx_str(q.v[i].partition));
         jx_set(j, "nodes",
                q.v[i].nodes >= 0 ? json_integer(q.v[i].nodes) : NULL);
+        jx_set(j, "reason", jx_str(q.v[i].reason));
         json_array_append_new(jobs, j);
     }
     jx_set(d, "cluster", jx_str(cluster));

@@ -109,8 +109,10 @@ json_t *view_capacity(const struct view_ctx *vc, int refresh, exa_error_t *err);
 /*
  * The scheduler queue of cluster, asked through the gate (GATE_READ):
  * {"cluster", "jobs": [{job_id, name, user, state, raw_state, partition,
- * nodes}]}. Under redact a job's user equal to the cluster's ssh user is
- * null. EXA_ENOTFOUND unknown, EXA_ENOTAPPROVED not ACTIVE.
+ * nodes, reason}]} (reason: why a job waits, squeue %r / Flux's pending
+ * contextual_info, null when none). Under redact a job's user equal to the
+ * cluster's ssh user is null. EXA_ENOTFOUND unknown, EXA_ENOTAPPROVED not
+ * ACTIVE; a failed scheduler query is "queue of 'X': query failed: ...".
  */
 json_t *view_queue(const struct view_ctx *vc, const char *cluster,
                    exa_error_t *err);

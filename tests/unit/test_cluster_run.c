@@ -21,6 +21,7 @@
 
 #include "libfleet/governance.h"
 #include "libpipeline/cluster_run.h"
+#include "libpipeline/cluster_run_int.h"
 #include "libpipeline/train.h"
 #include "libsched/accounting.h"
 #include "libstore/jobs.h"
@@ -46,6 +47,32 @@ static const char sacct_typed[] =
     SACCT_HDR "123|7200|billing=8,cpu=8,gres/gpu:a100=2,gres/gpu:v100=1,node=2|"
               "1-02:03:04|2026-01-01T10:10:00|2026-01-01T12:10:00|2026-01-"
               "01T10:00:00|2|8\n";
+
+/* A job cancelled while pending has no allocation: its accounting line
+ * says "unknown", never "-1 GPU(s)". */
+static void test_acct_line_unknown(void **state)
+{
+    struct sched_acct a;
+    struct strbuf sb = STRBUF_INIT;
+    (void)state;
+    sched_acct_init(&a);
+    cluster_run_acct_line(&a, &sb);
+    assert_string_equal(sb.buf,
+                        "queue time unknown, run time unknown, GPUs unknown, "
+                        "CPUs unknown: GPU-h unknown, CPU-h unknown");
+    assert_null(strstr(sb.buf, "-1"));
+    strbuf_reset(&sb);
+    a.queue_seconds = 12;
+    a.run_seconds = 30;
+    a.gpus = 1;
+    a.cpus = 4;
+    a.gpu_hours = 30.0 / 3600;
+    a.cpu_hours = 120.0 / 3600;
+    cluster_run_acct_line(&a, &sb);
+    assert_string_equal(sb.buf, "12 s queued, 30 s run, 1 GPU(s), 4 CPU(s): "
+                                "0.0083 GPU-h, 0.0333 CPU-h");
+    strbuf_release(&sb);
+}
 
 static void test_sacct_parse(void **state)
 {
@@ -407,6 +434,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_run_id),
         cmocka_unit_test(test_sacct_parse),
+        cmocka_unit_test(test_acct_line_unknown),
         cmocka_unit_test(test_accounting_over_transport),
         cmocka_unit_test_setup_teardown(test_resume_registers, setup, teardown),
         cmocka_unit_test_setup_teardown(test_checksum_mismatch_refused, setup,

@@ -24,16 +24,16 @@ static void test_slurm_queue(void **state)
     (void)state;
     transport_fake_add(t, "squeue *",
                        "41|gpu|train-a|alice|RUNNING|1:02|1:00:00|2|n[1-2]|"
-                       "gres/gpu:2\n"
+                       "gres/gpu:2|None\n"
                        "42_3|cpu|exa-abc|bob|PENDING|0:00|10:00|1|"
-                       "(Resources)|N/A\n",
+                       "(Resources)|N/A|Resources\n",
                        "", 0, 0, 0);
     s = sched_new("slurm", t, &err);
     assert_non_null(s);
     assert_int_equal(sched_queue(s, &q, &err), 0);
     assert_int_equal(transport_fake_ncalls(t), 1);
     assert_string_equal(transport_fake_call(t, 0),
-                        "squeue -h -o %i|%P|%j|%u|%T|%M|%l|%D|%R|%b");
+                        "squeue -h -o %i|%P|%j|%u|%T|%M|%l|%D|%R|%b|%r");
     assert_int_equal(q.n, 2);
     assert_string_equal(q.v[0].id, "41");
     assert_string_equal(q.v[0].name, "train-a");
@@ -46,6 +46,8 @@ static void test_slurm_queue(void **state)
     assert_string_equal(q.v[1].user, "bob");
     assert_string_equal(q.v[1].state, "PENDING");
     assert_string_equal(q.v[1].partition, "cpu");
+    assert_null(q.v[0].reason); /* squeue's "None" */
+    assert_string_equal(q.v[1].reason, "Resources");
     sched_queue_release(&q);
     assert_int_equal(q.n, 0);
     sched_free(s);
@@ -91,18 +93,23 @@ static void test_flux_queue(void **state)
                        "       JOBID USER     NAME       ST NTASKS NNODES     "
                        "TIME INFO\n"
                        "    f2TR77Ao1 alice    train       R      1      1   "
-                       "1.234s node0\n",
+                       "1.234s node0\n"
+                       "    f3aB4cDe5 bob      wait        S      1      1   "
+                       "     - held\n",
                        "", 0, 0, 0);
     s = sched_new("flux", t, &err);
     assert_non_null(s);
     assert_int_equal(sched_queue(s, &q, &err), 0);
     assert_string_equal(transport_fake_call(t, 0), "flux jobs -A");
-    assert_int_equal(q.n, 1);
+    assert_int_equal(q.n, 2);
     assert_string_equal(q.v[0].id, "f2TR77Ao1");
     assert_string_equal(q.v[0].user, "alice");
     assert_string_equal(q.v[0].name, "train");
     assert_string_equal(q.v[0].state, "RUNNING");
     assert_int_equal(q.v[0].nodes, 1);
+    assert_null(q.v[0].reason);
+    assert_string_equal(q.v[1].state, "PENDING");
+    assert_string_equal(q.v[1].reason, "held"); /* its contextual_info */
     sched_queue_release(&q);
     sched_free(s);
     transport_close(t);
