@@ -14,8 +14,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "libutil/log.h"
+#include "libutil/shquote.h"
 #include "libutil/subprocess.h"
 #include "libutil/target.h"
 #include "libutil/xalloc.h"
@@ -28,17 +31,52 @@ void transport_result_release(struct transport_result *res)
     res->signal = 0;
 }
 
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/*
+ * The -v trace of one command (log_debug, so only with --verbose or
+ * EXAMLOPS_LOG_LEVEL=debug): where it ran, its argv shell-quoted as one
+ * could paste it, how long it took and how it ended (doc/verbose.md).
+ */
+static void trace_run(const struct transport *t, const char *const *argv,
+                      double secs, int rc, const struct transport_result *res,
+                      const exa_error_t *err)
+{
+    struct strbuf cmd = STRBUF_INIT;
+    shquote_argv(&cmd, argv);
+    if (rc < 0)
+        log_debug("ran on %s: %s (%.3f s): failed: %s", t->desc, cmd.buf, secs,
+                  err ? err->text : "?");
+    else if (res->rc < 0)
+        log_debug("ran on %s: %s (%.3f s): killed by signal %d", t->desc,
+                  cmd.buf, secs, res->signal);
+    else
+        log_debug("ran on %s: %s (%.3f s): exit %d", t->desc, cmd.buf, secs,
+                  res->rc);
+    strbuf_release(&cmd);
+}
+
 int transport_run(struct transport *t, const char *const *argv,
                   const char *stdin_data, size_t stdin_len, double timeout_s,
                   struct transport_result *res, exa_error_t *err)
 {
+    int trace = log_get_level() >= LOG_DEBUG, rc;
+    double t0 = trace ? now_s() : 0;
     if (timeout_s <= 0)
         timeout_s = t->timeout_s;
     strbuf_reset(&res->out);
     strbuf_reset(&res->err);
     res->rc = -1;
     res->signal = 0;
-    return t->ops->run(t, argv, stdin_data, stdin_len, timeout_s, res, err);
+    rc = t->ops->run(t, argv, stdin_data, stdin_len, timeout_s, res, err);
+    if (trace)
+        trace_run(t, argv, now_s() - t0, rc, res, err);
+    return rc;
 }
 
 /* First non-empty line of s, trimmed, at most 200 bytes. */
@@ -83,16 +121,39 @@ int transport_exit_error(const struct transport *t, const char *const *argv,
                    t->host, res->rc, *line ? ": " : "", line);
 }
 
+/* The -v trace of a copy: direction, paths, duration, outcome. */
+static void trace_copy(const struct transport *t, const char *what,
+                       const char *from, const char *to, double secs, int rc,
+                       const exa_error_t *err)
+{
+    if (rc < 0)
+        log_debug("%s on %s: %s -> %s (%.3f s): failed: %s", what, t->desc,
+                  from, to, secs, err ? err->text : "?");
+    else
+        log_debug("%s on %s: %s -> %s (%.3f s): ok", what, t->desc, from, to,
+                  secs);
+}
+
 int transport_put(struct transport *t, const char *local_path,
                   const char *remote_path, exa_error_t *err)
 {
-    return t->ops->put(t, local_path, remote_path, err);
+    int trace = log_get_level() >= LOG_DEBUG, rc;
+    double t0 = trace ? now_s() : 0;
+    rc = t->ops->put(t, local_path, remote_path, err);
+    if (trace)
+        trace_copy(t, "put", local_path, remote_path, now_s() - t0, rc, err);
+    return rc;
 }
 
 int transport_get(struct transport *t, const char *remote_path,
                   const char *local_path, exa_error_t *err)
 {
-    return t->ops->get(t, remote_path, local_path, err);
+    int trace = log_get_level() >= LOG_DEBUG, rc;
+    double t0 = trace ? now_s() : 0;
+    rc = t->ops->get(t, remote_path, local_path, err);
+    if (trace)
+        trace_copy(t, "get", remote_path, local_path, now_s() - t0, rc, err);
+    return rc;
 }
 
 void transport_close(struct transport *t)
