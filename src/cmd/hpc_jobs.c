@@ -89,6 +89,21 @@ static int cluster_known(store_t *st, const char *name)
     return found;
 }
 
+/* 1 when platform.db records a job on cluster (one that was removed
+ * from clusters.yaml keeps its history). */
+static int has_jobs(store_t *st, const char *cluster)
+{
+    struct job_filter g = {0};
+    struct job_rec *list = NULL;
+    size_t n = 0;
+    g.cluster = cluster;
+    g.limit = 1;
+    if (store_job_list(st, &g, &list, &n, NULL) < 0)
+        return 1; /* let the listing itself report the error */
+    job_rec_free_list(list, n);
+    return n > 0;
+}
+
 int cmd_hpc_jobs(struct exa_ctx *ctx, int argc, char **argv)
 {
     static const struct option opts[] = {
@@ -142,7 +157,8 @@ int cmd_hpc_jobs(struct exa_ctx *ctx, int argc, char **argv)
         return out_error(ctx, &err, NULL);
     if (do_refresh)
         refresh_rc = refresh(ctx, st, f.cluster);
-    if (f.cluster && !cluster_known(st, f.cluster)) {
+    if (f.cluster && !cluster_known(st, f.cluster) &&
+        !has_jobs(st, f.cluster)) {
         /* as sacct -M does: a name that is no cluster is an error, not
          * an empty list */
         store_close(st);
