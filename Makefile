@@ -72,7 +72,7 @@ PUB_HDR  := $(sort $(wildcard include/exa/*.h))
 LIB_HDR  := $(sort $(filter-out %_int.h src/libutil/banned.h,$(wildcard src/lib*/*.h)))
 
 .SECONDARY:
-.PHONY: all lib run check check-unit check-integration sanitize fuzz fuzz-build bench \
+.PHONY: all lib run check check-icount check-unit check-integration sanitize fuzz fuzz-build bench \
         fmt install deps test-deps clean
 all: $(EXA)
 
@@ -147,6 +147,10 @@ run: deps
 # The testbed is started once for both passes (scripts/check.sh).
 check: test-deps
 	@scripts/check.sh
+
+# instruction counts of two small fixed inputs against bench/icount.txt
+check-icount: $(EXA)
+	@EXA=$(abspath $(EXA)) scripts/check-icount.sh
 
 check-unit: $(UNIT_BIN)
 	@scripts/run-unit.sh $(BUILDDIR)/tests $(UNIT_BIN)
