@@ -14,6 +14,7 @@
 //   CONSOLE_REJECT        a PENDING cluster the admin rejects with a reason
 //   CONSOLE_CLI_APPROVE   a PENDING cluster `exa hpc approve` approves while
 //                         the page is open (the 10 s refresh must show it)
+//   CONSOLE_JOB           CLUSTER/JOB_ID of a job exa ran on the testbed
 //   EXA (+ the EXAMLOPS_* of the scratch store) to read platform.db back
 // Screenshots go to tests/e2e/test-results/console/ (kept as artifacts).
 import { test, before, after } from 'node:test';
@@ -38,6 +39,7 @@ const APPROVE = env('CONSOLE_APPROVE');
 const KEY_APPROVE = env('CONSOLE_KEY_APPROVE');
 const REJECT = env('CONSOLE_REJECT');
 const CLI_APPROVE = env('CONSOLE_CLI_APPROVE');
+const [JOB_CLUSTER, JOB_ID] = env('CONSOLE_JOB').split('/');
 const EXA = env('EXA');
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
@@ -128,6 +130,20 @@ test('a viewer signs in and sees both testbed clusters with their GPU counts and
     assert.equal(await page.locator('#fleet-actions-h').isVisible(), false, 'no Actions column');
     assert.equal(await page.locator('#audit').isVisible(), false, 'no audit trail for a viewer');
     assert.equal(await page.locator('#jobs').isVisible(), true, 'the Jobs panel is shown');
+    // the job exa ran: state, cluster, GPU-hours and queue wait as recorded
+    const job = JSON.parse(execFileSync(EXA, ['--json', 'hpc', 'jobs', '--cluster', JOB_CLUSTER],
+      { encoding: 'utf8', timeout: 20000 })).find((j) => j.job_id === JOB_ID);
+    assert.ok(job, `exa recorded job ${JOB_CLUSTER}/${JOB_ID}`);
+    const jr = page.locator(`#jobs-body tr[data-job="${JOB_ID}"]`).filter({ hasText: JOB_CLUSTER });
+    await jr.waitFor();
+    const jt = (col) => jr.locator(`td[data-label="${col}"]`).innerText().then((x) => x.trim());
+    assert.equal(await jt('State'), job.state, 'job state');
+    assert.equal(await jt('Cluster'), JOB_CLUSTER, 'job cluster');
+    const gh = await jt('GPU-hours');
+    assert.ok(job.gpu_hours > 0, 'the job has GPU-hours');
+    assert.ok(Math.abs(Number(gh.replace(/,/g, '')) - job.gpu_hours) <= Math.max(0.005, job.gpu_hours * 0.05),
+      `GPU-hours shown ${gh} ~ recorded ${job.gpu_hours}`);
+    assert.match(await jt('Queue wait'), /^\d+ (s|min)$/, 'queue wait shown');
     assert.ok(!rec.requests.some((r) => r.includes('/api/v1/audit')), 'the viewer page never asks for the audit log');
 
     // the session is an HttpOnly, SameSite=Strict cookie; the token is kept nowhere

@@ -3,7 +3,8 @@
 # Chromium (tests/e2e/console.test.mjs, playwright-core + Debian's
 # chromium) against a real `exa serve` on a free port, with the Slurm
 # testbed's clusters registered in a scratch platform.db:
-#   testa  ACTIVE  (connected over ssh, approved by the CLI)
+#   testa  ACTIVE  (connected over ssh, approved by the CLI; one 1-GPU job
+#          run on it with `exa hpc submit --wait` for the Jobs panel)
 #   testb  PENDING (connected; the admin approves it in the browser)
 #   testb-key, testa-rej, testa-cli: more PENDING registrations of the same
 #          login nodes (approved by keyboard, rejected with a reason,
@@ -34,6 +35,10 @@ conn testa-rej "$PA"; ok $? "connect testa-rej"
 conn testa-cli "$PA"; ok $? "connect testa-cli"
 "$EXA" -y hpc approve testa >/dev/null; ok $? "approve testa (CLI)"
 "$EXA" hpc nodes --save --cluster testa >/dev/null; ok $? "snapshot testa's nodes"
+printf '#!/bin/sh\nsleep 2\necho console-e2e\n' >"$T/job.sh"
+jobid=$("$EXA" --json hpc submit "$T/job.sh" --cluster testa --account "$TESTBED_ACCOUNT" \
+    --partition "$TESTBED_PARTITION" --gpus 1 --job-name console-e2e --wait | jget 'd[0]["job_id"]')
+ok $? "a 1-GPU job ran on testa through exa (job $jobid)"
 clusters=$("$EXA" --json hpc clusters)
 expect=$(echo "$clusters" | jget '" ".join("%s=%s" % (c["name"], c["capabilities"]["total_gpus"]) for c in d if c["name"] in ("testa", "testb"))')
 is "$(echo "$expect" | wc -w)" 2 "both testbed clusters have a detected GPU total ($expect)"
@@ -55,7 +60,7 @@ rm -rf "$E2E/test-results/console"
 (cd "$E2E" && CONSOLE_URL="http://127.0.0.1:$port" CONSOLE_VIEWER_TOKEN=$VTOK \
     CONSOLE_ADMIN_TOKEN=$ATOK CONSOLE_ADMIN_USER=ada CONSOLE_EXPECT_GPUS=$expect \
     CONSOLE_APPROVE=testb CONSOLE_KEY_APPROVE=testb-key CONSOLE_REJECT=testa-rej \
-    CONSOLE_CLI_APPROVE=testa-cli EXA=$EXA \
+    CONSOLE_CLI_APPROVE=testa-cli CONSOLE_JOB="testa/$jobid" EXA=$EXA \
     timeout 300 node --test --test-reporter=tap console.test.mjs) >"$T/node.tap" 2>&1
 node_rc=$?
 # one line per node test: its top-level "ok"/"not ok", with the failure's

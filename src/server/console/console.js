@@ -69,6 +69,15 @@
     });
   }
 
+  // GPU-hours: two decimals, and two significant digits below 0.01 (a
+  // short test job is a few ten-thousandths), "0" for none
+  function fmtHours(v) {
+    if (!isNum(v)) return '—';
+    if (v === 0) return '0';
+    if (Math.abs(v) < 0.01) return String(Number(v.toPrecision(2)));
+    return fmtNum(v, 2);
+  }
+
   // seconds -> "42 s", "5 min", "3.2 h", "2.1 d"
   function fmtAge(s) {
     if (!isNum(s)) return null;
@@ -366,8 +375,13 @@
     setCell(row, 'scheduler', sched + '\u0000' + transport, () => [
       sched || '—', transport ? el('span', { class: 'when', text: 'via ' + transport }) : null,
     ]);
+    // the pinned host key an admin approves, as `exa hpc approve` shows it
     const host = str(field(c, 'host'));
-    setCell(row, 'host', host, () => host || 'local');
+    const fp = str(field(c, 'host_key_fingerprint'));
+    setCell(row, 'host', host + '\u0000' + fp, () => [
+      host || 'local',
+      fp ? el('span', { class: 'when fp', title: 'host key ' + fp, text: 'key ' + (fp.length > 22 ? fp.slice(0, 20) + '…' : fp) }) : null,
+    ]);
 
     const idle = field(c, 'gpus_idle', 'idleGpus');
     const total = field(c, 'gpus_total', 'totalGpus');
@@ -377,7 +391,7 @@
     const utxt = isNum(util) ? fmtNum(util, util % 1 ? 1 : 0) + ' %' : '—';
     setCell(row, 'util', utxt, () => utxt);
     const gpuh = field(c, 'gpu_hours_used', 'gpuHoursUsed');
-    const htxt = fmtNum(gpuh, 2);
+    const htxt = fmtHours(gpuh);
     setCell(row, 'gpuh', htxt, () => htxt);
     const age = fmtAge(field(c, 'snapshot_age_s'));
     setCell(row, 'age', str(age), () => (age ? age : el('span', { class: 'muted', text: 'no snapshot' })));
@@ -505,7 +519,7 @@
         el('td', { 'data-label': 'Cluster' }, el('div', { class: 'v', text: str(field(j, 'cluster')) || '—' })),
         el('td', { 'data-label': 'Model' }, el('div', { class: 'v', text: str(field(j, 'model')) || '—' })),
         el('td', { 'data-label': 'GPU-hours', class: 'num' },
-          el('div', { class: 'v', text: fmtNum(field(j, 'gpu_hours', 'gpuHours'), 2) })),
+          el('div', { class: 'v', text: fmtHours(field(j, 'gpu_hours', 'gpuHours')) })),
         el('td', { 'data-label': 'Queue wait', class: 'num' }, el('div', { class: 'v', text: wait || '—' })),
         el('td', { 'data-label': 'Submitted' },
           el('div', { class: 'v' }, timeEl(field(j, 'submit_time', 'submitTime')) || '—')));
@@ -529,7 +543,9 @@
   }
 
   function renderAudit(data) {
-    const list = listOf(data, 'events', 'audit', 'items');
+    // the API lists events in id order; the newest is shown first
+    const list = listOf(data, 'events', 'audit', 'items').slice()
+      .sort((a, b) => (Number(field(b, 'id')) || 0) - (Number(field(a, 'id')) || 0));
     const rows = list.map((ev) => el('tr', { 'data-audit': str(field(ev, 'id')) },
       el('td', { 'data-label': 'Time' }, el('div', { class: 'v' }, timeEl(field(ev, 'ts', 'time')) || '—')),
       el('td', { 'data-label': 'Actor' }, el('div', { class: 'v', text: str(field(ev, 'actor')) || '—' })),
