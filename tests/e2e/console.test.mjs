@@ -87,6 +87,13 @@ async function open(viewport = { width: 1280, height: 800 }) {
     rec.errors.push('console: ' + m.text());
   });
   page.on('request', (r) => rec.requests.push(r.method() + ' ' + new URL(r.url()).pathname));
+  // a server error names its request and what the server said
+  page.on('response', async (r) => {
+    if (r.status() < 500) return;
+    let body = '';
+    try { body = (await r.text()).slice(0, 300); } catch (e) { /* gone */ }
+    rec.errors.push(`HTTP ${r.status()} ${r.request().method()} ${new URL(r.url()).pathname}: ${body}`);
+  });
   page.on('framenavigated', (f) => { if (f === page.mainFrame()) rec.navigations++; });
   await page.goto(BASE + '/');
   await page.locator('#login-form').waitFor({ state: 'visible' });

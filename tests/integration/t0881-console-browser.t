@@ -87,7 +87,7 @@ n=$((n + k))
 fails=$((fails + nfail))
 is "$node_rc" 0 "node --test exits 0"
 [ "$k" -ge 8 ]; ok $? "all browser tests ran ($k)"
-[ "$node_rc" -eq 0 ] || sed 's/^/# /' "$T/node.tap" | tail -40
+[ "$node_rc" -eq 0 ] || { echo "# exa serve's stderr:"; sed 's/^/#   /' "$T/serve.err" | tail -20; }
 
 is "$(echo "$("$EXA" --json hpc clusters)" | jget '" ".join(c["name"] + "=" + c["state"] for c in sorted(d, key=lambda c: c["name"]))')" \
     "testa=ACTIVE testa-cli=ACTIVE testa-rej=REJECTED testb=ACTIVE testb-key=ACTIVE" \
