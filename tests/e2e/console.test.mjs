@@ -304,6 +304,8 @@ test('phone width: the panels become cards, nothing scrolls sideways', async () 
   try {
     await login(page, ADMIN);
     await page.locator('#audit').waitFor({ state: 'visible' });
+    await page.locator('#audit-body tr').first().waitFor();
+    await page.locator('#updated').filter({ hasText: 'Updated' }).waitFor();
     const m = await page.evaluate(() => {
       const first = document.querySelector('#fleet-body tr');
       const td = first.querySelector('td[data-col="gpus"]');
