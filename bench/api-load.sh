@@ -7,7 +7,8 @@
 # (default 30), with --latency. Meanwhile a loop of the CLI writes the
 # same platform.db: each round registers a fresh PENDING cluster, approves
 # it (`exa -y hpc approve`) and rejects it (`exa -y hpc reject -r`), one
-# transaction each, until wrk is done.
+# transaction each, then drops its row (so the list keeps 8 clusters),
+# until wrk is done.
 #
 # Prints the figures as one line starting "api-load:" (requests/s, p50,
 # p90, p99, non-2xx, socket errors, CLI rounds and failures) and exits 1
@@ -81,6 +82,10 @@ code=$(curl -s -m 5 -o /dev/null -w '%{http_code}' "$URL")
         pending "$n" >>"$W/cli.log" 2>&1 || bad=$((bad + 1))
         "$EXA" -y hpc approve "$n" >>"$W/cli.log" 2>&1 || bad=$((bad + 1))
         "$EXA" -y hpc reject "$n" -r "load round $r" >>"$W/cli.log" 2>&1 || bad=$((bad + 1))
+        # the rejected row goes (its audit events stay), so the list wrk
+        # reads keeps its size: the load stays the same for the whole run
+        sqlite3 -cmd '.timeout 10000' "$EXAMLOPS_DB" "DELETE FROM clusters WHERE name='$n'" \
+            >>"$W/cli.log" 2>&1 || bad=$((bad + 1))
     done
     echo "$r $bad" >"$W/cli.count"
 ) &
@@ -104,10 +109,11 @@ non2xx=${non2xx:-0}
 sockerr=$(awk '/Socket errors/ {gsub(/,/, ""); print $4 + $6 + $8 + $10}' "$W/wrk.txt")
 sockerr=${sockerr:-0}
 locked=$(cat "$W/cli.log" "$W/serve.err" "$W/serve.out" | grep -ci "database is locked" || true)
+# every round's approve and reject are in the audit log
 state=$(sqlite3 -cmd '.timeout 10000' "$EXAMLOPS_DB" \
-    "SELECT count(*) FROM clusters WHERE name LIKE 'load%' AND state='REJECTED'")
+    "SELECT count(*) FROM audit_events WHERE target LIKE 'load%' AND action='cluster_rejected'")
 
-printf 'api-load: %s conns, %ss: %s requests, %s req/s, latency p50 %s p90 %s p99 %s; non-2xx %s, socket errors %s; CLI rounds %s (approve+reject, %s REJECTED in platform.db), CLI failures %s, "database is locked" %s\n' \
+printf 'api-load: %s conns, %ss: %s requests, %s req/s, latency p50 %s p90 %s p99 %s; non-2xx %s, socket errors %s; CLI rounds %s (approve+reject, %s rejections in the audit log), CLI failures %s, "database is locked" %s\n' \
     "$CONNS" "$DURATION" "${total:-?}" "${rps:-?}" "${p50:-?}" "${p90:-?}" "${p99:-?}" \
     "$non2xx" "$sockerr" "$rounds" "$state" "$clibad" "$locked"
 fail=0
