@@ -19,8 +19,8 @@
 #include "libutil/xalloc.h"
 
 static const struct exa_group *const groups[] = {
-    &group_pipeline, &group_models, &group_hpc, &group_finops,
-    &group_auth,     &group_debug,  &group_mcp, NULL,
+    &group_pipeline, &group_models, &group_hpc,   &group_finops, &group_auth,
+    &group_task,     &group_mcp,    &group_debug, NULL,
 };
 
 /* Top-level commands that are not groups (`exa train` runs on clusters). */
@@ -39,6 +39,19 @@ static const struct exa_cmd top_cmds[] = {
      "--insecure-http (a TLS reverse proxy in front; add --secure-cookies).\n"
      "--metrics-token TOKEN (or EXAMLOPS_SERVE_METRICS_TOKEN) makes /metrics\n"
      "need 'Authorization: Bearer TOKEN'. See doc/console.md."},
+    {"worker", cmd_worker, WORKER_USAGE,
+     "run a dial-back worker; 'worker list' and 'worker token' too",
+     "exa worker --url URL --worker-id ID --join-token-stdin [--cpus N]\n"
+     "  [--gpus N] [--ram-mb N] [--capacity N] [--labels L,M] [--walltime S]\n"
+     "  [--max-idle S] [--drain S] [--engine-lost S] [--pin sha256//B64]\n"
+     "  [--allow-root]: register with the one-line join token on stdin,\n"
+     "  run leased tasks, exit 0 after --max-idle seconds without work (75\n"
+     "  when the engine stays unreachable, 64 on a protocol mismatch).\n"
+     "exa worker list: the workers the engine knows.\n"
+     "exa worker token --worker-id ID [--ttl S]: a single-use join token\n"
+     "  (default 1020 s) on stdout, for a worker started by hand."},
+    {"task-shim", cmd_task_shim, "PARENT_PID DIR CWD -- ARGV...",
+     "run one task for 'exa worker' (internal)", NULL},
     {NULL},
 };
 

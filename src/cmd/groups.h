@@ -12,6 +12,14 @@ extern const struct exa_group group_models;
 extern const struct exa_group group_hpc;
 extern const struct exa_group group_finops;
 extern const struct exa_group group_debug;
+extern const struct exa_group group_task;
+
+/* `exa worker` (run, list, token) and the task shim (worker.c). */
+#define WORKER_USAGE                                                           \
+    "--url URL --worker-id ID --join-token-stdin [options] | list | token "    \
+    "--worker-id ID"
+int cmd_worker(struct exa_ctx *ctx, int argc, char **argv);
+int cmd_task_shim(struct exa_ctx *ctx, int argc, char **argv);
 extern const struct exa_group group_auth;
 extern const struct exa_group group_mcp;
 
@@ -25,7 +33,8 @@ int cmd_train(struct exa_ctx *ctx, int argc, char **argv);
 #define SERVE_USAGE                                                            \
     "[--listen HOST:PORT] [--interval SECONDS] [--once] "                      \
     "[--tls-cert FILE --tls-key FILE] [--insecure-http] "                      \
-    "[--metrics-token TOKEN] [--secure-cookies]"
+    "[--metrics-token TOKEN] [--secure-cookies] "                              \
+    "[--worker-listen HOST:PORT [--worker-insecure-http]]"
 int cmd_serve(struct exa_ctx *ctx, int argc, char **argv);
 
 #endif

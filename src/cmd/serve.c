@@ -28,6 +28,7 @@
 #include "server/console.h"
 #include "server/http.h"
 #include "server/mcp_route.h"
+#include "server/worker_http.h"
 
 #define SERVE_DEFAULT_LISTEN "127.0.0.1:9477"
 
@@ -147,6 +148,8 @@ int cmd_serve(struct exa_ctx *ctx, int argc, char **argv)
         {"insecure-http", no_argument, NULL, O_INSECURE},
         {"metrics-token", required_argument, NULL, O_MTOKEN},
         {"secure-cookies", no_argument, NULL, O_SECURE_COOKIES},
+        {"worker-listen", required_argument, NULL, 'w'},
+        {"worker-insecure-http", no_argument, NULL, 'W'},
         {NULL, 0, NULL, 0},
     };
     const char *cert_path = NULL, *key_path = NULL;
@@ -165,6 +168,8 @@ int cmd_serve(struct exa_ctx *ctx, int argc, char **argv)
     struct obs_collect_ctx cctx = {0, EXA_ERROR_INIT};
     struct http_server *srv;
     struct mcp_mount *mcp;
+    struct worker_listen_opts wopts = {NULL, 0, NULL};
+    struct worker_listener *wl = NULL;
     sigset_t set;
 
     if (!listen || !*listen)
@@ -201,6 +206,12 @@ int cmd_serve(struct exa_ctx *ctx, int argc, char **argv)
             break;
         case O_SECURE_COOKIES:
             secure_cookies = 1;
+            break;
+        case 'w':
+            wopts.listen = optarg;
+            break;
+        case 'W':
+            wopts.insecure_http = 1;
             break;
         default:
             return out_usage(ctx, "unknown option '%s'", argv[optind - 1]);
@@ -310,14 +321,26 @@ int cmd_serve(struct exa_ctx *ctx, int argc, char **argv)
         obs_exporter_free(ex);
         return out_error(ctx, &err, NULL);
     }
+    if (wopts.listen && !(wl = worker_listener_start(&wopts, &err))) {
+        http_server_free(srv);
+        api_free(api);
+        mcp_unmount(mcp);
+        obs_exporter_free(ex);
+        return out_error(ctx, &err, NULL);
+    }
     out_info(ctx,
              "Serving /metrics, /healthz, the REST API (/api/v1/) and the "
              "console on port %d over %s (every %gs)",
              http_server_port(srv), http_server_is_tls(srv) ? "https" : "http",
              interval);
+    if (wl)
+        out_info(ctx, "Serving the worker API on port %d (engine %s)",
+                 worker_listener_port(wl),
+                 te_engine_id(worker_listener_engine(wl)));
     fflush(stdout);
     while (sigwait(&set, &sig) != 0)
         ;
+    worker_listener_stop(wl);
     http_server_free(srv);
     api_free(api);
     mcp_unmount(mcp);

@@ -342,6 +342,14 @@ fail:
     return NULL;
 }
 
+void te_shutdown(task_engine_t *e)
+{
+    pthread_mutex_lock(&e->mu);
+    e->closing = 1;
+    pthread_cond_broadcast(&e->cv);
+    pthread_mutex_unlock(&e->mu);
+}
+
 void te_close(task_engine_t *e)
 {
     if (!e)
@@ -971,6 +979,14 @@ void te_heartbeat(task_engine_t *e, const char *worker_id, const char *bearer,
                 json_decref(it);
                 goto busy_rb;
             }
+            if (found && a.outcome &&
+                (!strcmp(a.outcome, "ok") || !strcmp(a.outcome, "failed") ||
+                 !strcmp(a.outcome, "late_ok"))) {
+                /* finished and recorded: a report racing its result */
+                json_decref(it);
+                attempt_rec_release(&a);
+                continue;
+            }
             json_object_set_new(it, "task", json_integer(h.running[i].task));
             json_object_set_new(it, "attempt",
                                 json_integer(h.running[i].attempt));
@@ -1123,7 +1139,7 @@ void te_lease(task_engine_t *e, const char *worker_id, const char *bearer,
 {
     exa_error_t err = EXA_ERROR_INIT;
     struct mworker *w;
-    long long want, used, dv;
+    long long want0, want, used, dv;
     unsigned long long qg;
     json_t *tasks = json_array();
     struct timespec ts;
@@ -1133,7 +1149,7 @@ void te_lease(task_engine_t *e, const char *worker_id, const char *bearer,
     pthread_mutex_lock(&e->mu);
     if (!(w = auth(e, worker_id, bearer, out)))
         goto out;
-    if (tp_decode_lease(body, len, &want, &err) < 0) {
+    if (tp_decode_lease(body, len, &want0, &err) < 0) {
         reply_err(out, 400, "bad_request", err.text);
         goto out;
     }
@@ -1151,6 +1167,7 @@ void te_lease(task_engine_t *e, const char *worker_id, const char *bearer,
     for (;;) {
         if ((used = open_count(e, w, &err)) < 0)
             goto busy;
+        want = want0;
         if (want > w->capacity - used)
             want = w->capacity - used;
         if (want > 0) {
@@ -1371,6 +1388,8 @@ void te_results(task_engine_t *e, const char *worker_id, const char *bearer,
     }
     for (int i = 0; i < 3; i++)
         e->c.results[i] += cnt[i];
+    e->qgen++; /* slots freed: a parked lease of this worker may go on */
+    pthread_cond_broadcast(&e->cv);
     b = json_object();
     for (int i = 0; i < 4; i++) {
         json_object_set_new(b, names[i], lists[i]);

@@ -66,6 +66,9 @@ void te_opts_default(struct te_opts *o);
  * the engine (te_close) or NULL with err (EXA_ECONFIG).
  */
 task_engine_t *te_open(store_t *st, const struct te_opts *o, exa_error_t *err);
+/* Answer every parked and later long-poll with 204 at once (before the
+ * server joins its connection threads); the engine stays usable. */
+void te_shutdown(task_engine_t *e);
 /* Wake parked long-polls (they answer 204) and free the engine. */
 void te_close(task_engine_t *e);
 /* The engine id (8 hex digits) and epoch. */
@@ -120,7 +123,8 @@ void te_bye(task_engine_t *e, const char *worker_id, const char *bearer,
 void te_ping(task_engine_t *e, struct te_reply *out);
 
 /*
- * Artifacts (PUT /v1/tasks/T/attempts/A/artifacts/NAME): te_artifact_check
+ * Artifacts (PUT /v1/tasks/T/attempts/A/artifacts/NAME, with headers
+ * X-Exa-Worker: ID and X-Exa-Sha256: HEX): te_artifact_check
  * authenticates, checks that the worker holds or held attempt A of task T
  * and that NAME with sha256 is not already stored with another hash.
  * Returns 0 (continue: stream the body into *tmp_path, a malloc'ed file

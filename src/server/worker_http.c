@@ -1,0 +1,504 @@
+/*
+ * worker_http.c - the worker listener (worker_http.h).
+ *
+ * A daemon of its own, thread per connection: a long-polled lease parks
+ * inside the engine (te_lease waits on a condition variable), which
+ * needs a thread that may block; one connection per worker is the shape
+ * of the traffic (WORKERS.md §7.2 asks for one parked request each).
+ * JSON bodies are collected up to 1 MiB (413 past it); artifact bodies
+ * stream into te_upload_write() as they arrive. The Authorization header
+ * is read and never logged.
+ */
+#include "server/worker_http.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <microhttpd.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "libstore/store.h"
+#include "libtask/proto.h"
+#include "libtask/upload.h"
+#include "libutil/strbuf.h"
+#include "libutil/xalloc.h"
+
+struct worker_listener {
+    struct MHD_Daemon *d;
+    store_t *st;
+    task_engine_t *e;
+    int port;
+    pthread_t ticker;
+    int ticking;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int stop;
+    double tick_s;
+    /* fault hook: drop the answer of the first drop_n requests of route */
+    enum tp_route drop_route;
+    int drop_n;
+};
+
+struct wconn {
+    struct strbuf body;
+    int too_large;
+    struct tp_path path;
+    int path_rc;
+    struct te_upload *up;
+    struct te_reply early; /* answer decided before the body ended */
+    int have_early;
+};
+
+static const char *bearer_of(struct MHD_Connection *c)
+{
+    const char *h = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+                                                MHD_HTTP_HEADER_AUTHORIZATION);
+    const char *p;
+    if (h && (skip_prefix(h, "Bearer ", &p) || skip_prefix(h, "bearer ", &p)))
+        return p;
+    return NULL;
+}
+
+static void peer_of(struct MHD_Connection *c, char *buf, size_t n)
+{
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    buf[0] = '\0';
+    if (!ci || !ci->client_addr)
+        return;
+    if (ci->client_addr->sa_family == AF_INET)
+        inet_ntop(AF_INET,
+                  &((const struct sockaddr_in *)(const void *)ci->client_addr)
+                       ->sin_addr,
+                  buf, (socklen_t)n);
+    else if (ci->client_addr->sa_family == AF_INET6)
+        inet_ntop(AF_INET6,
+                  &((const struct sockaddr_in6 *)(const void *)ci->client_addr)
+                       ->sin6_addr,
+                  buf, (socklen_t)n);
+}
+
+static enum MHD_Result send_reply(struct MHD_Connection *c, struct te_reply *r)
+{
+    struct MHD_Response *resp;
+    enum MHD_Result rc;
+    char *body = NULL;
+    size_t len = 0;
+    if (r->body && r->status != 204) {
+        body = json_dumps(r->body, JSON_COMPACT);
+        len = body ? strlen(body) : 0;
+    }
+    resp = MHD_create_response_from_buffer(len, body ? body : (char *)"",
+                                           body ? MHD_RESPMEM_MUST_FREE
+                                                : MHD_RESPMEM_PERSISTENT);
+    if (body)
+        MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE,
+                                "application/json");
+    if (r->retry_after_s > 0) {
+        char ra[16];
+        xsnprintf(ra, sizeof(ra), "%d", r->retry_after_s);
+        MHD_add_response_header(resp, MHD_HTTP_HEADER_RETRY_AFTER, ra);
+    }
+    rc = MHD_queue_response(c, (unsigned)r->status, resp);
+    MHD_destroy_response(resp);
+    te_reply_release(r);
+    return rc;
+}
+
+static void err_reply(struct te_reply *r, int status, const char *code,
+                      const char *reason)
+{
+    json_t *b = json_object(), *er = json_object();
+    json_object_set_new(er, "code", json_string(code));
+    json_object_set_new(er, "reason", json_string(reason));
+    json_object_set_new(b, "error", er);
+    r->status = status;
+    r->body = b;
+    r->retry_after_s = 0;
+}
+
+static int take_drop(struct worker_listener *wl, enum tp_route r)
+{
+    int drop = 0;
+    pthread_mutex_lock(&wl->mu);
+    if (wl->drop_n > 0 && wl->drop_route == r) {
+        wl->drop_n--;
+        drop = 1;
+    }
+    pthread_mutex_unlock(&wl->mu);
+    return drop;
+}
+
+static enum MHD_Result dispatch(struct worker_listener *wl,
+                                struct MHD_Connection *c, struct wconn *cs)
+{
+    struct te_reply r = {0, NULL, 0};
+    const struct tp_path *p = &cs->path;
+    const char *bearer = bearer_of(c);
+    char peer[64];
+    switch (p->route) {
+    case TP_PING:
+        te_ping(wl->e, &r);
+        break;
+    case TP_REGISTER:
+        peer_of(c, peer, sizeof(peer));
+        te_register(wl->e, cs->body.buf, cs->body.len, peer, bearer, &r);
+        break;
+    case TP_HEARTBEAT:
+        te_heartbeat(wl->e, p->worker_id, bearer, cs->body.buf, cs->body.len,
+                     &r);
+        break;
+    case TP_LEASE:
+        te_lease(wl->e, p->worker_id, bearer, cs->body.buf, cs->body.len,
+                 p->wait_s, &r);
+        break;
+    case TP_RESULTS:
+        te_results(wl->e, p->worker_id, bearer, cs->body.buf, cs->body.len, &r);
+        break;
+    case TP_DRAIN:
+        te_drain(wl->e, p->worker_id, bearer, cs->body.buf, cs->body.len, &r);
+        break;
+    case TP_BYE:
+        te_bye(wl->e, p->worker_id, bearer, cs->body.buf, cs->body.len, &r);
+        break;
+    case TP_ARTIFACT:
+        if (cs->up)
+            te_upload_finish(cs->up, &r);
+        cs->up = NULL;
+        break;
+    }
+    if (!r.status)
+        err_reply(&r, 500, "internal", "no answer");
+    if (take_drop(wl, p->route)) {
+        te_reply_release(&r);
+        return MHD_NO; /* committed; the connection is reset unanswered */
+    }
+    return send_reply(c, &r);
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
+                                  const char *url, const char *method,
+                                  const char *version, const char *upload,
+                                  size_t *upload_size, void **con_cls)
+{
+    struct worker_listener *wl = cls;
+    struct wconn *cs = *con_cls;
+    exa_error_t err = EXA_ERROR_INIT;
+    (void)version;
+    if (!cs) {
+        const char *q = NULL;
+        char *path = xstrdup(url), *qm = strchr(path, '?');
+        cs = xcalloc(1, sizeof(*cs));
+        strbuf_init(&cs->body, 0);
+        *con_cls = cs;
+        if (qm)
+            *qm = '\0';
+        q = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "wait");
+        {
+            char qs[32] = "";
+            if (q)
+                xsnprintf(qs, sizeof(qs), "wait=%s", q);
+            cs->path_rc =
+                tp_parse_path(method, path, q ? qs : NULL, &cs->path, &err);
+        }
+        free(path);
+        if (cs->path_rc < 0) {
+            err_reply(&cs->early, 404, "not_found", err.text);
+            cs->have_early = 1;
+        } else if (cs->path_rc > 0) {
+            err_reply(&cs->early, 405, "method_not_allowed",
+                      "method not allowed");
+            cs->have_early = 1;
+        } else if (cs->path.route == TP_ARTIFACT) {
+            const char *sha =
+                MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-Exa-Sha256");
+            const char *wid =
+                MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-Exa-Worker");
+            cs->up =
+                te_upload_open(wl->e, wid && tp_name_ok(wid) ? wid : "-",
+                               bearer_of(c), cs->path.task, cs->path.attempt,
+                               cs->path.name, sha, &cs->early);
+            if (!cs->up)
+                cs->have_early = 1;
+        }
+        return MHD_YES;
+    }
+    if (*upload_size) {
+        if (cs->have_early) {
+            /* discard the body of a request already answered */
+        } else if (cs->up) {
+            te_upload_write(cs->up, upload, *upload_size);
+        } else if (cs->body.len + *upload_size > TP_MAX_BODY) {
+            cs->too_large = 1;
+        } else {
+            strbuf_add(&cs->body, upload, *upload_size);
+        }
+        *upload_size = 0;
+        return MHD_YES;
+    }
+    if (cs->have_early) {
+        cs->have_early = 0;
+        return send_reply(c, &cs->early);
+    }
+    if (cs->too_large) {
+        struct te_reply r;
+        err_reply(&r, 413, "too_large", "request body over 1 MiB");
+        return send_reply(c, &r);
+    }
+    return dispatch(wl, c, cs);
+}
+
+static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
+                         enum MHD_RequestTerminationCode toe)
+{
+    struct wconn *cs = *con_cls;
+    (void)cls, (void)c, (void)toe;
+    if (!cs)
+        return;
+    te_upload_abort(cs->up);
+    te_reply_release(&cs->early);
+    strbuf_release(&cs->body);
+    free(cs);
+    *con_cls = NULL;
+}
+
+static void *ticker(void *arg)
+{
+    struct worker_listener *wl = arg;
+    pthread_mutex_lock(&wl->mu);
+    while (!wl->stop) {
+        struct timespec ts;
+        double t;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        t = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9 + wl->tick_s;
+        ts.tv_sec = (time_t)t;
+        ts.tv_nsec = (long)((t - (double)ts.tv_sec) * 1e9);
+        pthread_cond_timedwait(&wl->cv, &wl->mu, &ts);
+        if (wl->stop)
+            break;
+        pthread_mutex_unlock(&wl->mu);
+        te_tick(wl->e, NULL); /* a failed pass is retried on the next */
+        pthread_mutex_lock(&wl->mu);
+    }
+    pthread_mutex_unlock(&wl->mu);
+    return NULL;
+}
+
+static int env_secs(const char *name, double *out, exa_error_t *err)
+{
+    const char *v = getenv(name);
+    char *end;
+    double x;
+    if (!v || !*v)
+        return 0;
+    errno = 0;
+    x = strtod(v, &end);
+    if (errno || *end || !(x >= 0.05) || x > 86400)
+        return exa_err(err, EXA_EUSAGE,
+                       "%s expects seconds between 0.05 and 86400, got '%s'",
+                       name, v);
+    *out = x;
+    return 0;
+}
+
+static int parse_fault(struct worker_listener *wl, exa_error_t *err)
+{
+    static const struct {
+        const char *name;
+        enum tp_route r;
+    } routes[] = {{"register", TP_REGISTER},
+                  {"heartbeat", TP_HEARTBEAT},
+                  {"lease", TP_LEASE},
+                  {"results", TP_RESULTS}};
+    const char *v = getenv("EXAMLOPS_WORKER_FAULT"), *p;
+    if (!v || !*v)
+        return 0;
+    if (skip_prefix(v, "drop_reply:", &p)) {
+        for (size_t i = 0; i < sizeof(routes) / sizeof(routes[0]); i++) {
+            const char *n;
+            if (skip_prefix(p, routes[i].name, &n) && *n == ':') {
+                char *end;
+                long k = strtol(n + 1, &end, 10);
+                if (*end || k < 1 || k > 1000)
+                    break;
+                wl->drop_route = routes[i].r;
+                wl->drop_n = (int)k;
+                return 0;
+            }
+        }
+    }
+    return exa_err(err, EXA_EUSAGE,
+                   "EXAMLOPS_WORKER_FAULT '%s': expected "
+                   "drop_reply:register|heartbeat|lease|results:N",
+                   v);
+}
+
+/* Split HOST:PORT and resolve it; refuse wildcards. */
+static struct addrinfo *resolve(const char *listen, int *loopback,
+                                exa_error_t *err)
+{
+    struct addrinfo hints, *res = NULL;
+    char host[256], port[16];
+    const char *colon = strrchr(listen, ':'), *h = listen;
+    size_t hl;
+    int gai;
+    if (!colon || !colon[1] || strlen(colon + 1) >= sizeof(port)) {
+        exa_err(err, EXA_EUSAGE,
+                "invalid worker listen address '%s': expected HOST:PORT",
+                listen);
+        return NULL;
+    }
+    hl = (size_t)(colon - listen);
+    if (hl >= 2 && h[0] == '[' && h[hl - 1] == ']') {
+        h++;
+        hl -= 2;
+    }
+    if (hl == 0 || hl >= sizeof(host)) {
+        exa_err(err, EXA_EUSAGE,
+                "invalid worker listen address '%s': expected HOST:PORT",
+                listen);
+        return NULL;
+    }
+    memcpy(host, h, hl);
+    host[hl] = '\0';
+    memcpy(port, colon + 1, strlen(colon + 1) + 1);
+    if (!strcmp(host, "0.0.0.0") || !strcmp(host, "::") || !strcmp(host, "*")) {
+        exa_err(err, EXA_EUSAGE,
+                "worker listen address '%s' is a wildcard: name the one "
+                "address compute nodes reach",
+                listen);
+        return NULL;
+    }
+    memset(&hints, 0, sizeof(hints));
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
+    gai = getaddrinfo(host, port, &hints, &res);
+    if (gai != 0 || !res) {
+        exa_err(err, EXA_EUSAGE,
+                "cannot resolve worker listen address '%s': %s", listen,
+                gai_strerror(gai));
+        return NULL;
+    }
+    *loopback = 0;
+    if (res->ai_family == AF_INET)
+        *loopback =
+            (ntohl(((const struct sockaddr_in *)(const void *)res->ai_addr)
+                       ->sin_addr.s_addr) >>
+             24) == 127;
+    else if (res->ai_family == AF_INET6)
+        *loopback = IN6_IS_ADDR_LOOPBACK(
+            &((const struct sockaddr_in6 *)(const void *)res->ai_addr)
+                 ->sin6_addr);
+    return res;
+}
+
+struct worker_listener *
+worker_listener_start(const struct worker_listen_opts *o, exa_error_t *err)
+{
+    struct worker_listener *wl;
+    struct te_opts to;
+    struct addrinfo *res;
+    int loopback = 0;
+    unsigned flags = MHD_USE_THREAD_PER_CONNECTION |
+                     MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG;
+    const union MHD_DaemonInfo *info;
+
+    te_opts_default(&to);
+    if (env_secs("EXAMLOPS_WORKER_HEARTBEAT_S", &to.heartbeat_s, err) < 0 ||
+        env_secs("EXAMLOPS_WORKER_LEASE_TTL_S", &to.lease_ttl_s, err) < 0 ||
+        env_secs("EXAMLOPS_WORKER_LONGPOLL_S", &to.longpoll_s, err) < 0 ||
+        env_secs("EXAMLOPS_WORKER_MAX_IDLE_S", &to.max_idle_s, err) < 0 ||
+        env_secs("EXAMLOPS_WORKER_ENGINE_LOST_S", &to.engine_lost_s, err) < 0 ||
+        env_secs("EXAMLOPS_WORKER_JOIN_SKEW_S", &to.join_skew_s, err) < 0 ||
+        env_secs("EXAMLOPS_WORKER_RESTART_GRACE_S", &to.restart_grace_s, err) <
+            0)
+        return NULL;
+    if (!(res = resolve(o->listen, &loopback, err)))
+        return NULL;
+    if (!loopback && !o->insecure_http) {
+        freeaddrinfo(res);
+        exa_err(err, EXA_EUSAGE,
+                "worker listen address '%s' is beyond loopback and TLS is "
+                "not available yet: pass --worker-insecure-http to serve "
+                "plain HTTP on a trusted network",
+                o->listen);
+        return NULL;
+    }
+    wl = xcalloc(1, sizeof(*wl));
+    pthread_mutex_init(&wl->mu, NULL);
+    pthread_cond_init(&wl->cv, NULL);
+    if (parse_fault(wl, err) < 0)
+        goto fail;
+    wl->st = store_open(o->db_path, err);
+    if (!wl->st)
+        goto fail;
+    wl->e = te_open(wl->st, &to, err);
+    if (!wl->e)
+        goto fail;
+    if (res->ai_family == AF_INET6)
+        flags |= MHD_USE_IPv6;
+    wl->d = MHD_start_daemon(
+        flags, 0, NULL, NULL, on_request, wl, MHD_OPTION_SOCK_ADDR,
+        res->ai_addr, MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL,
+        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)90,
+        MHD_OPTION_CONNECTION_LIMIT, (unsigned)1024, MHD_OPTION_END);
+    if (!wl->d) {
+        exa_err(err, EXA_ECONFIG, "cannot listen on '%s': %s", o->listen,
+                errno ? strerror(errno) : "bind failed");
+        goto fail;
+    }
+    freeaddrinfo(res);
+    res = NULL;
+    info = MHD_get_daemon_info(wl->d, MHD_DAEMON_INFO_BIND_PORT);
+    wl->port = info ? info->port : 0;
+    wl->tick_s = to.heartbeat_s / 4 < 0.5 ? to.heartbeat_s / 4 : 0.5;
+    if (pthread_create(&wl->ticker, NULL, ticker, wl) == 0)
+        wl->ticking = 1;
+    return wl;
+fail:
+    if (res)
+        freeaddrinfo(res);
+    worker_listener_stop(wl);
+    return NULL;
+}
+
+int worker_listener_port(const struct worker_listener *wl)
+{
+    return wl->port;
+}
+
+task_engine_t *worker_listener_engine(struct worker_listener *wl)
+{
+    return wl->e;
+}
+
+void worker_listener_stop(struct worker_listener *wl)
+{
+    if (!wl)
+        return;
+    if (wl->ticking) {
+        pthread_mutex_lock(&wl->mu);
+        wl->stop = 1;
+        pthread_cond_broadcast(&wl->cv);
+        pthread_mutex_unlock(&wl->mu);
+        pthread_join(wl->ticker, NULL);
+    }
+    if (wl->d) {
+        /* parked long-polls answer 204 first so the daemon can stop */
+        if (wl->e)
+            te_shutdown(wl->e);
+        MHD_stop_daemon(wl->d);
+    }
+    te_close(wl->e);
+    store_close(wl->st);
+    pthread_cond_destroy(&wl->cv);
+    pthread_mutex_destroy(&wl->mu);
+    free(wl);
+}

@@ -1,0 +1,43 @@
+/*
+ * worker_http.h - the worker listener of `exa serve --worker-listen`
+ * (shared/WORKERS.md §6): its own libmicrohttpd daemon, apart from the
+ * admin API, the console and /metrics, carrying only the /v1/ worker
+ * routes, so opening its port to a cluster network exposes nothing else.
+ */
+#ifndef EXA_WORKER_HTTP_H
+#define EXA_WORKER_HTTP_H
+
+#include "libtask/engine.h"
+#include "libutil/error.h"
+
+struct worker_listener;
+
+struct worker_listen_opts {
+    const char *listen;  /* "HOST:PORT"; port 0 picks a free one */
+    int insecure_http;   /* allow plain HTTP beyond loopback */
+    const char *db_path; /* NULL: EXAMLOPS_DB / the default */
+};
+
+/*
+ * Open platform.db and the task engine (timers from te_opts_default(),
+ * overridden by EXAMLOPS_WORKER_{HEARTBEAT,LEASE_TTL,LONGPOLL,MAX_IDLE,
+ * ENGINE_LOST,JOIN_SKEW,RESTART_GRACE}_S), bind o->listen and start
+ * serving and the expiry pass.
+ * A wildcard address (0.0.0.0, ::) is refused, and so is any address
+ * beyond loopback unless insecure_http is set (TLS is not built yet).
+ * EXAMLOPS_WORKER_FAULT=drop_reply:ROUTE:N (route register, heartbeat,
+ * lease, results) commits the first N requests of that route and then
+ * closes the connection without an answer (tests of lost replies).
+ * Returns the listener or NULL with err (EXA_EUSAGE bad address,
+ * EXA_ECONFIG bind or database).
+ */
+struct worker_listener *
+worker_listener_start(const struct worker_listen_opts *o, exa_error_t *err);
+/* The bound port. */
+int worker_listener_port(const struct worker_listener *wl);
+/* The engine (borrowed) for the /metrics families. */
+task_engine_t *worker_listener_engine(struct worker_listener *wl);
+/* Stop serving, stop the expiry pass, close the engine; NULL is fine. */
+void worker_listener_stop(struct worker_listener *wl);
+
+#endif

@@ -1,0 +1,255 @@
+#!/bin/bash
+# Dial-back workers without Slurm (shared/WORKERS.md §13, the parts that
+# need no batch system): `exa serve --worker-listen` on 127.0.0.1:0 and
+# `exa worker` started by hand with `exa worker token`. Timers: heartbeat
+# 1 s, lease TTL 3 s, long-poll 2 s.
+#   happy path: result, artifact with its sha256, idle exit 0, events;
+#   T6  worker killed -9 mid-task: the shim takes the task down within 2 s,
+#       the lease expires, attempt 2 runs on another worker, one result;
+#   T8  engine killed -9 mid-task and restarted on the same port: the same
+#       session carries on, the task completes with one attempt;
+#   T9  a dropped reply on results: retried, answered duplicate, one row;
+#   T10 wrong worker, flipped MAC, replayed, expired, rate limit;
+#   T11 the token is in no argv, environment, log or event;
+#   T15 200 noop tasks, capacity 4: never more than 4 leases at once;
+#   T16 protocol 99: exit 64, and the engine serves the next worker;
+#   cancel of a running task, SIGTERM drain, refusal to run as root, and
+#   bad `exa task submit` input.
+. "$(dirname "$0")/lib.sh"
+exa_test_env
+
+export EXAMLOPS_WORKER_HEARTBEAT_S=1 EXAMLOPS_WORKER_LEASE_TTL_S=3 \
+    EXAMLOPS_WORKER_LONGPOLL_S=2 EXAMLOPS_WORKER_RESTART_GRACE_S=2 \
+    EXAMLOPS_WORKER_JOIN_SKEW_S=1
+DB=$EXAMLOPS_DB
+SERVE_PID=
+WPIDS=()
+cleanup() {
+    for p in "${WPIDS[@]}" $SERVE_PID; do kill -9 "$p" 2>/dev/null; done
+    wait 2>/dev/null
+}
+trap 'cleanup; chmod -R u+w "$T" 2>/dev/null; rm -rf "$T"' EXIT
+
+# start_serve [PORT]: exa serve in the background; sets SERVE_PID, PORT, URL
+start_serve() {
+    local want=${1:-0} i
+    : >"$T/serve.log"
+    "$EXA" serve --listen 127.0.0.1:0 --interval 3600 \
+        --worker-listen "127.0.0.1:$want" >>"$T/serve.log" 2>&1 &
+    SERVE_PID=$!
+    for i in $(seq 100); do
+        PORT=$(sed -n 's/.*worker API on port \([0-9]*\).*/\1/p' "$T/serve.log")
+        [ -n "$PORT" ] && break
+        sleep 0.05
+    done
+    URL=http://127.0.0.1:$PORT
+}
+
+# worker ID [ARGS...]: mint a token and run a worker in the background
+# (stderr to $T/ID.log); sets WPID.
+worker() {
+    local id=$1
+    shift
+    "$EXA" worker token --worker-id "$id" --ttl 60 >"$T/$id.tok"
+    "$EXA" worker --url "$URL" --worker-id "$id" --join-token-stdin \
+        --allow-root --max-idle 2 "$@" <"$T/$id.tok" 2>"$T/$id.log" &
+    WPID=$!
+    WPIDS+=("$WPID")
+}
+
+sql() { sqlite3 "$DB" "$@"; }
+
+wait_for() { # wait_for SECONDS CMD...: poll every 0.1 s
+    local n=$(($1 * 10))
+    shift
+    while [ $n -gt 0 ]; do
+        "$@" && return 0
+        sleep 0.1
+        n=$((n - 1))
+    done
+    return 1
+}
+
+start_serve
+like "$(cat "$T/serve.log")" "worker API on port [0-9]+" "exa serve starts the worker listener"
+
+# ---- bad input to `exa task submit` and `exa worker`
+run_exa task submit --cpus 2
+is "$RC" 2 "submit without a command is a usage error"
+run_exa task submit --env NOEQ -- true
+is "$RC" 2 "submit --env without '=' is a usage error"
+run_exa task submit --cwd relative -- true
+is "$RC" 2 "submit --cwd relative is refused"
+like "$ERR" "'cwd' must be an absolute path" "and says why"
+run_exa worker --url "$URL" --worker-id w0
+is "$RC" 2 "a worker without --join-token-stdin is refused"
+if [ "$(id -u)" = 0 ]; then
+    run_exa worker --url "$URL" --worker-id w0 --join-token-stdin </dev/null
+    is "$RC" 2 "a worker refuses to run as root without --allow-root"
+    like "$ERR" "refuses to run as root" "naming the reason"
+fi
+
+# ---- happy path with an artifact
+run_exa task submit --artifact out.txt -- sh -c 'printf hello > out.txt; echo ran'
+is "$RC" 0 "submit queues a task"
+T1=$OUT
+worker w1
+wait "$WPID"
+is "$?" 0 "the worker exits 0 after --max-idle without work"
+run_exa --json task show "$T1"
+json_ok "the task is done with attempt 1" '.state == "done" and .attempt == 1'
+json_ok "its stdout tail is kept" '.result.stdout_tail == "ran\n"'
+want=$(printf hello | sha256sum | cut -d' ' -f1)
+json_ok "the artifact is recorded with the sha256 of its bytes" \
+    --arg h "$want" '.result.artifacts[0].sha256 == $h and .result.artifacts[0].size == 5'
+stored=$(find "$T/db/artifacts/$T1/1" -name out.txt -exec sha256sum {} + | cut -d' ' -f1)
+is "$stored" "$want" "the stored file hashes to the same value"
+is "$(sql "select group_concat(kind, ' ') from (select kind from worker_events where worker_id = 'w1' order by id)")" \
+    "worker_attached worker_exited" "events: attached, then exited"
+is "$(sql "select json_extract(detail, '$.reason') from worker_events where kind = 'worker_exited' and worker_id = 'w1'")" \
+    idle "the exit reason is idle"
+like "$(cat "$T/w1.log")" "registered as 'w1'" "the worker logs its registration"
+
+# ---- T11: token hygiene while a worker runs
+run_exa task submit -- sleep 3
+worker w2
+sleep 1
+tok=$(cat "$T/w2.tok")
+ps -eo args >"$T/ps.txt"
+is "$(grep -cF -- "${tok##*.}" "$T/ps.txt")" 0 "the token is in no process's argv"
+isnt "$(tr '\0' '\n' </proc/"$WPID"/environ | grep -cF -- "$tok")" 1 \
+    "the token is not in the worker's environment"
+wait "$WPID"
+ok "the token is in neither log" bash -c "! grep -qF -- '$tok' '$T/serve.log' '$T/w2.log'"
+ok "the token is in no event" bash -c "! sqlite3 '$DB' 'select * from worker_events' | grep -qF -- '${tok##*.}'"
+ok "platform.db holds no session token" bash -c "! sqlite3 '$DB' .dump | grep -q exs_"
+
+# ---- T10: refused tokens
+"$EXA" worker token --worker-id w3 --ttl 60 >"$T/w3.tok"
+"$EXA" worker --url "$URL" --worker-id w4 --join-token-stdin --allow-root \
+    <"$T/w3.tok" >/dev/null 2>"$T/w4.log"
+is "$?" 1 "a token for w3 presented as w4 is refused (exit 1)"
+like "$(cat "$T/w4.log")" "401 wrong_worker" "as wrong_worker"
+sed 's/.$/\n/' "$T/w3.tok" | awk '{ c = substr($0, length($0) - 2, 1); r = (c == "A") ? "B" : "A"; print substr($0, 1, length($0) - 3) r substr($0, length($0) - 1) }' >"$T/w3.bad"
+"$EXA" worker --url "$URL" --worker-id w3 --join-token-stdin --allow-root \
+    <"$T/w3.bad" >/dev/null 2>"$T/w3.log"
+is "$?" 1 "a token with a flipped MAC byte is refused"
+like "$(cat "$T/w3.log")" "401 bad_signature" "as bad_signature"
+"$EXA" worker --url "$URL" --worker-id w3 --join-token-stdin --allow-root \
+    --max-idle 0 <"$T/w3.tok" >/dev/null 2>&1
+is "$?" 0 "the real token registers once"
+"$EXA" worker --url "$URL" --worker-id w3 --join-token-stdin --allow-root \
+    <"$T/w3.tok" >/dev/null 2>"$T/w3.log"
+is "$?" 1 "the same token again is refused"
+like "$(cat "$T/w3.log")" "401 replayed" "as replayed"
+"$EXA" worker token --worker-id w5 --ttl 1 >"$T/w5.tok"
+sleep 2.2
+"$EXA" worker --url "$URL" --worker-id w5 --join-token-stdin --allow-root \
+    <"$T/w5.tok" >/dev/null 2>"$T/w5.log"
+like "$(cat "$T/w5.log")" "401 expired" "a token past its lifetime is refused as expired"
+is "$(sql "select count(*) from worker_events where kind = 'token_refused'")" 4 \
+    "each refusal is an event"
+
+# ---- T16: version skew
+"$EXA" worker token --worker-id w6 --ttl 60 >"$T/w6.tok"
+"$EXA" worker --url "$URL" --worker-id w6 --join-token-stdin --allow-root \
+    --protocol 99 <"$T/w6.tok" >/dev/null 2>"$T/w6.log"
+is "$?" 64 "a worker speaking protocol 99 gets 426 and exits 64"
+run_exa task submit --noop
+worker w7
+wait "$WPID"
+is "$?" 0 "the engine keeps serving the next worker"
+
+# ---- T15: back-pressure
+run_exa task submit --noop --count 200
+worker w8 --capacity 4
+wait "$WPID"
+is "$(sql "select count(*) from tasks where state = 'done' and id in (select task_id from task_attempts where worker_id = 'w8')")" \
+    200 "200 noop tasks done by one worker"
+is "$(sql "select count(*) from task_results r join task_attempts a using (task_id, attempt) where a.worker_id = 'w8'")" \
+    200 "with exactly one result each"
+maxc=$(sql "select max(c) from (select (select count(*) from task_attempts b where b.worker_id = 'w8' and b.leased_at <= a.leased_at and b.ended_at > a.leased_at) c from task_attempts a where a.worker_id = 'w8')")
+ok "never more than 4 leases held at once (max $maxc)" test "$maxc" -le 4
+
+# ---- T9: a lost reply on results
+kill "$SERVE_PID"
+wait "$SERVE_PID" 2>/dev/null
+EXAMLOPS_WORKER_FAULT=drop_reply:results:1 start_serve
+run_exa task submit -- echo nine
+T9=$OUT
+worker w9
+wait "$WPID"
+run_exa --json task show "$T9"
+json_ok "after a dropped answer the task is done" '.state == "done" and .attempt == 1'
+[ "$(jq -r .state <<<"$OUT")" = done ] || diag "$(cat "$T/w9.log" "$T/serve.log")"
+is "$(sql "select count(*) from task_results where task_id = $T9")" 1 "one row in results"
+kill "$SERVE_PID"
+wait "$SERVE_PID" 2>/dev/null
+start_serve
+
+# ---- cancel of a running task
+run_exa task submit -- sleep 30
+TC=$OUT
+worker w10
+wait_for 5 sh -c "sqlite3 '$DB' \"select state from tasks where id = $TC\" | grep -q leased"
+sleep 0.5
+run_exa task cancel "$TC"
+is "$RC" 0 "cancel of a leased task"
+wait_for 5 sh -c "! pgrep -f '[s]leep 30' >/dev/null"
+is "$?" 0 "the worker kills the cancelled task at its next heartbeat"
+wait "$WPID"
+is "$?" 0 "and then exits idle"
+run_exa --json task attempts "$TC"
+json_ok "the attempt is revoked (cancelled)" '.attempts[0].outcome == "revoked" and .attempts[0].cause == "cancelled"'
+
+# ---- SIGTERM drains
+run_exa task submit -- sleep 31
+TS=$OUT
+worker w11 --max-idle 30
+wait_for 5 sh -c "pgrep -f '[s]leep 31' >/dev/null"
+kill -TERM "$WPID"
+wait "$WPID"
+is "$?" 0 "SIGTERM: the worker kills its task, says bye and exits 0"
+ok "no task process is left" bash -c "! pgrep -f '[s]leep 31'"
+is "$(sql "select json_extract(detail, '$.reason') from worker_events where kind = 'worker_exited' and worker_id = 'w11'")" \
+    signal "the exit reason is signal"
+run_exa --json task show "$TS"
+json_ok "the task goes back to the queue without using its budget" '.state == "queued" and .infra_failures == 0'
+run_exa task cancel "$TS"
+
+# ---- T6: kill -9 the worker mid-task
+run_exa task submit -- sh -c 'echo "$$ $EXA_TASK_ATTEMPT" >> '"$T"'/marker; [ "$EXA_TASK_ATTEMPT" = 1 ] && sleep 20; exit 0'
+T6=$OUT
+worker w12 --max-idle 30
+wait_for 5 test -s "$T/marker"
+tpid=$(cut -d' ' -f1 "$T/marker")
+kill -9 "$WPID"
+wait_for 2 sh -c "! kill -0 $tpid 2>/dev/null"
+is "$?" 0 "within 2 s of kill -9 of the worker its task is gone (the shim's death signal)"
+worker w13
+wait_for 10 sh -c "sqlite3 '$DB' \"select state from tasks where id = $T6\" | grep -q done"
+is "$?" 0 "after the TTL attempt 2 runs on another worker and completes"
+run_exa --json task attempts "$T6"
+json_ok "attempt 1 lost (dead), attempt 2 ok" \
+    '.attempts[0].outcome == "lost" and .attempts[0].cause == "dead" and .attempts[1].outcome == "ok" and .attempts[1].worker == "w13"'
+is "$(sql "select count(*) from task_results where task_id = $T6")" 1 "one result"
+is "$(wc -l <"$T/marker")" 2 "the marker shows two runs (at-least-once, on purpose)"
+wait "$WPID"
+
+# ---- T8: kill -9 the engine mid-task, restart on the same port
+run_exa task submit -- sleep 3
+T8=$OUT
+worker w14 --max-idle 1
+wait_for 5 sh -c "sqlite3 '$DB' \"select state from tasks where id = $T8\" | grep -q leased"
+kill -9 "$SERVE_PID"
+wait "$SERVE_PID" 2>/dev/null
+sleep 1
+start_serve "$PORT"
+wait "$WPID"
+is "$?" 0 "the worker rides out the engine restart and exits idle"
+run_exa --json task show "$T8"
+json_ok "the task completes with one attempt" '.state == "done" and .attempt == 1'
+is "$(sql "select count(*) from worker_events where worker_id = 'w14' and kind in ('worker_attached', 'worker_rejoined')")" \
+    1 "no re-registration"
+
+done_testing
