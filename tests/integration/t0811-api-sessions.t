@@ -1,0 +1,112 @@
+#!/bin/bash
+# t0811-api-sessions.t - the console's session contract on the REST API:
+# POST /api/v1/auth/login with a token answers {user, role, csrf} and sets
+# exa_session (HttpOnly, SameSite=Strict, Path=/, no Secure over plain
+# HTTP); the cookie reads alone; a cookie POST needs X-CSRF-Token (403
+# without or with a wrong one, audited), a Bearer POST does not; whoami
+# gives the csrf back; a bad token at login is 401 under its user; a
+# revoked token ends its sessions; logout ends the session; after five
+# failed authentications from one address the next call gets 429 with
+# Retry-After, even with a good token, and works again once it passed.
+. "$(dirname "$0")/lib.sh"
+exa_test_env
+. "$(dirname "$0")/lib-api.sh"
+command -v curl >/dev/null && command -v jq >/dev/null || skip_all "curl and jq needed"
+
+mkdir -p "$(dirname "$EXAMLOPS_HPC_REGISTRY")"
+cat >"$EXAMLOPS_HPC_REGISTRY" <<YAML
+clusters:
+  alpha: {scheduler: slurm, transport: ssh, host: 127.0.0.1, ssh_port: 1}
+  beta: {scheduler: slurm, transport: ssh, host: 127.0.0.1, ssh_port: 1}
+YAML
+ADMIN=$(mk_token alice admin)
+VIEW=$(mk_token victor viewer)
+api_serve
+
+api POST /api/v1/auth/login "" "{\"token\": \"$ADMIN\"}"
+is "$CODE" 200 "login with an admin token: 200"
+jq_ok "login answers user, role and a csrf token" '.user == "alice" and .role == "admin" and (.csrf | test("^[A-Za-z0-9_-]{43}$"))'
+CSRF=$(jq -r .csrf <<<"$BODY")
+cookie=$(grep -i '^Set-Cookie:' <<<"$HDRS" | tr -d '\r')
+like "$cookie" 'exa_session=[A-Za-z0-9_-]{43};' "Set-Cookie exa_session"
+like "$cookie" 'HttpOnly' "HttpOnly"
+like "$cookie" 'SameSite=Strict' "SameSite=Strict"
+like "$cookie" 'Path=/' "Path=/"
+ok "no Secure over plain HTTP" bash -c "! grep -q Secure <<<'$cookie'"
+SID=$(sed -E 's/.*exa_session=([^;]*);.*/\1/' <<<"$cookie")
+ok "the session id is not the token" test "$SID" != "${ADMIN#exa_}"
+
+C=(-H "Cookie: exa_session=$SID")
+api GET /api/v1/facility/fleet "" "" "${C[@]}"
+is "$CODE" 200 "the cookie alone reads the fleet"
+api GET /api/v1/auth/whoami "" "" "${C[@]}"
+jq_ok "whoami over the cookie gives user and role" '.user == "alice" and .role == "admin"'
+is "$(jq -r .csrf <<<"$BODY")" "$CSRF" "whoami's csrf is the login's"
+api GET /api/v1/auth/whoami "$VIEW"
+jq_ok "whoami over a Bearer token has no csrf" '.user == "victor" and .csrf == null'
+
+api POST /api/v1/facility/fleet/alpha/approve "" "" "${C[@]}"
+is "$CODE/$(jq -r .error.code <<<"$BODY")" "403/forbidden" "a cookie POST without X-CSRF-Token: 403"
+api POST /api/v1/facility/fleet/alpha/approve "" "" "${C[@]}" -H "X-CSRF-Token: AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"
+is "$CODE" 403 "with a wrong X-CSRF-Token: 403"
+is "$(sqlite3 "$EXAMLOPS_DB" "SELECT count(*) FROM audit_events WHERE action='api_denied' AND actor='alice' AND json_extract(details,'\$.reason') LIKE '%CSRF%'")" 2 \
+    "both CSRF refusals are audited under alice"
+is "$(sqlite3 "$EXAMLOPS_DB" "SELECT state FROM clusters WHERE name='alpha'")" PENDING "alpha still PENDING"
+api POST /api/v1/facility/fleet/alpha/approve "" "" "${C[@]}" -H "X-CSRF-Token: $CSRF"
+is "$CODE" 200 "with the session's X-CSRF-Token: 200"
+is "$(sqlite3 "$EXAMLOPS_DB" "SELECT state || ' ' || approved_by FROM clusters WHERE name='alpha'")" "ACTIVE alice" \
+    "alpha ACTIVE, approved by the session's user"
+api POST /api/v1/facility/fleet/beta/reject "$ADMIN" '{"reason": "no"}'
+is "$CODE" 200 "a Bearer POST needs no CSRF header"
+
+# a viewer's session reads but may not approve
+api POST /api/v1/auth/login "" "{\"token\": \"$VIEW\"}"
+VSID=$(grep -i '^Set-Cookie:' <<<"$HDRS" | tr -d '\r' | sed -E 's/.*exa_session=([^;]*);.*/\1/')
+VCSRF=$(jq -r .csrf <<<"$BODY")
+api POST /api/v1/facility/fleet/beta/approve "" "" -H "Cookie: exa_session=$VSID" -H "X-CSRF-Token: $VCSRF"
+is "$CODE" 403 "a viewer's session with its csrf still may not approve: 403"
+
+# logout ends the session
+api POST /api/v1/auth/logout "" "" -H "Cookie: exa_session=$VSID" -H "X-CSRF-Token: $VCSRF"
+is "$CODE" 200 "logout: 200"
+like "$(grep -i '^Set-Cookie:' <<<"$HDRS")" 'exa_session=;.*Max-Age=0' "logout clears the cookie"
+api GET /api/v1/facility/fleet "" "" -H "Cookie: exa_session=$VSID"
+is "$CODE" 401 "the logged-out session no longer reads"
+
+# revoking the token ends its sessions
+"$EXA" -q auth token revoke 1 >/dev/null
+api GET /api/v1/facility/fleet "" "" "${C[@]}"
+is "$CODE" 401 "a session of a revoked token: 401"
+like "$BODY" "revoked" "says revoked"
+is "$(sqlite3 "$EXAMLOPS_DB" "SELECT actor FROM audit_events WHERE action='api_denied' ORDER BY id DESC LIMIT 1")" alice \
+    "audited under alice"
+
+# login failures
+api POST /api/v1/auth/login "" '{"token": "nonsense"}'
+is "$CODE/$(jq -r .error.code <<<"$BODY")" "401/unauthorized" "login with a bad token: 401"
+ok "a failed login sets no cookie" bash -c "! grep -qi '^Set-Cookie' <<<'$HDRS'"
+api POST /api/v1/auth/login "" "{\"token\": \"$ADMIN\"}"
+is "$CODE" 401 "login with a revoked token: 401"
+api POST /api/v1/auth/login "" '{"token": 5}'
+is "$CODE" 400 "login with a token that is no string: 400"
+api GET /api/v1/auth/login "" ""
+is "$CODE" 405 "GET on login: 405"
+
+# slow-down: that was 2 failed authentications; 3 more make 5
+V2=$(mk_token vera viewer)
+for i in 1 2 3; do api GET /api/v1/clusters "exa_${i}BADBADBADBADBADBADBADBADBADBADBADBADBADBAD"; done
+is "$CODE" 401 "the fifth failure is still a 401"
+api GET /api/v1/clusters "$V2"
+is "$CODE" 429 "the next call, even with a good token: 429"
+ra=$(grep -i '^Retry-After:' <<<"$HDRS" | tr -dc 0-9)
+ok "with Retry-After (got '$ra')" test -n "$ra" -a "${ra:-0}" -ge 1
+api POST /api/v1/auth/login "" "{\"token\": \"$V2\"}"
+is "$CODE" 429 "login is slowed down too"
+sleep $((ra + 1))
+api GET /api/v1/clusters "$V2"
+is "$CODE" 200 "after Retry-After a good token works again"
+api GET /api/v1/clusters "exa_XBADBADBADBADBADBADBADBADBADBADBADBADBADBAD"
+is "$CODE" 401 "a success cleared the count: one more bad token is a plain 401"
+ok "no token in serve's output" bash -c "! grep -qF -e '${ADMIN#exa_}' -e '${VIEW#exa_}' -e '${V2#exa_}' '$T/serve.out' '$T/serve.err'"
+ok "no session id or token in platform.db" bash -c "! sqlite3 '$EXAMLOPS_DB' .dump | grep -qF -e '$SID' -e '${ADMIN#exa_}' -e '$CSRF'"
+done_testing
