@@ -184,6 +184,13 @@ build/fuzz/libexa-fuzz.a: $(FUZZ_OBJ)
 build/fuzz/fuzz_%: fuzz/fuzz_%.c build/fuzz/libexa-fuzz.a
 	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< \
 	    build/fuzz/libexa-fuzz.a $(LDLIBS)
+# the router and REST API are front-end code: their target also links them
+FUZZ_SERVER_OBJ := build/fuzz/obj/src/server/http.o \
+    build/fuzz/obj/src/server/api.o build/fuzz/obj/$(OPENAPI_GEN:.c=.o)
+build/fuzz/fuzz_http_router: fuzz/fuzz_http_router.c $(FUZZ_SERVER_OBJ) \
+    build/fuzz/libexa-fuzz.a
+	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_SERVER_OBJ) \
+	    build/fuzz/libexa-fuzz.a $(LDLIBS)
 fuzz-build: $(FUZZ_BIN)
 fuzz: $(FUZZ_BIN)
 	@scripts/run-fuzz.sh $(FUZZ_SECONDS) $(FUZZ_BIN)

@@ -412,7 +412,7 @@ int place_load_candidates(store_t *st, const struct fleet *f,
          * collation is strcmp order): one merge pass over the rows. */
         while (j < *nnodes && strcmp((*nodes)[j].cluster, p->name) < 0)
             j++;
-        p->nodes = *nodes + j;
+        p->nodes = *nodes ? *nodes + j : NULL; /* no rows: NULL + 0 is UB */
         while (j < *nnodes && !strcmp((*nodes)[j].cluster, p->name)) {
             p->nnodes++;
             j++;

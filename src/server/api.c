@@ -237,8 +237,11 @@ static json_t *body_object(struct call *c)
         return json_object();
     d = json_loadb(b, n, JSON_REJECT_DUPLICATES, &je);
     if (!d) {
+        /* the position only: jansson's text quotes the input, which
+         * may hold a token (login) */
         http_error_json(c->resp, 400, "bad_request",
-                        "request body is not JSON: %s", je.text);
+                        "request body is not JSON (line %d, column %d)",
+                        je.line, je.column);
         return NULL;
     }
     if (!json_is_object(d)) {
