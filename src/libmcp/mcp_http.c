@@ -326,6 +326,10 @@ int mcp_http_handle(struct mcp_http *h, const struct mcp_http_req *req,
             goto out;
         }
         if (h->auth(h->auth_ctx, token, &who, &err) < 0) {
+            if (err.code == EXA_ECONFIG) { /* the store, not the token */
+                refuse(resp, 500, MCP_INTERNAL_ERROR, err.text);
+                goto out;
+            }
             resp->www_authenticate = 1;
             refuse(resp, 401, -32000,
                    err.text[0] ? err.text : "unauthorized: invalid token");

@@ -69,7 +69,9 @@ struct mcp_principal {
 
 /*
  * Check a bearer token (the text after "Bearer "). Returns 0 and fills
- * out, or -1 with err when the token is unknown, expired or revoked.
+ * out, or -1 with err when the token is unknown, expired or revoked (the
+ * request is answered 401), or with err EXA_ECONFIG when the tokens could
+ * not be read (500).
  * Called with the transport's lock held, one call at a time.
  */
 typedef int (*mcp_auth_f)(void *ctx, const char *token,

@@ -90,8 +90,10 @@ static int check_type(const json_t *s, const json_t *v, const char *path,
         return 0;
     json_array_foreach(t, i, x)
     {
-        if (json_is_string(x) && type_is(json_string_value(x), v))
+        if (json_is_string(x) && type_is(json_string_value(x), v)) {
+            strbuf_release(&want);
             return 0;
+        }
         if (json_is_string(x))
             strbuf_addf(&want, "%s%s", i ? " or " : "", json_string_value(x));
     }

@@ -53,8 +53,9 @@ int mcp_auth_store(void *ctx, const char *token, struct mcp_principal *out,
     if (rc == 0) {
         xsnprintf(out->user, sizeof(out->user), "%s", p.user);
         xsnprintf(out->role, sizeof(out->role), "%s", auth_role_name(p.role));
-    } else
-        auth_record_denied(st, p.user[0] ? p.user : NULL, 401, "POST", "/mcp",
+    } else if (!err || err->code != EXA_ECONFIG)
+        /* the method is not known here: recorded as null */
+        auth_record_denied(st, p.user[0] ? p.user : NULL, 401, NULL, "/mcp",
                            err ? err->text : "invalid token", NULL, NULL);
     store_close(st);
     return rc;
