@@ -13,6 +13,7 @@
 
 #include <string.h>
 
+#include "libutil/etag.h"
 #include "server/http.h"
 
 const char *console_content_type(const char *name)
@@ -53,37 +54,13 @@ static size_t asset_read(void *cls, size_t pos, char *buf, size_t max)
     return n;
 }
 
-/*
- * Whether an If-None-Match value (RFC 9110 §13.1.2: "*" or a list of
- * entity tags, weak ones with W/) names etag; weak comparison, as the
- * header asks for.
- */
-static int etag_matches(const char *inm, const char *etag)
-{
-    size_t n = strlen(etag);
-    const char *p = inm;
-    while (p && *p) {
-        while (*p == ' ' || *p == '\t' || *p == ',')
-            p++;
-        if (*p == '*')
-            return 1;
-        if (!strncmp(p, "W/", 2))
-            p += 2;
-        if (!strncmp(p, etag, n) &&
-            (p[n] == '\0' || p[n] == ',' || p[n] == ' ' || p[n] == '\t'))
-            return 1;
-        p = strchr(p, ',');
-    }
-    return 0;
-}
-
 static int h_asset(void *ctx, const struct http_request *req,
                    struct http_response *resp)
 {
     const struct console_asset *a = ctx;
     const char *inm = http_request_header(req, "If-None-Match");
     resp->content_type = console_content_type(a->name);
-    if (inm && etag_matches(inm, a->etag)) {
+    if (inm && etag_if_none_match(inm, strlen(inm), a->etag)) {
         resp->status = 304; /* RFC 9110 §15.4.5: no body, same ETag */
     } else {
         resp->len = a->len;
