@@ -13,7 +13,7 @@ cd "$(dirname "$0")/.."
 NC=${BENCH_PLACE_CLUSTERS:-1000}
 NN=${BENCH_PLACE_NODES:-100}
 T=$(mktemp -d /tmp/exa-bench-place-XXXXXX)
-trap 'rm -rf "$T"' EXIT INT TERM
+trap '[ -n "${KEEP:-}" ] || rm -rf "$T"' EXIT INT TERM
 make -s build/libexa.a
 PKG=$(pkg-config --cflags --libs jansson sqlite3 yaml-0.1 libcrypto)
 cc -std=c11 -D_GNU_SOURCE -O2 -Wall -Werror -Isrc -include src/libutil/banned.h \

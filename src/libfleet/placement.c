@@ -117,6 +117,7 @@ void place_capacity_of(const struct node_row *nodes, size_t n,
     for (size_t i = 0; i < n; i++) {
         const struct node_row *r = &nodes[i];
         int fg = node_free_gpus(r);
+        int w = r->count > 1 ? (int)r->count : 1; /* a summary row's nodes */
         time_t t;
         /* A snapshot's rows share one timestamp: parse it once. */
         if (last_s && r->captured_at &&
@@ -127,21 +128,21 @@ void place_capacity_of(const struct node_row *nodes, size_t n,
             last_s = r->captured_at;
             last_t = t;
         }
-        out->total_nodes++;
-        out->total_gpus += r->gpus > 0 ? r->gpus : 0;
+        out->total_nodes += w;
+        out->total_gpus += w * (r->gpus > 0 ? r->gpus : 0);
         if (t < 0)
             known = 0;
         else if (!oldest || t < oldest)
             oldest = t;
         if (!node_usable(r))
             continue;
-        out->usable_nodes++;
-        out->idle_gpus += fg;
+        out->usable_nodes += w;
+        out->idle_gpus += w * fg;
         if (!strcmp(r->state, "idle") && r->gpus_used <= 0)
-            out->idle_nodes++;
+            out->idle_nodes += w;
         if (fg >= out->per_node_gpus &&
             (r->cpus < 0 || r->cpus >= out->per_node_cpus))
-            out->fit_nodes++;
+            out->fit_nodes += w;
     }
     out->age_s = (known && oldest) ? difftime(now, oldest) : -1;
     out->captured_at = (known && oldest) ? oldest : 0;
@@ -392,7 +393,8 @@ int place_load_candidates(store_t *st, const struct fleet *f,
 {
     struct place_cluster *v = NULL;
     size_t nr = 0, alloc = 0, j = 0;
-    if (store_nodes_list(st, NULL, nodes, nnodes, err) < 0)
+    /* the per-cluster summary, a few rows per cluster (nodes.h) */
+    if (store_node_summary_list(st, NULL, nodes, nnodes, err) < 0)
         return -1;
     for (size_t i = 0; i < f->nr; i++) {
         const struct fleet_cluster *c = &f->v[i];

@@ -142,15 +142,16 @@ json_t *place_iso_or_null(time_t t);
  * The placement candidates of fleet f (governance.h fleet_load()): one
  * place_cluster per ACTIVE cluster, in f's order (sorted by name), carrying
  * the clusters.yaml carbon/cost declarations and its rows of the latest
- * inventory snapshot in st. The rows are read with one store_nodes_list()
- * over all clusters (ordered by cluster, then node: SQLite's BINARY
- * collation, i.e. strcmp order, the same order as f) and split among the
- * clusters in one merge pass. `exa hpc place` and
- * `exa pipeline run --cluster auto` both build their candidates here, so
- * they choose alike.
- * Returns 0 with *out (n = *nout, possibly 0 and NULL) and *nodes
- * (n = *nnodes); the names in *out are borrowed from f and the node
- * pointers from *nodes: free *out with free() and *nodes with
+ * inventory snapshot in st. The rows are the node summary
+ * (store_node_summary_list over all clusters: a few rows per cluster, each
+ * standing for count nodes, which place_capacity_of weighs), ordered by
+ * cluster (SQLite's BINARY collation, i.e. strcmp order, the same order
+ * as f) and split among the clusters in one merge pass; the capacities,
+ * choice and explanations are those of the node rows themselves. `exa hpc
+ * place` and `exa pipeline run --cluster auto` both build their candidates
+ * here, so they choose alike. Returns 0 with *out (n = *nout, possibly 0 and
+ * NULL) and *nodes (n = *nnodes); the names in *out are borrowed from f and the
+ * node pointers from *nodes: free *out with free() and *nodes with
  * node_rows_free() after the last use of *out. -1 with err (database
  * error) and nothing to free.
  */

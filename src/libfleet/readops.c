@@ -113,21 +113,29 @@ int fleet_refresh_stale(store_t *st, const char *regpath, const struct fleet *f,
                         struct strvec *failed_errors, exa_error_t *err)
 {
     struct place_ask none = {0, 0, 1};
+    struct node_row *sum = NULL;
+    size_t nsum = 0, j = 0;
     int refreshed = 0;
     if (max_age_s <= 0)
         return 0;
+    /* one read of the node summary for the whole fleet (both sorted by
+     * cluster name, strcmp order), not one query per cluster */
+    if (store_node_summary_list(st, NULL, &sum, &nsum, err) < 0)
+        return -1;
     for (size_t i = 0; i < f->nr; i++) {
         const struct fleet_cluster *c = &f->v[i];
-        struct node_row *nodes = NULL;
+        const struct node_row *nodes;
         size_t nn = 0;
         struct place_capacity cap;
         exa_error_t rerr = EXA_ERROR_INIT;
+        while (j < nsum && strcmp(sum[j].cluster, c->def.name) < 0)
+            j++;
+        nodes = sum + j;
+        while (j + nn < nsum && !strcmp(sum[j + nn].cluster, c->def.name))
+            nn++;
         if (c->state != CLUSTER_ACTIVE || !probe_find(c->def.scheduler))
             continue;
-        if (store_nodes_list(st, c->def.name, &nodes, &nn, err) < 0)
-            return -1;
         place_capacity_of(nodes, nn, &none, now, &cap);
-        node_rows_free(nodes, nn);
         if (nn && cap.age_s >= 0 && cap.age_s <= max_age_s)
             continue;
         if (fleet_snapshot_refresh(st, regpath, c->def.name, 15, NULL, &rerr) ==
@@ -140,6 +148,7 @@ int fleet_refresh_stale(store_t *st, const char *regpath, const struct fleet *f,
                 strvec_push(failed_errors, rerr.text);
         }
     }
+    node_rows_free(sum, nsum);
     return refreshed;
 }
 

@@ -151,6 +151,7 @@ int store_nodes_list(store_t *st, const char *cluster, struct node_row **rows,
         r->raw_state = col(s, 9);
         r->flags = col(s, 10);
         r->partitions = col(s, 11);
+        r->count = 1;
         r->captured_at = col(s, 12);
     }
     sqlite3_finalize(s);
@@ -158,6 +159,51 @@ int store_nodes_list(store_t *st, const char *cluster, struct node_row **rows,
         node_rows_free(v, nr);
         return store_err(st, err, "listing nodes");
     }
+    *rows = v;
+    *n = nr;
+    return 0;
+}
+
+int store_node_summary_list(store_t *st, const char *cluster,
+                            struct node_row **rows, size_t *n, exa_error_t *err)
+{
+    sqlite3_stmt *s = store_prepare(
+        st,
+        cluster ? "SELECT cluster, captured_at, state, gpus, gpus_used, cpus, "
+                  "n FROM node_summary WHERE cluster = ?1 ORDER BY cluster, "
+                  "captured_at, state, gpus, gpus_used, cpus"
+                : "SELECT cluster, captured_at, state, gpus, gpus_used, cpus, "
+                  "n FROM node_summary ORDER BY cluster, captured_at, state, "
+                  "gpus, gpus_used, cpus",
+        err);
+    struct node_row *v = NULL;
+    size_t nr = 0, alloc = 0;
+    int rc;
+    if (!s)
+        return -1;
+    if (cluster)
+        store_bind_text(s, 1, cluster);
+    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+        struct node_row *r;
+        ALLOC_GROW(v, nr + 1, alloc);
+        r = &v[nr++];
+        memset(r, 0, sizeof(*r));
+        r->cluster = col(s, 0);
+        r->captured_at = col(s, 1);
+        r->state = col(s, 2);
+        r->gpus = (int)icol(s, 3);
+        r->gpus_used = (int)icol(s, 4);
+        r->cpus = (int)icol(s, 5);
+        r->mem_mb = -1;
+        r->count = icol(s, 6);
+    }
+    if (rc != SQLITE_DONE) {
+        store_err(st, err, "reading the node summary");
+        sqlite3_finalize(s);
+        node_rows_free(v, nr);
+        return -1;
+    }
+    sqlite3_finalize(s);
     *rows = v;
     *n = nr;
     return 0;

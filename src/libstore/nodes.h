@@ -28,9 +28,27 @@ struct node_row {
     char *flags;       /* comma-separated flag words, or NULL */
     char *partitions;  /* comma-separated, or NULL */
     char *captured_at; /* ISO-8601 UTC */
+    /* Nodes this row stands for: 1 (or 0) for a node row, the count of a
+     * store_node_summary_list() row. */
+    long long count;
 };
 
 void node_row_release(struct node_row *row);
+
+/*
+ * The node summary of one cluster (NULL: every cluster), ordered by
+ * cluster: node rows grouped by what placement reads (captured_at, state,
+ * gpus, gpus_used, cpus), each with count = the nodes it stands for. The
+ * summary is kept current by triggers on the nodes table (migration 7),
+ * so it always agrees with the rows: a state other than idle or mixed
+ * reads as "other" with gpus_used and cpus -1 (placement only counts
+ * such a node and its GPUs), a NULL number as -1. node, scheduler and
+ * the other text fields are NULL. Free with node_rows_free(). 0 or -1
+ * with err.
+ */
+int store_node_summary_list(store_t *st, const char *cluster,
+                            struct node_row **rows, size_t *n,
+                            exa_error_t *err);
 /* Release n rows and free the array. */
 void node_rows_free(struct node_row *rows, size_t n);
 

@@ -199,6 +199,72 @@ static const char *const migrations[] = {
     "  kind TEXT NOT NULL, cluster TEXT, profile TEXT, worker_id TEXT,"
     "  task_id INTEGER, attempt INTEGER, detail TEXT);"
     "CREATE INDEX ix_worker_events_kind ON worker_events(kind, id);",
+    /*
+     * 7: the per-cluster node summary placement reads (libstore/nodes.h
+     * store_node_summary_list): node rows grouped by what placement looks
+     * at, kept current by triggers on every write to nodes (whoever
+     * writes), so a decision over 1,000 clusters reads a few rows per
+     * cluster, not every node. Nodes that are not idle or mixed count
+     * only by GPUs and snapshot time (state 'other', gpus_used and cpus
+     * -1); a NULL becomes -1 (numbers) or '' (captured_at).
+     */
+    "CREATE TABLE node_summary (cluster TEXT NOT NULL, captured_at TEXT "
+    "NOT NULL, state TEXT NOT NULL, gpus INTEGER NOT NULL, gpus_used "
+    "INTEGER NOT NULL, cpus INTEGER NOT NULL, n INTEGER NOT NULL, "
+    "PRIMARY KEY (cluster, captured_at, state, gpus, gpus_used, cpus)); "
+    "CREATE TRIGGER node_summary_ins AFTER INSERT ON nodes BEGIN INSERT "
+    "INTO node_summary (cluster, captured_at, state, gpus, gpus_used, "
+    "cpus, n) VALUES (NEW.cluster, IFNULL(NEW.captured_at, ''), CASE "
+    "WHEN NEW.state IN ('idle','mixed') THEN NEW.state ELSE 'other' "
+    "END, IFNULL(NEW.gpus, -1), CASE WHEN NEW.state IN ('idle','mixed') "
+    "THEN IFNULL(NEW.gpus_used, -1) ELSE -1 END, CASE WHEN NEW.state IN "
+    "('idle','mixed') THEN IFNULL(NEW.cpus, -1) ELSE -1 END, 1) ON "
+    "CONFLICT (cluster, captured_at, state, gpus, gpus_used, cpus) DO "
+    "UPDATE SET n = n + 1; END; CREATE TRIGGER node_summary_del AFTER "
+    "DELETE ON nodes BEGIN UPDATE node_summary SET n = n - 1 WHERE "
+    "cluster = OLD.cluster AND captured_at = IFNULL(OLD.captured_at, "
+    "'') AND state = CASE WHEN OLD.state IN ('idle','mixed') THEN "
+    "OLD.state ELSE 'other' END AND gpus = IFNULL(OLD.gpus, -1) AND "
+    "gpus_used = CASE WHEN OLD.state IN ('idle','mixed') THEN "
+    "IFNULL(OLD.gpus_used, -1) ELSE -1 END AND cpus = CASE WHEN "
+    "OLD.state IN ('idle','mixed') THEN IFNULL(OLD.cpus, -1) ELSE -1 "
+    "END; DELETE FROM node_summary WHERE n <= 0 AND cluster = "
+    "OLD.cluster AND captured_at = IFNULL(OLD.captured_at, '') AND "
+    "state = CASE WHEN OLD.state IN ('idle','mixed') THEN OLD.state "
+    "ELSE 'other' END AND gpus = IFNULL(OLD.gpus, -1) AND gpus_used = "
+    "CASE WHEN OLD.state IN ('idle','mixed') THEN IFNULL(OLD.gpus_used, "
+    "-1) ELSE -1 END AND cpus = CASE WHEN OLD.state IN ('idle','mixed') "
+    "THEN IFNULL(OLD.cpus, -1) ELSE -1 END; END; CREATE TRIGGER "
+    "node_summary_upd AFTER UPDATE ON nodes BEGIN UPDATE node_summary "
+    "SET n = n - 1 WHERE cluster = OLD.cluster AND captured_at = "
+    "IFNULL(OLD.captured_at, '') AND state = CASE WHEN OLD.state IN "
+    "('idle','mixed') THEN OLD.state ELSE 'other' END AND gpus = "
+    "IFNULL(OLD.gpus, -1) AND gpus_used = CASE WHEN OLD.state IN "
+    "('idle','mixed') THEN IFNULL(OLD.gpus_used, -1) ELSE -1 END AND "
+    "cpus = CASE WHEN OLD.state IN ('idle','mixed') THEN "
+    "IFNULL(OLD.cpus, -1) ELSE -1 END; DELETE FROM node_summary WHERE n "
+    "<= 0 AND cluster = OLD.cluster AND captured_at = "
+    "IFNULL(OLD.captured_at, '') AND state = CASE WHEN OLD.state IN "
+    "('idle','mixed') THEN OLD.state ELSE 'other' END AND gpus = "
+    "IFNULL(OLD.gpus, -1) AND gpus_used = CASE WHEN OLD.state IN "
+    "('idle','mixed') THEN IFNULL(OLD.gpus_used, -1) ELSE -1 END AND "
+    "cpus = CASE WHEN OLD.state IN ('idle','mixed') THEN "
+    "IFNULL(OLD.cpus, -1) ELSE -1 END; INSERT INTO node_summary "
+    "(cluster, captured_at, state, gpus, gpus_used, cpus, n) VALUES "
+    "(NEW.cluster, IFNULL(NEW.captured_at, ''), CASE WHEN NEW.state IN "
+    "('idle','mixed') THEN NEW.state ELSE 'other' END, IFNULL(NEW.gpus, "
+    "-1), CASE WHEN NEW.state IN ('idle','mixed') THEN "
+    "IFNULL(NEW.gpus_used, -1) ELSE -1 END, CASE WHEN NEW.state IN "
+    "('idle','mixed') THEN IFNULL(NEW.cpus, -1) ELSE -1 END, 1) ON "
+    "CONFLICT (cluster, captured_at, state, gpus, gpus_used, cpus) DO "
+    "UPDATE SET n = n + 1; END; INSERT INTO node_summary (cluster, "
+    "captured_at, state, gpus, gpus_used, cpus, n) SELECT "
+    "nodes.cluster, IFNULL(nodes.captured_at, ''), CASE WHEN "
+    "nodes.state IN ('idle','mixed') THEN nodes.state ELSE 'other' END, "
+    "IFNULL(nodes.gpus, -1), CASE WHEN nodes.state IN ('idle','mixed') "
+    "THEN IFNULL(nodes.gpus_used, -1) ELSE -1 END, CASE WHEN "
+    "nodes.state IN ('idle','mixed') THEN IFNULL(nodes.cpus, -1) ELSE "
+    "-1 END, COUNT(*) FROM nodes GROUP BY 1, 2, 3, 4, 5, 6;",
 };
 
 #define NMIGRATIONS ((int)(sizeof(migrations) / sizeof(migrations[0])))
@@ -547,7 +613,10 @@ store_t *store_open(const char *path, exa_error_t *err)
     }
     if (store_exec(st, "PRAGMA journal_mode=WAL", err) < 0 ||
         store_exec(st, "PRAGMA foreign_keys=ON", err) < 0 ||
-        store_exec(st, "PRAGMA synchronous=NORMAL", err) < 0)
+        store_exec(st, "PRAGMA synchronous=NORMAL", err) < 0 ||
+        /* a row INSERT OR REPLACE replaces fires its DELETE triggers
+         * (the node summary's, migration 7) only with this on */
+        store_exec(st, "PRAGMA recursive_triggers=ON", err) < 0)
         goto fail;
     if (migrate(st, err) < 0)
         goto fail;

@@ -1,0 +1,184 @@
+/*
+ * test_place_summary.c - placement from the node summary (migration 7,
+ * store_node_summary_list) chooses and explains exactly as placement from
+ * the node rows did: random snapshots of 40 clusters written through
+ * store_nodes_replace (duplicate node names included, which INSERT OR
+ * REPLACE resolves), edited by hand with UPDATE and DELETE, then every
+ * ask and scorer gives the same place_result_json from both sources; and
+ * the summary's counts match the rows'.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "libfleet/governance.h"
+#include "libfleet/placement.h"
+#include "libstore/nodes.h"
+#include "libstore/store.h"
+#include "libutil/json.h"
+#include "libutil/strbuf.h"
+#include "libutil/xalloc.h"
+
+#define NCL 40
+
+static unsigned rnd_state = 12345;
+static unsigned rnd(unsigned n)
+{
+    rnd_state = rnd_state * 1103515245u + 12345u;
+    return (rnd_state >> 8) % n;
+}
+
+/* Candidates the old way: every node row, split among the clusters. */
+static void rows_candidates(store_t *st, const struct fleet *f,
+                            struct place_cluster **out, struct node_row **rows,
+                            size_t *nrows)
+{
+    struct place_cluster *v = xcalloc(f->nr, sizeof(*v));
+    size_t j = 0;
+    assert_int_equal(store_nodes_list(st, NULL, rows, nrows, NULL), 0);
+    for (size_t i = 0; i < f->nr; i++) {
+        v[i].name = f->v[i].def.name;
+        v[i].scheduler = f->v[i].def.scheduler;
+        v[i].has_carbon_intensity = f->v[i].def.has_carbon_intensity;
+        v[i].carbon_intensity = f->v[i].def.carbon_intensity;
+        while (j < *nrows && strcmp((*rows)[j].cluster, v[i].name) < 0)
+            j++;
+        v[i].nodes = *rows + j;
+        while (j < *nrows && !strcmp((*rows)[j].cluster, v[i].name)) {
+            v[i].nnodes++;
+            j++;
+        }
+    }
+    *out = v;
+}
+
+static char *choose_json(const struct place_cluster *c, size_t n,
+                         const struct place_ask *ask,
+                         const struct place_scorer *sc, time_t now)
+{
+    struct place_result res;
+    json_t *doc;
+    char *s;
+    memset(&res, 0, sizeof(res));
+    assert_int_equal(place_choose(c, n, ask, sc, 300, now, &res, NULL), 0);
+    doc = place_result_json(&res, 1);
+    s = json_dumps(doc,
+                   JSON_SORT_KEYS | JSON_COMPACT | JSON_REAL_PRECISION(17));
+    json_decref(doc);
+    place_result_release(&res);
+    return s;
+}
+
+static void test_summary_same_choice(void **state)
+{
+    static const char *const states[] = {"idle",  "mixed", "allocated",
+                                         "down",  "drain", "unknown",
+                                         "mixed", "idle"};
+    char dir[] = "/tmp/exa-test-psum-XXXXXX";
+    char *db, names[NCL][16], *cmd;
+    store_t *st;
+    struct fleet f;
+    time_t now = time(NULL);
+    char stamp[2][32];
+    (void)state;
+
+    assert_non_null(mkdtemp(dir));
+    db = xstrfmt("%s/p.db", dir);
+    st = store_open(db, NULL);
+    assert_non_null(st);
+    for (int k = 0; k < 2; k++) {
+        time_t t = now - (k ? 900 : 60); /* fresh, and stale */
+        strftime(stamp[k], sizeof(stamp[k]), "%Y-%m-%dT%H:%M:%SZ", gmtime(&t));
+    }
+    f.nr = NCL;
+    f.v = xcalloc(NCL, sizeof(*f.v));
+    for (int c = 0; c < NCL; c++) {
+        struct node_row rows[40];
+        char nn[40][16];
+        size_t n = 1 + rnd(39);
+        snprintf(names[c], sizeof(names[c]), "c%03d", c);
+        f.v[c].def.name = names[c];
+        f.v[c].def.scheduler = (char *)"slurm";
+        f.v[c].def.has_carbon_intensity = (int)rnd(2);
+        f.v[c].def.carbon_intensity = 50 + rnd(500);
+        f.v[c].state = CLUSTER_ACTIVE;
+        memset(rows, 0, sizeof(rows));
+        for (size_t i = 0; i < n; i++) {
+            /* every 7th name repeats the one before (REPLACE) */
+            snprintf(nn[i], sizeof(nn[i]), "n%02zu", i % 7 ? i : i - 1);
+            rows[i].node = nn[i];
+            rows[i].state = (char *)states[rnd(8)];
+            rows[i].gpus = (int)rnd(9);
+            rows[i].gpus_used = rnd(4) ? (int)rnd(9) : -1;
+            rows[i].cpus = rnd(5) ? 16 * (int)(1 + rnd(8)) : -1;
+            rows[i].mem_mb = -1;
+            rows[i].captured_at = stamp[c % 5 == 0];
+        }
+        assert_int_equal(
+            store_nodes_replace(st, names[c], "slurm", rows, n, NULL), 0);
+    }
+    /* edits that bypass store_nodes_replace: the triggers follow them */
+    assert_int_equal(store_exec(st,
+                                "UPDATE nodes SET state = 'idle', gpus_used = "
+                                "0 WHERE node = 'n03';"
+                                "UPDATE nodes SET gpus_used = NULL WHERE node "
+                                "= 'n05';"
+                                "DELETE FROM nodes WHERE node = 'n08';",
+                                NULL),
+                     0);
+
+    {
+        struct place_cluster *sum_c = NULL, *row_c = NULL;
+        struct node_row *sum_rows = NULL, *rows = NULL;
+        size_t nsum_c = 0, nsum_rows = 0, nrows = 0;
+        long long counted = 0;
+        static const struct place_ask asks[] = {
+            {0, 0, 1},  {1, 0, 1},   {8, 64, 2}, {4, 16, 1},
+            {16, 0, 4}, {0, 512, 8}, {3, 7, 3},  {64, 0, 1}};
+        const struct place_scorer *const *sc = place_scorers();
+
+        assert_int_equal(place_load_candidates(st, &f, &sum_c, &nsum_c,
+                                               &sum_rows, &nsum_rows, NULL),
+                         0);
+        rows_candidates(st, &f, &row_c, &rows, &nrows);
+        assert_int_equal(nsum_c, NCL);
+        assert_true(nsum_rows < nrows); /* the summary is smaller */
+        for (size_t i = 0; i < nsum_rows; i++)
+            counted += sum_rows[i].count;
+        assert_int_equal(counted, (long long)nrows);
+        for (size_t a = 0; a < sizeof(asks) / sizeof(asks[0]); a++) {
+            for (size_t k = 0; sc[k]; k++) {
+                char *x = choose_json(sum_c, nsum_c, &asks[a], sc[k], now);
+                char *y = choose_json(row_c, NCL, &asks[a], sc[k], now);
+                assert_string_equal(x, y);
+                free(x);
+                free(y);
+            }
+        }
+        free(sum_c);
+        free(row_c);
+        node_rows_free(sum_rows, nsum_rows);
+        node_rows_free(rows, nrows);
+    }
+    free(f.v);
+    store_close(st);
+    cmd = xstrfmt("rm -rf '%s'", dir);
+    assert_int_equal(system(cmd), 0);
+    free(cmd);
+    free(db);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_summary_same_choice),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
