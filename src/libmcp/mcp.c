@@ -253,9 +253,10 @@ static json_t *tool_json(const struct tool_entry *e)
     if (e->t.title)
         json_object_set_new(t, "title", jx_str(e->t.title));
     json_object_set_new(t, "description", jx_str(e->t.description));
-    json_object_set(t, "inputSchema", e->input);
+    /* copies: the registry's schemas are shared by every thread */
+    json_object_set_new(t, "inputSchema", json_deep_copy(e->input));
     if (e->output)
-        json_object_set(t, "outputSchema", e->output);
+        json_object_set_new(t, "outputSchema", json_deep_copy(e->output));
     /* hints for clients (spec: ToolAnnotations); not a security boundary */
     json_object_set_new(ann, "readOnlyHint", json_boolean(!e->t.writes));
     json_object_set_new(ann, "destructiveHint", json_false());

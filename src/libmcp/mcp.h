@@ -136,6 +136,13 @@ void mcp_server_destroy(struct mcp_server *srv);
  */
 int mcp_server_add_tool(struct mcp_server *srv, const struct mcp_tool *tool,
                         exa_error_t *err);
+/*
+ * Once its tools are registered a server is read-only: mcp_handle may run
+ * in several threads at once, each on its own session (a session is
+ * written by initialize and logging/setLevel, so one session's messages
+ * must not run concurrently; libmcp/mcp_http.c locks each session).
+ */
+
 /* Number of tools tools/list shows. */
 size_t mcp_server_tool_count(const struct mcp_server *srv);
 

@@ -4,7 +4,13 @@
  *
  * The checks run in the order that leaks least: the Host/Origin check
  * first (a page on another site learns nothing but 403), then the token,
- * then the method and the protocol version, then the session. The HTTP
+ * then the method and the protocol version, then the session. Requests
+ * run in parallel (exa serve has a thread pool and a tool may wait on
+ * ssh): the table lock is held only to find, add or end a session; the
+ * token check and the tool run outside it, and each session has its own
+ * lock, so one session's messages run in order and a slow call holds up
+ * only its own session. A session ended while a request of it is still
+ * running is freed when that request is done (refs). The HTTP
  * server has read the whole body before this runs (server/http.c), so an
  * early answer never leaves a body in a kept-alive connection
  * (shared/E2E-TESTING.md A2 pitfall 3).
@@ -26,7 +32,10 @@
 struct http_session {
     char id[33];
     struct mcp_session s;
-    double last; /* time_monotonic() of the last use */
+    double last;          /* time_monotonic() of the last use */
+    int refs;             /* requests using it now (under the table lock) */
+    int dead;             /* ended while in use: freed by the last one */
+    pthread_mutex_t lock; /* one message of the session at a time */
 };
 
 struct mcp_http {
@@ -34,7 +43,7 @@ struct mcp_http {
     mcp_auth_f auth;
     void *auth_ctx;
     size_t max;
-    struct http_session *v;
+    struct http_session **v; /* live sessions */
     size_t nr, alloc;
     struct strvec hosts; /* allowed besides loopback, lower case */
     pthread_mutex_t lock;
@@ -57,8 +66,11 @@ void mcp_http_destroy(struct mcp_http *h)
 {
     if (!h)
         return;
-    for (size_t i = 0; i < h->nr; i++)
-        mcp_session_release(&h->v[i].s);
+    for (size_t i = 0; i < h->nr; i++) {
+        mcp_session_release(&h->v[i]->s);
+        pthread_mutex_destroy(&h->v[i]->lock);
+        free(h->v[i]);
+    }
     free(h->v);
     strvec_clear(&h->hosts);
     pthread_mutex_destroy(&h->lock);
@@ -161,20 +173,43 @@ static void refuse(struct mcp_http_resp *r, int status, int code,
 
 /* ---- sessions ---- */
 
+/* Under the table lock. */
 static struct http_session *find_session(struct mcp_http *h, const char *id)
 {
     for (size_t i = 0; id && i < h->nr; i++)
-        if (!strcmp(h->v[i].id, id))
-            return &h->v[i];
+        if (!strcmp(h->v[i]->id, id))
+            return h->v[i];
     return NULL;
 }
 
+static void free_session(struct http_session *s)
+{
+    mcp_session_release(&s->s);
+    pthread_mutex_destroy(&s->lock);
+    free(s);
+}
+
+/* Under the table lock: take s out of the table; free it unless a
+ * request still uses it. */
 static void drop_session(struct mcp_http *h, struct http_session *s)
 {
-    size_t i = (size_t)(s - h->v);
-    mcp_session_release(&s->s);
-    memmove(&h->v[i], &h->v[i + 1], (h->nr - i - 1) * sizeof(h->v[0]));
-    h->nr--;
+    for (size_t i = 0; i < h->nr; i++)
+        if (h->v[i] == s) {
+            memmove(&h->v[i], &h->v[i + 1], (h->nr - i - 1) * sizeof(h->v[0]));
+            h->nr--;
+            break;
+        }
+    if (s->refs)
+        s->dead = 1;
+    else
+        free_session(s);
+}
+
+/* Under the table lock: one request is done with s. */
+static void unref_session(struct http_session *s)
+{
+    if (--s->refs == 0 && s->dead)
+        free_session(s);
 }
 
 static int new_id(char out[33])
@@ -191,24 +226,28 @@ static int new_id(char out[33])
     return 0;
 }
 
+/* Under the table lock: a session holding from's strings, or NULL (no
+ * randomness; from is left alone). */
 static struct http_session *add_session(struct mcp_http *h,
                                         struct mcp_session *from)
 {
-    struct http_session *s;
+    struct http_session *s = xcalloc(1, sizeof(*s));
+    if (new_id(s->id) < 0) {
+        free(s);
+        return NULL;
+    }
     if (h->nr >= h->max) { /* end the one idle longest */
         size_t old = 0;
         for (size_t i = 1; i < h->nr; i++)
-            if (h->v[i].last < h->v[old].last)
+            if (h->v[i]->last < h->v[old]->last)
                 old = i;
-        drop_session(h, &h->v[old]);
+        drop_session(h, h->v[old]);
     }
-    ALLOC_GROW(h->v, h->nr + 1, h->alloc);
-    s = &h->v[h->nr];
-    if (new_id(s->id) < 0)
-        return NULL;
-    h->nr++;
+    pthread_mutex_init(&s->lock, NULL);
     s->s = *from; /* takes the strings */
     s->last = time_monotonic();
+    ALLOC_GROW(h->v, h->nr + 1, h->alloc);
+    h->v[h->nr++] = s;
     return s;
 }
 
@@ -256,21 +295,27 @@ static void post(struct mcp_http *h, const struct mcp_http_req *req,
     }
     method = jx_get_str(msg, "method", "");
     if (req->session_id) {
-        if (!(hs = find_session(h, req->session_id))) {
-            json_decref(msg);
-            return refuse(resp, 404, -32001, "session not found");
+        const char *why = NULL;
+        int status = 0, code = 0;
+        pthread_mutex_lock(&h->lock);
+        if (!(hs = find_session(h, req->session_id)))
+            status = 404, code = -32001, why = "session not found";
+        else if (who && !same(hs->s.user, who->user))
+            status = 403, code = -32000,
+            why = "session belongs to another user";
+        else if (!strcmp(method, "initialize"))
+            status = 400, code = MCP_INVALID_REQUEST,
+            why = "session already initialized";
+        else {
+            hs->refs++;
+            hs->last = time_monotonic();
         }
-        if (who && !same(hs->s.user, who->user)) {
+        pthread_mutex_unlock(&h->lock);
+        if (why) {
             json_decref(msg);
-            return refuse(resp, 403, -32000, "session belongs to another user");
-        }
-        if (!strcmp(method, "initialize")) {
-            json_decref(msg);
-            return refuse(resp, 400, MCP_INVALID_REQUEST,
-                          "session already initialized");
+            return refuse(resp, status, code, why);
         }
         sess = &hs->s;
-        hs->last = time_monotonic();
     } else if (!strcmp(method, "initialize") && json_object_get(msg, "id")) {
         if (who) {
             fresh.user = xstrdup(who->user);
@@ -283,14 +328,23 @@ static void post(struct mcp_http *h, const struct mcp_http_req *req,
                       "bad request: missing Mcp-Session-Id header (send "
                       "initialize first)");
     }
-    out = mcp_handle(h->srv, sess, msg, &kind, &was_init);
-    json_decref(msg);
-    if (sess == &fresh) {
+    if (hs) {
+        pthread_mutex_lock(&hs->lock);
+        out = mcp_handle(h->srv, sess, msg, &kind, &was_init);
+        pthread_mutex_unlock(&hs->lock);
+        pthread_mutex_lock(&h->lock);
+        unref_session(hs);
+        pthread_mutex_unlock(&h->lock);
+    } else {
+        out = mcp_handle(h->srv, sess, msg, &kind, &was_init);
+        pthread_mutex_lock(&h->lock);
         if (was_init && (hs = add_session(h, &fresh)))
             memcpy(resp->session_id, hs->id, sizeof(resp->session_id));
         else
             mcp_session_release(&fresh);
+        pthread_mutex_unlock(&h->lock);
     }
+    json_decref(msg);
     if (!out) { /* a notification or a response: accepted */
         resp->status = 202;
         return;
@@ -307,14 +361,17 @@ int mcp_http_handle(struct mcp_http *h, const struct mcp_http_req *req,
     exa_error_t err = EXA_ERROR_INIT;
     const char *token;
     struct http_session *hs;
+    int host_ok;
 
     pthread_mutex_lock(&h->lock);
-    if (!req->host || !host_allowed(h, req->host, strlen(req->host)) ||
-        (req->origin && !origin_allowed(h, req->origin))) {
+    host_ok = req->host && host_allowed(h, req->host, strlen(req->host)) &&
+              (!req->origin || origin_allowed(h, req->origin));
+    pthread_mutex_unlock(&h->lock);
+    if (!host_ok) {
         refuse(resp, 403, -32000,
                "forbidden: the Host or Origin header names a host this "
                "server does not answer for");
-        goto out;
+        return 0;
     }
     if (h->auth) {
         memset(&who, 0, sizeof(who));
@@ -323,24 +380,24 @@ int mcp_http_handle(struct mcp_http *h, const struct mcp_http_req *req,
             refuse(resp, 401, -32000,
                    "unauthorized: send 'Authorization: Bearer TOKEN' (see "
                    "'exa auth token create')");
-            goto out;
+            return 0;
         }
         if (h->auth(h->auth_ctx, token, &who, &err) < 0) {
             if (err.code == EXA_ECONFIG) { /* the store, not the token */
                 refuse(resp, 500, MCP_INTERNAL_ERROR, err.text);
-                goto out;
+                return 0;
             }
             resp->www_authenticate = 1;
             refuse(resp, 401, -32000,
                    err.text[0] ? err.text : "unauthorized: invalid token");
-            goto out;
+            return 0;
         }
     }
     if (req->method != MCP_HTTP_POST && req->method != MCP_HTTP_DELETE) {
         resp->allow = 1;
         refuse(resp, 405, -32000,
                "method not allowed: exa offers no server-sent event stream");
-        goto out;
+        return 0;
     }
     if (req->protocol_version &&
         !mcp_version_supported(req->protocol_version)) {
@@ -349,29 +406,31 @@ int mcp_http_handle(struct mcp_http *h, const struct mcp_http_req *req,
                     req->protocol_version);
         refuse(resp, 400, MCP_INVALID_REQUEST, sb.buf);
         strbuf_release(&sb);
-        goto out;
+        return 0;
     }
     if (req->method == MCP_HTTP_POST) {
         post(h, req, h->auth ? &who : NULL, resp);
-        goto out;
+        return 0;
     }
     /* DELETE: end the session */
     if (!req->session_id) {
         refuse(resp, 400, MCP_INVALID_REQUEST,
                "bad request: missing Mcp-Session-Id header");
-        goto out;
+        return 0;
     }
-    if (!(hs = find_session(h, req->session_id))) {
-        refuse(resp, 404, -32001, "session not found");
-        goto out;
+    pthread_mutex_lock(&h->lock);
+    if (!(hs = find_session(h, req->session_id)))
+        resp->status = 404;
+    else if (h->auth && !same(hs->s.user, who.user))
+        resp->status = 403;
+    else {
+        drop_session(h, hs);
+        resp->status = 200;
     }
-    if (h->auth && !same(hs->s.user, who.user)) {
-        refuse(resp, 403, -32000, "session belongs to another user");
-        goto out;
-    }
-    drop_session(h, hs);
-    resp->status = 200;
-out:
     pthread_mutex_unlock(&h->lock);
+    if (resp->status == 404)
+        refuse(resp, 404, -32001, "session not found");
+    else if (resp->status == 403)
+        refuse(resp, 403, -32000, "session belongs to another user");
     return 0;
 }

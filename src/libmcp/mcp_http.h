@@ -72,7 +72,8 @@ struct mcp_principal {
  * out, or -1 with err when the token is unknown, expired or revoked (the
  * request is answered 401), or with err EXA_ECONFIG when the tokens could
  * not be read (500).
- * Called with the transport's lock held, one call at a time.
+ * Called from the server's threads, possibly at the same time: it must be
+ * thread-safe.
  */
 typedef int (*mcp_auth_f)(void *ctx, const char *token,
                           struct mcp_principal *out, exa_error_t *err);
@@ -99,8 +100,9 @@ void mcp_http_allow_host(struct mcp_http *h, const char *host);
 
 /*
  * Apply the rules to one request and fill resp (zero it first). Thread-
- * safe: requests are handled one at a time under a lock. Always returns
- * 0; every outcome, errors included, is an HTTP answer.
+ * safe: requests of different sessions run in parallel, those of one
+ * session one at a time, in arrival order of the lock. Always returns 0;
+ * every outcome, errors included, is an HTTP answer.
  */
 int mcp_http_handle(struct mcp_http *h, const struct mcp_http_req *req,
                     struct mcp_http_resp *resp);

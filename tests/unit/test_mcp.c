@@ -3,6 +3,7 @@
  * tool registry and argument checks, and the streamable HTTP rules
  * (Host/Origin, sessions, status codes), with a tool of this file's own.
  */
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -39,6 +40,27 @@ static json_t *t_write(void *ctx, const struct mcp_call *c, exa_error_t *err)
     return json_object();
 }
 
+/* A tool that waits until the test lets it go, to hold a request open. */
+static pthread_mutex_t slow_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t slow_cv = PTHREAD_COND_INITIALIZER;
+static int slow_started, slow_go;
+
+static json_t *t_slow(void *ctx, const struct mcp_call *c, exa_error_t *err)
+{
+    (void)ctx, (void)c, (void)err;
+    pthread_mutex_lock(&slow_mu);
+    slow_started = 1;
+    pthread_cond_broadcast(&slow_cv);
+    while (!slow_go)
+        pthread_cond_wait(&slow_cv, &slow_mu);
+    pthread_mutex_unlock(&slow_mu);
+    return json_pack("{s:s}", "who", c->sess->client_name);
+}
+
+static const struct mcp_tool SLOW = {
+    "slow", "Slow", "waits; returns who", "{\"type\":\"object\"}", NULL, 0,
+    t_slow, NULL};
+
 static const struct mcp_tool ADD = {
     "add",
     "Add",
@@ -65,6 +87,7 @@ static struct mcp_server *server(int writes)
     exa_error_t err = EXA_ERROR_INIT;
     assert_int_equal(mcp_server_add_tool(s, &ADD, &err), 0);
     assert_int_equal(mcp_server_add_tool(s, &WRITE, &err), 0);
+    assert_int_equal(mcp_server_add_tool(s, &SLOW, &err), 0);
     return s;
 }
 
@@ -248,7 +271,7 @@ static void test_tools(void **state)
     r = ask(s, &sess,
             "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"}", NULL);
     tools = json_object_get(json_object_get(r, "result"), "tools");
-    assert_int_equal(json_array_size(tools), 1); /* no write tool */
+    assert_int_equal(json_array_size(tools), 2); /* no write tool */
     assert_string_equal(jx_get_str(json_array_get(tools, 0), "name", ""),
                         "add");
     assert_true(json_is_object(
@@ -257,7 +280,7 @@ static void test_tools(void **state)
     r = ask(w, &sess,
             "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"}", NULL);
     tools = json_object_get(json_object_get(r, "result"), "tools");
-    assert_int_equal(json_array_size(tools), 2);
+    assert_int_equal(json_array_size(tools), 3);
     json_decref(r);
 
     calls = 0;
@@ -488,12 +511,90 @@ static void test_http_auth(void **state)
     mcp_server_destroy(s);
 }
 
+struct slow_call {
+    struct mcp_http *h;
+    char sid[33];
+    struct mcp_http_resp r;
+};
+
+static void *slow_thread(void *arg)
+{
+    struct slow_call *sc = arg;
+    const char *b = "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"tools/call\","
+                    "\"params\":{\"name\":\"slow\"}}";
+    struct mcp_http_req req = {MCP_HTTP_POST, "localhost", NULL, sc->sid,  NULL,
+                               NULL,          NULL,        b,    strlen(b)};
+    mcp_http_handle(sc->h, &req, &sc->r);
+    return NULL;
+}
+
+/* A slow call holds only its own session; ending that session while the
+ * call runs answers 200 and frees it once the call is done (ASan checks
+ * there is no use after free). */
+static void test_http_parallel(void **state)
+{
+    struct mcp_server *s = server(0);
+    struct mcp_http *h = mcp_http_create(s, NULL, NULL, 0);
+    struct mcp_http_resp r = {0};
+    struct slow_call sc;
+    char other[33];
+    pthread_t t;
+    const char *ping = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}";
+    (void)state;
+    memset(&sc, 0, sizeof(sc));
+    sc.h = h;
+    assert_int_equal(post(h, "localhost", NULL, NULL, NULL, INIT, &r), 200);
+    memcpy(sc.sid, r.session_id, sizeof(sc.sid));
+    assert_int_equal(post(h, "localhost", NULL, NULL, NULL, INIT, &r), 200);
+    memcpy(other, r.session_id, sizeof(other));
+    slow_started = slow_go = 0;
+    assert_int_equal(pthread_create(&t, NULL, slow_thread, &sc), 0);
+    pthread_mutex_lock(&slow_mu);
+    while (!slow_started)
+        pthread_cond_wait(&slow_cv, &slow_mu);
+    pthread_mutex_unlock(&slow_mu);
+    /* another session is answered while the slow call waits */
+    assert_int_equal(post(h, "localhost", NULL, other, NULL, ping, &r), 200);
+    {
+        struct mcp_http_req d = {MCP_HTTP_DELETE,
+                                 "localhost",
+                                 NULL,
+                                 sc.sid,
+                                 NULL,
+                                 NULL,
+                                 NULL,
+                                 "",
+                                 0};
+        free(r.body);
+        memset(&r, 0, sizeof(r));
+        mcp_http_handle(h, &d, &r);
+        assert_int_equal(r.status, 200);
+    }
+    assert_int_equal(post(h, "localhost", NULL, sc.sid, NULL, ping, &r), 404);
+    assert_int_equal(mcp_http_session_count(h), 1);
+    pthread_mutex_lock(&slow_mu);
+    slow_go = 1;
+    pthread_cond_broadcast(&slow_cv);
+    pthread_mutex_unlock(&slow_mu);
+    pthread_join(t, NULL);
+    assert_int_equal(sc.r.status, 200);
+    assert_non_null(strstr(sc.r.body, "\"who\":\"t\""));
+    free(sc.r.body);
+    free(r.body);
+    mcp_http_destroy(h);
+    mcp_server_destroy(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_envelope), cmocka_unit_test(test_initialize),
-        cmocka_unit_test(test_tools),    cmocka_unit_test(test_schema_registry),
-        cmocka_unit_test(test_http),     cmocka_unit_test(test_http_auth),
+        cmocka_unit_test(test_envelope),
+        cmocka_unit_test(test_initialize),
+        cmocka_unit_test(test_tools),
+        cmocka_unit_test(test_schema_registry),
+        cmocka_unit_test(test_http),
+        cmocka_unit_test(test_http_auth),
+        cmocka_unit_test(test_http_parallel),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
