@@ -25,7 +25,8 @@ extern const struct exa_group group_mcp;
 
 /* `exa train`, the payload of cluster runs (pipeline.c). */
 #define TRAIN_USAGE                                                            \
-    "--model M --dataset D --dataset-path FILE --out DIR [--dummy]"
+    "--model M --dataset D --dataset-path FILE --out DIR [--dummy] "           \
+    "[--threads N] [--max-skip SHARE]"
 int cmd_train(struct exa_ctx *ctx, int argc, char **argv);
 
 /* `exa serve`: /metrics, /healthz, the REST API and the console

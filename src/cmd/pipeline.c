@@ -7,6 +7,7 @@
  * payload a cluster job runs: train in this process and publish the
  * artifact directory, with no database.
  */
+#include <errno.h>
 #include <getopt.h>
 #include <math.h>
 #include <signal.h>
@@ -91,6 +92,32 @@ static const char *scheduler_from_env(struct exa_ctx *ctx, int *rc)
     *rc = out_errorf(ctx, EXA_ECONFIG, "set it to mock, slurm or flux",
                      "%s='%s' is not a known scheduler", var, v);
     return NULL;
+}
+
+/* --max-skip SHARE: "0.25" or "25%", in [0, 1]. 0 or a usage error. */
+static int parse_share(struct exa_ctx *ctx, const char *s, double *out)
+{
+    char *end;
+    double v;
+    errno = 0;
+    v = strtod(s, &end);
+    if (end != s && *end == '%' && !end[1]) {
+        v /= 100;
+        end++;
+    }
+    if (end == s || *end || errno || !(v >= 0 && v <= 1))
+        return out_usage(ctx,
+                         "--max-skip '%s': expected a share of the records "
+                         "between 0 and 1 (0.25) or a percentage (25%%)",
+                         s);
+    *out = v;
+    return 0;
+}
+
+/* The train request's warnings (skipped records): on stderr always. */
+static void show_warning(void *arg, const char *msg)
+{
+    out_warn(arg, "%s", msg);
 }
 
 static int parse_threads(struct exa_ctx *ctx, const char *s, int *out)
@@ -192,6 +219,7 @@ static int cmd_run(struct exa_ctx *ctx, int argc, char **argv)
         {"ntasks", required_argument, NULL, 1008},
         {"run-id", required_argument, NULL, 'R'},
         {"new", no_argument, NULL, 'N'},
+        {"max-skip", required_argument, NULL, 1100},
         {NULL, 0, NULL, 0},
     };
     static const char *const res_keys[] = {
@@ -247,6 +275,11 @@ static int cmd_run(struct exa_ctx *ctx, int argc, char **argv)
         case 'N':
             new_run = 1;
             break;
+        case 1100:
+            if ((rc = parse_share(ctx, optarg, &req.train.max_skip)))
+                goto usage_out;
+            req.train.max_skip_set = 1;
+            break;
         case 1000:
         case 1001:
         case 1002:
@@ -293,6 +326,8 @@ static int cmd_run(struct exa_ctx *ctx, int argc, char **argv)
         po.dummy = req.train.dummy;
         po.stage_dataset = stage;
         po.nthread = req.train.nthread;
+        po.max_skip = req.train.max_skip;
+        po.max_skip_set = req.train.max_skip_set;
         po.cluster = cluster;
         po.run_id = run_id;
         po.new_run = new_run;
@@ -326,6 +361,7 @@ static int cmd_run(struct exa_ctx *ctx, int argc, char **argv)
     }
     req.train.progress = show_step;
     req.train.progress_arg = ctx;
+    req.train.warn = show_warning;
     if (ctx->tty && !ctx->quiet) {
         printf("Running %s on %s in this process (scheduler mock, cluster "
                "local)%s\n",
@@ -372,6 +408,7 @@ int cmd_train(struct exa_ctx *ctx, int argc, char **argv)
         {"dataset-path", required_argument, NULL, 'P'},
         {"out", required_argument, NULL, 'o'},
         {"threads", required_argument, NULL, 'T'},
+        {"max-skip", required_argument, NULL, 1100},
         {NULL, 0, NULL, 0},
     };
     struct train_request req;
@@ -405,6 +442,11 @@ int cmd_train(struct exa_ctx *ctx, int argc, char **argv)
             if ((rc = parse_threads(ctx, optarg, &req.nthread)))
                 return rc;
             break;
+        case 1100:
+            if ((rc = parse_share(ctx, optarg, &req.max_skip)))
+                return rc;
+            req.max_skip_set = 1;
+            break;
         default:
             return bad_option(ctx, argv);
         }
@@ -416,6 +458,7 @@ int cmd_train(struct exa_ctx *ctx, int argc, char **argv)
                               "--dataset-path and --out");
     req.progress = show_step;
     req.progress_arg = ctx;
+    req.warn = show_warning;
     if (pipeline_train_to_dir(&req, out, &tm, sha, &err) < 0) {
         rc = out_error(ctx, &err, dataset_hint(&err));
     } else {
@@ -432,7 +475,8 @@ int cmd_train(struct exa_ctx *ctx, int argc, char **argv)
 static const struct exa_cmd cmds[] = {
     {"run", cmd_run,
      "[--model JPCP] [--dataset PM100Dataset] [--dummy] "
-     "[--dataset-path FILE] [--threads N] [--cluster NAME|auto [--gpus G] "
+     "[--dataset-path FILE] [--threads N] [--max-skip SHARE] "
+     "[--cluster NAME|auto [--gpus G] "
      "[--stage-dataset] [--partition P] [--qos Q] [--account A] [--time T] "
      "[--nodes N] [--ntasks N] [--cpus-per-task C] [--mem M] "
      "[--constraint C] [--run-id ID | --new]]",
@@ -449,6 +493,10 @@ static const struct exa_cmd cmds[] = {
      "                     the bundled data/pm100-sample.csv (with\n"
      "                     --cluster: a path on the cluster)\n"
      "  --threads N        training threads (default 2)\n"
+     "  --max-skip SHARE   fail when more than this share of the records\n"
+     "                     is skipped (no usable power per node; each\n"
+     "                     reason is counted and warned about); 0.25 or\n"
+     "                     25%, default 10%\n"
      "  --cluster NAME     train on an ACTIVE cluster (auto: placement\n"
      "                     picks one): preflight, submit, wait, fetch and\n"
      "                     verify the artifacts, register with lineage\n"

@@ -280,6 +280,8 @@ int pipeline_cluster_run(struct exa_ctx *ctx, struct pipeline_cluster_opts *o)
     req.stage_dataset = o->stage_dataset;
     req.dummy = o->dummy;
     req.nthread = o->nthread;
+    req.max_skip = o->max_skip;
+    req.max_skip_set = o->max_skip_set;
     req.cluster = o->cluster;
     req.res = &o->res;
     req.actor = getenv("EXAMLOPS_ACTOR");

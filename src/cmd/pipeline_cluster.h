@@ -17,6 +17,8 @@ struct pipeline_cluster_opts {
     int dummy;
     int stage_dataset;
     int nthread;
+    double max_skip; /* --max-skip, when max_skip_set */
+    int max_skip_set;
     const char *cluster;        /* NAME or "auto" */
     const char *run_id;         /* --run-id, or NULL: derived */
     int new_run;                /* --new */

@@ -897,7 +897,8 @@ int cluster_run(const struct cluster_run_request *req,
 
     /* 3. stage */
     {
-        const char *mk[] = {"mkdir", "-p", remote_dir, NULL};
+        /* the run's directory is private (a staged dataset lands in it) */
+        const char *mk[] = {"mkdir", "-p", "-m", "700", "--", remote_dir, NULL};
         struct transport_result tr = TRANSPORT_RESULT_INIT;
         int mrc = transport_run_ok(t, mk, NULL, 0, &tr, err);
         transport_result_release(&tr);
@@ -905,10 +906,20 @@ int cluster_run(const struct cluster_run_request *req,
             goto out;
     }
     if (req->stage_dataset) {
+        struct stat sb;
+        double t0 = time_monotonic(), secs;
+        long long size = stat(req->dataset_path, &sb) == 0 ? sb.st_size : -1;
         dpath = xstrfmt("%s/%s", remote_dir, base_of(req->dataset_path));
+        hook_step(h, "stage", "copying dataset '%s' (%.1f MB) to '%s'...",
+                  req->dataset_path, size >= 0 ? (double)size / 1e6 : 0, dpath);
         if (transport_put(t, req->dataset_path, dpath, err) < 0)
             goto out;
-        hook_step(h, "stage", "dataset copied to '%s'", dpath);
+        secs = time_monotonic() - t0;
+        hook_step(h, "stage",
+                  "dataset copied to '%s' (0600 in a 0700 directory): "
+                  "%.1f MB in %.1f s, %.1f MB/s",
+                  dpath, size >= 0 ? (double)size / 1e6 : 0, secs,
+                  secs > 0 && size >= 0 ? (double)size / 1e6 / secs : 0);
     } else {
         dpath = xstrdup(req->dataset_path);
     }
@@ -919,6 +930,8 @@ int cluster_run(const struct cluster_run_request *req,
         strvec_push(&argv, "--dummy");
     if (req->nthread > 0)
         strvec_pushf(&argv, "--threads=%d", req->nthread);
+    if (req->max_skip_set)
+        strvec_pushf(&argv, "--max-skip=%.17g", req->max_skip);
     {
         struct runscript rs = {NULL, remote_dir, NULL, NULL};
         char *title = xstrfmt("exa %s on %s, run %s", zm->name, zd->name, uuid);

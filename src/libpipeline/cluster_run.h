@@ -91,8 +91,10 @@ struct cluster_run_request {
                                  the local file to copy there */
     int stage_dataset;
     int dummy;
-    int nthread;         /* `exa train --threads`, 0: its default */
-    const char *cluster; /* registered name, or "auto" */
+    int nthread;     /* `exa train --threads`, 0: its default */
+    double max_skip; /* `exa train --max-skip`, when max_skip_set */
+    int max_skip_set;
+    const char *cluster;               /* registered name, or "auto" */
     const struct sched_resources *res; /* the ask; may be NULL */
     const char *db_path;               /* NULL: store_default_path() */
     const char *regpath;               /* NULL: registry_default_path() */

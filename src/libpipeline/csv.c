@@ -12,6 +12,15 @@ void csv_init(struct csv_cursor *c, const char *buf, size_t len)
     c->p = buf;
     c->end = buf + len;
     c->line = 1;
+    c->max_record = CSV_MAX_RECORD_BYTES;
+}
+
+static int too_long(const struct csv_cursor *c, size_t line, exa_error_t *err)
+{
+    return exa_err(err, EXA_EPARSE,
+                   "line %zu: record is longer than %zu bytes (the limit for "
+                   "one CSV record)",
+                   line, c->max_record);
 }
 
 int csv_next(struct csv_cursor *c, struct strvec *fields, size_t *line,
@@ -34,6 +43,7 @@ int csv_next(struct csv_cursor *c, struct strvec *fields, size_t *line,
         return 0;
     }
     *line = ln;
+    const char *rs = p; /* where the record starts, for the length cap */
     for (;;) {
         strbuf_reset(&f);
         if (p < c->end && *p == '"') {
@@ -57,6 +67,10 @@ int csv_next(struct csv_cursor *c, struct strvec *fields, size_t *line,
                 }
                 if (*p == '\n')
                     ln++;
+                if ((size_t)(p - rs) >= c->max_record) {
+                    strbuf_release(&f);
+                    return too_long(c, *line, err);
+                }
                 strbuf_addch(&f, *p++);
             }
             if (p < c->end && *p != ',' && *p != '\n' && *p != '\r') {
@@ -70,6 +84,10 @@ int csv_next(struct csv_cursor *c, struct strvec *fields, size_t *line,
             const char *s = p;
             while (p < c->end && *p != ',' && *p != '\n' && *p != '\r')
                 p++;
+            if ((size_t)(p - rs) > c->max_record) {
+                strbuf_release(&f);
+                return too_long(c, *line, err);
+            }
             strbuf_add(&f, s, (size_t)(p - s));
         }
         strvec_push(fields, f.buf);

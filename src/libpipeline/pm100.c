@@ -53,7 +53,7 @@ static char *trimmed(const char *s)
 
 /*
  * Mean of the power samples in s. Returns 1 with *mean set, 0 when the
- * field holds no usable samples (empty, "nan", all non-finite), -1 for
+ * field holds no samples, 2 when one is not finite ("nan", 1e309), -1 for
  * text that is not a number.
  */
 static int power_mean(const char *s, double *mean, const char **bad)
@@ -102,7 +102,9 @@ static int power_mean(const char *s, double *mean, const char **bad)
             return -1;
         }
     }
-    if (!n || nonfinite)
+    if (nonfinite)
+        return 2;
+    if (!n)
         return 0;
     *mean = sum / (double)n;
     return 1;
@@ -152,9 +154,30 @@ static int header_map(const struct strvec *h, int idx[NCOL], size_t line,
     return 0;
 }
 
-/* Parse one record; 1 usable (row filled), 0 skipped, -1 error. */
+const char *pm100_skip_reason(enum pm100_skip why)
+{
+    switch (why) {
+    case PM100_SKIP_NO_POWER:
+        return "no power samples";
+    case PM100_SKIP_NONFINITE_POWER:
+        return "non-finite power sample";
+    case PM100_SKIP_NONPOSITIVE_POWER:
+        return "zero or negative power";
+    case PM100_SKIP_NO_NODES:
+        return "no allocated nodes";
+    case PM100_SKIP_NO_SUBMIT_TIME:
+        return "no submit_time";
+    case PM100_NSKIP:
+        break;
+    }
+    return "unknown";
+}
+
+/* Parse one record; 1 usable (row filled), 0 skipped (*why set), -1
+ * error. */
 static int parse_row(const struct strvec *f, const int idx[NCOL], size_t line,
-                     struct pm100_row *row, exa_error_t *err)
+                     struct pm100_row *row, enum pm100_skip *why,
+                     exa_error_t *err)
 {
     const char *bad = NULL;
     char *sub = trimmed(f->v[idx[C_SUBMIT]]);
@@ -193,8 +216,20 @@ static int parse_row(const struct strvec *f, const int idx[NCOL], size_t line,
         free(sub);
         return exa_err_prefix(err, "line %zu: submit_time", line);
     }
-    if (!*sub || r == 0 || alloc < 1 || !(mean / (double)alloc > 0) ||
-        !isfinite(mean / (double)alloc)) {
+    if (r == 0 || r == 2 || alloc < 1 || !(mean / (double)alloc > 0) ||
+        !isfinite(mean / (double)alloc) || !*sub) {
+        if (r == 0)
+            *why = PM100_SKIP_NO_POWER;
+        else if (r == 2)
+            *why = PM100_SKIP_NONFINITE_POWER;
+        else if (alloc < 1)
+            *why = PM100_SKIP_NO_NODES;
+        else if (!(mean / (double)alloc > 0))
+            *why = PM100_SKIP_NONPOSITIVE_POWER;
+        else if (!isfinite(mean / (double)alloc))
+            *why = PM100_SKIP_NONFINITE_POWER;
+        else
+            *why = PM100_SKIP_NO_SUBMIT_TIME;
         free(sub);
         return 0;
     }
@@ -236,12 +271,14 @@ int pm100_parse(const char *buf, size_t len, struct pm100_table *t,
                     line, nhead, f.nr);
             goto out;
         }
+        enum pm100_skip why = PM100_SKIP_NO_POWER;
         memset(&row, 0, sizeof(row));
-        r = parse_row(&f, idx, line, &row, err);
+        r = parse_row(&f, idx, line, &row, &why, err);
         if (r < 0)
             goto out;
         if (r == 0) {
             t->skipped++;
+            t->skipped_by[why]++;
             continue;
         }
         ALLOC_GROW(t->rows, t->nr + 1, t->alloc);

@@ -29,15 +29,32 @@ struct pm100_row {
     size_t line;   /* line in the file, for messages */
 };
 
+/* Why a well-formed record was skipped (pm100_skip_reason()). */
+enum pm100_skip {
+    PM100_SKIP_NO_POWER = 0,      /* node_power_consumption empty */
+    PM100_SKIP_NONFINITE_POWER,   /* a NaN or infinite sample (1e309) */
+    PM100_SKIP_NONPOSITIVE_POWER, /* mean power per node <= 0 */
+    PM100_SKIP_NO_NODES,          /* num_nodes_alloc empty or < 1 */
+    PM100_SKIP_NO_SUBMIT_TIME,    /* submit_time empty */
+    PM100_NSKIP
+};
+
+/* "no power samples", "non-finite power sample", ... for messages. */
+const char *pm100_skip_reason(enum pm100_skip why);
+
 struct pm100_table {
     struct pm100_row *rows; /* usable rows in file order */
     size_t nr, alloc;
     size_t records; /* data records read (header excluded) */
     size_t skipped; /* records with a missing or non-positive target */
+    size_t skipped_by[PM100_NSKIP]; /* skipped, per reason (sums to it) */
 };
 #define PM100_TABLE_INIT                                                       \
     {                                                                          \
-        NULL, 0, 0, 0, 0                                                       \
+        NULL, 0, 0, 0, 0,                                                      \
+        {                                                                      \
+            0                                                                  \
+        }                                                                      \
     }
 
 /*
@@ -45,7 +62,10 @@ struct pm100_table {
  * pm100_table_release, also after a failure). Records whose target is
  * missing or not positive (empty or zero power, non-finite samples,
  * num_nodes_alloc empty or < 1) or whose submit_time is empty are skipped
- * and counted in t->skipped. Returns 0, or -1 with err (EXA_EPARSE)
+ * and counted in t->skipped and, by the first reason found (the order of
+ * enum pm100_skip), in t->skipped_by. A record longer than
+ * CSV_MAX_RECORD_BYTES is an error naming its line (csv.h). Returns 0, or
+ * -1 with err (EXA_EPARSE)
  * naming the line for: a missing header column, a record whose field
  * count differs from the header's, an unparseable number or time.
  */

@@ -62,6 +62,31 @@ int pipeline_load(const struct train_request *req, struct pm100_table *t,
              "%zu records from '%s', %zu skipped "
              "(no usable power per node)",
              t->records, req->dataset_path, t->skipped);
+    if (t->skipped) {
+        double max = req->max_skip_set ? req->max_skip : TRAIN_MAX_SKIP;
+        double share = (double)t->skipped / (double)t->records;
+        struct strbuf sb = STRBUF_INIT;
+        const char *sep = ": ";
+        strbuf_addf(&sb, "dataset '%s': skipped %zu of %zu records (%.1f%%)",
+                    req->dataset_path, t->skipped, t->records, 100 * share);
+        for (int i = 0; i < PM100_NSKIP; i++) {
+            if (!t->skipped_by[i])
+                continue;
+            strbuf_addf(&sb, "%s%zu %s", sep, t->skipped_by[i],
+                        pm100_skip_reason((enum pm100_skip)i));
+            sep = ", ";
+        }
+        if (share > max) {
+            exa_err(err, EXA_EFAIL,
+                    "%s \u2014 more than the allowed %g%% (--max-skip)", sb.buf,
+                    100 * max);
+            strbuf_release(&sb);
+            return -1;
+        }
+        if (req->warn)
+            req->warn(req->progress_arg, sb.buf);
+        strbuf_release(&sb);
+    }
     return 0;
 }
 

@@ -46,7 +46,17 @@ struct train_request {
     int nthread;                  /* training threads; 0 = 2 */
     pipeline_progress_f progress; /* may be NULL */
     void *progress_arg;
+    /* Called (with progress_arg) for a warning the user should see even
+     * without a terminal, e.g. the skipped records; may be NULL. */
+    void (*warn)(void *arg, const char *msg);
+    /* The largest share of records (0..1) that may be skipped before the
+     * load fails; used only when max_skip_set, else TRAIN_MAX_SKIP. */
+    double max_skip;
+    int max_skip_set;
 };
+
+/* Default share of skipped records that fails a load (`--max-skip`). */
+#define TRAIN_MAX_SKIP 0.10
 
 #define JPCP_NFEAT 2
 
@@ -69,9 +79,15 @@ struct trained_model {
 /*
  * Resolve req's model and dataset names in the zoo (EXA_EUSAGE naming the
  * known ones) and load req->dataset_path into t (PM100_TABLE_INIT;
- * release with pm100_table_release). Errors: EXA_EUSAGE unknown name,
- * EXA_ECONFIG missing/unreadable file (naming it), EXA_EPARSE malformed
- * CSV (naming the line).
+ * release with pm100_table_release). Skipped records are counted per
+ * reason and, when there are any, req->warn gets one line: "dataset
+ * 'PATH': skipped 296 of 600 records (49.3%): 120 non-finite power
+ * sample, 100 zero or negative power, 76 no allocated nodes". Errors:
+ * EXA_EUSAGE unknown name, EXA_ECONFIG missing/unreadable file (naming
+ * it), EXA_EPARSE malformed CSV (naming the line), EXA_EFAIL when more
+ * than the allowed share (max_skip, default TRAIN_MAX_SKIP) of the records
+ * was skipped: that text followed by "— more than the allowed 10%
+ * (--max-skip)".
  */
 int pipeline_load(const struct train_request *req, struct pm100_table *t,
                   exa_error_t *err);

@@ -233,8 +233,11 @@ static int ssh_put(struct transport *t, const char *local_path,
         goto out;
     if (stat(local_path, &st) < 0)
         st.st_mode = 0644;
-    /* mkdir -p DIR && cat > PATH.tmp && chmod MODE PATH.tmp && mv PATH.tmp PATH
-     */
+    /* umask 077 && mkdir -p DIR && cat > PATH.tmp && chmod MODE PATH.tmp
+     * && mv PATH.tmp PATH: the copy is private from its first byte (a
+     * staged dataset may be confidential): new directories 0700, the file
+     * the owner's bits of the local mode only (0644 -> 0600). */
+    strbuf_addstr(&cmd, "umask 077 && ");
     if (slash && slash != dir) {
         *slash = '\0';
         strbuf_addstr(&cmd, "mkdir -p -- ");
@@ -244,7 +247,7 @@ static int ssh_put(struct transport *t, const char *local_path,
     strbuf_addstr(&cmd, "cat > ");
     shquote_append(&cmd, remote_path);
     strbuf_addstr(&cmd, ".exa-tmp && chmod ");
-    strbuf_addf(&cmd, "%o ", (unsigned)(st.st_mode & 0777));
+    strbuf_addf(&cmd, "%o ", (unsigned)(st.st_mode & 0700));
     shquote_append(&cmd, remote_path);
     strbuf_addstr(&cmd, ".exa-tmp && mv -f -- ");
     shquote_append(&cmd, remote_path);

@@ -198,7 +198,7 @@ static int local_run(struct transport *t, const char *const *argv,
     return rc;
 }
 
-/* mkdir -p of the parent directory of path. */
+/* mkdir -p of the parent directory of path; new directories 0700. */
 static int mkdir_parents(const char *path, exa_error_t *err)
 {
     char *dir = xstrdup(path), *p;
@@ -207,7 +207,7 @@ static int mkdir_parents(const char *path, exa_error_t *err)
         if (*p != '/')
             continue;
         *p = '\0';
-        if (mkdir(dir, 0777) < 0 && errno != EEXIST) {
+        if (mkdir(dir, 0700) < 0 && errno != EEXIST) {
             int e = errno;
             exa_err(err, EXA_ECONFIG, "cannot create '%s': %s", dir,
                     strerror(e));
@@ -245,8 +245,9 @@ static int copy_file(const char *src, const char *dst, exa_error_t *err)
     if (fstat(in, &st) < 0)
         st.st_mode = 0644;
     tmp = xstrfmt("%s.tmp.%ld", dst, (long)getpid());
+    /* private like the ssh copy: the owner's bits only (0644 -> 0600) */
     out =
-        open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, st.st_mode & 0777);
+        open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, st.st_mode & 0700);
     if (out < 0) {
         int e = errno;
         close(in);

@@ -93,7 +93,13 @@ int transport_run_ok(struct transport *t, const char *const *argv,
 int transport_exit_error(const struct transport *t, const char *const *argv,
                          const struct transport_result *res, exa_error_t *err);
 
-/* Copy local_path to remote_path (parents created). 0 or -1 with err. */
+/*
+ * Copy local_path to remote_path through a temporary file and a rename.
+ * The copy is private: missing parent directories are created 0700 and
+ * the file keeps only the owner's bits of the local mode (0644 -> 0600,
+ * 0755 -> 0700), from its first byte (ssh: under umask 077). -v traces it
+ * (doc/verbose.md). 0 or -1 with err.
+ */
 int transport_put(struct transport *t, const char *local_path,
                   const char *remote_path, exa_error_t *err);
 /* Copy remote_path to local_path. 0 or -1 with err (ENOTFOUND if absent). */

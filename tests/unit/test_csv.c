@@ -78,6 +78,47 @@ static void test_csv_bad_quotes(void **state)
     }
 }
 
+/* 1e309 overflows to infinity: skipped as non-finite, not trained on. */
+static void test_pm100_overflow_and_record_cap(void **state)
+{
+    const char *in = "job_id,user_id,num_nodes_req,num_nodes_alloc,"
+                     "submit_time,node_power_consumption\n"
+                     "1,u1,1,1,2020-05-02T10:00:00Z,1e309\n"
+                     "2,u1,1,1,2020-05-02T10:00:00Z,100\n";
+    struct pm100_table t = PM100_TABLE_INIT;
+    exa_error_t err = EXA_ERROR_INIT;
+    struct csv_cursor c;
+    struct strvec f = STRVEC_INIT;
+    struct strbuf big = STRBUF_INIT;
+    size_t line = 0;
+    (void)state;
+    if (pm100_parse(in, strlen(in), &t, &err) < 0)
+        fail_msg("%s", err.text);
+    assert_int_equal(t.skipped_by[PM100_SKIP_NONFINITE_POWER], 1);
+    assert_int_equal(t.nr, 1);
+    pm100_table_release(&t);
+
+    /* a record past the cap is an error naming its line, quoted or not */
+    csv_init(&c, "a,b\nxxxxxxxxxxxxxxxxxxxx,1\n", 25);
+    c.max_record = 10;
+    assert_int_equal(csv_next(&c, &f, &line, &err), 1);
+    assert_int_equal(csv_next(&c, &f, &line, &err), -1);
+    assert_string_equal(err.text, "line 2: record is longer than 10 bytes "
+                                  "(the limit for one CSV record)");
+    strbuf_addstr(&big, "h\n\"");
+    for (int i = 0; i < 100; i++)
+        strbuf_addstr(&big, "0123456789");
+    strbuf_addstr(&big, "\"\n");
+    csv_init(&c, big.buf, big.len);
+    c.max_record = 64;
+    assert_int_equal(csv_next(&c, &f, &line, &err), 1);
+    assert_int_equal(csv_next(&c, &f, &line, &err), -1);
+    assert_non_null(strstr(err.text, "line 2: record is longer than 64"));
+    assert_int_equal(CSV_MAX_RECORD_BYTES, (size_t)64 << 20);
+    strbuf_release(&big);
+    strvec_clear(&f);
+}
+
 static void test_pm100_rows_and_skips(void **state)
 {
     /* Columns in another order plus an extra one, as exports may have. */
@@ -102,6 +143,14 @@ static void test_pm100_rows_and_skips(void **state)
         fail_msg("%s", err.text);
     assert_int_equal(t.records, 11);
     assert_int_equal(t.skipped, 8);
+    /* counted by reason (issue 13): each record by its first reason */
+    assert_int_equal(t.skipped_by[PM100_SKIP_NO_POWER], 1);
+    assert_int_equal(t.skipped_by[PM100_SKIP_NONFINITE_POWER], 1);
+    assert_int_equal(t.skipped_by[PM100_SKIP_NONPOSITIVE_POWER], 3);
+    assert_int_equal(t.skipped_by[PM100_SKIP_NO_NODES], 2);
+    assert_int_equal(t.skipped_by[PM100_SKIP_NO_SUBMIT_TIME], 1);
+    assert_string_equal(pm100_skip_reason(PM100_SKIP_NONFINITE_POWER),
+                        "non-finite power sample");
     assert_int_equal(t.nr, 3);
     assert_string_equal(t.rows[0].job_id, "1");
     assert_string_equal(t.rows[0].user_id, "u1");
@@ -230,6 +279,7 @@ int main(void)
         cmocka_unit_test(test_csv_records),
         cmocka_unit_test(test_csv_bad_quotes),
         cmocka_unit_test(test_pm100_rows_and_skips),
+        cmocka_unit_test(test_pm100_overflow_and_record_cap),
         cmocka_unit_test(test_pm100_malformed),
         cmocka_unit_test(test_pm100_load_file),
         cmocka_unit_test(test_sample_and_split),

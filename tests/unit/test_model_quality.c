@@ -102,7 +102,8 @@ static void test_jpcp_rmse_on_known_rule(void **state)
 {
     char *dir = tu_mkdtemp();
     char *csv = write_table(dir);
-    struct train_request req = {"JPCP", "PM100Dataset", csv, 0, 2, NULL, NULL};
+    struct train_request req = {"JPCP", "PM100Dataset", csv,  0, 2,
+                                NULL,   NULL,           NULL, 0, 0};
     struct pm100_table t = PM100_TABLE_INIT;
     struct trained_model tm;
     exa_error_t err = EXA_ERROR_INIT;

@@ -21,7 +21,8 @@
 #include "testutil.h"
 
 static const struct train_request dummy_req = {
-    "JPCP", "PM100Dataset", "data/pm100-sample.csv", 1, 2, NULL, NULL,
+    "JPCP", "PM100Dataset", "data/pm100-sample.csv", 1, 2, NULL, NULL, NULL, 0,
+    0,
 };
 
 static char *read_in(const char *dir, const char *name)

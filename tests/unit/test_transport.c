@@ -84,7 +84,12 @@ static void test_local_put_get(void **state)
     write_file(src, "#!/bin/sh\necho hi\n", 0755);
     assert_int_equal(transport_put(t, src, dst, &err), 0);
     assert_int_equal(stat(dst, &st), 0);
-    assert_int_equal(st.st_mode & 0777, 0755);
+    assert_int_equal(st.st_mode & 0777, 0700); /* private: owner bits only */
+    {
+        struct stat ds;
+        assert_int_equal(stat(path_in("a/b"), &ds), 0);
+        assert_int_equal(ds.st_mode & 0777, 0700); /* new parents 0700 */
+    }
     assert_int_equal(transport_get(t, dst, back, &err), 0);
     f = fopen(back, "r");
     assert_non_null(f);
