@@ -1,6 +1,6 @@
 #!/bin/bash
-# check-layering.sh [ROOT] - the include/call layering scan of `make check`
-# (shared/DESIGN.md §1.7, §2; doc/architecture.md "Layering").
+# check-layering.sh [ROOT] - the include and call layering scan of `make check`
+# (doc/design.md §1.7, §2; doc/architecture.md "Layering").
 #
 # Fails (exit 1, one line per violation: "FILE:LINE: rule: what") when
 #   1. a file in src/cmd/ or src/server/ (the front ends) includes
@@ -9,7 +9,7 @@
 #      fleet_cluster_transport(): front ends open clusters through libfleet
 #      and never build a transport, run a subprocess or touch SQLite;
 #   2. a library (src/lib*/) includes cmd/ or server/;
-#   3. a layer includes a layer above it (the order of DESIGN.md §2:
+#   3. a layer includes a layer above it (the order of doc/design.md §2:
 #      libutil < libhostlist < libres < libtransport < libsched <
 #      libdiscovery < libstore < libauth < libfleet < libobserve <
 #      libpipeline < libview < libwork, libtask, libprovision, libworker < libmcp

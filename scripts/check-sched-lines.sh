@@ -1,6 +1,6 @@
 #!/bin/bash
 # check-sched-lines.sh [ROOT] - the "one parser per tool output" scan of
-# `make check` (shared/STYLE.md, issue 15; doc/architecture.md "One parser
+# `make check` (doc/style.md, issue 15; doc/architecture.md "One parser
 # per tool output"): scheduler output is split into lines and fields only
 # by the parser files, never by the code that runs the commands.
 #

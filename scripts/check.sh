@@ -1,8 +1,9 @@
 #!/bin/bash
 # check.sh - what `make check` runs after installing test dependencies:
 # the format check (scripts/check-format.sh), the layering scan (scripts/check-layering.sh), the line-splitting scan
-# (scripts/check-sched-lines.sh), build, the instruction-count check
-# (scripts/check-icount.sh, callgrind against bench/icount.txt), unit tests,
+# (scripts/check-sched-lines.sh), the dead-reference scan (scripts/check-refs.sh), build,
+# the instruction-count check (scripts/check-icount.sh, callgrind against
+# bench/icount.txt), unit tests,
 # integration tests against the real Slurm testbed, then
 # both suites again built with ASan+UBSan. The testbed is started once
 # (tests/testbed/up.sh) and stopped at the end if this script started it.
@@ -31,6 +32,7 @@ trap cleanup EXIT
 scripts/check-format.sh
 scripts/check-layering.sh
 scripts/check-sched-lines.sh
+scripts/check-refs.sh
 $MAKE --no-print-directory -j2 all
 scripts/check-icount.sh
 $MAKE --no-print-directory check-unit check-integration

@@ -1,7 +1,7 @@
 #!/bin/sh
 # run-unit.sh DIR BIN... - run the cmocka unit test binaries under prove
 # (TAP), from the repository root so tests find tests/fixtures. HOME and
-# every exa data/config path point into a scratch directory removed on
+# every exa data and config path point into a scratch directory removed on
 # exit, so no unit test can read or write the user's real files.
 set -eu
 dir=$1; shift

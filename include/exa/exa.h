@@ -9,7 +9,7 @@
  * ("libsched/sched.h"): including this one header is enough, and any of
  * them may be included alone.
  *
- * What a front end uses, bottom to top (shared/DESIGN.md §2); every
+ * What a front end uses, bottom to top (doc/design.md §2); every
  * declaration carries its contract comment in its own header:
  *   libutil/error.h         exa_error_t, exa_err(), the error codes
  *   libstore/store.h        open platform.db (EXAMLOPS_DB)
@@ -30,7 +30,7 @@
  *   libsched/runscript.h    run.sh for a payload argv
  *   libpipeline/cluster_run.h  `exa pipeline run --cluster` as one call
  *
- * Conventions (shared/STYLE.md): functions return 0 / -1 or a pointer /
+ * Conventions (doc/style.md): functions return 0 / -1 or a pointer /
  * NULL and fill a caller-owned exa_error_t; they never print or exit;
  * allocation failure aborts; foo_create/foo_destroy and FOO_INIT/
  * foo_release pairs; headers say who frees what.

@@ -1,13 +1,13 @@
 /*
  * debug.c - `exa debug parse KIND`: run one of exa's own parsers over
  * stdin and print what it understood as the normalized JSON of
- * shared/cases/FORMAT.md. The same parsers the product uses, exposed for
+ * doc/formats.md. The same parsers the product uses, exposed for
  * users who need to see what exa made of their scheduler's output and for
  * the conformance test.
  *
  * Each kind adapter turns raw bytes into the `result` object (new
  * reference), or returns NULL with err->text set and errkind filled with
- * the FORMAT.md error kind ("submit_failed", "invalid_hostlist", ...).
+ * the doc/formats.md error kind ("submit_failed", "invalid_hostlist", ...).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -118,7 +118,7 @@ static int cmd_parse(struct exa_ctx *ctx, int argc, char **argv)
     strbuf_release(&in);
     cmd_spec_release(&spec);
     if (!res) {
-        /* FORMAT.md's error envelope, in table mode too: it is data. */
+        /* doc/formats.md's error envelope, in table mode too: it is data. */
         json_t *doc = json_object(), *e = json_object();
         jx_set(e, "kind", jx_str(errkind[0] ? errkind : "parse_error"));
         jx_set(e, "message", jx_str(err.text));

@@ -12,7 +12,7 @@
 
 /*
  * Parse len bytes at buf (not NUL-terminated necessarily; buf[len] is NUL)
- * into the FORMAT.md `result` object (new reference). spec is the column
+ * into the doc/formats.md `result` object (new reference). spec is the column
  * spec of the command line that printed buf (`--command` or
  * $EXA_PARSE_COMMAND; never NULL, empty when none was given): the adapter
  * hands it to the library parser, which takes headerless column lists,

@@ -1,7 +1,7 @@
 /*
  * debug_slurm.c - the Slurm and hostlist kinds of `exa debug parse`: thin
- * adapters from the library parsers (libdiscovery/parse_sinfo,
- * libsched/parse_slurm, libhostlist) to the FORMAT.md result objects.
+ * adapters from the library parsers (libdiscovery/parse_sinfo.c,
+ * libsched/parse_slurm.c, libhostlist) to the doc/formats.md result objects.
  * No parsing happens here, so what users see is what the product uses.
  */
 #include "cmd/debug_slurm.h"

@@ -1,6 +1,6 @@
 /*
  * finops.c - the `exa finops` group: carbon estimates and records, and the
- * cost providers (shared/REFERENCE.md §2.4, §4.11, §4.12; doc/finops.md).
+ * cost providers (doc/reference.md §2.4, §4.11, §4.12; doc/finops.md).
  *
  * `carbon` and `cost` are commands with sub-commands (`exa finops carbon
  * estimate`), as in the reference; each sub-command parses its own

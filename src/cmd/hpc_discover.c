@@ -1,5 +1,5 @@
 /*
- * hpc_discover.c - the discovery commands of `exa hpc` (shared/REFERENCE.md
+ * hpc_discover.c - the discovery commands of `exa hpc` (doc/reference.md
  * §2.1): `detect`, `nodes`, `gpus` and `connect`. Discovery is read-only:
  * an ad-hoc --host is probed with the key it offers now, trusted for that
  * run only, and its fingerprint is reported; only `connect` pins a host

@@ -1,5 +1,5 @@
 /*
- * hpc_govern.c - the governance commands of `exa hpc` (shared/REFERENCE.md
+ * hpc_govern.c - the governance commands of `exa hpc` (doc/reference.md
  * §2.1): `clusters`, `approve`, `reject` and `audit` (list, --verify). Approval
  * is bound to the connection identity (user, port, client and host key
  * fingerprints are shown in the prompt) and `--json` alone never approves:

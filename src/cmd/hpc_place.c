@@ -1,5 +1,5 @@
 /*
- * hpc_place.c - the placement commands of `exa hpc` (shared/REFERENCE.md
+ * hpc_place.c - the placement commands of `exa hpc` (doc/reference.md
  * §2.1): `place`, `capacity`, `preflight` and `queue`. Placement only sees
  * ACTIVE clusters, refreshes stale snapshots through each cluster's own
  * transport, never prints -Infinity and exits non-zero when nothing was

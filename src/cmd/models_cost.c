@@ -1,6 +1,6 @@
 /*
  * models_cost.c - `exa models cost MODEL [--record]` and `exa models
- * cost-list` (shared/REFERENCE.md §2.3, doc/finops.md).
+ * cost-list` (doc/reference.md §2.3, doc/finops.md).
  *
  * The reference read hours from sacct or flux on the local host, invented
  * them for mock jobs, looked at the latest MLflow versions only and

@@ -1,7 +1,7 @@
 /*
  * parse_flux_resource.h - exa's reader of `flux resource list` and
  * `flux resource status` tables (flux-resource(1)), giving the per-row
- * groups and per-node records of shared/cases/FORMAT.md "Nodes".
+ * groups and per-node records of doc/formats.md "Nodes".
  */
 #ifndef EXA_PARSE_FLUX_RESOURCE_H
 #define EXA_PARSE_FLUX_RESOURCE_H
@@ -41,7 +41,7 @@ const char *flux_resource_state_normalize(const char *tok);
  * The status view's header word "STATEUP" (flux-core 0.88 prints the
  * STATE and UP columns touching) is read as the two columns STATE, UP.
  * Returns a new reference, or NULL with err set and *errkind a static
- * FORMAT.md error kind when there is no header.
+ * doc/formats.md error kind when there is no header.
  */
 json_t *flux_resource_parse(const char *buf, size_t len, const char **errkind,
                             exa_error_t *err);

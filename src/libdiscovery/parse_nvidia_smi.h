@@ -2,7 +2,7 @@
  * parse_nvidia_smi.h - exa's reader of
  * `nvidia-smi --query-gpu=FIELDS --format=csv[,noheader][,nounits]`
  * (nvidia-smi(1), "--help-query-gpu"), giving the GPU records of
- * shared/cases/FORMAT.md "nvidia-smi".
+ * doc/formats.md "nvidia-smi".
  */
 #ifndef EXA_PARSE_NVIDIA_SMI_H
 #define EXA_PARSE_NVIDIA_SMI_H
@@ -18,7 +18,7 @@
     "index,uuid,name,memory.total,memory.used,utilization.gpu,power.draw"
 
 /*
- * The JSON key for a query field (FORMAT.md table): memory.total ->
+ * The JSON key for a query field (doc/formats.md table): memory.total ->
  * mem_total_mb, power.draw -> power_w, gpu_name -> name, ... An unknown
  * field gives NULL (callers then use the field with '.' as '_').
  */

@@ -1,7 +1,7 @@
 /*
  * parse_sinfo.h - sinfo output to node records (or aggregated groups).
  *
- * Accepts the formats in shared/cases/FORMAT.md "Nodes": exa's own
+ * Accepts the formats in doc/formats.md "Nodes": exa's own
  * `sinfo -N -o '%N|%c|%m|%G|%t|%P'` (with or without header), the default
  * partition view (NODELIST hostlists expanded), `-O` padded formats,
  * headerless `-o '%n %G'`, `%N,%G`, StateComplete, and `%D` count formats,
@@ -58,7 +58,7 @@ struct sinfo_result {
 
 /*
  * Parse len bytes of sinfo output into res (zeroed by the caller).
- * Returns 0, or -1 with err set and *kind set to a FORMAT.md error kind
+ * Returns 0, or -1 with err set and *kind set to a doc/formats.md error kind
  * ("column_overflow" when a fixed-width name ran into the next column,
  * "invalid_hostlist" for a bad NODELIST, "slurm_error" when the input is
  * only a Slurm client's error text such as "slurm_load_partitions: Unable
@@ -81,7 +81,8 @@ int sinfo_parse_cmd(const char *buf, size_t len, const struct cmd_spec *spec,
 /* Free what res owns; res is zeroed. */
 void sinfo_result_free(struct sinfo_result *res);
 
-/* FORMAT.md result object: {"nodes":[...]} or {"groups":[...]}. New ref. */
+/* doc/formats.md result object: {"nodes":[...]} or {"groups":[...]}. New ref.
+ */
 json_t *sinfo_result_to_json(const struct sinfo_result *res);
 
 #endif

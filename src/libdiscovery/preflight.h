@@ -1,6 +1,6 @@
 /*
  * preflight.h - can this job run on this cluster, checked before anything
- * is submitted (shared/REFERENCE.md §4.6 "Preflight", with the checks
+ * is submitted (doc/reference.md §4.6 "Preflight", with the checks
  * §6.30 found missing). Read-only except for one probe file created and
  * removed in the remote work directory.
  *

@@ -2,7 +2,7 @@
  * probe.c - the probe registry, inventory assembly, and what the built-in
  * probes share: running a read-only command through the transport and
  * classifying the outcome (a tool that is absent is "not available", a
- * transport that failed is an error the user must see, shared/REFERENCE.md
+ * transport that failed is an error the user must see, doc/reference.md
  * §6.29), freeing and JSON for the probe.h structs, and count-only GPU
  * entries for schedulers that only give counts. The probes themselves live
  * one per file (probe_slurm.c, probe_flux.c, probe_nvsmi.c) and reach the

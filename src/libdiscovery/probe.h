@@ -1,7 +1,7 @@
 /*
  * probe.h - read-only discovery of what a host offers: which scheduler
  * answers, its version, accounting, partitions, nodes and GPUs
- * (shared/REFERENCE.md §4.6, shared/DESIGN.md §2 libdiscovery).
+ * (doc/reference.md §4.6, doc/design.md §2 libdiscovery).
  *
  * A probe is a vtable (available, capabilities, list_nodes, list_gpus)
  * run through a `struct transport *`, so the same code probes the local
@@ -27,7 +27,7 @@
 #include "libutil/error.h"
 #include "libutil/strvec.h"
 
-/* One node, normalized (shared/cases/FORMAT.md "Nodes"). -1: unknown. */
+/* One node, normalized (doc/formats.md "Nodes"). -1: unknown. */
 struct node_info {
     char *name;
     long long cpus;

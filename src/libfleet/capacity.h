@@ -4,7 +4,7 @@
  * GPU-/CPU-hours recorded in the jobs table for that cluster (by cluster,
  * not by scheduler name: two Slurm clusters never share hours), priced at
  * GPU_COST_PER_HOUR (2.50) and CPU_COST_PER_HOUR (0.05)
- * (shared/REFERENCE.md §4.9, §4.11).
+ * (doc/reference.md §4.9, §4.11).
  */
 #ifndef EXA_CAPACITY_H
 #define EXA_CAPACITY_H

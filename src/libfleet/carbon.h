@@ -1,6 +1,6 @@
 /*
  * carbon.h - energy and CO2e of training: carbon providers, grid signal
- * types and the carbon_records table (shared/REFERENCE.md §2.4, §4.12;
+ * types and the carbon_records table (doc/reference.md §2.4, §4.12;
  * doc/finops.md).
  *
  * A provider turns GPU-hours (and, if it has the term, CPU-core-hours)

@@ -5,7 +5,7 @@
  * `exa hpc ...`, `exa pipeline run --cluster`, and the exporter collectors
  * all reach a cluster through these functions, so the local-vs-ssh rule,
  * the pinned known_hosts file and the per-command cap are the same
- * everywhere (shared/DESIGN.md §2, §5 step 2).
+ * everywhere (doc/design.md §2, §5 step 2).
  */
 #ifndef EXA_FLEET_CONNECT_H
 #define EXA_FLEET_CONNECT_H

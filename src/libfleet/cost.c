@@ -4,7 +4,7 @@
  *
  * The reference appended a row on every `exa models cost --record` and
  * invented GPU-hours for mock jobs from an md5 of the model name
- * (shared/REFERENCE.md §6 item 16). Here a row is keyed by (model,
+ * (doc/reference.md §6 item 16). Here a row is keyed by (model,
  * version, provider) and upserted, and hours are read from the job row
  * the scheduler's accounting filled in; a NULL stays NULL.
  */

@@ -1,6 +1,6 @@
 /*
  * cost.h - what a model version cost: cost providers and the model_costs
- * table (shared/REFERENCE.md §2.3, §4.11; doc/finops.md).
+ * table (doc/reference.md §2.3, §4.11; doc/finops.md).
  *
  * A cost provider turns GPU-hours and CPU-core-hours into US dollars. The
  * hours are never estimated here: they come from the job row the version

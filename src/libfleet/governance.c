@@ -4,7 +4,7 @@
  * (when clusters.yaml is written), then BEGIN IMMEDIATE, then a re-read of
  * the row, so the decision is made on what is committed and no concurrent
  * connect or approve can slip between the read and the write (the
- * reference's lost-update and TOCTOU bugs, shared/REFERENCE.md §6.25).
+ * reference's lost-update and TOCTOU bugs, doc/reference.md §6.25).
  */
 #include "libfleet/governance.h"
 

@@ -1,7 +1,7 @@
 /*
  * governance.h - who may schedule where: the approval state machine over
  * the clusters table, bound to the connection identity, merged with the
- * clusters.yaml definitions (shared/DESIGN.md §1.2, §4).
+ * clusters.yaml definitions (doc/design.md §1.2, §4).
  *
  * States and the only transitions:
  *

@@ -1,12 +1,12 @@
 /*
  * placement.h - choose the ACTIVE cluster a job should run on, and say
- * why (shared/REFERENCE.md §4.8, with the fixes of §6.5, §6.11).
+ * why (doc/reference.md §4.8, with the fixes of §6.5, §6.11).
  *
  * Capacity comes from the latest inventory snapshot (libstore/nodes.h),
  * judged per node:
  *   - only `idle` and `mixed` nodes offer anything (`down`, `drain`,
  *     `allocated`, `unknown` offer nothing; a not-responding `idle*` is
- *     already `down` after normalization, shared/cases/FORMAT.md);
+ *     already `down` after normalization, doc/formats.md);
  *   - a node's free GPUs are gpus - gpus_used (GresUsed); a `mixed` node
  *     whose use is unknown offers none; an `idle` node offers all;
  *   - an ask of G GPUs on N nodes fits when at least N usable nodes each

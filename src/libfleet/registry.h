@@ -1,6 +1,6 @@
 /*
  * registry.h - clusters.yaml, the human-edited connection definitions
- * (shared/DESIGN.md §4, shared/REFERENCE.md §3 "clusters.yaml").
+ * (doc/design.md §4, doc/reference.md §3 "clusters.yaml").
  *
  * The file names each cluster's connection (scheduler, transport, host,
  * ssh_user, ssh_port, ssh_key) plus site-declared facts placement and the

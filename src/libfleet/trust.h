@@ -2,7 +2,7 @@
  * trust.h - the trust step of discovery and connect, below the front
  * ends: read a host's offered keys (ssh-keyscan), probe through a
  * transport that trusts exactly those keys, pin them for a cluster, and
- * the OpenSSH fingerprint of a client key (shared/DESIGN.md §1.2, §6).
+ * the OpenSSH fingerprint of a client key (doc/design.md §1.2, §6).
  *
  * Discovery is read-only, so an ad-hoc host is probed with the key it
  * offers now, trusted for that run only; a host and port that a

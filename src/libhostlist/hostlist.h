@@ -2,7 +2,7 @@
  * hostlist.h - Slurm hostlist expressions: "node[001-004,010],gpu[1-2]".
  *
  * Semantics follow Slurm's src/common/hostlist.c as summarized in
- * shared/cases/FORMAT.md "hostlist": top-level commas (and blanks, as
+ * doc/formats.md "hostlist": top-level commas (and blanks, as
  * Slurm accepts) separate expressions, commas inside [] separate numeric
  * ranges, the zero-padding width comes from the low bound, text after ] is a
  * suffix, several bracket groups expand as a cartesian product (earlier group

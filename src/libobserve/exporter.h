@@ -6,7 +6,7 @@
  * transport and the parser), reads exa's own counts from platform.db, and
  * renders the whole exposition once into a cache. Scrapes only copy the
  * cache, so any number of scrapers costs the schedulers nothing more
- * (shared/DESIGN.md §1.3: exa never floods a queue it does not own).
+ * (doc/design.md §1.3: exa never floods a queue it does not own).
  *
  * Self-metrics: exa_exporter_command_duration_seconds{cluster,command}
  * (last run), exa_exporter_command_runs_total and

@@ -7,7 +7,7 @@
  * per (cluster, job): job "node" (node_exporter, every node) and "dcgm"
  * (dcgm-exporter, nodes with gpus > 0), labels cluster, scheduler, tenant
  * and job, ordered by (cluster, job) so "dcgm" precedes "node"
- * (shared/REFERENCE.md §4.13); targets in node-name order.
+ * (doc/reference.md §4.13); targets in node-name order.
  */
 #ifndef EXA_FILE_SD_H
 #define EXA_FILE_SD_H

@@ -1,7 +1,7 @@
 /*
  * fleet_view.h - the read-only view of the fleet that observability needs:
  * ACTIVE clusters with their saved node snapshots (platform.db `clusters`
- * and `nodes` tables, shared/DESIGN.md §4), and the per-cluster exporter
+ * and `nodes` tables, doc/design.md §4), and the per-cluster exporter
  * ports from clusters.yaml.
  *
  * It reads the tables with its own SQL so prometheus-sd and the exporter

@@ -1,6 +1,6 @@
 /*
  * cluster_run.h - `exa pipeline run --cluster NAME|auto`: the main job on
- * a real cluster (shared/DESIGN.md §7), and its resumption by
+ * a real cluster (doc/design.md §7), and its resumption by
  * `exa hpc wait`.
  *
  * Order (each step talks to the layer below it):

@@ -1,6 +1,6 @@
 /*
  * encoder.h - categorical label encoders for JPCP's INT embedding mode
- * (shared/REFERENCE.md §5: each input column LabelEncoder-encoded as a
+ * (doc/reference.md §5: each input column LabelEncoder-encoded as a
  * string into "<col>_cat").
  *
  * Like scikit-learn's LabelEncoder, the classes seen while fitting are

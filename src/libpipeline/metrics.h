@@ -1,6 +1,6 @@
 /*
  * metrics.h - regression metrics and lifecycle gates for model versions
- * (shared/REFERENCE.md §5).
+ * (doc/reference.md §5).
  *
  *   mse  = mean((y - p)^2)            over pairs where both are finite
  *   rmse = sqrt(mse)

@@ -1,7 +1,7 @@
 /*
  * pm100.h - the PM100 job table (CINECA Marconi100, May-Oct 2020; Zenodo
  * record 10127767, DOI 10.1145/3624062.3624263) as CSV, and its JPCP
- * train/validation split (shared/REFERENCE.md §5).
+ * train/validation split (doc/reference.md §5).
  *
  * Columns are found by header name (any order, extra columns ignored):
  * job_id, user_id, num_nodes_req, num_nodes_alloc, submit_time (ISO-8601,

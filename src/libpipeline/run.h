@@ -1,6 +1,6 @@
 /*
  * run.h - `exa pipeline run` in mock mode: the main job end to end in
- * this process (shared/DESIGN.md §7, with the mock scheduler and the
+ * this process (doc/design.md §7, with the mock scheduler and the
  * local transport).
  *
  * Order, so that bad input changes nothing on disk:

@@ -1,6 +1,6 @@
 /*
  * zoo.h - the model zoo and dataset table: which model and dataset names
- * `exa pipeline run` and `exa train` accept (shared/REFERENCE.md §5).
+ * `exa pipeline run` and `exa train` accept (doc/reference.md §5).
  *
  * Built in: the model JPCP ("Job Power Consumption Predictor", a random
  * forest over categorical job features) and the dataset PM100Dataset

@@ -5,12 +5,12 @@
  * TresPerNode) and TRES (sacct AllocTRES, squeue tres-alloc, scontrol
  * TRES=).
  *
- * Rules: shared/cases/FORMAT.md "GRES strings" and "gpus" (gres.conf(5),
+ * Rules: doc/formats.md "GRES strings" and "gpus" (gres.conf(5),
  * sinfo(1) %G, sacct(1) AllocTRES). Numbers go through libutil/parse.h;
  * a count or sum that would overflow is unknown (see parse.h), never
  * wrapped.
  *
- * libres sits between libutil and libsched/libdiscovery in the layer
+ * libres sits between libutil and libsched and libdiscovery in the layer
  * order (doc/architecture.md): both the job parsers (libsched) and the
  * node parsers (libdiscovery) read these strings, and neither may
  * include the other's headers for it.

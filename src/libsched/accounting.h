@@ -1,8 +1,8 @@
 /*
  * accounting.h - what a finished job really used, read from the scheduler
- * over the cluster's own transport (shared/DESIGN.md §6: the reference ran
+ * over the cluster's own transport (doc/design.md §6: the reference ran
  * sacct locally, never recorded run_seconds and priced Flux at 0 h,
- * shared/REFERENCE.md §6 items 2, 3, 16).
+ * doc/reference.md §6 items 2, 3, 16).
  *
  *   slurm  `sacct -P -j ID -o JobID,ElapsedRaw,AllocTRES,TotalCPU,
  *          Start,End,Submit,NNodes,AllocCPUS` (sacct(1)); the allocation

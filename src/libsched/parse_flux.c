@@ -13,7 +13,7 @@
  * Flux facts used here: F58 ids (RFC 19), idsets (RFC 22), Flux Standard
  * Duration (RFC 23), eventlog (RFC 18) and the job-manager state machine
  * (RFC 21), R (RFC 20), POSIX wait statuses (waitpid(2)). The normalized
- * shapes are those of shared/cases/FORMAT.md.
+ * shapes are those of doc/formats.md.
  *
  * Hostlists and FSD are read by the shared src/libhostlist and
  * src/libutil/duration.c, so Slurm and Flux agree on both.

@@ -7,7 +7,7 @@
  *
  * Formats: flux-jobs(1), flux-job(1), flux-resource(1) of flux-core;
  * RFC 19 (F58 ids), RFC 18 (eventlog), RFC 20 (R), RFC 23 (FSD),
- * shared/cases/FORMAT.md for the normalized JSON shapes.
+ * doc/formats.md for the normalized JSON shapes.
  *
  * All functions are pure: bytes in, values or new JSON references out.
  */
@@ -45,7 +45,7 @@ void flux_jobid_f58(uint64_t id, char *buf, size_t len);
 
 /*
  * Normalize a Flux state/status/result token (`R`, `RUN`, `CD`,
- * `CANCELED`, `S`, `SCHED`, ...) to exa's job state set (FORMAT.md):
+ * `CANCELED`, `S`, `SCHED`, ...) to exa's job state set (doc/formats.md):
  * PENDING, RUNNING, COMPLETED, FAILED, CANCELLED, TIMEOUT or UNKNOWN
  * (static string; never NULL).
  */
@@ -118,13 +118,13 @@ void flux_table_row(const struct flux_table_hdr *h, const char *row, size_t len,
 
 /*
  * Parse `flux jobs` output of any of its forms into
- * {"jobs": [...], "stats": [...]} (FORMAT.md "Jobs"): the default and
+ * {"jobs": [...], "stats": [...]} (doc/formats.md "Jobs"): the default and
  * custom (-o) tables, with or without --stats and --recursive sections,
  * `--json` (one object, {"jobs": [...]}, or JSON lines), the bare job
  * ids `flux batch`/`flux submit` print, and rows holding 0x1F, read as
  * exa's own status query (flux_jobs_parse_format() with format NULL).
  * Returns a new reference, or NULL with err set and *errkind pointing at
- * a static FORMAT.md error kind: "unknown_job" for Flux's unknown-id
+ * a static doc/formats.md error kind: "unknown_job" for Flux's unknown-id
  * text, "flux_error" for another diagnostic with no job listed.
  */
 json_t *flux_jobs_parse(const char *buf, size_t len, const char **errkind,
@@ -182,7 +182,7 @@ int flux_submit_ids(const char *buf, size_t len, struct strvec *ids);
 /*
  * Parse a job eventlog (`flux job eventlog` default text, `-T iso`, `-H`
  * human, or the JSON lines of `flux job info ID eventlog`) into
- * {"events": [...], "summary": {...}} (FORMAT.md "flux-eventlog").
+ * {"events": [...], "summary": {...}} (doc/formats.md "flux-eventlog").
  * Returns a new reference, or NULL with err set when no event could be
  * read: err->code is EXA_ENOTFOUND when the text is Flux's "unknown
  * job" / "No such file or directory" message, EXA_EPARSE otherwise.

@@ -3,7 +3,7 @@
  * text, `-T iso`, `-H`, and the RFC 18 JSON lines of `flux job info ID
  * eventlog`) read into events, and the job-manager state machine
  * (RFC 21) run over those events to summarise a job's state, result and
- * times (FORMAT.md "flux-eventlog").
+ * times (doc/formats.md "flux-eventlog").
  *
  * Text contexts ("key=value" with JSON or bare values) are cut by hand
  * because a value may hold spaces inside a JSON string or brackets.

@@ -4,7 +4,7 @@
  * line and the error lines flux prints for unknown ids.
  *
  * Rows are cut by header position (flux_table_row in parse_flux.c) and
- * turned into the job records of shared/cases/FORMAT.md; output that
+ * turned into the job records of doc/formats.md; output that
  * starts with '{' or '[' is handed to the JSON reader of
  * parse_flux_jobs_json.c. Format: flux-jobs(1).
  */

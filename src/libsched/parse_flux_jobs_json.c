@@ -1,7 +1,7 @@
 /*
  * parse_flux_jobs_json.c - `flux jobs --json` output (one document, a
  * {"jobs": [...]} object or array, or one JSON job per line) mapped to
- * the same job records as the text tables (shared/cases/FORMAT.md).
+ * the same job records as the text tables (doc/formats.md).
  *
  * Kept apart from the table reader because it shares nothing with table
  * cutting: fields come by name and a state may be the old integer bit

@@ -2,7 +2,7 @@
  * parse_sbatch.c - sbatch's answer: the job id (and cluster) from
  * "Submitted batch job N[ on cluster C]" or a --parsable "N[;C]" line,
  * never from the first integer anywhere, and every other line kept as a
- * warning. Source: sbatch(1) --parsable; shared/cases/FORMAT.md "sbatch".
+ * warning. Source: sbatch(1) --parsable; doc/formats.md "sbatch".
  */
 #include "libsched/parse_slurm.h"
 

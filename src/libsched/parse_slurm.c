@@ -2,7 +2,7 @@
  * parse_slurm.c - one Slurm job record: the value validators that decide
  * whether a cell fits a column role, the record builder that turns a row
  * of cells with roles into a struct slurm_job (ids, array ranges, times,
- * GPUs from TRES, expanded node lists), freeing, and the FORMAT.md JSON.
+ * GPUs from TRES, expanded node lists), freeing, and the doc/formats.md JSON.
  *
  * squeue, sacct and scontrol all come down to this builder: each tool's
  * parser only decides which role every column has (parse_slurm_table.c,
@@ -398,7 +398,7 @@ void slurm_build_job(struct slurm_job *j, char **f, size_t nf,
                 j->elapsed_s = (double)count_of(v);
             }
             break;
-        /* a cut TRES field gives null (FORMAT.md "A truncated TRES field
+        /* a cut TRES field gives null (doc/formats.md "A truncated TRES field
          * gives null"): by its shape, or because it filled the width the
          * command gave it */
         case R_TRES_ALLOC:

@@ -2,7 +2,7 @@
  * parse_slurm.h - Slurm job-side parsers: squeue, sacct, scontrol show job
  * -o, sbatch; and the job state table.
  *
- * Contracts and normalized values: shared/cases/FORMAT.md "Jobs", "sbatch"
+ * Contracts and normalized values: doc/formats.md "Jobs", "sbatch"
  * and "Job states". Sources of the formats: squeue(1) "JOB STATE CODES"
  * and -o/-O field names, sacct(1) "Job Accounting Fields" and
  * --parsable2, scontrol(1) show job, sbatch(1) --parsable.
@@ -103,7 +103,7 @@ struct slurm_job {
     int has_nnodes;
     long long nnodes; /* NODES, NNodes, NumNodes */
     char *std_out;    /* scontrol StdOut= path; NULL when not printed
-                       * (not part of the FORMAT.md JSON) */
+                       * (not part of the doc/formats.md JSON) */
 };
 
 struct slurm_rec_error {
@@ -197,11 +197,11 @@ int scontrol_jobs_parse(const char *buf, size_t len, struct slurm_jobs *jobs,
 /* Free what jobs owns; jobs is zeroed. */
 void slurm_jobs_free(struct slurm_jobs *jobs);
 
-/* One record as a FORMAT.md job object (new reference). */
+/* One record as a doc/formats.md job object (new reference). */
 json_t *slurm_job_to_json(const struct slurm_job *job, int is_step);
 
 /*
- * FORMAT.md result: {"jobs": [...]} plus "steps" when with_steps (sacct)
+ * doc/formats.md result: {"jobs": [...]} plus "steps" when with_steps (sacct)
  * and "errors" when there are any. New reference.
  */
 json_t *slurm_jobs_to_json(const struct slurm_jobs *jobs, int with_steps);
@@ -217,7 +217,7 @@ struct sbatch_result {
  * cluster C]" or a line that is exactly "N" or "N;C" (--parsable), never
  * from the first integer anywhere. Returns 0, or -1 with err (EXA_ESCHED,
  * the first "error:" line or first line as text) when there is no id
- * line: FORMAT.md kind "submit_failed".
+ * line: doc/formats.md kind "submit_failed".
  */
 int sbatch_parse(const char *buf, size_t len, struct sbatch_result *res,
                  exa_error_t *err); /* *res overwritten; free it either way */

@@ -1,6 +1,6 @@
 /*
  * parse_slurm_state.c - the Slurm job state table: long and compact state
- * names normalized to exa's eight states (shared/cases/FORMAT.md "Job
+ * names normalized to exa's eight states (doc/formats.md "Job
  * states"), and the state-shape tests the table parsers use to recognize a
  * state column without a header. One table serves squeue, sacct, scontrol
  * and sched.c, so a state is never normalized two ways.

@@ -2,9 +2,9 @@
  * resources.h - the scheduler-neutral resource ask and its translation to
  * Slurm sbatch flags and Flux submission flags.
  *
- * Keys follow shared/DESIGN.md §3: partition qos account constraint time
+ * Keys follow doc/design.md §3: partition qos account constraint time
  * nodes ntasks cpus_per_task mem gpus (the job TOTAL on every backend)
- * job_name array. Fixes over the reference (shared/REFERENCE.md §6 items
+ * job_name array. Fixes over the reference (doc/reference.md §6 items
  * 6 and 7): a bare-number time is minutes on both backends (Slurm's rule,
  * sbatch(1) --time), and Flux gets it as a Flux Standard Duration in
  * seconds; Flux -g is GPUs per slot, computed as ceil(gpus / ntasks).

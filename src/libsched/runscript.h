@@ -2,7 +2,7 @@
  * runscript.h - the scheduler-neutral run.sh every exa job executes.
  *
  * No #SBATCH or #flux: lines: resources travel as command-line flags, so
- * the same script serves `sbatch` and `flux batch` (shared/REFERENCE.md
+ * the same script serves `sbatch` and `flux batch` (doc/reference.md
  * §4.10). The script is bash with `set -euo pipefail`; every value is
  * shell-quoted by shquote(); the payload replaces the shell via `exec`.
  * Logs are not the script's business: the submit command directs them to

@@ -4,7 +4,7 @@
  * and the remote job directory.
  *
  * Slurm state normalization is parse_slurm_state.c's table
- * (shared/cases/FORMAT.md "Job states"), mapped onto enum sched_state here.
+ * (doc/formats.md "Job states"), mapped onto enum sched_state here.
  */
 #include "libsched/sched.h"
 

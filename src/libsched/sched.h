@@ -6,7 +6,7 @@
  * of the tests. It submits (idempotently: the job name carries the run id
  * and a lost reply is followed by a lookup, never by a blind resubmit),
  * reports status for many ids in one batched query per poll, cancels and
- * fetches logs. States follow shared/cases/FORMAT.md "Job states".
+ * fetches logs. States follow doc/formats.md "Job states".
  */
 #ifndef EXA_SCHED_H
 #define EXA_SCHED_H
@@ -40,7 +40,7 @@ int sched_state_terminal(enum sched_state s);
 
 /*
  * Slurm job state token (long or compact, `CANCELLED by 0`, truncated
- * `COMPLETIN`, `OUT_OF_ME+`) to the normalized state, per FORMAT.md.
+ * `COMPLETIN`, `OUT_OF_ME+`) to the normalized state, per doc/formats.md.
  */
 enum sched_state sched_slurm_state(const char *raw);
 /* Flux state (`RUN`, `INACTIVE`, `R`, `CD`...) plus result (`COMPLETED`,
@@ -92,7 +92,7 @@ struct sched_queue_job {
     char *id; /* "123", "123_4", "ƒ2TR77Ao1" */
     char *name;
     char *user;
-    char *state;     /* normalized: PENDING, RUNNING, ... (FORMAT.md) */
+    char *state;     /* normalized: PENDING, RUNNING, ... (doc/formats.md) */
     char *raw_state; /* the scheduler's own word */
     char *partition; /* Slurm partition / Flux queue */
     long long nodes; /* node count; -1 unknown */

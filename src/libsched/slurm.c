@@ -2,7 +2,7 @@
  * slurm.c - the Slurm adapter: sbatch, batched squeue + sacct, scancel.
  *
  * Status is one query per poll for every tracked id, not one per job
- * (shared/REFERENCE.md §6 item 28): `squeue -j ID1,ID2,... -o FMT` with a
+ * (doc/reference.md §6 item 28): `squeue -j ID1,ID2,... -o FMT` with a
  * format that leads every record with 0x1E and separates fields with 0x1F
  * (ASCII record/unit separators, bytes no job name or reason can hold),
  * then, for the ids that left the queue or ended, one `sacct -X

@@ -3,7 +3,7 @@
  *
  * Each round asks the adapter once for every job not yet terminal
  * (sched_status_batch: one squeue + at most one sacct on Slurm), then
- * sleeps the poll interval. Bounds (shared/REFERENCE.md §4.2): overall
+ * sleeps the poll interval. Bounds (doc/reference.md §4.2): overall
  * deadline, and a streak of UNKNOWN answers per job after which the wait
  * gives up with an error naming the job. The job is then reported UNKNOWN,
  * never FAILED: exa does not know that it failed.

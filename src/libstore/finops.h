@@ -1,7 +1,7 @@
 /*
  * finops.h - typed access to the FinOps tables of platform.db:
  * model_costs, carbon_records, and the job-hour sums that capacity,
- * costing and the exporter read (shared/DESIGN.md §4; doc/finops.md).
+ * costing and the exporter read (doc/design.md §4; doc/finops.md).
  *
  * All SQL of cost, carbon, capacity and the exporter's store families is
  * here, so libfleet and libobserve hold none (doc/architecture.md). Every

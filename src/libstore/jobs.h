@@ -1,5 +1,5 @@
 /*
- * jobs.h - typed access to the jobs table (shared/DESIGN.md §4): every
+ * jobs.h - typed access to the jobs table (doc/design.md §4): every
  * job exa ran or tracks, on any cluster, with any scheduler.
  *
  * A job is identified by (cluster, job_id): two Slurm clusters can both

@@ -1,6 +1,6 @@
 /*
  * models.h - the model registry in platform.db (model_versions,
- * shared/DESIGN.md §4): numbered versions of each model with their
+ * doc/design.md §4): numbered versions of each model with their
  * metrics, lifecycle stage, dataset, artifact and the job that made them.
  *
  * The reference kept versions in MLflow; exa keeps them next to the jobs

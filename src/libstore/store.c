@@ -22,7 +22,7 @@
 #include "libutil/xalloc.h"
 
 static const char *const migrations[] = {
-    /* 1: the tables of shared/DESIGN.md §4 */
+    /* 1: the tables of doc/design.md §4 */
     "CREATE TABLE clusters ("
     "  name TEXT PRIMARY KEY,"
     "  scheduler TEXT NOT NULL,"

@@ -1,5 +1,5 @@
 /*
- * store.h - platform.db, the embedded SQLite store (shared/DESIGN.md §4).
+ * store.h - platform.db, the embedded SQLite store (doc/design.md §4).
  *
  * One file, opened in WAL mode with a busy timeout and foreign keys on, so
  * the CLI and `exa serve` can use it at once. The schema is created and
@@ -8,7 +8,9 @@
  * (or a newer schema than this binary knows) is an error and is never
  * overwritten.
  *
- * Typed accessors live in store_<table>.c files next to this one.
+ * Typed accessors live in one file per table next to this one (clusters.c,
+ * jobs.c, nodes.c, models.c, audit.c, hostkeys.c, finops.c, tasks.c,
+ * tokens.c).
  */
 #ifndef EXA_STORE_H
 #define EXA_STORE_H

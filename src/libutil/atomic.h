@@ -1,6 +1,6 @@
 /*
  * atomic.h - files and directories that other programs never see
- * half-written (shared/DESIGN.md §1.5).
+ * half-written (doc/design.md §1.5).
  *
  * A file is written to a temporary name in the same directory, fsync'ed,
  * renamed over the target (rename(2) is atomic within one file system) and

@@ -3,7 +3,7 @@
  * a scheduler or a tool (squeue, sacct, sinfo, scontrol, sbatch, flux,
  * nvidia-smi): the one place where digits become integers.
  *
- * Cursor style (shared/STYLE.md "Strings and memory"): a parser reads at
+ * Cursor style (doc/style.md "Strings and memory"): a parser reads at
  * *cur, never past end, and advances *cur only on success; on failure it
  * returns -1 and leaves *cur and the out-parameter untouched. Nothing here
  * skips blanks, accepts a '+' sign, reads hex or octal, or depends on the

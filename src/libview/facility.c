@@ -1,6 +1,6 @@
 /*
  * facility.c - the reference dashboard's read routes
- * (shared/REFERENCE.md §4.15: /api/v1/facility/overview, queue, job,
+ * (doc/reference.md §4.15: /api/v1/facility/overview, queue, job,
  * fleet) computed from exa's own data: recorded jobs belong to their
  * cluster (never "cluster = scheduler name"), GPUs come from each
  * cluster's node snapshot, GPU-hours from the jobs' accounting.

@@ -159,7 +159,7 @@ struct view_audit_filter {
 json_t *view_audit(const struct view_ctx *vc, const struct view_audit_filter *f,
                    exa_error_t *err);
 
-/* ---- the reference's dashboard routes (shared/REFERENCE.md §4.15) ---- */
+/* ---- the reference's dashboard routes (doc/reference.md §4.15) ---- */
 
 /* {"facility": {nodesAllocated, gpusAllocated, jobsRunning, queueDepth,
  * clusters [names], partitions [{name, running, queued, gpusAllocated}]}}

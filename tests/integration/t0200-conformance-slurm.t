@@ -1,6 +1,6 @@
 #!/bin/bash
 # t0200-conformance-slurm.t - every handed Slurm and hostlist case through
-# `exa debug parse KIND`, compared with NAME.expect by FORMAT.md's rules
+# `exa debug parse KIND`, compared with NAME.expect by doc/formats.md's rules
 # (tests/conformance/compare.py). One TAP line per case. The cases live in
 # ../shared/cases relative to the repository root and are never copied in.
 # The case's `command` is part of the input: it is passed with --command

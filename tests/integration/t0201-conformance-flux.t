@@ -1,6 +1,6 @@
 #!/bin/bash
 # t0201-conformance-flux.t - `exa debug parse` against every handed case of
-# the Flux kinds and nvidia-smi in ../shared/cases (FORMAT.md), one TAP
+# the Flux kinds and nvidia-smi in ../shared/cases (doc/formats.md), one TAP
 # line per case, compared by tests/conformance/compare_flux.py. The case
 # files are read in place, never copied. The case's `command` is passed in
 # EXA_PARSE_COMMAND: headerless nvidia-smi output is named by its query.

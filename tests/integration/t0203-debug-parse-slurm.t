@@ -1,7 +1,7 @@
 #!/bin/bash
 # t0203-debug-parse-slurm.t - `exa debug parse` on the Slurm 22.05 testbed
 # captures in tests/fixtures/slurm/ (see its README.md): exact values
-# through the CLI, the FORMAT.md error envelope with its exit status, and
+# through the CLI, the doc/formats.md error envelope with its exit status, and
 # the usage errors of the command itself.
 . "$(dirname "$0")/lib.sh"
 exa_test_env

@@ -1,6 +1,6 @@
 #!/bin/bash
 # t0210-own-cases.t - the synthetic parser cases committed in tests/cases
-# (same layout and envelope as ../shared/cases, see its FORMAT.md) through
+# (same layout and envelope as ../shared/cases, see its doc/formats.md) through
 # `exa debug parse KIND`, compared by tests/conformance/compare.py. Unlike
 # t0200/t0201 this never skips: the files are in the repository. The case's
 # `command` is passed in EXA_PARSE_COMMAND (headerless nvidia-smi output is

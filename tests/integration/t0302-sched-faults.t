@@ -118,7 +118,7 @@ done
 
 # --- exit codes: remote exit 255 is the scheduler's (5), a command past
 # its cap is a transport failure (4). A fake ssh first on PATH runs the
-# real one with the remote command replaced (fault injection, STYLE.md).
+# real one with the remote command replaced (fault injection, doc/style.md).
 mkdir -p "$T/fakessh"
 {
     echo '#!/bin/bash'

@@ -211,7 +211,7 @@ jq_ok "carbon: totals" '.n == 0 and .scope == "operational"'
 api GET "/api/v1/audit?limit=5" "$ADMIN"
 jq_ok "audit: the newest 5 events" 'length == 5 and (.[-1].id > .[0].id)'
 
-# the reference's facility shapes (shared/REFERENCE.md §4.15)
+# the reference's facility shapes (doc/reference.md §4.15)
 api GET /api/v1/facility/overview "$VIEW"
 jq_ok "overview shape" '.facility | (.jobsRunning == 1 and .queueDepth == 1 and .gpusAllocated == 2 and .nodesAllocated == 1 and (.clusters | index("alpha")) != null and (.partitions | type) == "array")'
 api GET /api/v1/facility/overview?cluster=nosuch "$VIEW"

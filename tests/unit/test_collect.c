@@ -211,7 +211,7 @@ static void test_source(void **state)
 
 static void test_flux(void **state)
 {
-    /* flux resource list (shared/cases/flux-resource, docs example) and
+    /* flux resource list (tests/cases/flux-resource, docs example) and
      * flux jobs with exa's -o format */
     const char *res = "     STATE NNODES   NCORES    NGPUS NODELIST\n"
                       "      free      1        4        2 fluke7\n"

@@ -154,7 +154,8 @@ static void test_stateup_and_apply(void **state)
     json_decref(res);
 }
 
-/* flux version (tests/fixtures/flux-real/01): the commands version. */
+/* flux version (tests/fixtures/flux-real/01-flux-version.stdout): the commands
+ * version. */
 static void test_version(void **state)
 {
     const char *v = "commands:    \t\t0.88.0\nlibflux-core:\t\t0.88.0\n"

@@ -1,7 +1,7 @@
 /*
  * test_parse_slurm.c - squeue/sacct/scontrol/sbatch parsing of the shapes
  * exa itself asks for (SLURM_*_FORMAT) and of the hard shapes of
- * FORMAT.md: field-count mismatches, blanks inside values, truncated
+ * doc/formats.md: field-count mismatches, blanks inside values, truncated
  * tokens, epoch times, array and het ids.
  */
 #include <setjmp.h>

@@ -1,5 +1,5 @@
 /*
- * test_slurm_states.c - the FORMAT.md state tables (node and job), GRES
+ * test_slurm_states.c - the doc/formats.md state tables (node and job), GRES
  * and TRES GPU counting, row by row.
  */
 #include <setjmp.h>
