@@ -47,9 +47,11 @@ printf '%s\n' "$files" | perl -e '
         "WORKERS.md",            # workers helper: as above
         "shared/E2E-TESTING.md", # mcp helper: libmcp/ comments
         "fuzz/fuzz_http_router.c", # api helper: the router fuzz target
+        "bench/README.md",         # speed helper: the bench/ page
     );
-    # Paths that exist only once built or installed (not tracked).
-    $allow{"tests/e2e/node_modules"} = 1; # npm ci, `make test-deps`
+    # Paths that exist only once built, installed or run (gitignored):
+    # npm ci (`make test-deps`) and the screenshots of the browser tests.
+    my $generated = qr{^tests/e2e/(?:node_modules|test-results)(?:/|$)};
     my $bad = 0;
     for my $f (@files) {
         my $kind = $f =~ /\.[ch]$/ ? "c" : ($f =~ /\.(sh|t)$/ || $f =~ m{(^|/)Makefile$}) ? "sh" : next;
@@ -83,7 +85,7 @@ printf '%s\n' "$files" | perl -e '
                 my $r = $1;
                 $r =~ s/[.]+$//;
                 next if $seen{$r}++;
-                next if $allow{$r};
+                next if $allow{$r} || $r =~ $generated;
                 next if $r =~ /^[\w.+-]+\.md$/ && $base{$r};
                 next if $r !~ m{^shared/} &&
                     ($have{$r} || $have{"src/$r"} || $have{"$dir/$r"} ||
