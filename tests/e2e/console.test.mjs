@@ -198,6 +198,12 @@ test('an admin approves a PENDING cluster and the page shows ACTIVE without a re
     assert.equal(await r.getAttribute('data-state'), 'PENDING');
     await page.evaluate(() => { window.__sameDocument = 1; });
     const navs = rec.navigations;
+    // at 1280x800 every panel fits its width: nothing to scroll sideways
+    await page.locator('#updated').filter({ hasText: 'Updated' }).waitFor();
+    const wide = await page.evaluate(() => [document.documentElement.scrollWidth,
+      ...[...document.querySelectorAll('.scroll')].map((e) => e.scrollWidth - e.clientWidth)]);
+    assert.ok(wide[0] <= 1280, `the page is no wider than 1280 (${wide[0]})`);
+    assert.deepEqual(wide.slice(1).filter((d) => d > 0), [], 'no panel overflows at 1280 px (Actions column shown)');
     await shot(page, 'admin-before-approve-1280x800.png', 1280);
 
     const resp = page.waitForResponse((x) => x.url().endsWith(`/api/v1/facility/fleet/${APPROVE}/approve`));
@@ -358,17 +364,31 @@ test('the page follows a change made elsewhere within its 10 s refresh, without 
   }
 });
 
-test('sign out ends the session', async () => {
-  const { context, page } = await open();
+test('a reload keeps the session; sign-out ends it; a new visitor asks the API nothing', async () => {
+  const { context, page, rec } = await open();
   try {
+    assert.deepEqual(rec.requests.filter((r) => r.includes('/api/')), [],
+      'a first visit shows the form without asking whoami (no refused request to audit)');
     await login(page, VIEWER);
+    const who = page.waitForResponse((r) => r.url().endsWith('/api/v1/auth/whoami'));
+    await page.reload();
+    assert.equal((await who).status(), 200, 'after a reload whoami answers from the session cookie');
+    await page.locator('#app').waitFor({ state: 'visible' });
+    await page.locator('#who-text').filter({ hasText: 'vera' }).waitFor();
+    await page.locator('#fleet-body tr').first().waitFor();
+
     const done = page.waitForResponse((r) => r.url().endsWith('/api/v1/auth/logout'));
     await page.getByRole('button', { name: 'Sign out' }).click();
     assert.equal((await done).status() < 300, true, 'logout answers 2xx');
     await page.locator('#login').waitFor({ state: 'visible' });
     // the old cookie no longer works
-    const who = await page.evaluate(async () => (await fetch('/api/v1/auth/whoami')).status);
-    assert.equal(who, 401, 'whoami is 401 after sign-out');
+    const st = await page.evaluate(async () => (await fetch('/api/v1/auth/whoami')).status);
+    assert.equal(st, 401, 'whoami is 401 after sign-out');
+    const before = rec.requests.length;
+    await page.reload();
+    await page.locator('#login-form').waitFor({ state: 'visible' });
+    assert.deepEqual(rec.requests.slice(before).filter((r) => r.includes('/api/')), [],
+      'after sign-out a reload asks nothing');
   } finally {
     await context.close();
   }

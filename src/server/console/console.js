@@ -168,6 +168,7 @@
 
   function showLogin(message) {
     stopRefresh();
+    if (session) hint(false); // a session that ended (sign-out, 401)
     session = null;
     $('app').hidden = true;
     $('who').hidden = true;
@@ -211,6 +212,7 @@
     try {
       const who = await api('POST', '/api/v1/auth/login', { token });
       input.value = '';
+      hint(true);
       showApp(who);
       $('main').focus();
     } catch (e) {
@@ -380,7 +382,7 @@
     const fp = str(field(c, 'host_key_fingerprint'));
     setCell(row, 'host', host + '\u0000' + fp, () => [
       host || 'local',
-      fp ? el('span', { class: 'when fp', title: 'host key ' + fp, text: 'key ' + (fp.length > 22 ? fp.slice(0, 20) + '…' : fp) }) : null,
+      fp ? el('span', { class: 'when fp', title: 'host key ' + fp, text: 'key ' + (fp.length > 16 ? fp.slice(0, 14) + '…' : fp) }) : null,
     ]);
 
     const idle = field(c, 'gpus_idle', 'idleGpus');
@@ -560,12 +562,39 @@
 
   // ---- start ----
 
+  // Whether this browser signed in before and may still hold a session
+  // cookie (which script cannot see: it is HttpOnly). Only this flag is
+  // kept, never the token or the CSRF value; without it the page shows
+  // the form at once instead of asking whoami, so that a visitor who never
+  // signed in leaves no refused request in the audit log.
+  const HINT = 'exa-console-signed-in';
+  function hint(on) {
+    try {
+      if (on) localStorage.setItem(HINT, '1');
+      else localStorage.removeItem(HINT);
+    } catch (e) {
+      // storage may be off; the page then always asks whoami
+    }
+  }
+  function hinted() {
+    try {
+      return localStorage.getItem(HINT) === '1';
+    } catch (e) {
+      return true;
+    }
+  }
+
   async function start() {
     $('login-form').addEventListener('submit', onLogin);
     $('logout').addEventListener('click', onLogout);
+    if (!hinted()) {
+      showLogin('');
+      return;
+    }
     try {
       showApp(await api('GET', '/api/v1/auth/whoami'));
     } catch (e) {
+      if (e.status === 401 || e.status === 403) hint(false);
       showLogin(e.status === 401 || e.status === 403 ? '' : 'The server did not answer: ' + e.message);
     }
   }
