@@ -296,8 +296,12 @@ static const char APPROVE_IN[] =
     "{\"type\":\"object\",\"required\":[\"name\",\"reason\"],"
     "\"properties\":{\"name\":" S_NAME ",\"reason\":{\"type\":\"string\","
     "\"minLength\":1,\"maxLength\":500,\"description\":\"why the cluster "
-    "may take jobs; kept in the audit event\"}},"
-    "\"additionalProperties\":false}";
+    "may take jobs; kept in the audit event\"},"
+    "\"host_key_fingerprint\":{\"type\":\"string\",\"minLength\":1,"
+    "\"maxLength\":128,\"description\":\"the pinned host key fingerprint "
+    "(SHA256:...) the caller reviewed in hpc_clusters; when given, nothing "
+    "changes unless it is still the cluster's and its identity did not "
+    "change since\"}},\"additionalProperties\":false}";
 static const char APPROVE_OUT[] =
     "{\"type\":\"object\",\"required\":[\"cluster\",\"state\","
     "\"previous_state\",\"approved_by\"],\"properties\":{\"cluster\":" S_STR
@@ -451,20 +455,41 @@ static json_t *t_approve(void *ctx, const struct mcp_call *c, exa_error_t *err)
 {
     struct frame f;
     struct gov_result res;
-    struct fleet fl = {NULL, 0};
-    const struct fleet_cluster *fc;
+    struct fleet fl = {NULL, 0}, seen = {NULL, 0};
+    const struct fleet_cluster *fc, *sc = NULL;
     struct audit_event ev = {0};
     const char *name = arg_str(c, "name");
+    const char *want = arg_str(c, "host_key_fingerprint");
     char *actor;
     json_t *o = NULL;
     (void)ctx;
     if (allowed(c, AUTH_ROLE_ADMIN, err) < 0 || frame_open(&f, err) < 0)
         return NULL;
     actor = mcp_session_actor(c->sess);
+    if (want) { /* bind the approval to what the caller reviewed */
+        if (fleet_load(f.st, f.regpath, &seen, err) < 0)
+            goto out;
+        sc = fleet_find(&seen, name);
+        if (!sc || !sc->in_db) {
+            exa_err(err, EXA_ENOTFOUND, "unknown cluster '%s'", name);
+            goto out;
+        }
+        if (!sc->row.host_key_fingerprint ||
+            strcmp(sc->row.host_key_fingerprint, want)) {
+            exa_err(err, EXA_EFAIL,
+                    "cluster '%s' pins host key %s, not the %s given; "
+                    "nothing changed (review it again with hpc_clusters)",
+                    name,
+                    sc->row.host_key_fingerprint ? sc->row.host_key_fingerprint
+                                                 : "none",
+                    want);
+            goto out;
+        }
+    }
     /* the same state machine and audit event as `exa hpc approve`; the
      * event is committed with the state before this answers */
-    if (gov_approve_reason(f.st, f.regpath, name, arg_str(c, "reason"), NULL,
-                           actor, &res, err) < 0)
+    if (gov_approve_reason(f.st, f.regpath, name, arg_str(c, "reason"),
+                           sc ? &sc->row : NULL, actor, &res, err) < 0)
         goto out;
     if (fleet_load(f.st, f.regpath, &fl, err) < 0)
         goto out;
@@ -485,6 +510,7 @@ static json_t *t_approve(void *ctx, const struct mcp_call *c, exa_error_t *err)
 out:
     audit_event_release(&ev);
     fleet_release(&fl);
+    fleet_release(&seen);
     free(actor);
     return finish(&f, o, err);
 }
@@ -548,9 +574,11 @@ static const struct mcp_tool tools[] = {
      "Approve a PENDING cluster so that jobs may be scheduled on it: the "
      "same state machine and audit event as 'exa hpc approve'. The audit "
      "event names this client and its user and records the reason. "
-     "Returns cluster, state (ACTIVE), previous_state, approved_by, host, "
-     "the key fingerprints and audit_event_id. A REJECTED cluster cannot "
-     "be approved (a new 'exa hpc connect' first).",
+     "Give host_key_fingerprint as hpc_clusters showed it to approve only "
+     "what was reviewed. Returns cluster, state (ACTIVE), previous_state, "
+     "approved_by, host, the key fingerprints and audit_event_id. A "
+     "REJECTED cluster cannot be approved (a new 'exa hpc connect' "
+     "first).",
      APPROVE_IN, APPROVE_OUT, 1, t_approve, NULL},
 };
 

@@ -14,6 +14,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { McpError, ErrorCode, EmptyResultSchema, LATEST_PROTOCOL_VERSION }
   from '@modelcontextprotocol/sdk/types.js';
+import { spawnSync } from 'node:child_process';
 import { EXA, TB, haveTestbed, makeWorld, exa, audit, assertRedacted } from './mcp-fixture.mjs';
 
 const READ_TOOLS = ['finops_carbon_report', 'hpc_capacity', 'hpc_clusters', 'hpc_jobs',
@@ -64,6 +65,7 @@ test('initialize, tools/list without writes, every read tool', { skip }, async (
       const r = await call(client, name, args);
       assert.equal(r.isError, undefined, `${name}: ${JSON.stringify(r.content)}`);
       assert.deepEqual(JSON.parse(r.content[0].text), r.structuredContent, name);
+      assert.doesNotMatch(r.content[0].text, /NaN|Infinity/, name);
       checkSchema(byName[name], r.structuredContent);
       assertRedacted(assert, name, r);
       results[name] = r.structuredContent;
@@ -174,7 +176,16 @@ test('writes: approve is listed, goes through governance, audited once, names th
     await assert.rejects(call(client, 'hpc_approve_cluster', { name: 'nosuch', reason: 'r' }),
       e => e instanceof McpError && e.code === ErrorCode.InvalidParams);
 
-    const r = await call(client, 'hpc_approve_cluster', { name: 'testb', reason: 'capacity for e2e' });
+    // bound to what was reviewed: a fingerprint that is not the pinned one
+    // changes nothing and audits nothing
+    const wrong = await call(client, 'hpc_approve_cluster',
+      { name: 'testb', reason: 'r', host_key_fingerprint: 'SHA256:not-this-one' });
+    assert.equal(wrong.isError, true);
+    assert.match(wrong.content[0].text, /pins host key SHA256:.* not the SHA256:not-this-one given; nothing changed/);
+    assert.deepEqual(audit(world.env, 'cluster_approved', 'testb'), []);
+    const seen = (await call(client, 'hpc_clusters')).structuredContent.clusters.find(c => c.name === 'testb');
+    const r = await call(client, 'hpc_approve_cluster',
+      { name: 'testb', reason: 'capacity for e2e', host_key_fingerprint: seen.host_key_fingerprint });
     assert.equal(r.isError, undefined, JSON.stringify(r.content));
     checkSchema(ap, r.structuredContent);
     assertRedacted(assert, 'approve', r);
@@ -217,4 +228,26 @@ test('protocol: the SDK offers its newest revision and gets it', { skip }, async
   await client.close();
   assert.equal(LATEST_PROTOCOL_VERSION, '2025-11-25');
   assert.match(log(), /serving 9 tools on stdio/);
+});
+
+test('bad configuration: exit 3 for EXAMLOPS_MCP_ALLOW_WRITES, 2 for options, loopback only', { skip }, () => {
+  const run = (args, env = {}) => spawnSync(EXA, args, { env: { ...world.env, ...env },
+                                                         input: '', encoding: 'utf8', timeout: 10000 });
+  let r = run(['mcp', 'serve'], { EXAMLOPS_MCP_ALLOW_WRITES: 'maybe' });
+  assert.equal(r.status, 3);
+  assert.match(r.stderr, /EXAMLOPS_MCP_ALLOW_WRITES is 'maybe': expected 1, true, yes, on/);
+  assert.equal(r.stdout, '');
+  r = run(['mcp', 'serve', '--transport', 'carrier-pigeon']);
+  assert.equal(r.status, 2);
+  assert.match(r.stderr, /--transport must be 'stdio' or 'http'/);
+  r = run(['mcp', 'serve', '--listen', '127.0.0.1:0']);
+  assert.equal(r.status, 2);
+  assert.match(r.stderr, /--listen needs --transport http/);
+  r = run(['mcp', 'serve', '--transport', 'http', '--listen', '0.0.0.0:0']);
+  assert.equal(r.status, 2);
+  assert.match(r.stderr, /listens on loopback only/);
+  // end of input at once: a clean exit, nothing on stdout
+  r = run(['mcp', 'serve']);
+  assert.equal(r.status, 0);
+  assert.equal(r.stdout, '');
 });
