@@ -6,7 +6,8 @@
 // testbed clusters in a scratch platform.db, creates the tokens, starts
 // `exa serve` on a free port and sets:
 //   CONSOLE_URL           http://127.0.0.1:PORT
-//   CONSOLE_VIEWER_TOKEN  CONSOLE_ADMIN_TOKEN  CONSOLE_ADMIN_USER
+//   CONSOLE_VIEWER_TOKEN  CONSOLE_OPERATOR_TOKEN  CONSOLE_ADMIN_TOKEN
+//   CONSOLE_ADMIN_USER
 //   CONSOLE_EXPECT_GPUS   "testa=4 testb=2": clusters the viewer must see,
 //                         with their total GPUs (from `exa hpc detect`)
 //   CONSOLE_APPROVE       a PENDING cluster the admin approves by mouse
@@ -32,6 +33,7 @@ const env = (k) => {
 };
 const BASE = env('CONSOLE_URL');
 const VIEWER = env('CONSOLE_VIEWER_TOKEN');
+const OPERATOR = env('CONSOLE_OPERATOR_TOKEN');
 const ADMIN = env('CONSOLE_ADMIN_TOKEN');
 const ADMIN_USER = env('CONSOLE_ADMIN_USER');
 const EXPECT = Object.fromEntries(env('CONSOLE_EXPECT_GPUS').split(/\s+/).map((kv) => kv.split('=')));
@@ -172,6 +174,30 @@ test('a viewer signs in and sees both testbed clusters with their GPU counts and
   }
 });
 
+test('an operator sees the fleet and jobs but no buttons and no audit trail', async () => {
+  const { context, page, rec } = await open();
+  try {
+    await login(page, OPERATOR);
+    await page.locator('#who-text').filter({ hasText: 'operator' }).waitFor();
+    for (const name of Object.keys(EXPECT)) await row(page, name).waitFor();
+    assert.equal(await page.locator('#fleet button, #fleet input').count(), 0, 'no Approve/Reject for an operator');
+    assert.equal(await page.locator('#audit').isVisible(), false, 'no audit trail for an operator');
+    assert.ok(!rec.requests.some((r) => r.includes('/api/v1/audit')), 'the audit log is never asked for');
+    // and the server refuses the operator's session a decision anyway
+    const st = await page.evaluate(async (n) => {
+      const who = await (await fetch('/api/v1/auth/whoami')).json();
+      const r = await fetch(`/api/v1/facility/fleet/${n}/approve`, { method: 'POST',
+        headers: { 'Content-Type': 'application/json', 'X-CSRF-Token': who.csrf }, body: '{}' });
+      return r.status;
+    }, KEY_APPROVE);
+    assert.equal(st, 403, 'approve with an operator session is 403');
+    assert.equal(dbCluster(KEY_APPROVE).state, 'PENDING', 'and changes nothing');
+    assert.deepEqual(rec.errors.filter((e) => !/status of 403/.test(e)), []);
+  } finally {
+    await context.close();
+  }
+});
+
 test('a wrong token is refused on the login form', async () => {
   const { context, page, rec } = await open();
   try {
@@ -205,6 +231,13 @@ test('an admin approves a PENDING cluster and the page shows ACTIVE without a re
     assert.ok(wide[0] <= 1280, `the page is no wider than 1280 (${wide[0]})`);
     assert.deepEqual(wide.slice(1).filter((d) => d > 0), [], 'no panel overflows at 1280 px (Actions column shown)');
     await shot(page, 'admin-before-approve-1280x800.png', 1280);
+
+    // a cookie-authenticated POST without the CSRF header is refused
+    const noCsrf = await page.evaluate(async (n) => (await fetch(`/api/v1/facility/fleet/${n}/approve`,
+      { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{}' })).status, APPROVE);
+    assert.equal(noCsrf, 403, 'approve without X-CSRF-Token is 403');
+    assert.equal(dbCluster(APPROVE).state, 'PENDING', 'and changes nothing');
+    rec.errors = rec.errors.filter((e) => !/status of 403/.test(e));
 
     const resp = page.waitForResponse((x) => x.url().endsWith(`/api/v1/facility/fleet/${APPROVE}/approve`));
     await r.getByRole('button', { name: `Approve ${APPROVE}` }).click();

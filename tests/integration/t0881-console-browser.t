@@ -9,6 +9,7 @@
 #   testb-key, testa-rej, testa-cli: more PENDING registrations of the same
 #          login nodes (approved by keyboard, rejected with a reason,
 #          approved by the CLI while the page is open)
+# Tokens: vera (viewer), otto (operator), ada (admin).
 # The GPU totals the viewer must see are the ones `exa hpc connect`
 # detected (capabilities.total_gpus). Each node test is one TAP line here;
 # then the server's output must hold neither token, and the screenshots
@@ -44,6 +45,7 @@ expect=$(echo "$clusters" | jget '" ".join("%s=%s" % (c["name"], c["capabilities
 is "$(echo "$expect" | wc -w)" 2 "both testbed clusters have a detected GPU total ($expect)"
 
 VTOK=$("$EXA" auth token create --user vera --role viewer 2>/dev/null); ok $? "viewer token for vera"
+OTOK=$("$EXA" auth token create --user otto --role operator 2>/dev/null); ok $? "operator token for otto"
 ATOK=$("$EXA" auth token create --user ada --role admin 2>/dev/null); ok $? "admin token for ada"
 
 "$EXA" serve --listen 127.0.0.1:0 --interval 600 >"$T/serve.out" 2>"$T/serve.err" &
@@ -58,7 +60,7 @@ ok "$([ -n "$port" ]; echo $?)" "exa serve listens on a free port ($port)"
 
 rm -rf "$E2E/test-results/console"
 (cd "$E2E" && CONSOLE_URL="http://127.0.0.1:$port" CONSOLE_VIEWER_TOKEN=$VTOK \
-    CONSOLE_ADMIN_TOKEN=$ATOK CONSOLE_ADMIN_USER=ada CONSOLE_EXPECT_GPUS=$expect \
+    CONSOLE_OPERATOR_TOKEN=$OTOK CONSOLE_ADMIN_TOKEN=$ATOK CONSOLE_ADMIN_USER=ada CONSOLE_EXPECT_GPUS=$expect \
     CONSOLE_APPROVE=testb CONSOLE_KEY_APPROVE=testb-key CONSOLE_REJECT=testa-rej \
     CONSOLE_CLI_APPROVE=testa-cli CONSOLE_JOB="testa/$jobid" EXA=$EXA \
     timeout 300 node --test --test-reporter=tap console.test.mjs) >"$T/node.tap" 2>&1
@@ -86,7 +88,7 @@ nfail=$(grep -c '^not ok' "$T/node.lines")
 n=$((n + k))
 fails=$((fails + nfail))
 is "$node_rc" 0 "node --test exits 0"
-[ "$k" -ge 8 ]; ok $? "all browser tests ran ($k)"
+[ "$k" -ge 9 ]; ok $? "all browser tests ran ($k)"
 [ "$node_rc" -eq 0 ] || { echo "# exa serve's stderr:"; sed 's/^/#   /' "$T/serve.err" | tail -20; }
 
 is "$(echo "$("$EXA" --json hpc clusters)" | jget '" ".join(c["name"] + "=" + c["state"] for c in sorted(d, key=lambda c: c["name"]))')" \
@@ -96,7 +98,7 @@ is "$("$EXA" --json hpc clusters | jget '[c["approved_by"] for c in d if c["name
     "the browser's approval names the token's user"
 
 kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null; pid=
-grep -qF -e "$VTOK" -e "$ATOK" "$T/serve.out" "$T/serve.err"; is $? 1 "exa serve's output holds neither token"
+grep -qF -e "$VTOK" -e "$OTOK" -e "$ATOK" "$T/serve.out" "$T/serve.err"; is $? 1 "exa serve's output holds no token"
 for f in viewer-1280x800 admin-after-approve-1280x800 admin-after-reject-1280x800 keyboard-focus-1280x800 admin-phone-390x844; do
     test -s "$E2E/test-results/console/$f.png"; ok $? "screenshot test-results/console/$f.png kept"
 done
