@@ -817,7 +817,9 @@ static int decide(struct call *c, int approve)
 {
     exa_error_t err = EXA_ERROR_INIT;
     const char *name = http_request_param(c->req, "name");
-    const char *reason = NULL;
+    const char *reason = NULL, *want_key = NULL, *want_host = NULL;
+    const struct cluster_row *seen = NULL;
+    struct fleet f = {NULL, 0};
     struct gov_result res;
     json_t *b = body_object(c), *d;
     int rc;
@@ -827,14 +829,54 @@ static int decide(struct call *c, int approve)
         json_decref(b);
         return 0;
     }
+    if (body_str(c, b, "key_fingerprint", 128, &want_key) < 0 ||
+        body_str(c, b, "host_key_fingerprint", 128, &want_host) < 0) {
+        json_decref(b);
+        return 0;
+    }
     if (cluster_name_check(name, "the path", &err) < 0) {
         json_decref(b);
         return fail(c, &err);
     }
-    rc = approve ? gov_approve(c->st, c->a->regpath, name, NULL, c->who.user,
+    /*
+     * Bound to what the caller was shown, as the CLI's prompt: given
+     * fingerprints must be the row's now, and the row read here is the
+     * one gov_approve/gov_reject compare at the change (seen).
+     */
+    if (want_key || want_host) {
+        const struct fleet_cluster *fc;
+        if (fleet_load(c->st, c->a->regpath, &f, &err) < 0) {
+            json_decref(b);
+            return fail(c, &err);
+        }
+        fc = fleet_find(&f, name);
+        if (fc && fc->in_db &&
+            ((want_key && (!fc->row.key_fingerprint ||
+                           strcmp(want_key, fc->row.key_fingerprint))) ||
+             (want_host &&
+              (!fc->row.host_key_fingerprint ||
+               strcmp(want_host, fc->row.host_key_fingerprint))))) {
+            http_error_json(
+                c->resp, 409, "conflict",
+                "cluster '%s' changed its connection identity "
+                "since it was shown (key %s, host key %s now); "
+                "review it again",
+                name,
+                fc->row.key_fingerprint ? fc->row.key_fingerprint : "none",
+                fc->row.host_key_fingerprint ? fc->row.host_key_fingerprint
+                                             : "none");
+            fleet_release(&f);
+            json_decref(b);
+            return 0;
+        }
+        if (fc && fc->in_db)
+            seen = &fc->row;
+    }
+    rc = approve ? gov_approve(c->st, c->a->regpath, name, seen, c->who.user,
                                &res, &err)
-                 : gov_reject(c->st, c->a->regpath, name, reason, NULL,
+                 : gov_reject(c->st, c->a->regpath, name, reason, seen,
                               c->who.user, &res, &err);
+    fleet_release(&f);
     if (rc < 0) {
         json_decref(b);
         return fail(c, &err);
@@ -1000,7 +1042,10 @@ struct api *api_register(struct http_server *srv, const struct api_config *cfg)
     struct api_route *own = (struct api_route *)(a + 1);
     a->cfg = *cfg;
     a->dbpath = cfg->dbpath ? xstrdup(cfg->dbpath) : NULL;
-    a->regpath = cfg->regpath ? xstrdup(cfg->regpath) : NULL;
+    /* resolved now, as the CLI does, so approve/reject reconcile
+     * clusters.yaml first (gov_approve skips that for a NULL path) */
+    a->regpath =
+        cfg->regpath ? xstrdup(cfg->regpath) : registry_default_path(NULL);
     a->cfg.dbpath = a->dbpath;
     a->cfg.regpath = a->regpath;
     pthread_key_create(&a->key, store_destroy);

@@ -629,7 +629,7 @@ int http_server_listen(struct http_server *srv, const char *listen,
     size_t hl;
     const union MHD_DaemonInfo *info;
     unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG;
-    unsigned threads = srv->opt.threads ? srv->opt.threads : 4;
+    unsigned threads = srv->opt.threads ? srv->opt.threads : 8;
     unsigned timeout = srv->opt.timeout_s ? srv->opt.timeout_s : 30;
     unsigned conns = srv->opt.max_conns ? srv->opt.max_conns : 1024;
     size_t memlim = srv->opt.max_header ? srv->opt.max_header : 32 * 1024;

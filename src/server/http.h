@@ -165,7 +165,7 @@ struct http_options {
     size_t max_body;    /* bytes; default HTTP_MAX_BODY */
     size_t max_header;  /* request line + headers, bytes; default 32 KiB */
     unsigned timeout_s; /* idle connection timeout; default 30 */
-    unsigned threads;   /* worker threads; default 4 */
+    unsigned threads;   /* worker threads; default 8 */
     unsigned max_conns; /* simultaneous connections; default 1024 */
     const char *tls_cert_pem; /* PEM text of the certificate chain */
     const char *tls_key_pem;  /* PEM text of its private key */

@@ -149,6 +149,9 @@ api POST /api/v1/facility/fleet/gamma/reject "$ADMIN" '{"reason": "a", "reason":
 is "$CODE" 400 "duplicate keys: 400"
 api POST /api/v1/facility/fleet/bad%2Fname/approve "$ADMIN"
 is "$CODE" 400 "an escaped slash in a cluster name: 400"
+api POST /api/v1/facility/fleet/gamma/approve "$ADMIN" '{"host_key_fingerprint": "SHA256:not-the-one-shown"}'
+is "$CODE/$(jq -r .error.code <<<"$BODY")" "409/conflict" "approve bound to a host key the cluster does not have: 409"
+like "$(jq -r .error.message <<<"$BODY")" "changed its connection identity since it was shown" "says the identity changed"
 is "$(sqlite3 "$EXAMLOPS_DB" "SELECT state FROM clusters WHERE name='gamma'")" PENDING "gamma untouched by bad requests"
 "$EXA" hpc audit --verify >/dev/null
 is "$?" 0 "the audit chain verifies after the API's decisions"

@@ -31,8 +31,11 @@ api_serve
 
 api POST /api/v1/facility/fleet/testa/approve "$VIEW"
 is "$CODE" 403 "a viewer may not approve testa"
-api POST /api/v1/facility/fleet/testa/approve "$ADMIN"
-is "$CODE" 200 "the admin approves testa over the API"
+api GET /api/v1/clusters "$VIEW"
+hk=$(jq -r '.[] | select(.name == "testa") | .host_key_fingerprint' <<<"$BODY")
+like "$hk" '^SHA256:' "the viewer sees testa's host key fingerprint"
+api POST /api/v1/facility/fleet/testa/approve "$ADMIN" "{\"host_key_fingerprint\": \"$hk\"}"
+is "$CODE" 200 "the admin approves testa over the API, bound to the host key shown"
 is "$(sqlite3 "$EXAMLOPS_DB" "SELECT state || ' ' || approved_by FROM clusters WHERE name='testa'")" "ACTIVE alice" \
     "testa is ACTIVE in platform.db, approved by alice"
 "$EXA" -q hpc nodes --save --cluster testa >/dev/null
