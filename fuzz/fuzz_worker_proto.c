@@ -2,7 +2,8 @@
  * fuzz_worker_proto.c - libFuzzer target: the worker protocol decoder
  * (libtask/proto.c) that `exa serve --worker-listen` runs on every request
  * from a compute node, and the join-token verifier. The first byte picks
- * the entry point; the rest is the path, body or token. A decoded spec is
+ * the entry point; the rest is the path, body, token or (8) the
+ * provisioners.json the provisioner reads. A decoded spec is
  * encoded and decoded again and must come back equal.
  */
 #include <stddef.h>
@@ -10,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "libprovision/provision.h"
 #include "libtask/proto.h"
 #include "libtask/token.h"
 #include "libutil/json.h"
@@ -56,7 +58,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     buf = xmalloc(len + 1);
     memcpy(buf, data + 1, len);
     buf[len] = '\0';
-    switch (data[0] % 8) {
+    switch (data[0] % 9) {
     case 0: {
         struct tp_path p;
         char *q = strchr(buf, '?');
@@ -98,6 +100,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     case 6:
         spec_roundtrip(buf, len);
         break;
+    case 8: {
+        struct prov_config c;
+        if (prov_config_parse(buf, len, &c, &err) == 0)
+            prov_config_release(&c);
+        break;
+    }
     default: {
         /* a fixed key: only the parser is under test, not the MAC */
         struct token_keys k;

@@ -19,8 +19,8 @@
 #include "libutil/xalloc.h"
 
 static const struct exa_group *const groups[] = {
-    &group_pipeline, &group_models, &group_hpc,   &group_finops, &group_auth,
-    &group_task,     &group_mcp,    &group_debug, NULL,
+    &group_pipeline, &group_models,    &group_hpc, &group_finops, &group_auth,
+    &group_task,     &group_provision, &group_mcp, &group_debug,  NULL,
 };
 
 /* Top-level commands that are not groups (`exa train` runs on clusters). */

@@ -13,6 +13,7 @@ extern const struct exa_group group_hpc;
 extern const struct exa_group group_finops;
 extern const struct exa_group group_debug;
 extern const struct exa_group group_task;
+extern const struct exa_group group_provision;
 
 /* `exa worker` (run, list, token) and the task shim (worker.c). */
 #define WORKER_USAGE                                                           \

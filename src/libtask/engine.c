@@ -20,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "libstore/provreq.h"
 #include "libstore/tasks.h"
 #include "libutil/json.h"
 #include "libutil/strbuf.h"
@@ -802,6 +803,8 @@ static void register_join(task_engine_t *e, const struct tp_register *r,
     }
     m = attach(e, r, &j, inc, &session, &err);
     if (!m)
+        goto busy_rb;
+    if (j.request_id && store_provreq_attach(e->st, j.request_id, &err) < 0)
         goto busy_rb;
     d = json_object();
     json_object_set_new(d, "incarnation", json_integer(inc));

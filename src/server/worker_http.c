@@ -23,6 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "libprovision/provision.h"
 #include "libstore/store.h"
 #include "libtask/proto.h"
 #include "libtask/upload.h"
@@ -40,6 +41,13 @@ struct worker_listener {
     pthread_cond_t cv;
     int stop;
     double tick_s;
+    /* the provisioner: its own connection and thread */
+    store_t *pst;
+    struct provisioner *prov;
+    struct prov_config pcfg; /* a copy for shutdown */
+    pthread_t pthread;
+    int proving;
+    double prov_tick_s;
     /* fault hook: drop the answer of the first drop_n requests of route */
     enum tp_route drop_route;
     int drop_n;
@@ -290,6 +298,27 @@ static void *ticker(void *arg)
     return NULL;
 }
 
+static void *prov_main(void *arg)
+{
+    struct worker_listener *wl = arg;
+    pthread_mutex_lock(&wl->mu);
+    while (!wl->stop) {
+        struct timespec ts;
+        double t;
+        pthread_mutex_unlock(&wl->mu);
+        prov_tick(wl->prov, te_wallclock(NULL), NULL);
+        pthread_mutex_lock(&wl->mu);
+        clock_gettime(CLOCK_REALTIME, &ts);
+        t = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9 + wl->prov_tick_s;
+        ts.tv_sec = (time_t)t;
+        ts.tv_nsec = (long)((t - (double)ts.tv_sec) * 1e9);
+        if (!wl->stop)
+            pthread_cond_timedwait(&wl->cv, &wl->mu, &ts);
+    }
+    pthread_mutex_unlock(&wl->mu);
+    return NULL;
+}
+
 static int env_secs(const char *name, double *out, exa_error_t *err)
 {
     const char *v = getenv(name);
@@ -461,6 +490,33 @@ worker_listener_start(const struct worker_listen_opts *o, exa_error_t *err)
     wl->tick_s = to.heartbeat_s / 4 < 0.5 ? to.heartbeat_s / 4 : 0.5;
     if (pthread_create(&wl->ticker, NULL, ticker, wl) == 0)
         wl->ticking = 1;
+    {
+        struct prov_config cfg, copy;
+        int found = prov_config_load(NULL, &cfg, err);
+        if (found < 0)
+            goto fail;
+        if (found && cfg.n) {
+            wl->prov_tick_s = 2;
+            if (env_secs("EXAMLOPS_PROVISION_TICK_S", &wl->prov_tick_s, err) <
+                    0 ||
+                !(wl->pst = store_open(o->db_path, err))) {
+                prov_config_release(&cfg);
+                goto fail;
+            }
+            /* a second parse for shutdown, which outlives the thread */
+            found = prov_config_load(NULL, &copy, err);
+            if (found < 0) {
+                prov_config_release(&cfg);
+                goto fail;
+            }
+            wl->pcfg = copy;
+            wl->prov = prov_new(wl->pst, te_engine_id(wl->e), &cfg, NULL, NULL);
+            if (pthread_create(&wl->pthread, NULL, prov_main, wl) == 0)
+                wl->proving = 1;
+        } else {
+            prov_config_release(&cfg);
+        }
+    }
     return wl;
 fail:
     if (res)
@@ -483,13 +539,21 @@ void worker_listener_stop(struct worker_listener *wl)
 {
     if (!wl)
         return;
-    if (wl->ticking) {
-        pthread_mutex_lock(&wl->mu);
-        wl->stop = 1;
-        pthread_cond_broadcast(&wl->cv);
-        pthread_mutex_unlock(&wl->mu);
+    pthread_mutex_lock(&wl->mu);
+    wl->stop = 1;
+    pthread_cond_broadcast(&wl->cv);
+    pthread_mutex_unlock(&wl->mu);
+    if (wl->ticking)
         pthread_join(wl->ticker, NULL);
+    if (wl->proving) {
+        pthread_join(wl->pthread, NULL);
+        /* stop asking, and cancel what was asked for and not attached */
+        prov_shutdown_store(wl->pst, &wl->pcfg, NULL, 0, te_wallclock(NULL),
+                            NULL);
     }
+    prov_free(wl->prov);
+    prov_config_release(&wl->pcfg);
+    store_close(wl->pst);
     if (wl->d) {
         /* parked long-polls answer 204 first so the daemon can stop */
         if (wl->e)
