@@ -42,8 +42,22 @@ export function audit(env, action, target) {
   return out.split('\n').filter(Boolean);
 }
 
+// Servers started by startServer, stopped when this process exits even
+// if a test failed before its after() hook could.
+const servers = new Set();
+process.on('exit', () => { for (const p of servers) p.kill('SIGKILL'); });
+
 export function makeWorld() {
   const dir = mkdtempSync(join(tmpdir(), 'exa-mcp-'));
+  try {
+    return fill(dir);
+  } catch (e) {
+    rmSync(dir, { recursive: true, force: true });
+    throw e;
+  }
+}
+
+function fill(dir) {
   const env = {
     PATH: process.env.PATH,
     HOME: join(dir, 'home'),
@@ -85,6 +99,8 @@ VALUES ('JPCP', 1, 1, 'testa', 'slurm', '41', 'aaaaaaaa-1111', '2026-12-01T10:30
 export function startServer(env, args) {
   return new Promise((ok, bad) => {
     const proc = spawn(EXA, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    servers.add(proc);
+    proc.on('exit', () => servers.delete(proc));
     let log = '';
     const look = d => {
       log += d;
