@@ -27,17 +27,19 @@
 
 static const struct parse_kind kinds[] = {
     /* slurm kinds and hostlist */
-    {"sinfo", debug_parse_sinfo, "sinfo node or group records"},
-    {"squeue", debug_parse_squeue, "squeue jobs (or scontrol show job -o)"},
-    {"sacct", debug_parse_sacct, "sacct jobs and steps"},
-    {"sbatch", debug_parse_sbatch, "sbatch job id and cluster"},
-    {"hostlist", debug_parse_hostlist, "Slurm hostlist expansion"},
+    {"sinfo", debug_parse_sinfo, "sinfo node or group records",
+     debug_stream_sinfo},
+    {"squeue", debug_parse_squeue, "squeue jobs (or scontrol show job -o)",
+     NULL},
+    {"sacct", debug_parse_sacct, "sacct jobs and steps", NULL},
+    {"sbatch", debug_parse_sbatch, "sbatch job id and cluster", NULL},
+    {"hostlist", debug_parse_hostlist, "Slurm hostlist expansion", NULL},
     /* flux kinds and nvidia-smi */
-    {"flux-jobs", debug_parse_flux_jobs, "flux jobs output"},
-    {"flux-eventlog", debug_parse_flux_eventlog, "flux job eventlog"},
-    {"flux-resource", debug_parse_flux_resource, "flux resource list"},
-    {"nvidia-smi", debug_parse_nvidia_smi, "nvidia-smi --query-gpu csv"},
-    {NULL, NULL, NULL},
+    {"flux-jobs", debug_parse_flux_jobs, "flux jobs output", NULL},
+    {"flux-eventlog", debug_parse_flux_eventlog, "flux job eventlog", NULL},
+    {"flux-resource", debug_parse_flux_resource, "flux resource list", NULL},
+    {"nvidia-smi", debug_parse_nvidia_smi, "nvidia-smi --query-gpu csv", NULL},
+    {NULL, NULL, NULL, NULL},
 };
 
 static int read_all(int fd, struct strbuf *sb, size_t cap, exa_error_t *err)
@@ -114,9 +116,20 @@ static int cmd_parse(struct exa_ctx *ctx, int argc, char **argv)
         cmd_spec_release(&spec);
         return out_error(ctx, &err, NULL);
     }
+    if (k->stream) {
+        int rc = k->stream(in.buf, in.len, &spec, stdout, &err, errkind,
+                           sizeof(errkind));
+        strbuf_release(&in);
+        cmd_spec_release(&spec);
+        if (rc == 0)
+            return 0;
+        res = NULL;
+        goto failed;
+    }
     res = k->fn(in.buf, in.len, &spec, &err, errkind, sizeof(errkind));
     strbuf_release(&in);
     cmd_spec_release(&spec);
+failed:
     if (!res) {
         /* doc/formats.md's error envelope, in table mode too: it is data. */
         json_t *doc = json_object(), *e = json_object();

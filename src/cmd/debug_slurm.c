@@ -13,6 +13,7 @@
 #include "libhostlist/hostlist.h"
 #include "libsched/parse_slurm.h"
 #include "libutil/json.h"
+#include "libutil/jsonw.h"
 #include "libutil/strbuf.h"
 
 static void set_kind(char *errkind, size_t n, const char *kind)
@@ -36,6 +37,26 @@ json_t *debug_parse_sinfo(const char *buf, size_t len,
     doc = sinfo_result_to_json(&res);
     sinfo_result_free(&res);
     return doc;
+}
+
+int debug_stream_sinfo(const char *buf, size_t len, const struct cmd_spec *spec,
+                       FILE *out, exa_error_t *err, char *errkind,
+                       size_t errkind_len)
+{
+    struct sinfo_result res;
+    const char *kind = NULL;
+    struct jsonw w;
+    memset(&res, 0, sizeof(res));
+    if (sinfo_parse_cmd(buf, len, spec, &res, &kind, err) < 0) {
+        set_kind(errkind, errkind_len, kind);
+        sinfo_result_free(&res);
+        return -1;
+    }
+    jsonw_init(&w, out, 1);
+    sinfo_result_write_json(&res, &w);
+    sinfo_result_free(&res);
+    jsonw_finish(&w); /* a closed stdout is the reader's choice */
+    return 0;
 }
 
 json_t *debug_parse_squeue(const char *buf, size_t len,

@@ -10,6 +10,10 @@
 json_t *debug_parse_sinfo(const char *buf, size_t len,
                           const struct cmd_spec *spec, exa_error_t *err,
                           char *errkind, size_t errkind_len);
+/* debug_parse_sinfo written as it goes (parse_stream_f). */
+int debug_stream_sinfo(const char *buf, size_t len, const struct cmd_spec *spec,
+                       FILE *out, exa_error_t *err, char *errkind,
+                       size_t errkind_len);
 json_t *debug_parse_squeue(const char *buf, size_t len,
                            const struct cmd_spec *spec, exa_error_t *err,
                            char *errkind, size_t errkind_len);

@@ -19,6 +19,7 @@
 #include "libres/gres.h"
 #include "libsched/slurm_table.h"
 #include "libutil/json.h"
+#include "libutil/jsonw.h"
 #include "libutil/parse.h"
 #include "libutil/strbuf.h"
 #include "libutil/xalloc.h"
@@ -858,4 +859,75 @@ json_t *sinfo_result_to_json(const struct sinfo_result *res)
     }
     jx_set(doc, "nodes", arr);
     return doc;
+}
+
+void sinfo_result_write_json(const struct sinfo_result *res, struct jsonw *w)
+{
+    jsonw_obj_begin(w);
+    if (res->is_groups) {
+        jsonw_key(w, "groups");
+        jsonw_arr_begin(w);
+        for (size_t i = 0; i < res->ngroups; i++) {
+            const struct sinfo_group *g = &res->groups[i];
+            jsonw_obj_begin(w);
+            jsonw_key(w, "nodes");
+            jsonw_int(w, g->nodes);
+            if (g->partition) {
+                jsonw_key(w, "partition");
+                jsonw_str(w, g->partition);
+            }
+            if (res->has_state_col) {
+                jsonw_key(w, "state");
+                jsonw_str(w, g->state);
+                jsonw_key(w, "raw_state");
+                jsonw_str(w, g->raw_state);
+            }
+            if (res->has_gres_col) {
+                jsonw_key(w, "gpus_per_node");
+                jsonw_int_or_null(w, g->has_gres, g->gpus_per_node);
+                jsonw_key(w, "gpu_type");
+                jsonw_str(w, g->gpu_type);
+            }
+            if (res->has_gres_used_col) {
+                jsonw_key(w, "gpus_used_per_node");
+                jsonw_int_or_null(w, g->has_gres_used, g->gpus_used_per_node);
+            }
+            jsonw_obj_end(w);
+        }
+        jsonw_arr_end(w);
+        jsonw_obj_end(w);
+        return;
+    }
+    jsonw_key(w, "nodes");
+    jsonw_arr_begin(w);
+    for (size_t i = 0; i < res->nnodes; i++) {
+        const struct sinfo_node *n = &res->nodes[i];
+        jsonw_obj_begin(w);
+        jsonw_key(w, "name");
+        jsonw_str(w, n->name);
+        jsonw_key(w, "cpus");
+        jsonw_int_or_null(w, n->has_cpus, n->cpus);
+        jsonw_key(w, "mem_mb");
+        jsonw_int_or_null(w, n->has_mem, n->mem_mb);
+        jsonw_key(w, "gpus");
+        jsonw_int_or_null(w, n->has_gres, n->gpus);
+        jsonw_key(w, "gpu_type");
+        jsonw_str(w, n->gpu_type);
+        jsonw_key(w, "state");
+        jsonw_str(w, n->state);
+        jsonw_key(w, "raw_state");
+        jsonw_str(w, n->raw_state);
+        jsonw_key(w, "partitions");
+        jsonw_arr_begin(w);
+        for (size_t k = 0; k < n->partitions.nr; k++)
+            jsonw_str(w, n->partitions.v[k]);
+        jsonw_arr_end(w);
+        if (res->has_gres_used_col) {
+            jsonw_key(w, "gpus_used");
+            jsonw_int_or_null(w, n->has_gres_used, n->gpus_used);
+        }
+        jsonw_obj_end(w);
+    }
+    jsonw_arr_end(w);
+    jsonw_obj_end(w);
 }

@@ -17,6 +17,7 @@
 
 #include "libutil/cmdspec.h"
 #include "libutil/error.h"
+#include "libutil/jsonw.h"
 #include "libutil/strvec.h"
 
 struct sinfo_node {
@@ -84,5 +85,9 @@ void sinfo_result_free(struct sinfo_result *res);
 /* doc/formats.md result object: {"nodes":[...]} or {"groups":[...]}. New ref.
  */
 json_t *sinfo_result_to_json(const struct sinfo_result *res);
+
+/* The same document written to w as it goes (jsonw.h: the bytes
+ * jx_dumpf gives for sinfo_result_to_json's result), with no json_t. */
+void sinfo_result_write_json(const struct sinfo_result *res, struct jsonw *w);
 
 #endif

@@ -1,0 +1,228 @@
+/*
+ * jsonw.c - see jsonw.h. The layout rules are jansson's dump.c (2.14):
+ * an empty object or array is "{}" / "[]"; otherwise each member goes on
+ * its own line at 2 spaces per level, members are separated by ",", a key
+ * by ": " (":" when compact), and the closing bracket returns to the
+ * parent's indent.
+ */
+#include "libutil/jsonw.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "libutil/json.h"
+
+#define FLUSH_AT 65536
+
+static void flush(struct jsonw *w)
+{
+    if (w->buf.len && fwrite(w->buf.buf, 1, w->buf.len, w->fp) != w->buf.len)
+        w->failed = 1;
+    strbuf_reset(&w->buf);
+}
+
+static void put(struct jsonw *w, const char *s, size_t n)
+{
+    strbuf_add(&w->buf, s, n);
+    if (w->buf.len >= FLUSH_AT)
+        flush(w);
+}
+
+static void indent(struct jsonw *w)
+{
+    static const char spaces[] = "                                ";
+    size_t n = (size_t)w->depth * 2;
+    strbuf_addch(&w->buf, '\n');
+    while (n) {
+        size_t k = n < sizeof(spaces) - 1 ? n : sizeof(spaces) - 1;
+        strbuf_add(&w->buf, spaces, k);
+        n -= k;
+    }
+}
+
+void jsonw_init(struct jsonw *w, FILE *fp, int pretty)
+{
+    memset(w, 0, sizeof(*w));
+    w->fp = fp;
+    w->pretty = pretty;
+    strbuf_init(&w->buf, FLUSH_AT + 4096);
+}
+
+/* What goes before a value or a key: nothing after a key; else "," when
+ * the container has members already, and the member's line. */
+static void before(struct jsonw *w)
+{
+    if (w->after_key) {
+        w->after_key = 0;
+        return;
+    }
+    if (w->depth == 0)
+        return;
+    if (!w->empty[w->depth])
+        strbuf_addch(&w->buf, ',');
+    w->empty[w->depth] = 0;
+    if (w->pretty)
+        indent(w);
+}
+
+static void open_(struct jsonw *w, char c)
+{
+    before(w);
+    strbuf_addch(&w->buf, c);
+    if (w->depth + 1 >= JSONW_MAX_DEPTH) {
+        w->failed = 1;
+        return;
+    }
+    w->depth++;
+    w->empty[w->depth] = 1;
+}
+
+static void close_(struct jsonw *w, char c)
+{
+    int was_empty;
+    if (w->depth <= 0) {
+        w->failed = 1;
+        return;
+    }
+    was_empty = w->empty[w->depth];
+    w->depth--;
+    if (!was_empty && w->pretty)
+        indent(w);
+    strbuf_addch(&w->buf, c);
+    if (w->buf.len >= FLUSH_AT)
+        flush(w);
+}
+
+void jsonw_obj_begin(struct jsonw *w)
+{
+    open_(w, '{');
+}
+
+void jsonw_obj_end(struct jsonw *w)
+{
+    close_(w, '}');
+}
+
+void jsonw_arr_begin(struct jsonw *w)
+{
+    open_(w, '[');
+}
+
+void jsonw_arr_end(struct jsonw *w)
+{
+    close_(w, ']');
+}
+
+/* s as a JSON string literal, with jansson's escapes. */
+static void quoted(struct jsonw *w, const char *s)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    for (const unsigned char *q = p; *q; q++) {
+        if (*q >= 0x80) {
+            /* non-ASCII: jansson's own encoding of jx_str's string */
+            json_t *j = jx_str(s);
+            char *t = json_dumps(j, JSON_ENCODE_ANY);
+            strbuf_addstr(&w->buf, t ? t : "null");
+            free(t);
+            json_decref(j);
+            return;
+        }
+    }
+    strbuf_addch(&w->buf, '"');
+    while (*p) {
+        const unsigned char *run = p;
+        while (*p >= 0x20 && *p != '"' && *p != '\\')
+            p++;
+        strbuf_add(&w->buf, run, (size_t)(p - run));
+        if (!*p)
+            break;
+        switch (*p) {
+        case '"':
+            strbuf_addstr(&w->buf, "\\\"");
+            break;
+        case '\\':
+            strbuf_addstr(&w->buf, "\\\\");
+            break;
+        case '\b':
+            strbuf_addstr(&w->buf, "\\b");
+            break;
+        case '\f':
+            strbuf_addstr(&w->buf, "\\f");
+            break;
+        case '\n':
+            strbuf_addstr(&w->buf, "\\n");
+            break;
+        case '\r':
+            strbuf_addstr(&w->buf, "\\r");
+            break;
+        case '\t':
+            strbuf_addstr(&w->buf, "\\t");
+            break;
+        default:
+            strbuf_addf(&w->buf, "\\u%04X", *p);
+        }
+        p++;
+    }
+    strbuf_addch(&w->buf, '"');
+}
+
+void jsonw_key(struct jsonw *w, const char *key)
+{
+    before(w);
+    quoted(w, key);
+    strbuf_addstr(&w->buf, w->pretty ? ": " : ":");
+    w->after_key = 1;
+}
+
+void jsonw_str(struct jsonw *w, const char *s)
+{
+    before(w);
+    if (s)
+        quoted(w, s);
+    else
+        strbuf_addstr(&w->buf, "null");
+    if (w->buf.len >= FLUSH_AT)
+        flush(w);
+}
+
+void jsonw_int(struct jsonw *w, long long v)
+{
+    char d[24];
+    size_t k = sizeof(d);
+    unsigned long long u =
+        v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
+    before(w);
+    do {
+        d[--k] = (char)('0' + u % 10);
+        u /= 10;
+    } while (u);
+    if (v < 0)
+        d[--k] = '-';
+    put(w, d + k, sizeof(d) - k);
+}
+
+void jsonw_null(struct jsonw *w)
+{
+    before(w);
+    put(w, "null", 4);
+}
+
+void jsonw_int_or_null(struct jsonw *w, int has_value, long long v)
+{
+    if (has_value)
+        jsonw_int(w, v);
+    else
+        jsonw_null(w);
+}
+
+int jsonw_finish(struct jsonw *w)
+{
+    if (w->depth != 0)
+        w->failed = 1;
+    strbuf_addch(&w->buf, '\n');
+    flush(w);
+    strbuf_release(&w->buf);
+    if (fflush(w->fp))
+        w->failed = 1;
+    return w->failed ? -1 : 0;
+}

@@ -1,0 +1,55 @@
+/*
+ * jsonw.h - a streaming JSON writer (RFC 8259) whose bytes are those
+ * jx_dumpf() writes for the same document: jansson's encoder with
+ * JSON_INDENT(2) (pretty) or JSON_COMPACT, keys in the order written, a
+ * newline at the end. Large outputs (`exa debug parse` of 100,000 rows)
+ * are written straight from the parser's records, without a json_t per
+ * value: the text goes out in 64 KiB blocks.
+ *
+ * Strings: `"` and `\` escaped, \b \f \n \r \t, other bytes below 0x20 as
+ * \u00XX (jansson's "\\u%04X"); printable ASCII as is; a string with any
+ * byte >= 0x80 is encoded through jx_str() and jansson, so invalid UTF-8
+ * becomes U+FFFD exactly as in the json_t path. Keys are the caller's
+ * literals: ASCII (jansson would refuse a key that is not UTF-8).
+ */
+#ifndef EXA_JSONW_H
+#define EXA_JSONW_H
+
+#include <stdio.h>
+
+#include "libutil/strbuf.h"
+
+#define JSONW_MAX_DEPTH 64
+
+struct jsonw {
+    FILE *fp;
+    struct strbuf buf;
+    int pretty;
+    int depth;
+    int after_key;
+    int failed;
+    unsigned char empty[JSONW_MAX_DEPTH]; /* nothing written yet at depth */
+};
+
+/* Start a document written to fp (pretty: 2-space indent). */
+void jsonw_init(struct jsonw *w, FILE *fp, int pretty);
+void jsonw_obj_begin(struct jsonw *w);
+void jsonw_obj_end(struct jsonw *w);
+void jsonw_arr_begin(struct jsonw *w);
+void jsonw_arr_end(struct jsonw *w);
+/* The key of the next value (inside an object). */
+void jsonw_key(struct jsonw *w, const char *key);
+/* A string value; NULL writes null. */
+void jsonw_str(struct jsonw *w, const char *s);
+void jsonw_int(struct jsonw *w, long long v);
+void jsonw_null(struct jsonw *w);
+/* v when has_value, else null (as jx_int_or_null). */
+void jsonw_int_or_null(struct jsonw *w, int has_value, long long v);
+/*
+ * End the document: the final newline, flush, fflush(fp). Returns 0, or
+ * -1 when a write failed (or the nesting was deeper than
+ * JSONW_MAX_DEPTH). Releases the buffer.
+ */
+int jsonw_finish(struct jsonw *w);
+
+#endif
