@@ -330,6 +330,13 @@ static void post(struct mcp_http *h, const struct mcp_http_req *req,
     }
     if (hs) {
         pthread_mutex_lock(&hs->lock);
+        /* the rights are this request's token's, never the ones of the
+         * token that opened the session (it may be revoked since, and
+         * another token of the same user may have a smaller role) */
+        if (who && !same(hs->s.role, who->role)) {
+            free(hs->s.role);
+            hs->s.role = xstrdup(who->role);
+        }
         out = mcp_handle(h->srv, sess, msg, &kind, &was_init);
         pthread_mutex_unlock(&hs->lock);
         pthread_mutex_lock(&h->lock);

@@ -21,6 +21,9 @@
  * "Authorization: Bearer TOKEN" that it accepts (401 otherwise, with
  * WWW-Authenticate: Bearer); the token's user and role become the
  * session's, and a session answers only to tokens of its own user (403).
+ * Each request runs with the role of its own token: a session opened
+ * with an admin token and used with a viewer token of the same user has
+ * the viewer's rights for that request.
  */
 #ifndef EXA_MCP_HTTP_H
 #define EXA_MCP_HTTP_H

@@ -356,6 +356,11 @@ static int fake_auth(void *ctx, const char *token, struct mcp_principal *out,
         snprintf(out->role, sizeof(out->role), "admin");
         return 0;
     }
+    if (!strcmp(token, "tok-alice-viewer")) {
+        snprintf(out->user, sizeof(out->user), "alice");
+        snprintf(out->role, sizeof(out->role), "viewer");
+        return 0;
+    }
     return exa_err(err, EXA_EFAIL, "unknown token");
 }
 
@@ -511,6 +516,45 @@ static void test_http_auth(void **state)
     mcp_server_destroy(s);
 }
 
+static json_t *t_role(void *ctx, const struct mcp_call *c, exa_error_t *err)
+{
+    (void)ctx, (void)err;
+    return json_pack("{s:s?}", "role", c->sess->role);
+}
+
+/* A session opened with an admin token, used with a viewer token of the
+ * same user (the admin one revoked meanwhile): the call runs as viewer
+ * (redteam-s3 finding 1). */
+static void test_http_role_per_request(void **state)
+{
+    static const struct mcp_tool ROLE = {
+        "role", "Role", "the caller's role", "{\"type\":\"object\"}", NULL, 0,
+        t_role, NULL};
+    struct mcp_server *s = server(0);
+    struct mcp_http *h = mcp_http_create(s, fake_auth, NULL, 0);
+    struct mcp_http_resp r = {0};
+    exa_error_t err = EXA_ERROR_INIT;
+    char sid[33];
+    const char *call = "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":"
+                       "\"tools/call\",\"params\":{\"name\":\"role\"}}";
+    (void)state;
+    assert_int_equal(mcp_server_add_tool(s, &ROLE, &err), 0);
+    assert_int_equal(
+        post(h, "localhost", NULL, NULL, "Bearer tok-alice", INIT, &r), 200);
+    memcpy(sid, r.session_id, sizeof(sid));
+    assert_int_equal(
+        post(h, "localhost", NULL, sid, "Bearer tok-alice", call, &r), 200);
+    assert_non_null(strstr(r.body, "\"role\":\"admin\""));
+    assert_int_equal(
+        post(h, "localhost", NULL, sid, "Bearer tok-alice-viewer", call, &r),
+        200);
+    assert_non_null(strstr(r.body, "\"role\":\"viewer\""));
+    assert_null(strstr(r.body, "admin"));
+    free(r.body);
+    mcp_http_destroy(h);
+    mcp_server_destroy(s);
+}
+
 struct slow_call {
     struct mcp_http *h;
     char sid[33];
@@ -594,6 +638,7 @@ int main(void)
         cmocka_unit_test(test_schema_registry),
         cmocka_unit_test(test_http),
         cmocka_unit_test(test_http_auth),
+        cmocka_unit_test(test_http_role_per_request),
         cmocka_unit_test(test_http_parallel),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
