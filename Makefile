@@ -7,7 +7,9 @@
 #   make check-unit / check-integration / sanitize / fuzz / bench / fmt
 #   make lib        build/libexa.a, build/libexa.so and build/exa.pc
 #   make install    PREFIX=/usr/local DESTDIR= : bin/exa, share/exa, the
-#                   library, its headers (include/exa) and lib/pkgconfig/exa.pc
+#                   library, its headers (include/exa), lib/pkgconfig/exa.pc,
+#                   the man pages (exa(1), exa-GROUP(1), exa-env(7)) and
+#                   share/bash-completion/completions/exa
 #
 # Sources are found by wildcard: a new src/lib<name>/<file>.c joins libexa.a,
 # a new tests/unit/test_<name>.c becomes a test binary, with no edit here.
@@ -74,7 +76,20 @@ LIB_HDR  := $(sort $(filter-out %_int.h src/libutil/banned.h,$(wildcard src/lib*
 .SECONDARY:
 .PHONY: all lib run check check-icount check-unit check-integration sanitize fuzz fuzz-build bench \
         fmt install deps test-deps clean
-all: $(EXA)
+all: $(EXA) $(BUILDDIR)/man/.stamp
+
+# Man pages and bash completion, generated from the command tables by the
+# binary itself (exa debug commands, src/cmd/docgen.c); a page is
+# written to a temporary file and renamed, so a failure leaves none.
+$(BUILDDIR)/man/.stamp: $(EXA)
+	@mkdir -p $(BUILDDIR)/man
+	@for p in $$($(EXA) debug commands --format=list); do \
+	    $(EXA) debug commands --format=man --page=$${p%.*} \
+	        >$(BUILDDIR)/man/$$p.tmp && \
+	    mv $(BUILDDIR)/man/$$p.tmp $(BUILDDIR)/man/$$p || exit 1; done
+	@$(EXA) debug commands --format=bash >$(BUILDDIR)/man/exa.bash.tmp && \
+	    mv $(BUILDDIR)/man/exa.bash.tmp $(BUILDDIR)/exa.bash-completion
+	@touch $@
 
 lib: $(LIBEXA) $(LIBEXA_SO) $(EXA_PC)
 
@@ -201,7 +216,7 @@ bench: $(EXA)
 fmt:
 	git ls-files '*.c' '*.h' | xargs clang-format -i
 
-install: $(EXA) lib
+install: $(EXA) $(BUILDDIR)/man/.stamp lib
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/exa \
 	    $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCDIR)/exa
 	install -m 0755 $(EXA) $(DESTDIR)$(PREFIX)/bin/exa
@@ -216,6 +231,13 @@ install: $(EXA) lib
 	    install -d $(DESTDIR)$(INCDIR)/exa/$$d || exit 1; done
 	for h in $(LIB_HDR); do \
 	    install -m 0644 $$h $(DESTDIR)$(INCDIR)/exa/$${h#src/} || exit 1; done
+	install -d $(DESTDIR)$(PREFIX)/share/man/man1 \
+	    $(DESTDIR)$(PREFIX)/share/man/man7 \
+	    $(DESTDIR)$(PREFIX)/share/bash-completion/completions
+	install -m 0644 $(BUILDDIR)/man/*.1 $(DESTDIR)$(PREFIX)/share/man/man1/
+	install -m 0644 $(BUILDDIR)/man/*.7 $(DESTDIR)$(PREFIX)/share/man/man7/
+	install -m 0644 $(BUILDDIR)/exa.bash-completion \
+	    $(DESTDIR)$(PREFIX)/share/bash-completion/completions/exa
 
 clean:
 	rm -rf build

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "cmd/cmd.h"
+#include "cmd/docgen.h"
 #include "cmd/groups.h"
 #include "libutil/log.h"
 #include "libutil/strbuf.h"
@@ -107,7 +108,9 @@ static void print_main_help(FILE *fp)
     fprintf(fp, "\ncommands:\n");
     for (size_t i = 0; top_cmds[i].name; i++)
         fprintf(fp, "  %-10s %s\n", top_cmds[i].name, top_cmds[i].summary);
-    fprintf(fp, "\nRun 'exa GROUP --help' for the commands of a group.\n"
+    fprintf(fp, "\nRun 'exa GROUP --help' (or 'exa help GROUP [COMMAND]') for "
+                "the commands of a group,\n'exa help env' for the "
+                "environment variables; man exa(1).\n"
                 "Exit codes: 0 ok, 1 failure, 2 usage, 3 configuration, "
                 "4 transport, 5 scheduler, 6 not approved.\n");
 }
@@ -226,6 +229,37 @@ int main(int argc, char **argv)
     if (argc < 2 && ctx.out == OUT_JSON) /* one JSON document, not help */
         return out_errorf(&ctx, EXA_EUSAGE, "see 'exa --help'",
                           "no command given");
+    /* hidden: the tables as man pages and completion (Makefile) */
+    if (argc >= 3 && !strcmp(argv[1], "debug") &&
+        !strcmp(argv[2], "commands")) {
+        ctx.prog = "exa debug commands";
+        return docgen_run(&ctx, groups, top_cmds, argc - 2, argv + 2);
+    }
+    /* exa help GROUP [COMMAND] | exa help env (git help's form) */
+    if (argc >= 3 && !strcmp(argv[1], "help")) {
+        for (size_t i = 0; groups[i]; i++) {
+            if (strcmp(argv[2], groups[i]->name))
+                continue;
+            if (argc == 3) {
+                print_group_help(groups[i], stdout);
+                return 0;
+            }
+            for (const struct exa_cmd *c = groups[i]->cmds; c->name; c++)
+                if (!strcmp(argv[3], c->name)) {
+                    cmd_print_help(groups[i]->name, c, stdout);
+                    return 0;
+                }
+            return out_errorf(&ctx, EXA_EUSAGE, "see 'exa help GROUP'",
+                              "'%s' is not an 'exa %s' command", argv[3],
+                              groups[i]->name);
+        }
+        for (size_t i = 0; top_cmds[i].name; i++)
+            if (!strcmp(argv[2], top_cmds[i].name)) {
+                cmd_print_help("", &top_cmds[i], stdout);
+                return 0;
+            }
+        return docgen_help_topic(&ctx, argv[2]);
+    }
     if (argc < 2 || is_help(argv[1])) {
         print_main_help(argc < 2 ? stderr : stdout);
         return argc < 2 ? 2 : 0;
