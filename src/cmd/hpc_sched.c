@@ -28,6 +28,7 @@
 #include "libstore/jobs.h"
 #include "libstore/store.h"
 #include "libutil/json.h"
+#include "libutil/shquote.h"
 #include "libutil/strbuf.h"
 #include "libutil/timeutil.h"
 #include "libutil/xalloc.h"
@@ -305,6 +306,7 @@ enum {
     O_CLUSTER,
     O_WAIT,
     O_ERR,
+    O_DRYRUN,
 };
 
 static const struct option submit_opts[] = {
@@ -323,6 +325,7 @@ static const struct option submit_opts[] = {
     {"hold", no_argument, NULL, O_HOLD},
     {"cluster", required_argument, NULL, O_CLUSTER},
     {"wait", no_argument, NULL, O_WAIT},
+    {"dry-run", no_argument, NULL, O_DRYRUN},
     {NULL, 0, NULL, 0},
 };
 
@@ -334,6 +337,36 @@ static const char *const opt_key[] = {
 static int do_wait(struct exa_ctx *ctx, struct sched_env *e, char **ids,
                    size_t n);
 
+/* --dry-run: the resolved cluster, the submit command (shell-quoted, as
+ * one could paste it on the cluster) and run.sh; nothing was submitted. */
+static int print_dry_run(struct exa_ctx *ctx, const struct sched_env *e,
+                         const struct gate_submit_out *so)
+{
+    struct strbuf cmd = STRBUF_INIT;
+    shquote_argv(&cmd, (const char *const *)so->command.v);
+    if (ctx->out == OUT_JSON) {
+        json_t *o = json_object(), *a = json_array();
+        for (size_t i = 0; i < so->command.nr; i++)
+            json_array_append_new(a, jx_str(so->command.v[i]));
+        jx_set(o, "dry_run", json_true());
+        jx_set(o, "cluster", jx_str(e->cluster));
+        jx_set(o, "scheduler", jx_str(sched_name(e->s)));
+        jx_set(o, "remote_dir", jx_str(so->remote_dir));
+        jx_set(o, "command", a);
+        jx_set(o, "command_line", jx_str(cmd.buf));
+        jx_set(o, "script", jx_str(so->script));
+        out_json(ctx, o);
+    } else {
+        printf("Dry run: nothing was copied or submitted.\n");
+        printf("cluster:   %s (%s)\n", e->cluster, sched_name(e->s));
+        printf("directory: %s\n", so->remote_dir);
+        printf("command:   %s\n", cmd.buf);
+        printf("run.sh:\n%s", so->script ? so->script : "");
+    }
+    strbuf_release(&cmd);
+    return 0;
+}
+
 int cmd_hpc_submit(struct exa_ctx *ctx, int argc, char **argv)
 {
     struct sched_resources res = SCHED_RESOURCES_INIT;
@@ -342,7 +375,7 @@ int cmd_hpc_submit(struct exa_ctx *ctx, int argc, char **argv)
     struct sched_env e;
     exa_error_t err = EXA_ERROR_INIT;
     const char *cluster = NULL, *script, *rdir, *run_id;
-    int c, wait = 0, rc;
+    int c, wait = 0, rc, dry = 0;
 
     optind = 0;
     opterr = 0;
@@ -359,6 +392,8 @@ int cmd_hpc_submit(struct exa_ctx *ctx, int argc, char **argv)
             cluster = optarg;
         } else if (c == O_WAIT) {
             wait = 1;
+        } else if (c == O_DRYRUN) {
+            dry = 1;
         } else {
             sched_resources_release(&res);
             return out_usage(ctx, "unknown option '%s'", argv[optind - 1]);
@@ -388,11 +423,15 @@ int cmd_hpc_submit(struct exa_ctx *ctx, int argc, char **argv)
     }
     {
         struct gate_submit_req req = {
-            script, (const char *const *)argv + optind, &res, "batch"};
+            script, (const char *const *)argv + optind, &res, "batch", dry};
         if (gate_submit(e.g, &req, &so, &err) < 0) {
             rc = gate_refused(ctx, &err, e.cluster);
             goto done;
         }
+    }
+    if (dry) {
+        rc = print_dry_run(ctx, &e, &so);
+        goto done;
     }
     sr = &so.sr;
     rdir = so.remote_dir;

@@ -27,7 +27,8 @@ int cmd_hpc_logs(struct exa_ctx *ctx, int argc, char **argv);
      "SCRIPT [--partition P] [--qos Q] [--account A] "                         \
      "[--constraint C] [--time T] [--nodes N] [--ntasks N] "                   \
      "[--cpus-per-task N] [--mem M] [--gpus N] [--job-name NAME] "             \
-     "[--array SPEC] [--hold] [--cluster NAME] [--wait] [-- ARG...]",          \
+     "[--array SPEC] [--hold] [--cluster NAME] [--wait] [--dry-run] "          \
+     "[-- ARG...]",                                                            \
      "submit a script through the scheduler adapter",                          \
      "Stages SCRIPT and a generated run.sh in a job directory on the\n"        \
      "cluster and submits it (sbatch, flux batch, or inline for mock).\n"      \
@@ -35,7 +36,10 @@ int cmd_hpc_logs(struct exa_ctx *ctx, int argc, char **argv);
      "default to EXAMLOPS_HPC_* (then EXAMLOPS_SLURM_*). The job name\n"       \
      "carries a run id, so a retried submit never makes a second job.\n"       \
      "The scheduler is EXAMLOPS_HPC_SCHEDULER, the connection\n"               \
-     "EXAMLOPS_HPC_TRANSPORT / EXAMLOPS_HPC_SSH_*."},                          \
+     "EXAMLOPS_HPC_TRANSPORT / EXAMLOPS_HPC_SSH_*.\n"                          \
+     "--dry-run prints the resolved cluster, the scheduler command and\n"      \
+     "run.sh, and copies, submits and records nothing.\n"                      \
+     "Example: exa hpc submit job.sh --cluster c1 --gpus 1 --dry-run"},        \
         {"status", cmd_hpc_status, "JOBID... [--cluster NAME]",                \
          "state of jobs (one batched query)",                                  \
          "Asks the scheduler once for all JOBIDs (squeue, then sacct for\n"    \

@@ -220,6 +220,7 @@ static int cmd_run(struct exa_ctx *ctx, int argc, char **argv)
         {"run-id", required_argument, NULL, 'R'},
         {"new", no_argument, NULL, 'N'},
         {"max-skip", required_argument, NULL, 1100},
+        {"dry-run", no_argument, NULL, 1101},
         {NULL, 0, NULL, 0},
     };
     static const char *const res_keys[] = {
@@ -233,7 +234,7 @@ static int cmd_run(struct exa_ctx *ctx, int argc, char **argv)
     exa_error_t err = EXA_ERROR_INIT;
     const char *cluster = NULL, *sched, *run_id = NULL;
     char *path = NULL;
-    int c, rc = 0, new_run = 0;
+    int c, rc = 0, new_run = 0, dry_run = 0;
     long long gpus = 0;
 
     memset(&req, 0, sizeof(req));
@@ -279,6 +280,9 @@ static int cmd_run(struct exa_ctx *ctx, int argc, char **argv)
             if ((rc = parse_share(ctx, optarg, &req.train.max_skip)))
                 goto usage_out;
             req.train.max_skip_set = 1;
+            break;
+        case 1101:
+            dry_run = 1;
             break;
         case 1000:
         case 1001:
@@ -328,6 +332,7 @@ static int cmd_run(struct exa_ctx *ctx, int argc, char **argv)
         po.nthread = req.train.nthread;
         po.max_skip = req.train.max_skip;
         po.max_skip_set = req.train.max_skip_set;
+        po.dry_run = dry_run;
         po.cluster = cluster;
         po.run_id = run_id;
         po.new_run = new_run;
@@ -336,9 +341,9 @@ static int cmd_run(struct exa_ctx *ctx, int argc, char **argv)
         return pipeline_cluster_run(ctx, &po);
     }
     sched_resources_release(&ask);
-    if (stage || nres || run_id || new_run)
-        return out_usage(ctx, "--stage-dataset, --run-id, --new and "
-                              "resource options need --cluster NAME|auto");
+    if (stage || nres || run_id || new_run || dry_run)
+        return out_usage(ctx, "--stage-dataset, --run-id, --new, --dry-run "
+                              "and resource options need --cluster NAME|auto");
     if (!(sched = scheduler_from_env(ctx, &rc)))
         return rc;
     if (strcmp(sched, "mock"))
@@ -479,7 +484,7 @@ static const struct exa_cmd cmds[] = {
      "[--cluster NAME|auto [--gpus G] "
      "[--stage-dataset] [--partition P] [--qos Q] [--account A] [--time T] "
      "[--nodes N] [--ntasks N] [--cpus-per-task C] [--mem M] "
-     "[--constraint C] [--run-id ID | --new]]",
+     "[--constraint C] [--run-id ID | --new] [--dry-run]]",
      "train a model and register a new version (mock: in this process)",
      "Loads the dataset, splits it by submit_time (train 2020-05-01 to\n"
      "2020-09-01, validation to 2020-10-01, UTC), trains the model,\n"
@@ -508,6 +513,10 @@ static const struct exa_cmd cmds[] = {
      "                     version it registered\n"
      "  --new              a new run with a fresh id, even if the same\n"
      "                     run is queued, running or done\n"
+     "  --dry-run          resolve the cluster (placement with auto),\n"
+     "                     preflight, and print the scheduler command and\n"
+     "                     run.sh; nothing is created, copied, submitted\n"
+     "                     or recorded\n"
      "  --partition --qos --account --time --nodes --ntasks\n"
      "  --cpus-per-task --mem --constraint   the resource ask (else\n"
      "                     EXAMLOPS_HPC_*); Ctrl-C during the wait asks\n"

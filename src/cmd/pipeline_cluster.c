@@ -24,6 +24,7 @@
 #include "libstore/jobs.h"
 #include "libstore/store.h"
 #include "libutil/json.h"
+#include "libutil/shquote.h"
 #include "libutil/strbuf.h"
 #include "libutil/xalloc.h"
 
@@ -183,6 +184,34 @@ static int report(struct exa_ctx *ctx, struct cluster_run_result *r, int rc,
         fputc('\n', stderr);
         v->wrote_line = 0;
     }
+    if (rc == 0 && r->dry_run) {
+        struct strbuf cmd = STRBUF_INIT;
+        shquote_argv(&cmd, (const char *const *)r->dry_command.v);
+        if (ctx->out == OUT_JSON) {
+            json_t *o = json_object(), *a = json_array();
+            for (size_t i = 0; i < r->dry_command.nr; i++)
+                json_array_append_new(a, jx_str(r->dry_command.v[i]));
+            jx_set(o, "dry_run", json_true());
+            jx_set(o, "cluster", jx_str(r->cluster));
+            jx_set(o, "scheduler", jx_str(r->scheduler));
+            jx_set(o, "placement_reason", jx_str(r->placement_reason));
+            jx_set(o, "remote_dir", jx_str(r->dry_remote_dir));
+            jx_set(o, "command", a);
+            jx_set(o, "command_line", jx_str(cmd.buf));
+            jx_set(o, "script", jx_str(r->dry_script));
+            out_json(ctx, o);
+        } else {
+            printf("Dry run: nothing was created, copied or submitted.\n");
+            printf("cluster:   %s (%s)%s%s\n", r->cluster, r->scheduler,
+                   r->placement_reason ? ": " : "",
+                   r->placement_reason ? r->placement_reason : "");
+            printf("directory: %s\n", r->dry_remote_dir);
+            printf("command:   %s\n", cmd.buf);
+            printf("run.sh:\n%s", r->dry_script ? r->dry_script : "");
+        }
+        strbuf_release(&cmd);
+        return 0;
+    }
     if (rc == 0) {
         if (ctx->out == OUT_JSON)
             out_json(ctx, outcome_json(r));
@@ -282,6 +311,7 @@ int pipeline_cluster_run(struct exa_ctx *ctx, struct pipeline_cluster_opts *o)
     req.nthread = o->nthread;
     req.max_skip = o->max_skip;
     req.max_skip_set = o->max_skip_set;
+    req.dry_run = o->dry_run;
     req.cluster = o->cluster;
     req.res = &o->res;
     req.actor = getenv("EXAMLOPS_ACTOR");

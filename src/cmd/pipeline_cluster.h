@@ -19,6 +19,7 @@ struct pipeline_cluster_opts {
     int nthread;
     double max_skip; /* --max-skip, when max_skip_set */
     int max_skip_set;
+    int dry_run;                /* --dry-run */
     const char *cluster;        /* NAME or "auto" */
     const char *run_id;         /* --run-id, or NULL: derived */
     int new_run;                /* --new */

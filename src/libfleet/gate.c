@@ -784,6 +784,9 @@ int gate_job_insert(struct gate *g, const struct job_rec *j, long long *id_out,
 void gate_submit_out_release(struct gate_submit_out *out)
 {
     sched_submit_result_release(&out->sr);
+    strvec_clear(&out->command);
+    free(out->script);
+    out->script = NULL;
     free(out->remote_dir);
     out->remote_dir = NULL;
 }
@@ -803,6 +806,7 @@ int gate_submit(struct gate *g, const struct gate_submit_req *r,
     memset(out, 0, sizeof(*out));
     strvec_init(&out->sr.ids);
     strvec_init(&out->sr.warnings);
+    strvec_init(&out->command);
     if (!g->s)
         return exa_err(err, EXA_EUSAGE,
                        "cluster '%s' has no scheduler exa can submit to",
@@ -813,7 +817,8 @@ int gate_submit(struct gate *g, const struct gate_submit_req *r,
     base = strrchr(r->script, '/');
     base = base ? base + 1 : r->script;
     payload_remote = xstrfmt("%s/payload-%s", out->remote_dir, base);
-    if (transport_put(g->t, r->script, payload_remote, err) < 0) {
+    if (!r->dry_run &&
+        transport_put(g->t, r->script, payload_remote, err) < 0) {
         gate_check_error(g, err);
         goto out;
     }
@@ -840,8 +845,18 @@ int gate_submit(struct gate *g, const struct gate_submit_req *r,
         struct sched_submit_req req = {runsh, out->remote_dir, out->run_id,
                                        res};
         sched_submit_result_release(&out->sr);
-        if (sched_submit(g->s, &req, &out->sr, err) < 0) {
+        g->s->dry_run = r->dry_run;
+        rc = sched_submit(g->s, &req, &out->sr, err);
+        g->s->dry_run = 0;
+        if (rc < 0) {
             gate_check_error(g, err);
+            goto out;
+        }
+        rc = -1;
+        if (r->dry_run) { /* rendered, nothing submitted or recorded */
+            strvec_pushv(&out->command, (const char **)g->s->dry_argv.v);
+            out->script = strbuf_detach(&text, NULL);
+            rc = 0;
             goto out;
         }
     }

@@ -180,12 +180,16 @@ struct gate_submit_req {
     const char *const *args; /* its arguments, NULL-terminated; may be NULL */
     const struct sched_resources *res; /* may be NULL */
     const char *kind;                  /* the job row's kind; NULL: "batch" */
+    int dry_run; /* 1: resolve and render only; nothing copied, submitted
+                    or recorded (out->script, out->command) */
 };
 
 struct gate_submit_out {
     char run_id[13];               /* exa's run id, in the job name */
     char *remote_dir;              /* the job directory on the cluster */
     struct sched_submit_result sr; /* ids, warnings (also "not recorded") */
+    char *script;                  /* dry run: the run.sh text */
+    struct strvec command;         /* dry run: the submit command's argv */
 };
 
 /*
@@ -195,7 +199,11 @@ struct gate_submit_out {
  * payload ARGS...`, sched_submit(), and a jobs row per id through
  * gate_job_insert() (state PENDING, submit time now, the asked nodes, gpus
  * and cpus). out is initialised here; release it with
- * gate_submit_out_release() either way. Returns 0, or -1 with err (the
+ * gate_submit_out_release() either way. With r->dry_run the same steps
+ * only render: out->script gets run.sh and out->command the scheduler's
+ * submit argv (sched.h s->dry_run); nothing is copied to the cluster,
+ * submitted or recorded, and out->sr holds no id. Returns 0, or -1 with
+ * err (the
  * failing step's; EXA_ENOTAPPROVED when the cluster was rejected while
  * submitting; when a job row cannot be written, for that or any other
  * reason, that job and the later ids of the submission are cancelled:

@@ -54,6 +54,7 @@ void cluster_run_result_init(struct cluster_run_result *res)
     model_version_init(&res->mv);
     sched_job_init(&res->last, "");
     sched_acct_init(&res->acct);
+    strvec_init(&res->dry_command);
 }
 
 void cluster_run_result_release(struct cluster_run_result *res)
@@ -67,6 +68,9 @@ void cluster_run_result_release(struct cluster_run_result *res)
     model_version_release(&res->mv);
     free(res->stderr_tail);
     free(res->db_path);
+    free(res->dry_script);
+    free(res->dry_remote_dir);
+    strvec_clear(&res->dry_command);
     memset(res, 0, sizeof(*res));
 }
 
@@ -856,8 +860,9 @@ int cluster_run(const struct cluster_run_request *req,
     ujn = user_job_name(r, zm, zd);
     jobname = sched_job_name(ujn, uuid);
 
-    /* what this run already has: adopt, report, or run again */
-    if (!req->new_run) {
+    /* what this run already has: adopt, report, or run again (a dry run
+     * shows the submission it would make and adopts nothing) */
+    if (!req->new_run && !req->dry_run) {
         int ex = find_existing(st, s, name, uuid, jobname, &lk, err);
         if (ex < 0)
             goto out;
@@ -895,8 +900,8 @@ int cluster_run(const struct cluster_run_request *req,
     }
     hook_step(h, "preflight", "%zu checks passed on '%s'", res->pf.n, name);
 
-    /* 3. stage */
-    {
+    /* 3. stage (a dry run creates and copies nothing) */
+    if (!req->dry_run) {
         /* the run's directory is private (a staged dataset lands in it) */
         const char *mk[] = {"mkdir", "-p", "-m", "700", "--", remote_dir, NULL};
         struct transport_result tr = TRANSPORT_RESULT_INIT;
@@ -905,7 +910,11 @@ int cluster_run(const struct cluster_run_request *req,
         if (mrc < 0)
             goto out;
     }
-    if (req->stage_dataset) {
+    if (req->stage_dataset && req->dry_run) {
+        dpath = xstrfmt("%s/%s", remote_dir, base_of(req->dataset_path));
+        hook_step(h, "stage", "would copy dataset '%s' to '%s'",
+                  req->dataset_path, dpath);
+    } else if (req->stage_dataset) {
         struct stat sb;
         double t0 = time_monotonic(), secs;
         long long size = stat(req->dataset_path, &sb) == 0 ? sb.st_size : -1;
@@ -960,7 +969,16 @@ int cluster_run(const struct cluster_run_request *req,
         sreq.res = &ask;
         s->sacct_since = (long long)time(NULL);
         time_format_iso8601(time(NULL), now, sizeof(now));
+        s->dry_run = req->dry_run;
         rc = sched_submit(s, &sreq, &sres, err);
+        s->dry_run = 0;
+        if (rc == 0 && req->dry_run) { /* rendered; nothing submitted */
+            res->dry_run = 1;
+            strvec_pushv(&res->dry_command, (const char **)s->dry_argv.v);
+            res->dry_script = strbuf_detach(&script, NULL);
+            res->dry_remote_dir = xstrdup(remote_dir);
+            goto out;
+        }
         if (rc == 0)
             res->job.job_name = xstrdup(jobname);
         if (rc < 0) {

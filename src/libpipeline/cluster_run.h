@@ -94,7 +94,9 @@ struct cluster_run_request {
     int nthread;     /* `exa train --threads`, 0: its default */
     double max_skip; /* `exa train --max-skip`, when max_skip_set */
     int max_skip_set;
-    const char *cluster;               /* registered name, or "auto" */
+    int dry_run;         /* 1: resolve, preflight and render only: nothing is
+                            created, copied, submitted or recorded (res->dry_*) */
+    const char *cluster; /* registered name, or "auto" */
     const struct sched_resources *res; /* the ask; may be NULL */
     const char *db_path;               /* NULL: store_default_path() */
     const char *regpath;               /* NULL: registry_default_path() */
@@ -129,6 +131,10 @@ struct cluster_run_result {
     int detached;          /* interrupted and left running */
     int cancelled_by_user; /* interrupted and cancelled */
     char *db_path;
+    int dry_run;               /* the run was a dry run (req->dry_run) */
+    char *dry_script;          /* dry run: the run.sh text */
+    char *dry_remote_dir;      /* dry run: the job directory it would use */
+    struct strvec dry_command; /* dry run: the scheduler's submit argv */
 };
 
 void cluster_run_result_init(struct cluster_run_result *res);

@@ -333,8 +333,6 @@ static int flux_submit(struct sched *s, const struct sched_submit_req *req,
     const struct sched_resources *r = req->res;
     int rc = -1;
 
-    if (transport_put(s->t, req->script_path, script, err) < 0)
-        goto out;
     if (r && r->array) {
         /* flux submit --cc=IDSET: one job per index; no throttle. */
         const char *pct = strchr(r->array, '%');
@@ -359,6 +357,14 @@ static int flux_submit(struct sched *s, const struct sched_submit_req *req,
     if (r && r->array)
         strvec_push(&argv, "bash");
     strvec_push(&argv, script);
+    if (s->dry_run) { /* --dry-run: the command, nothing copied or run */
+        strvec_clear(&s->dry_argv);
+        strvec_pushv(&s->dry_argv, (const char **)argv.v);
+        rc = 0;
+        goto out;
+    }
+    if (transport_put(s->t, req->script_path, script, err) < 0)
+        goto out;
 
     for (int attempt = 1; attempt <= s->submit_attempts; attempt++) {
         exa_error_t terr = EXA_ERROR_INIT;

@@ -77,6 +77,12 @@ static int mock_submit(struct sched *s, const struct sched_submit_req *req,
     int rc = -1;
     enum sched_state st;
 
+    if (s->dry_run) { /* --dry-run: the command, nothing copied or run */
+        strvec_clear(&s->dry_argv);
+        strvec_pushv(&s->dry_argv, argv);
+        free(script);
+        return 0;
+    }
     xsnprintf(out->job_id, sizeof(out->job_id), "mock-%s", req->run_id);
     strvec_push(&out->ids, out->job_id);
     out->attempts = 1;

@@ -135,6 +135,7 @@ struct sched *sched_new(const char *kind, struct transport *t, exa_error_t *err)
     s->slurm_accounting = -1;
     s->sacct_chunk_bytes = 96 * 1024;
     s->log_max_bytes = SCHED_LOG_MAX_DEFAULT;
+    strvec_init(&s->dry_argv);
     if (!strcmp(kind, "slurm"))
         sched_slurm_init(s);
     else if (!strcmp(kind, "flux"))
@@ -150,6 +151,7 @@ void sched_free(struct sched *s)
         return;
     if (s->ops->destroy)
         s->ops->destroy(s);
+    strvec_clear(&s->dry_argv);
     free(s->mock_dir);
     free(s);
 }

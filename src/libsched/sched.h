@@ -153,6 +153,11 @@ struct sched {
                                  its queries failed (see
                                  sched_status_failed) */
     exa_error_t batch_err;    /* the first such failure */
+    /* 1: sched_submit() builds the submit command into dry_argv and
+     * returns 0 without copying the script or running anything (no ids);
+     * `--dry-run`. */
+    int dry_run;
+    struct strvec dry_argv; /* the command a dry run would have run */
     void *priv;
 };
 
@@ -179,6 +184,8 @@ void sched_free(struct sched *s);
  * transport_put(); logs go to <remote_dir>/<jobid>.out|err.
  *   slurm  `sbatch --parsable --job-name=<name> [resource flags]
  *          --output=... --error=... --chdir=<remote_dir> run.sh` (sbatch(1))
+ * With s->dry_run nothing is copied or run: s->dry_argv gets the submit
+ * command (sbatch ..., flux batch ..., bash run.sh for mock) and out no id.
  *   flux   `flux batch` or, for an array, `flux submit --cc=IDSET bash
  *          run.sh` (flux-batch(1), flux-submit(1)); always a slot count
  *          (-n1 when neither tasks nor nodes are asked) and -g per slot

@@ -451,8 +451,6 @@ static int slurm_submit(struct sched *s, const struct sched_submit_req *req,
     char *e = runscript_log_pattern("slurm", req->remote_dir, "err");
     int rc = -1;
 
-    if (transport_put(s->t, req->script_path, script, err) < 0)
-        goto out;
     strvec_pushl(&argv, "sbatch", "--parsable", NULL);
     strvec_pushf(&argv, "--job-name=%s", name);
     if (req->res && sched_resources_slurm_argv(req->res, &argv, err) < 0)
@@ -461,6 +459,14 @@ static int slurm_submit(struct sched *s, const struct sched_submit_req *req,
     strvec_pushf(&argv, "--error=%s", e);
     strvec_pushf(&argv, "--chdir=%s", req->remote_dir);
     strvec_push(&argv, script);
+    if (s->dry_run) { /* --dry-run: the command, nothing copied or run */
+        strvec_clear(&s->dry_argv);
+        strvec_pushv(&s->dry_argv, (const char **)argv.v);
+        rc = 0;
+        goto out;
+    }
+    if (transport_put(s->t, req->script_path, script, err) < 0)
+        goto out;
 
     for (int attempt = 1; attempt <= s->submit_attempts; attempt++) {
         exa_error_t terr = EXA_ERROR_INIT;
