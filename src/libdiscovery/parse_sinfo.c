@@ -40,7 +40,8 @@ enum col {
     C_PART,
     C_INT,
     C_COUNT_AIOT,
-    C_COUNT_AI
+    C_COUNT_AI,
+    C_ADDR
 };
 
 /* A column that prints how many nodes a row stands for (%D, %F, %A). */
@@ -81,7 +82,7 @@ static const struct {
     {"ACTIVE_FEATURES", C_IGNORE},
     {"REASON", C_IGNORE},
     {"CLUSTER", C_IGNORE},
-    {"NODE_ADDR", C_IGNORE},
+    {"NODE_ADDR", C_ADDR},
     {"VERSION", C_IGNORE},
     {"USER", C_IGNORE},
     {"TIMESTAMP", C_IGNORE},
@@ -568,6 +569,7 @@ int sinfo_parse_cmd(const char *buf, size_t len, const struct cmd_spec *spec,
         int groups = 0;
         long long cpus = -1, mem = -1, count = -1, first_int = -1;
         const char *name = NULL, *state = NULL, *gres = NULL, *gres_used = NULL;
+        const char *addr = NULL;
         struct strbuf gres_sb = STRBUF_INIT;
         struct strvec parts = STRVEC_INIT;
         int nints = 0, name_cut = 0;
@@ -637,6 +639,9 @@ int sinfo_parse_cmd(const char *buf, size_t len, const struct cmd_spec *spec,
                 break;
             case C_STATE:
                 state = v;
+                break;
+            case C_ADDR:
+                addr = v;
                 break;
             case C_PART:
                 strvec_push(&parts, v);
@@ -772,6 +777,10 @@ int sinfo_parse_cmd(const char *buf, size_t len, const struct cmd_spec *spec,
                 }
                 for (size_t k = 0; k < parts.nr; k++)
                     add_part(n, parts.v[k]);
+                /* one address per -N row: a hostlist row has none */
+                if (!n->addr && addr && *addr && hosts.nr == 1 &&
+                    !strpbrk(addr, "[],"))
+                    n->addr = xstrdup(addr);
             }
             strvec_clear(&hosts);
         }
@@ -792,6 +801,7 @@ void sinfo_result_free(struct sinfo_result *res)
     for (size_t i = 0; i < res->nnodes; i++) {
         struct sinfo_node *n = &res->nodes[i];
         free(n->name);
+        free(n->addr);
         free(n->gpu_type);
         free(n->state);
         free(n->raw_state);

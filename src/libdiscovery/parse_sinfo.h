@@ -34,6 +34,10 @@ struct sinfo_node {
     char *state;     /* normalized (nodestate.h), NULL: no state column */
     char *raw_state; /* as printed */
     struct strvec partitions; /* '*' stripped, first-appearance order */
+    /* NodeAddr (`--Format=NodeAddr`, "%o"): where the node is reached
+     * (Slurm fills it from NodeHostname, else NodeName); NULL when not
+     * printed. Not part of the doc/formats.md result object. */
+    char *addr;
 };
 
 struct sinfo_group {

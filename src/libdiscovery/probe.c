@@ -51,6 +51,7 @@ void node_infos_free(struct node_info *v, size_t n)
         free(v[i].gpu_model);
         free(v[i].state);
         free(v[i].raw_state);
+        free(v[i].addr);
         strvec_clear(&v[i].partitions);
     }
     free(v);

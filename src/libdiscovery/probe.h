@@ -38,6 +38,7 @@ struct node_info {
     char *state;         /* idle|allocated|mixed|down|drain|unknown */
     char *raw_state;     /* the scheduler's token */
     struct strvec partitions;
+    char *addr; /* where the node is reached (Slurm NodeAddr), or NULL */
 };
 
 /* One GPU. Numbers -1 (integers) or NAN (reals) when unknown. */

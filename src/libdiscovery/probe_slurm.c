@@ -18,12 +18,13 @@
  * Node listing: one row per node and partition, '|' after every field and
  * no padding (an empty width in --Format prints the value as is), so no
  * value can shift a column. Header names: NODELIST|CPUS|MEMORY|GRES|
- * GRES_USED|STATE|PARTITION. Source: sinfo(1) "-O, --Format".
+ * GRES_USED|STATE|NODE_ADDR|PARTITION. Source: sinfo(1) "-O, --Format"
+ * (NodeAddr: where slurmctld reaches the node, the file_sd target).
  */
 static const char *const SINFO_NODES_ARGV[] = {
     "sinfo", "-N",
     "--Format=NodeList:|,CPUs:|,Memory:|,Gres:|,GresUsed:|,StateLong:|,"
-    "Partition:",
+    "NodeAddr:|,Partition:",
     NULL};
 
 static int slurm_available(struct transport *t, char **version,
@@ -113,6 +114,7 @@ static int slurm_nodes(struct transport *t, struct node_info **out, size_t *n,
         d->gpu_model = join_or_null(s->gpu_type);
         d->state = xstrdup(s->state ? s->state : "unknown");
         d->raw_state = join_or_null(s->raw_state);
+        d->addr = s->addr && strcmp(s->addr, s->name) ? xstrdup(s->addr) : NULL;
         strvec_init(&d->partitions);
         for (size_t k = 0; k < s->partitions.nr; k++)
             strvec_push(&d->partitions, s->partitions.v[k]);

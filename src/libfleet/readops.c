@@ -74,6 +74,7 @@ int fleet_snapshot_save(store_t *st, const char *cluster,
         rows[i].gpu_model = n->gpu_model;
         rows[i].state = n->state;
         rows[i].raw_state = n->raw_state;
+        rows[i].addr = n->addr;
         rows[i].partitions = fleet_join(&n->partitions);
     }
     rc = store_nodes_replace(st, cluster, inv->caps.scheduler, rows,

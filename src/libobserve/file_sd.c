@@ -37,7 +37,9 @@ static json_t *group(const struct fv_cluster *c, const char *job,
         const struct fv_node *n = &c->nodes[i];
         if (gpu_only && n->gpus <= 0)
             continue;
-        strvec_pushf(&names, "%s:%d", n->name, port);
+        /* the address Prometheus can reach: Slurm's NodeAddr (which
+         * defaults to NodeHostname, then NodeName), else the name */
+        strvec_pushf(&names, "%s:%d", n->addr ? n->addr : n->name, port);
     }
     if (names.nr == 0) {
         json_decref(targets);

@@ -6,7 +6,9 @@
  * {"targets": ["host:port", ...], "labels": {...}}. exa writes one group
  * per (cluster, job): job "node" (node_exporter, every node) and "dcgm"
  * (dcgm-exporter, nodes with gpus > 0), labels cluster, scheduler, tenant
- * and job, ordered by (cluster, job) so "dcgm" precedes "node"
+ * and job, ordered by (cluster, job) so "dcgm" precedes "node"; a target
+ * is the node's address (Slurm NodeAddr, saved with the snapshot) when it
+ * differs from the node name, else the name
  * (doc/reference.md §4.13); targets in node-name order.
  */
 #ifndef EXA_FILE_SD_H

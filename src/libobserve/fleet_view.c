@@ -43,7 +43,9 @@ static int load_nodes(store_t *st, struct fv_cluster *c, exa_error_t *err)
         d->state = r->state;
         d->flags = r->flags;
         d->partitions = r->partitions;
+        d->addr = r->addr;
         r->node = r->gpu_model = r->state = r->flags = r->partitions = NULL;
+        r->addr = NULL;
     }
     node_rows_free(rows, n);
     return 0;
@@ -129,6 +131,7 @@ void fv_fleet_release(struct fv_fleet *f)
             free(n->state);
             free(n->flags);
             free(n->partitions);
+            free(n->addr);
         }
         free(c->nodes);
         free(c->name);

@@ -29,6 +29,7 @@ struct fv_node {
     char *state;      /* normalized: idle, allocated, mixed, down, ... */
     char *flags;      /* NULL or text as stored */
     char *partitions; /* NULL or comma list */
+    char *addr;       /* Slurm NodeAddr when it differs from name, or NULL */
 };
 
 struct fv_cluster {

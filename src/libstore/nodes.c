@@ -21,6 +21,7 @@ void node_row_release(struct node_row *r)
     free(r->raw_state);
     free(r->flags);
     free(r->partitions);
+    free(r->addr);
     free(r->captured_at);
     memset(r, 0, sizeof(*r));
 }
@@ -61,8 +62,8 @@ int store_nodes_replace(store_t *st, const char *cluster, const char *scheduler,
     s = store_prepare(st,
                       "INSERT OR REPLACE INTO nodes (cluster, node, "
                       "scheduler, cpus, mem_mb, gpus, gpus_used, gpu_model, "
-                      "state, raw_state, flags, partitions, captured_at) "
-                      "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                      "state, raw_state, flags, partitions, captured_at, "
+                      "addr) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                       err);
     if (!s)
         goto fail;
@@ -82,6 +83,7 @@ int store_nodes_replace(store_t *st, const char *cluster, const char *scheduler,
         store_bind_text(s, 11, r->flags);
         store_bind_text(s, 12, r->partitions);
         store_bind_text(s, 13, r->captured_at ? r->captured_at : now);
+        store_bind_text(s, 14, r->addr);
         if (sqlite3_step(s) != SQLITE_DONE) {
             store_err(st, err, "writing node snapshot");
             goto fail;
@@ -121,11 +123,11 @@ int store_nodes_list(store_t *st, const char *cluster, struct node_row **rows,
         st,
         cluster ? "SELECT cluster, node, scheduler, cpus, mem_mb, gpus, "
                   "gpus_used, gpu_model, state, raw_state, flags, "
-                  "partitions, captured_at FROM nodes WHERE cluster = ?1 "
+                  "partitions, captured_at, addr FROM nodes WHERE cluster = ?1 "
                   "ORDER BY cluster, node"
                 : "SELECT cluster, node, scheduler, cpus, mem_mb, gpus, "
                   "gpus_used, gpu_model, state, raw_state, flags, "
-                  "partitions, captured_at FROM nodes "
+                  "partitions, captured_at, addr FROM nodes "
                   "ORDER BY cluster, node",
         err);
     struct node_row *v = NULL;
@@ -153,6 +155,7 @@ int store_nodes_list(store_t *st, const char *cluster, struct node_row **rows,
         r->partitions = col(s, 11);
         r->count = 1;
         r->captured_at = col(s, 12);
+        r->addr = col(s, 13);
     }
     sqlite3_finalize(s);
     if (rc != SQLITE_DONE) {

@@ -27,6 +27,8 @@ struct node_row {
     char *raw_state;   /* scheduler's token, e.g. "idle*" */
     char *flags;       /* comma-separated flag words, or NULL */
     char *partitions;  /* comma-separated, or NULL */
+    char *addr;        /* where the node is reached (Slurm NodeAddr), or
+                        * NULL: its name */
     char *captured_at; /* ISO-8601 UTC */
     /* Nodes this row stands for: 1 (or 0) for a node row, the count of a
      * store_node_summary_list() row. */

@@ -265,6 +265,9 @@ static const char *const migrations[] = {
     "THEN IFNULL(nodes.gpus_used, -1) ELSE -1 END, CASE WHEN "
     "nodes.state IN ('idle','mixed') THEN IFNULL(nodes.cpus, -1) ELSE "
     "-1 END, COUNT(*) FROM nodes GROUP BY 1, 2, 3, 4, 5, 6;",
+    /* 8: a node's address (Slurm NodeAddr) for Prometheus file_sd
+     * targets (libobserve/file_sd.h); NULL: the node name */
+    "ALTER TABLE nodes ADD COLUMN addr TEXT;",
 };
 
 #define NMIGRATIONS ((int)(sizeof(migrations) / sizeof(migrations[0])))

@@ -19,6 +19,8 @@ cluster=testa
 export SLURM_CONF=$(tb_conf "$cluster")
 node_var=TESTBED_NODE_${cluster^^}
 node=${!node_var}
+# file_sd targets are the node's address (NodeAddr), not its name
+addr=$(sinfo -h -N -n "$node" -o %o | head -1)
 account=${TESTBED_ACCOUNT:-research}
 part=${TESTBED_PARTITION:-debug}
 
@@ -42,7 +44,7 @@ check "sbatch a 1-GPU job ($jid)" test -n "$jid"
 "$EXA" -q hpc prometheus-sd --out "$EXA_T/targets.json"
 is "prometheus-sd wrote node and dcgm targets" \
     "$(jq -c '[.[] | .labels.job + "=" + (.targets | join(","))]' "$EXA_T/targets.json")" \
-    "[\"dcgm=$node:9400\",\"node=$node:9100\"]"
+    "[\"dcgm=$addr:9400\",\"node=$addr:9100\"]"
 
 eport=$(free_port)
 "$EXA" serve --listen "127.0.0.1:$eport" --interval 1 >/dev/null 2>"$EXA_T/serve.err" &
@@ -89,8 +91,8 @@ q='[.data.activeTargets[] | select(.labels.job=="node" or .labels.job=="dcgm")
     | .labels.job + " " + .labels.instance + " " + .labels.cluster + " "
       + .labels.scheduler + " " + .labels.tenant] | sort | join(";")'
 is "Prometheus discovered exa's targets with their labels" \
-    "$(poll "$api/targets" "$q" "dcgm $node:9400 $cluster slurm default;node $node:9100 $cluster slurm default")" \
-    "dcgm $node:9400 $cluster slurm default;node $node:9100 $cluster slurm default"
+    "$(poll "$api/targets" "$q" "dcgm $addr:9400 $cluster slurm default;node $addr:9100 $cluster slurm default")" \
+    "dcgm $addr:9400 $cluster slurm default;node $addr:9100 $cluster slurm default"
 is "Prometheus scrapes exa serve" \
     "$(poll "$api/targets" '[.data.activeTargets[] | select(.labels.job=="exa") | .health] | join(",")' up)" up
 
