@@ -39,7 +39,9 @@ static const struct exa_cmd top_cmds[] = {
      "a listen address beyond loopback without TLS is refused unless\n"
      "--insecure-http (a TLS reverse proxy in front; add --secure-cookies).\n"
      "--metrics-token TOKEN (or EXAMLOPS_SERVE_METRICS_TOKEN) makes /metrics\n"
-     "need 'Authorization: Bearer TOKEN'. See doc/console.md."},
+     "need 'Authorization: Bearer TOKEN'. --trusted-proxy ADDR: requests\n"
+     "from ADDR are counted (failed logins) and audited under their last\n"
+     "X-Forwarded-For address. See doc/console.md."},
     {"worker", cmd_worker, WORKER_USAGE,
      "run a dial-back worker; 'worker list' and 'worker token' too",
      "exa worker --url URL --worker-id ID --join-token-stdin [--cpus N]\n"

@@ -8,6 +8,7 @@
  * thread starts and taken with sigwait(), so shutdown runs in this thread
  * in a fixed order: stop listening, stop collecting, free.
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <getopt.h>
 #include <openssl/crypto.h>
@@ -138,7 +139,14 @@ static char *read_pem(struct exa_ctx *ctx, const char *opt, const char *path,
 
 int cmd_serve(struct exa_ctx *ctx, int argc, char **argv)
 {
-    enum { O_CERT = 256, O_KEY, O_INSECURE, O_MTOKEN, O_SECURE_COOKIES };
+    enum {
+        O_CERT = 256,
+        O_KEY,
+        O_INSECURE,
+        O_MTOKEN,
+        O_SECURE_COOKIES,
+        O_PROXY
+    };
     static const struct option opts[] = {
         {"listen", required_argument, NULL, 'l'},
         {"interval", required_argument, NULL, 'i'},
@@ -150,9 +158,10 @@ int cmd_serve(struct exa_ctx *ctx, int argc, char **argv)
         {"secure-cookies", no_argument, NULL, O_SECURE_COOKIES},
         {"worker-listen", required_argument, NULL, 'w'},
         {"worker-insecure-http", no_argument, NULL, 'W'},
+        {"trusted-proxy", required_argument, NULL, O_PROXY},
         {NULL, 0, NULL, 0},
     };
-    const char *cert_path = NULL, *key_path = NULL;
+    const char *cert_path = NULL, *key_path = NULL, *proxy = NULL;
     char *cert = NULL, *key = NULL;
     int insecure = 0, secure_cookies = 0;
     struct metrics_ctx mctx = {NULL, getenv("EXAMLOPS_SERVE_METRICS_TOKEN")};
@@ -207,6 +216,17 @@ int cmd_serve(struct exa_ctx *ctx, int argc, char **argv)
         case O_SECURE_COOKIES:
             secure_cookies = 1;
             break;
+        case O_PROXY: {
+            unsigned char bin[16];
+            if (inet_pton(AF_INET, optarg, bin) != 1 &&
+                inet_pton(AF_INET6, optarg, bin) != 1)
+                return out_usage(ctx,
+                                 "--trusted-proxy '%s': expected an IPv4 "
+                                 "or IPv6 address",
+                                 optarg);
+            proxy = optarg;
+            break;
+        }
         case 'w':
             wopts.listen = optarg;
             break;
@@ -276,6 +296,7 @@ int cmd_serve(struct exa_ctx *ctx, int argc, char **argv)
     free(cert);
     memset(&acfg, 0, sizeof(acfg));
     acfg.secure_cookies = secure_cookies;
+    acfg.trusted_proxy = proxy;
     http_route(srv, "GET", "/metrics", h_metrics, &mctx);
     http_route(srv, "GET", "/healthz", h_healthz, ex);
     api = api_register(srv, &acfg);

@@ -11,8 +11,10 @@
  */
 #include "server/api.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <jansson.h>
+#include <netinet/in.h>
 #include <openssl/crypto.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -76,6 +78,8 @@ struct call {
     struct auth_principal who;
     int via_cookie;
     char csrf[ID_LEN + 1];
+    char client[INET6_ADDRSTRLEN + 1]; /* the peer, or the address a
+                                          trusted proxy forwarded for */
 };
 
 typedef int (*route_fn)(struct call *c);
@@ -435,9 +439,8 @@ static void deny(struct call *c, int status, const char *code,
                  const char *actor, const char *reason)
 {
     exa_error_t e = EXA_ERROR_INIT;
-    if (c->st &&
-        auth_record_denied(c->st, actor, status, c->req->method, c->req->path,
-                           reason, c->req->remote, &e) < 0)
+    if (c->st && auth_record_denied(c->st, actor, status, c->req->method,
+                                    c->req->path, reason, c->client, &e) < 0)
         /* the refusal stands even when it could not be recorded */
         (void)e;
     if (status == 401)
@@ -464,7 +467,7 @@ static const char *bearer(const struct http_request *req, int *present)
 static int authenticate(struct call *c)
 {
     exa_error_t err = EXA_ERROR_INIT;
-    const char *remote = c->req->remote ? c->req->remote : "";
+    const char *remote = c->client;
     const char *tok;
     char cookie[ID_LEN + 8];
     struct session s;
@@ -540,6 +543,37 @@ static int authenticate(struct call *c)
     return 0;
 }
 
+/*
+ * The client's address: the peer's, or, when the peer is the trusted
+ * proxy (--trusted-proxy), the last address of its X-Forwarded-For (the
+ * one that proxy appended; earlier ones are the client's own claims),
+ * when it is a valid IPv4 or IPv6 address.
+ */
+static void client_addr(const struct api *a, const struct http_request *req,
+                        char *out, size_t n)
+{
+    const char *peer = req->remote ? req->remote : "";
+    const char *xff, *last;
+    char buf[INET6_ADDRSTRLEN + 1];
+    unsigned char bin[sizeof(struct in6_addr)];
+    size_t len;
+    snprintf(out, n, "%s", peer);
+    if (!a->cfg.trusted_proxy || strcmp(peer, a->cfg.trusted_proxy) ||
+        !(xff = http_request_header(req, "X-Forwarded-For")))
+        return;
+    last = strrchr(xff, ',');
+    last = last ? last + 1 : xff;
+    while (*last == ' ' || *last == '\t')
+        last++;
+    len = strcspn(last, " \t");
+    if (!len || len >= sizeof(buf))
+        return;
+    memcpy(buf, last, len);
+    buf[len] = '\0';
+    if (inet_pton(AF_INET, buf, bin) == 1 || inet_pton(AF_INET6, buf, bin) == 1)
+        snprintf(out, n, "%s", buf);
+}
+
 static int entry(void *ctx, const struct http_request *req,
                  struct http_response *resp)
 {
@@ -554,6 +588,7 @@ static int entry(void *ctx, const struct http_request *req,
     c.req = req;
     c.resp = resp;
     c.who.role = AUTH_ROLE_NONE;
+    client_addr(c.a, req, c.client, sizeof(c.client));
     common_headers(resp);
     if (!(c.st = thread_store(c.a, &err))) {
         http_error_json(resp, 500, "internal", "%s", err.text);
@@ -916,7 +951,7 @@ static json_t *who_json(const struct call *c, const char *csrf)
 static int r_login(struct call *c)
 {
     exa_error_t err = EXA_ERROR_INIT;
-    const char *remote = c->req->remote ? c->req->remote : "";
+    const char *remote = c->client;
     const char *tok = NULL;
     struct session s;
     char cookie[160];
@@ -1047,6 +1082,8 @@ struct api *api_register(struct http_server *srv, const struct api_config *cfg)
     a->regpath =
         cfg->regpath ? xstrdup(cfg->regpath) : registry_default_path(NULL);
     a->cfg.dbpath = a->dbpath;
+    a->cfg.trusted_proxy =
+        cfg->trusted_proxy ? xstrdup(cfg->trusted_proxy) : NULL;
     a->cfg.regpath = a->regpath;
     pthread_key_create(&a->key, store_destroy);
     pthread_mutex_init(&a->mu, NULL);
@@ -1077,5 +1114,6 @@ void api_free(struct api *a)
     free(a->thr);
     free(a->dbpath);
     free(a->regpath);
+    free((char *)a->cfg.trusted_proxy);
     free(a);
 }

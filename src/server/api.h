@@ -9,7 +9,8 @@
  * admin also approves, rejects and reads the audit log. 401 (missing,
  * bad, expired or revoked token) and 403 (wrong role, missing CSRF
  * header) are audited as `api_denied` with the token's user as actor.
- * After API_FAIL_LIMIT failed authentications from one address within
+ * After API_FAIL_LIMIT failed authentications from one address (the
+ * peer, or what a trusted proxy forwarded for) within
  * API_FAIL_WINDOW_S seconds, that address gets 429 with Retry-After
  * (doubling up to API_FAIL_MAX_DELAY_S) before any token is looked at.
  *
@@ -35,6 +36,10 @@ struct api_config {
     int secure_cookies;  /* 1: the session cookie carries Secure (TLS, or
                             TLS ended at a reverse proxy) */
     int fail_limit;      /* 0: API_FAIL_LIMIT; < 0: no slow-down (tests) */
+    /* the reverse proxy's address ("127.0.0.1"): for requests from it,
+     * the slow-down and the audit use the last X-Forwarded-For address;
+     * NULL: the peer's address always */
+    const char *trusted_proxy;
 };
 
 struct api;

@@ -107,6 +107,27 @@ api GET /api/v1/clusters "$V2"
 is "$CODE" 200 "after Retry-After a good token works again"
 api GET /api/v1/clusters "exa_XBADBADBADBADBADBADBADBADBADBADBADBADBADBAD"
 is "$CODE" 401 "a success cleared the count: one more bad token is a plain 401"
+api GET /api/v1/clusters "exa_YBADBADBADBADBADBADBADBADBADBADBADBADBADBAD" "" -H "X-Forwarded-For: 203.0.113.9"
+is "$(sqlite3 "$EXAMLOPS_DB" "SELECT json_extract(details,'\$.remote') FROM audit_events ORDER BY id DESC LIMIT 1")" 127.0.0.1 \
+    "without --trusted-proxy, X-Forwarded-For is ignored (the peer is recorded)"
+api_stop
+
+# behind a trusted proxy: the forwarded address is the one slowed down
+api_serve --trusted-proxy 127.0.0.1
+for i in 1 2 3 4 5; do
+    api GET /api/v1/clusters "exa_${i}BADBADBADBADBADBADBADBADBADBADBADBADBADBAD" "" -H "X-Forwarded-For: 198.51.100.1, 203.0.113.5"
+done
+api GET /api/v1/clusters "$V2" "" -H "X-Forwarded-For: 203.0.113.5"
+is "$CODE" 429 "--trusted-proxy: the forwarded address that failed five times gets 429"
+api GET /api/v1/clusters "$V2" "" -H "X-Forwarded-For: 203.0.113.6"
+is "$CODE" 200 "another address behind the same proxy is not slowed down"
+is "$(sqlite3 "$EXAMLOPS_DB" "SELECT json_extract(details,'\$.remote') FROM audit_events WHERE action='api_denied' ORDER BY id DESC LIMIT 1")" 203.0.113.5 \
+    "the audit records the address the proxy appended, not the client's claim"
+api GET /api/v1/clusters "$V2" "" -H "X-Forwarded-For: not-an-address"
+is "$CODE" 200 "a forwarded value that is no address counts as the proxy's own (not slowed down)"
+api_stop
+run_exa serve --listen 127.0.0.1:0 --trusted-proxy proxy.example
+is "$RC" 2 "--trusted-proxy must be an address"
 ok "no token in serve's output" bash -c "! grep -qF -e '${ADMIN#exa_}' -e '${VIEW#exa_}' -e '${V2#exa_}' '$T/serve.out' '$T/serve.err'"
 ok "no session id or token in platform.db" bash -c "! sqlite3 '$EXAMLOPS_DB' .dump | grep -qF -e '$SID' -e '${ADMIN#exa_}' -e '$CSRF'"
 done_testing
