@@ -30,8 +30,8 @@ static const struct parse_kind kinds[] = {
     {"sinfo", debug_parse_sinfo, "sinfo node or group records",
      debug_stream_sinfo},
     {"squeue", debug_parse_squeue, "squeue jobs (or scontrol show job -o)",
-     NULL},
-    {"sacct", debug_parse_sacct, "sacct jobs and steps", NULL},
+     debug_stream_squeue},
+    {"sacct", debug_parse_sacct, "sacct jobs and steps", debug_stream_sacct},
     {"sbatch", debug_parse_sbatch, "sbatch job id and cluster", NULL},
     {"hostlist", debug_parse_hostlist, "Slurm hostlist expansion", NULL},
     /* flux kinds and nvidia-smi */

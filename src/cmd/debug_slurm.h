@@ -14,6 +14,13 @@ json_t *debug_parse_sinfo(const char *buf, size_t len,
 int debug_stream_sinfo(const char *buf, size_t len, const struct cmd_spec *spec,
                        FILE *out, exa_error_t *err, char *errkind,
                        size_t errkind_len);
+/* debug_parse_squeue / debug_parse_sacct written as they go. */
+int debug_stream_squeue(const char *buf, size_t len,
+                        const struct cmd_spec *spec, FILE *out,
+                        exa_error_t *err, char *errkind, size_t errkind_len);
+int debug_stream_sacct(const char *buf, size_t len, const struct cmd_spec *spec,
+                       FILE *out, exa_error_t *err, char *errkind,
+                       size_t errkind_len);
 json_t *debug_parse_squeue(const char *buf, size_t len,
                            const struct cmd_spec *spec, exa_error_t *err,
                            char *errkind, size_t errkind_len);

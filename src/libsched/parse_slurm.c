@@ -23,6 +23,7 @@
 #include "libsched/parse_slurm_int.h"
 #include "libutil/duration.h"
 #include "libutil/json.h"
+#include "libutil/jsonw.h"
 #include "libutil/parse.h"
 #include "libutil/xalloc.h"
 
@@ -745,4 +746,150 @@ json_t *slurm_jobs_to_json(const struct slurm_jobs *jobs, int with_steps)
         jx_set(doc, "errors", a);
     }
     return doc;
+}
+
+/* slurm_job_to_json's object, written to w (same keys, same order). */
+static void job_write(const struct slurm_job *j, int is_step, struct jsonw *w)
+{
+    jsonw_obj_begin(w);
+    jsonw_key(w, "id");
+    jsonw_str(w, j->id);
+    jsonw_key(w, "state");
+    jsonw_str(w, j->state);
+    jsonw_key(w, "raw_state");
+    jsonw_str(w, j->raw_state);
+    jsonw_key(w, "exit_code");
+    jsonw_int_or_null(w, j->has_exit, j->exit_code);
+    jsonw_key(w, "signal");
+    jsonw_int_or_null(w, j->has_signal, j->signal);
+    jsonw_key(w, "start");
+    jsonw_str(w, j->start);
+    jsonw_key(w, "end");
+    jsonw_str(w, j->end);
+    jsonw_key(w, "elapsed_s");
+    if (j->has_elapsed && j->elapsed_s == (double)(long long)j->elapsed_s)
+        jsonw_int(w, (long long)j->elapsed_s);
+    else if (j->has_elapsed)
+        jsonw_real(w, j->elapsed_s);
+    else
+        jsonw_null(w);
+    jsonw_key(w, "gpus");
+    jsonw_int_or_null(w, j->has_gpus, j->gpus);
+    if (is_step) {
+        jsonw_key(w, "job_id");
+        jsonw_str(w, j->job_id);
+        jsonw_key(w, "step");
+        jsonw_str(w, j->step);
+    }
+    if (j->array_job_id) {
+        jsonw_key(w, "array_job_id");
+        jsonw_str(w, j->array_job_id);
+        jsonw_key(w, "array_task");
+        jsonw_str(w, j->array_task);
+        if (j->array_task_count) {
+            jsonw_key(w, "array_task_count");
+            jsonw_int(w, j->array_task_count);
+        }
+        if (j->array_task_ids) {
+            jsonw_key(w, "array_task_ids");
+            jsonw_arr_begin(w);
+            for (size_t i = 0; i < j->n_array_task_ids; i++)
+                jsonw_int(w, j->array_task_ids[i]);
+            jsonw_arr_end(w);
+        }
+        if (j->array_max_running) {
+            jsonw_key(w, "array_max_running");
+            jsonw_int(w, j->array_max_running);
+        }
+    }
+    if (j->het_job_id) {
+        jsonw_key(w, "het_job_id");
+        jsonw_str(w, j->het_job_id);
+        jsonw_key(w, "het_offset");
+        jsonw_int(w, j->het_offset);
+    }
+#define STR_IF(bit, key, field)                                                \
+    do {                                                                       \
+        if (j->have & (bit)) {                                                 \
+            jsonw_key(w, key);                                                 \
+            jsonw_str(w, j->field);                                            \
+        }                                                                      \
+    } while (0)
+    STR_IF(SJ_PARTITION, "partition", partition);
+    STR_IF(SJ_ACCOUNT, "account", account);
+    STR_IF(SJ_USER, "user", user);
+    STR_IF(SJ_NAME, "name", name);
+    STR_IF(SJ_REASON, "reason", reason);
+    if (j->have & SJ_NODELIST) {
+        jsonw_key(w, "nodelist");
+        jsonw_arr_begin(w);
+        for (size_t i = 0; i < j->nodelist.nr; i++)
+            jsonw_str(w, j->nodelist.v[i]);
+        jsonw_arr_end(w);
+    }
+    if (j->have & SJ_NCPUS) {
+        jsonw_key(w, "ncpus");
+        jsonw_int(w, j->ncpus);
+    }
+    if (j->have & SJ_TIME_LIMIT) {
+        jsonw_key(w, "time_limit_s");
+        jsonw_int_or_null(w, j->has_time_limit, j->time_limit_s);
+    }
+    if (j->have & SJ_TIME_LEFT) {
+        jsonw_key(w, "time_left_s");
+        jsonw_int_or_null(w, j->has_time_left, j->time_left_s);
+    }
+    STR_IF(SJ_SUBMIT, "submit", submit);
+    if (j->have & SJ_TOTAL_CPU) {
+        jsonw_key(w, "total_cpu_s");
+        if (j->has_total_cpu)
+            jsonw_real(w, j->total_cpu_s);
+        else
+            jsonw_null(w);
+    }
+    STR_IF(SJ_MAX_RSS, "max_rss", max_rss);
+    STR_IF(SJ_BATCH_HOST, "batch_host", batch_host);
+    STR_IF(SJ_JOB_ID_RAW, "job_id_raw", job_id_raw);
+    STR_IF(SJ_CLUSTER, "cluster", cluster);
+#undef STR_IF
+    jsonw_obj_end(w);
+}
+
+void slurm_jobs_write_json(const struct slurm_jobs *jobs, int with_steps,
+                           struct jsonw *w)
+{
+    jsonw_obj_begin(w);
+    jsonw_key(w, "jobs");
+    jsonw_arr_begin(w);
+    for (size_t i = 0; i < jobs->njobs; i++)
+        job_write(&jobs->jobs[i], 0, w);
+    jsonw_arr_end(w);
+    if (with_steps) {
+        jsonw_key(w, "steps");
+        jsonw_arr_begin(w);
+        for (size_t i = 0; i < jobs->nsteps; i++)
+            job_write(&jobs->steps[i], 1, w);
+        jsonw_arr_end(w);
+    }
+    if (jobs->nerrors) {
+        jsonw_key(w, "errors");
+        jsonw_arr_begin(w);
+        for (size_t i = 0; i < jobs->nerrors; i++) {
+            const struct slurm_rec_error *e = &jobs->errors[i];
+            jsonw_obj_begin(w);
+            jsonw_key(w, "record");
+            jsonw_int(w, (long long)e->record);
+            jsonw_key(w, "kind");
+            jsonw_str(w, e->kind);
+            jsonw_key(w, "expected_fields");
+            jsonw_int(w, (long long)e->expected_fields);
+            jsonw_key(w, "got_fields");
+            jsonw_int(w, (long long)e->got_fields);
+            jsonw_key(w, "id");
+            jsonw_str(w, e->id);
+            jsonw_obj_end(w);
+        }
+        jsonw_arr_end(w);
+    }
+    jsonw_obj_end(w);
 }

@@ -15,6 +15,7 @@
 
 #include "libutil/cmdspec.h"
 #include "libutil/error.h"
+#include "libutil/jsonw.h"
 #include "libutil/strvec.h"
 
 /*
@@ -205,6 +206,11 @@ json_t *slurm_job_to_json(const struct slurm_job *job, int is_step);
  * and "errors" when there are any. New reference.
  */
 json_t *slurm_jobs_to_json(const struct slurm_jobs *jobs, int with_steps);
+
+/* The same document written to w as it goes (jsonw.h: the bytes jx_dumpf
+ * gives for slurm_jobs_to_json's result), with no json_t per value. */
+void slurm_jobs_write_json(const struct slurm_jobs *jobs, int with_steps,
+                           struct jsonw *w);
 
 struct sbatch_result {
     char *job_id;           /* "519605" */

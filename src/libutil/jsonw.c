@@ -7,12 +7,21 @@
  */
 #include "libutil/jsonw.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "libutil/json.h"
 
 #define FLUSH_AT 65536
+
+/* Room for n more bytes in the buffer (and its NUL). */
+static inline char *room(struct jsonw *w, size_t n)
+{
+    if (w->buf.alloc < w->buf.len + n + 1)
+        strbuf_grow(&w->buf, n);
+    return w->buf.buf + w->buf.len;
+}
 
 static void flush(struct jsonw *w)
 {
@@ -30,14 +39,12 @@ static void put(struct jsonw *w, const char *s, size_t n)
 
 static void indent(struct jsonw *w)
 {
-    static const char spaces[] = "                                ";
     size_t n = (size_t)w->depth * 2;
-    strbuf_addch(&w->buf, '\n');
-    while (n) {
-        size_t k = n < sizeof(spaces) - 1 ? n : sizeof(spaces) - 1;
-        strbuf_add(&w->buf, spaces, k);
-        n -= k;
-    }
+    char *d = room(w, n + 1);
+    d[0] = '\n';
+    memset(d + 1, ' ', n);
+    w->buf.len += n + 1;
+    w->buf.buf[w->buf.len] = '\0';
 }
 
 void jsonw_init(struct jsonw *w, FILE *fp, int pretty)
@@ -117,7 +124,22 @@ void jsonw_arr_end(struct jsonw *w)
 static void quoted(struct jsonw *w, const char *s)
 {
     const unsigned char *p = (const unsigned char *)s;
-    for (const unsigned char *q = p; *q; q++) {
+    size_t n = 0;
+    char *d;
+
+    /* the common case: printable ASCII with nothing to escape, one copy */
+    while (p[n] >= 0x20 && p[n] < 0x80 && p[n] != '"' && p[n] != '\\')
+        n++;
+    if (!p[n]) {
+        d = room(w, n + 2);
+        d[0] = '"';
+        memcpy(d + 1, p, n);
+        d[n + 1] = '"';
+        w->buf.len += n + 2;
+        w->buf.buf[w->buf.len] = '\0';
+        return;
+    }
+    for (const unsigned char *q = p + n; *q; q++) {
         if (*q >= 0x80) {
             /* non-ASCII: jansson's own encoding of jx_str's string */
             json_t *j = jx_str(s);
@@ -199,6 +221,47 @@ void jsonw_int(struct jsonw *w, long long v)
     if (v < 0)
         d[--k] = '-';
     put(w, d + k, sizeof(d) - k);
+}
+
+/* jansson's dtostr (dump.c) at JSON_REAL_PRECISION(15): "%.15g", ".0"
+ * when that reads as an integer, no '+' or leading zeros in the exponent */
+void jsonw_real(struct jsonw *w, double x)
+{
+    char b[64];
+    int n;
+    char *e;
+
+    before(w);
+    if (!isfinite(x)) {
+        strbuf_addstr(&w->buf, "null");
+        return;
+    }
+    n = snprintf(b, sizeof(b) - 3, "%.15g", x);
+    if (n < 0 || (size_t)n >= sizeof(b) - 3) {
+        strbuf_addstr(&w->buf, "null");
+        return;
+    }
+    for (char *c = b; *c; c++)
+        if (*c == ',')
+            *c = '.'; /* a locale's decimal comma */
+    if (!strchr(b, '.') && !strchr(b, 'e')) {
+        b[n++] = '.';
+        b[n++] = '0';
+        b[n] = '\0';
+    }
+    e = strchr(b, 'e');
+    if (e) {
+        char *start = e + 1, *end = start + 1;
+        if (*start == '-')
+            start++;
+        while (*end == '0')
+            end++;
+        if (end != start) {
+            memmove(start, end, (size_t)(n - (end - b)) + 1);
+            n -= (int)(end - start);
+        }
+    }
+    strbuf_add(&w->buf, b, (size_t)n);
 }
 
 void jsonw_null(struct jsonw *w)

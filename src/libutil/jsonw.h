@@ -43,6 +43,8 @@ void jsonw_key(struct jsonw *w, const char *key);
 void jsonw_str(struct jsonw *w, const char *s);
 void jsonw_int(struct jsonw *w, long long v);
 void jsonw_null(struct jsonw *w);
+/* x as jx_real(x) dumps (jansson's %.15g form; null when not finite). */
+void jsonw_real(struct jsonw *w, double x);
 /* v when has_value, else null (as jx_int_or_null). */
 void jsonw_int_or_null(struct jsonw *w, int has_value, long long v);
 /*

@@ -2,7 +2,10 @@
  * test_jsonw.c - the streaming writer gives jx_dumpf's bytes: the same
  * document built as json_t and written with jsonw, pretty and compact,
  * with escapes, control bytes, non-ASCII and invalid UTF-8, nulls,
- * negative and large integers, empty and nested containers.
+ * negative and large integers, empty and nested containers; and the
+ * parsers' streaming writers (sinfo, squeue, sacct) give the bytes of
+ * their json_t documents on every captured output in tests/fixtures/slurm
+ * and on synthetic rows with reals, arrays and bad records.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -12,6 +15,8 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "libdiscovery/parse_sinfo.h"
+#include "libsched/parse_slurm.h"
 #include "libutil/json.h"
 #include "libutil/jsonw.h"
 
@@ -23,6 +28,25 @@ static const char *const strs[] = {"plain",
                                    "caf\xc3\xa9 \xe2\x82\xac",
                                    "bad \xff\xfe utf8 \xc3",
                                    "gpu:a100:4(S:0-1)"};
+
+static const double reals[] = {0.25,
+                               62.125,
+                               -3.0,
+                               0.1,
+                               1e20,
+                               1e-5,
+                               1.5e-7,
+                               1e100,
+                               -2e-300,
+                               123456789012345678.0,
+                               3.14159265358979,
+                               0.0,
+                               -0.0,
+                               1.0 / 0.0,
+                               0.0 / 0.0,
+                               7.0e15,
+                               1e15,
+                               1e16};
 
 static char *slurp_stream(FILE *f)
 {
@@ -60,6 +84,12 @@ static void check(int pretty)
         json_array_append_new(arr, o);
     }
     jx_set(doc, "items", arr);
+    {
+        json_t *r = json_array();
+        for (size_t i = 0; i < sizeof(reals) / sizeof(reals[0]); i++)
+            json_array_append_new(r, jx_real(reals[i]));
+        jx_set(doc, "reals", r);
+    }
     jx_set(doc, "n", json_integer(0));
     assert_int_equal(jx_dumpf(doc, a, pretty), 0);
     json_decref(doc);
@@ -94,6 +124,11 @@ static void check(int pretty)
         jsonw_arr_end(&w);
         jsonw_obj_end(&w);
     }
+    jsonw_arr_end(&w);
+    jsonw_key(&w, "reals");
+    jsonw_arr_begin(&w);
+    for (size_t i = 0; i < sizeof(reals) / sizeof(reals[0]); i++)
+        jsonw_real(&w, reals[i]);
     jsonw_arr_end(&w);
     jsonw_key(&w, "n");
     jsonw_int(&w, 0);
@@ -133,12 +168,127 @@ static void test_unbalanced_fails(void **state)
     fclose(f);
 }
 
+static char *file_text(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    char *b;
+    long n;
+    assert_non_null(f);
+    fseek(f, 0, SEEK_END);
+    n = ftell(f);
+    rewind(f);
+    b = calloc(1, (size_t)n + 1);
+    assert_int_equal(fread(b, 1, (size_t)n, f), (size_t)n);
+    fclose(f);
+    *len = (size_t)n;
+    return b;
+}
+
+/* both writers of one parsed input; 0 when the parser refused it */
+static int same_bytes(const char *kind, const char *buf, size_t len)
+{
+    FILE *a = tmpfile(), *b = tmpfile();
+    struct jsonw w;
+    const char *k = NULL;
+    char *x, *y;
+    json_t *doc;
+    exa_error_t err = EXA_ERROR_INIT;
+    int ok = 1;
+
+    if (!strcmp(kind, "sinfo")) {
+        struct sinfo_result r;
+        memset(&r, 0, sizeof(r));
+        if (sinfo_parse_cmd(buf, len, NULL, &r, &k, &err) < 0) {
+            sinfo_result_free(&r);
+            ok = 0;
+            goto out;
+        }
+        doc = sinfo_result_to_json(&r);
+        jsonw_init(&w, b, 1);
+        sinfo_result_write_json(&r, &w);
+        sinfo_result_free(&r);
+    } else {
+        struct slurm_jobs j;
+        int steps = !strcmp(kind, "sacct");
+        memset(&j, 0, sizeof(j));
+        if ((steps ? sacct_parse_cmd(buf, len, NULL, &j, &k, &err)
+                   : squeue_parse_cmd(buf, len, NULL, &j, &k, &err)) < 0) {
+            slurm_jobs_free(&j);
+            ok = 0;
+            goto out;
+        }
+        doc = slurm_jobs_to_json(&j, steps);
+        jsonw_init(&w, b, 1);
+        slurm_jobs_write_json(&j, steps, &w);
+        slurm_jobs_free(&j);
+    }
+    assert_int_equal(jx_dumpf(doc, a, 1), 0);
+    json_decref(doc);
+    assert_int_equal(jsonw_finish(&w), 0);
+    x = slurp_stream(a);
+    y = slurp_stream(b);
+    assert_string_equal(y, x);
+    free(x);
+    free(y);
+out:
+    fclose(a);
+    fclose(b);
+    return ok;
+}
+
+static void test_parsers_stream_same_bytes(void **state)
+{
+    static const char *const fx[][2] = {
+        {"sinfo", "sinfo-O-padded.out"},
+        {"sinfo", "sinfo-default.out"},
+        {"sinfo", "sinfo-multicluster.out"},
+        {"sinfo", "sinfo-pipe-header.out"},
+        {"sinfo", "sinfo-pipe-noheader.out"},
+        {"squeue", "squeue-O-cluster.out"},
+        {"squeue", "squeue-O-tres.out"},
+        {"squeue", "squeue-default.out"},
+        {"squeue", "squeue-held.out"},
+        {"squeue", "squeue-pipe-noheader.out"},
+        {"squeue", "scontrol-job-running.out"},
+        {"sacct", "sacct-cancelled.out"},
+        {"sacct", "sacct-default.out"},
+        {"sacct", "sacct-exa-format.out"},
+        {"sacct", "sacct-header.out"},
+        {"sacct", "sacct-over-run.out"},
+        {"sacct", "sacct-timeout.out"},
+    };
+    /* reals, array ranges, a bad record */
+    const char *sacct_syn =
+        "JobID|State|ExitCode|Start|End|Elapsed|TotalCPU|AllocTRES|User\n"
+        "7_[1-3%2]|PENDING|0:0|Unknown|Unknown|00:00:00|00:00.250|"
+        "cpu=1|al\"ice\n"
+        "8|COMPLETED|0:0|2026-01-01T00:00:00|2026-01-01T00:00:01|"
+        "00:00:01|01:02.125|cpu=2,gres/gpu=1|bob\n"
+        "8.batch|COMPLETED|0:0|2026-01-01T00:00:00|2026-01-01T00:00:01|"
+        "00:00:01|00:01.5||\n"
+        "9|only|three\n";
+    int parsed = 0;
+    (void)state;
+    for (size_t i = 0; i < sizeof(fx) / sizeof(fx[0]); i++) {
+        char path[256];
+        size_t len;
+        char *buf;
+        snprintf(path, sizeof(path), "tests/fixtures/slurm/%s", fx[i][1]);
+        buf = file_text(path, &len);
+        parsed += same_bytes(fx[i][0], buf, len);
+        free(buf);
+    }
+    assert_true(parsed >= 15);
+    assert_int_equal(same_bytes("sacct", sacct_syn, strlen(sacct_syn)), 1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_pretty_matches_jansson),
         cmocka_unit_test(test_compact_matches_jansson),
         cmocka_unit_test(test_unbalanced_fails),
+        cmocka_unit_test(test_parsers_stream_same_bytes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
