@@ -20,7 +20,13 @@ int cmd_hpc_job_map(struct exa_ctx *ctx, int argc, char **argv);
      "else 'default'), job.\n"                                                 \
      "Nodes come from the saved snapshots (exa hpc nodes). --out replaces\n"   \
      "PATH atomically (the old file stays if the write fails); without it\n"   \
-     "the JSON is printed."},                                                  \
+     "the JSON is printed."                                                    \
+     "\n"                                                                      \
+     "\n"                                                                      \
+     "Options:\n"                                                              \
+     "  --out PATH            write the file_sd file (default: print it)\n"    \
+     "  --cluster NAME        only this (ACTIVE) cluster\n"                    \
+     "Example: exa hpc prometheus-sd --out /etc/prometheus/exa.json"},         \
     {                                                                          \
         "job-map", cmd_hpc_job_map,                                            \
             "prolog|epilog [--dir DIR] [--job-id ID] [--gpus LIST]",           \
@@ -35,7 +41,14 @@ int cmd_hpc_job_map(struct exa_ctx *ctx, int argc, char **argv);
             "the GPUs to $SLURM_JOB_GPUS, $SLURM_STEP_GPUS or\n"               \
             "$CUDA_VISIBLE_DEVICES. prolog adds the id to each GPU's file; "   \
             "epilog\n"                                                         \
-            "removes it from every file, leaving other jobs' ids."             \
+            "removes it from every file, leaving other jobs' ids.\n\n"         \
+            "Options:\n"                                                       \
+            "  prolog|epilog         add the job to its GPUs' files, or\n"     \
+            "                        remove it\n"                              \
+            "  --dir DIR             the mapping directory (default above)\n"  \
+            "  --job-id ID           the job (default $SLURM_JOB_ID)\n"        \
+            "  --gpus LIST           the GPU indexes (default from Slurm)\n"   \
+            "Example: exa hpc job-map prolog --dir /var/run/dcgm-job-map"      \
     }
 
 #endif

@@ -38,27 +38,70 @@ int cmd_hpc_logs(struct exa_ctx *ctx, int argc, char **argv);
      "The scheduler is EXAMLOPS_HPC_SCHEDULER, the connection\n"               \
      "EXAMLOPS_HPC_TRANSPORT / EXAMLOPS_HPC_SSH_*.\n"                          \
      "--dry-run prints the resolved cluster, the scheduler command and\n"      \
-     "run.sh, and copies, submits and records nothing.\n"                      \
+     "run.sh, and copies, submits and records nothing.\n\n"                    \
+     "Options:\n"                                                              \
+     "  SCRIPT                the payload, run with bash on the cluster\n"     \
+     "  --cluster NAME        the cluster (default EXAMLOPS_HPC_CLUSTER,\n"    \
+     "                        else the environment target)\n"                  \
+     "  --partition --qos --account --constraint --time --nodes --ntasks\n"    \
+     "  --cpus-per-task --mem --gpus --job-name --array   the resource ask\n"  \
+     "                        (default EXAMLOPS_HPC_*; --gpus: job total)\n"   \
+     "  --hold                submit held\n"                                   \
+     "  --wait                wait for the job to end (exit as hpc wait)\n"    \
+     "  --dry-run             print, submit nothing (above)\n"                 \
      "Example: exa hpc submit job.sh --cluster c1 --gpus 1 --dry-run"},        \
         {"status", cmd_hpc_status, "JOBID... [--cluster NAME]",                \
          "state of jobs (one batched query)",                                  \
          "Asks the scheduler once for all JOBIDs (squeue, then sacct for\n"    \
-         "those that left the queue) and records what it learned."},           \
+         "those that left the queue) and records what it learned."             \
+         "\n"                                                                  \
+         "\n"                                                                  \
+         "Options:\n"                                                          \
+         "  JOBID...              job ids as the scheduler prints them\n"      \
+         "  --cluster NAME        the cluster (default: the one that "         \
+         "recorded the\n"                                                      \
+         "                        job, else EXAMLOPS_HPC_CLUSTER)\n"           \
+         "Example: exa hpc status 4242 4243 --cluster c1"},                    \
         {"wait", cmd_hpc_wait, "JOBID... [--cluster NAME]",                    \
          "wait until jobs end",                                                \
          "Polls every EXAMLOPS_HPC_POLL_INTERVAL s (10) until every job is\n"  \
          "terminal, at most EXAMLOPS_SLURM_MAX_WAIT_S s (86400), giving up\n"  \
          "after EXAMLOPS_SLURM_MAX_UNKNOWN_POLLS (5) polls that do not see "   \
          "a\n"                                                                 \
-         "job. Exit 0 when all COMPLETED, 1 otherwise."},                      \
+         "job. Exit 0 when all COMPLETED, 1 otherwise."                        \
+         "\n"                                                                  \
+         "\n"                                                                  \
+         "Options:\n"                                                          \
+         "  JOBID...              job ids as the scheduler prints them\n"      \
+         "  --cluster NAME        the cluster (default: the one that "         \
+         "recorded the\n"                                                      \
+         "                        job, else EXAMLOPS_HPC_CLUSTER)\n"           \
+         "Example: exa hpc wait 4242 --cluster c1"},                           \
         {"cancel", cmd_hpc_cancel, "JOBID... [--cluster NAME]",                \
          "cancel jobs (scancel, flux cancel)",                                 \
          "Cancels each JOBID. When any fails the exit status is the first\n"   \
-         "failure's and --json prints {error, exit_code, hint, results}."},    \
+         "failure's and --json prints {error, exit_code, hint, results}."      \
+         "\n"                                                                  \
+         "\n"                                                                  \
+         "Options:\n"                                                          \
+         "  JOBID...              job ids as the scheduler prints them\n"      \
+         "  --cluster NAME        the cluster (default: the one that "         \
+         "recorded the\n"                                                      \
+         "                        job, else EXAMLOPS_HPC_CLUSTER)\n"           \
+         "Example: exa -y hpc cancel 4242 --cluster c1"},                      \
         {"logs", cmd_hpc_logs, "JOBID [--cluster NAME] [--err]",               \
          "print a job's output log",                                           \
          "Fetches <job dir>/<JOBID>.out (or .err) over the transport,\n"       \
          "keeping its last EXAMLOPS_HPC_LOG_MAX_BYTES bytes (8 MiB); a\n"      \
-         "warning on stderr says when the start was cut."},
+         "warning on stderr says when the start was cut."                      \
+         "\n"                                                                  \
+         "\n"                                                                  \
+         "Options:\n"                                                          \
+         "  JOBID                 the job\n"                                   \
+         "  --cluster NAME        the cluster (default: the one that "         \
+         "recorded it)\n"                                                      \
+         "  --err                 the job's stderr (.err) instead of its "     \
+         "output\n"                                                            \
+         "Example: exa hpc logs 4242 --err"},
 
 #endif
