@@ -161,7 +161,9 @@ static const struct exa_cmd cmds[] = {
      "cut widths from -O (20 by default) or %.Nx; a value that filled its\n"
      "width may be truncated (a TRES cell gives gpus null); squeue -t with\n"
      "one state sets that state when no state column was printed. A\n"
-     "printed header still names the columns."},
+     "printed header still names the columns.\n"
+     "Example: squeue -h -o '%i|%T' | exa debug parse squeue --command "
+     "\"squeue -h -o '%i|%T'\""},
     {NULL},
 };
 

@@ -27,7 +27,22 @@ static const struct exa_group *const groups[] = {
 /* Top-level commands that are not groups (`exa train` runs on clusters). */
 static const struct exa_cmd top_cmds[] = {
     {"train", cmd_train, TRAIN_USAGE,
-     "train a model in this process (the payload of cluster runs)", NULL},
+     "train a model in this process (the payload of cluster runs)",
+     "Loads the dataset, trains and evaluates the model and writes its\n"
+     "artifacts (model.json, encoders.json, metrics.json, SHA256SUMS) to\n"
+     "DIR; prints the summary as JSON. 'exa pipeline run --cluster' runs\n"
+     "it on the cluster; it registers nothing itself.\n\n"
+     "Options:\n"
+     "  --model M             zoo model (JPCP)\n"
+     "  --dataset D           dataset (PM100Dataset)\n"
+     "  --dataset-path FILE   the CSV file to read\n"
+     "  --out DIR             where the artifacts go\n"
+     "  --dummy               only the first 50 usable rows of each split\n"
+     "  --threads N           training threads (default 2)\n"
+     "  --max-skip SHARE      fail above this share of skipped records\n"
+     "                        (default 10%)\n"
+     "Example: exa train --model JPCP --dataset PM100Dataset "
+     "--dataset-path pm100.csv --out /tmp/jpcp --dummy"},
     {"serve", cmd_serve, SERVE_USAGE,
      "serve /metrics, /healthz, the REST API and the Facility console",
      "Collects every EXAMLOPS_EXPORTER_INTERVAL_S (default 30) seconds: one\n"

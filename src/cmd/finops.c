@@ -630,11 +630,13 @@ static const struct exa_cmd cmds[] = {
      "  --gpu-tdp W          W per GPU (400)\n"
      "  --cpu-tdp W          W of the CPU (120)\n"
      "\n"
-     "Formulas and defaults: doc/finops.md."},
+     "Formulas and defaults: doc/finops.md.\n"
+     "Example: exa finops carbon estimate --gpu-hours 12"},
     {"cost", cmd_cost, "providers",
      "the cost providers and rates used by 'exa models cost'",
      "  cost providers   list flat-rate and tiered-example with the rates\n"
-     "                   in effect (GPU_COST_PER_HOUR, CPU_COST_PER_HOUR)"},
+     "                   in effect (GPU_COST_PER_HOUR, CPU_COST_PER_HOUR)\n"
+     "Example: exa finops cost providers"},
     {NULL},
 };
 

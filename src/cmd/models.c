@@ -209,17 +209,27 @@ static int cmd_show(struct exa_ctx *ctx, int argc, char **argv)
 }
 
 static const struct exa_cmd cmds[] = {
-    {"list", cmd_list, "", "models with registered versions", NULL},
+    {"list", cmd_list, "", "models with registered versions",
+     "Lists every model with a registered version: its versions, the\n"
+     "latest one's stage and metrics. --json prints the full rows.\n"
+     "Example: exa models list"},
     {"show", cmd_show, "MODEL [--version N]",
      "versions of a model with metrics, stage and job lineage",
      "Without --version: every version, oldest first. With --version N:\n"
      "that version in full (metrics, dataset, rows, artifact directory\n"
      "and its SHA-256, the job/cluster/scheduler that trained it).\n"
-     "Exit 1 when the model or version is not registered."},
+     "Exit 1 when the model or version is not registered.\n\n"
+     "Options:\n"
+     "  MODEL                 the model (JPCP)\n"
+     "  --version N           one version in full (default: every version)\n"
+     "Example: exa models show JPCP --version 3"},
     {"cost", cmd_models_cost, MODELS_COST_USAGE, MODELS_COST_SUMMARY,
      MODELS_COST_HELP},
     {"cost-list", cmd_models_cost_list, MODELS_COST_LIST_USAGE,
-     MODELS_COST_LIST_SUMMARY, NULL},
+     MODELS_COST_LIST_SUMMARY,
+     "Sums the cost rows 'exa models cost --record' stored, per model and\n"
+     "provider. Takes no options.\n"
+     "Example: exa models cost-list"},
     {NULL},
 };
 

@@ -525,7 +525,8 @@ static const struct exa_cmd cmds[] = {
      "Exit: 0 ok, 1 training/job failed, preflight failed or malformed\n"
      "dataset, 2 usage or unknown name, 3 dataset file, data directory or\n"
      "database, 4 transport, 5 scheduler, 6 cluster not approved.\n"
-     "See doc/pipeline-run.md and doc/cluster-run.md."},
+     "See doc/pipeline-run.md and doc/cluster-run.md.\n"
+     "Example: exa pipeline run --cluster auto --gpus 1 --dry-run"},
     {NULL},
 };
 

@@ -1,7 +1,8 @@
 #!/bin/bash
 # `exa hpc COMMAND --help` (issue 13): every hpc command explains what it
 # does, lists each option of its usage line in an Options section with a
-# sentence, and ends with an example of itself.
+# sentence, and ends with an example of itself; the models, finops,
+# pipeline and debug commands and exa train give an example as well.
 . "$(dirname "$0")/lib.sh"
 exa_test_env
 cmds=$("$EXA" hpc --help | awk '/^commands:/{f=1;next} f&&/^  [a-z]/{print $1}')
@@ -17,5 +18,11 @@ for c in $cmds; do
     is "$missing" "" "hpc $c: every option of its usage line is explained"
     like "$h" "^Example: exa (-y )?hpc $c( |$)" "hpc $c: --help ends with an example"
     [ "$(wc -l <<<"$h")" -ge 6 ]; ok "hpc $c: more than a one-line help" test $? -eq 0
+done
+# the other groups' commands and exa train end with an example too
+for gc in "models list" "models show" "models cost-list" "finops carbon" \
+    "finops cost" "pipeline run" "debug parse" "train"; do
+    h=$("$EXA" $gc --help)
+    like "$h" "^Example: .*exa $gc( |$)" "$gc: --help ends with an example"
 done
 done_testing
