@@ -55,10 +55,13 @@ static const struct mcp_tool ECHO = {
     t_echo,
     NULL};
 
-static int fake_auth(void *ctx, const char *token, struct mcp_principal *out,
+static int fake_auth(void *ctx, const char *token,
+                     const struct mcp_http_req *req, struct mcp_principal *out,
                      exa_error_t *err)
 {
-    (void)ctx;
+    (void)ctx, (void)req;
+    if (!token)
+        return exa_err(err, EXA_EFAIL, "no token");
     if (strcmp(token, "good"))
         return exa_err(err, EXA_EFAIL, "bad token");
     memcpy(out->user, "fuzz", 5);

@@ -139,7 +139,7 @@ static int serve_http(struct exa_ctx *ctx, const char *listen, int allow_writes)
     sigaddset(&set, SIGTERM);
     pthread_sigmask(SIG_BLOCK, &set, NULL);
     hs = http_server_new();
-    if (!(m = mcp_mount(hs, "/mcp", allow_writes, &err))) {
+    if (!(m = mcp_mount(hs, "/mcp", allow_writes, NULL, &err))) {
         http_server_free(hs);
         return out_error(ctx, &err, NULL);
     }

@@ -20,9 +20,11 @@
 #include <unistd.h>
 
 #include "cmd/groups.h"
+#include "libauth/throttle.h"
 #include "libobserve/collect.h"
 #include "libobserve/exporter.h"
 #include "libobserve/promtext.h"
+#include "libutil/parse.h"
 #include "libutil/strbuf.h"
 #include "libutil/xalloc.h"
 #include "server/api.h"
@@ -177,6 +179,9 @@ int cmd_serve(struct exa_ctx *ctx, int argc, char **argv)
     struct obs_collect_ctx cctx = {0, EXA_ERROR_INIT};
     struct http_server *srv;
     struct mcp_mount *mcp;
+    struct auth_throttle *thr;
+    const char *env_fl = getenv("EXAMLOPS_SERVE_AUTH_FAIL_LIMIT");
+    int fail_limit = 0;
     struct worker_listen_opts wopts = {NULL, 0, NULL};
     struct worker_listener *wl = NULL;
     sigset_t set;
@@ -187,6 +192,15 @@ int cmd_serve(struct exa_ctx *ctx, int argc, char **argv)
         (rc = parse_interval(ctx, "EXAMLOPS_EXPORTER_INTERVAL_S", env_iv,
                              &interval)))
         return rc;
+    if (env_fl && *env_fl) {
+        int64_t v;
+        if (parse_i64_str(env_fl, &v) < 0 || v < 1 || v > 1000000)
+            return out_errorf(ctx, EXA_ECONFIG, NULL,
+                              "EXAMLOPS_SERVE_AUTH_FAIL_LIMIT is '%s': "
+                              "expected an integer between 1 and 1000000",
+                              env_fl);
+        fail_limit = (int)v;
+    }
     optind = 0;
     opterr = 0;
     while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
@@ -297,15 +311,19 @@ int cmd_serve(struct exa_ctx *ctx, int argc, char **argv)
     memset(&acfg, 0, sizeof(acfg));
     acfg.secure_cookies = secure_cookies;
     acfg.trusted_proxy = proxy;
+    /* one slow-down for the REST API, the console and /mcp */
+    thr = auth_throttle_new(fail_limit, 0, 0);
+    acfg.throttle = thr;
     http_route(srv, "GET", "/metrics", h_metrics, &mctx);
     http_route(srv, "GET", "/healthz", h_healthz, ex);
     api = api_register(srv, &acfg);
     console_register(srv);
-    if (!(mcp = mcp_mount_env(srv, &err)) ||
+    if (!(mcp = mcp_mount_env(srv, thr, &err)) ||
         http_server_listen(srv, listen, &err) < 0) {
         http_server_free(srv);
         api_free(api);
         mcp_unmount(mcp);
+        auth_throttle_free(thr);
         obs_exporter_free(ex);
         return out_error(ctx, &err, NULL);
     }
@@ -314,6 +332,7 @@ int cmd_serve(struct exa_ctx *ctx, int argc, char **argv)
             http_server_free(srv);
             api_free(api);
             mcp_unmount(mcp);
+            auth_throttle_free(thr);
             obs_exporter_free(ex);
             return out_errorf(ctx, EXA_EUSAGE,
                               "give --tls-cert FILE --tls-key FILE, or "
@@ -339,6 +358,7 @@ int cmd_serve(struct exa_ctx *ctx, int argc, char **argv)
         http_server_free(srv);
         api_free(api);
         mcp_unmount(mcp);
+        auth_throttle_free(thr);
         obs_exporter_free(ex);
         return out_error(ctx, &err, NULL);
     }
@@ -346,6 +366,7 @@ int cmd_serve(struct exa_ctx *ctx, int argc, char **argv)
         http_server_free(srv);
         api_free(api);
         mcp_unmount(mcp);
+        auth_throttle_free(thr);
         obs_exporter_free(ex);
         return out_error(ctx, &err, NULL);
     }
@@ -365,6 +386,7 @@ int cmd_serve(struct exa_ctx *ctx, int argc, char **argv)
     http_server_free(srv);
     api_free(api);
     mcp_unmount(mcp);
+    auth_throttle_free(thr);
     obs_exporter_free(ex);
     return 0;
 }

@@ -319,10 +319,15 @@ int auth_record_denied(store_t *st, const char *actor, int status,
                        const char *remote, exa_error_t *err)
 {
     json_t *d = json_object();
+    char target[AUTH_DENIED_PATH_MAX + 4];
     int rc;
+    /* a request line is the caller's: cut it, so one refused call
+     * cannot write more than a few hundred bytes into the log */
+    snprintf(target, sizeof(target), "%.*s%s", AUTH_DENIED_PATH_MAX,
+             path ? path : "",
+             path && strlen(path) > AUTH_DENIED_PATH_MAX ? "..." : "");
     jx_set(d, "status", json_integer(status));
     jx_set(d, "method", jx_str(method));
-    jx_set(d, "path", jx_str(path));
     jx_set(d, "reason", jx_str(reason));
     jx_set(d, "remote", jx_str(remote));
     if (store_begin(st, err) < 0) {
@@ -330,7 +335,7 @@ int auth_record_denied(store_t *st, const char *actor, int status,
         return -1;
     }
     rc = audit_append(st, "api", actor && *actor ? actor : "anonymous",
-                      "api_denied", path, d, err);
+                      "api_denied", target, d, err);
     json_decref(d);
     if (rc < 0 || store_commit(st, err) < 0) {
         store_rollback(st);

@@ -108,12 +108,16 @@ int auth_check_id(store_t *st, long long id, struct auth_principal *out,
  */
 void auth_sha256_hex(const char *text, size_t len, char hex[65]);
 
+/* The longest request path an `api_denied` event keeps. */
+#define AUTH_DENIED_PATH_MAX 256
+
 /*
  * Record a refused call as audit event `api_denied` (source "api";
- * target the path; details: status, method, path, reason, remote) in its
- * own transaction. actor is the token's user name, or NULL/"" for
- * "anonymous" (no or an unknown token). No argument may hold a token.
- * 0 or -1 with err (EXA_ECONFIG).
+ * target the path, cut to AUTH_DENIED_PATH_MAX bytes and "..." when
+ * longer; details: status, method, reason, remote) in its own
+ * transaction. method and remote may be NULL (json null). actor is the token's
+ * user name, or NULL/"" for "anonymous" (no or an unknown token). No argument
+ * may hold a token. 0 or -1 with err (EXA_ECONFIG).
  */
 int auth_record_denied(store_t *st, const char *actor, int status,
                        const char *method, const char *path, const char *reason,

@@ -67,11 +67,13 @@ struct mcp_session {
     char *user;           /* see above; NULL: unknown */
     char *role;           /* see above */
     char log_level[16];   /* logging/setLevel, default "info" */
+    char remote[64];      /* HTTP: the peer address of the latest request
+                             ("" unknown, stdio), for audit events */
 };
 
 #define MCP_SESSION_INIT                                                       \
     {                                                                          \
-        0, "", NULL, NULL, NULL, NULL, "info"                                  \
+        0, "", NULL, NULL, NULL, NULL, "info", ""                              \
     }
 
 /* Free the session's strings; the struct may be reused after

@@ -321,6 +321,8 @@ static void post(struct mcp_http *h, const struct mcp_http_req *req,
             fresh.user = xstrdup(who->user);
             fresh.role = xstrdup(who->role);
         }
+        xsnprintf(fresh.remote, sizeof(fresh.remote), "%s",
+                  req->remote ? req->remote : "");
         sess = &fresh;
     } else {
         json_decref(msg);
@@ -337,6 +339,8 @@ static void post(struct mcp_http *h, const struct mcp_http_req *req,
             free(hs->s.role);
             hs->s.role = xstrdup(who->role);
         }
+        xsnprintf(hs->s.remote, sizeof(hs->s.remote), "%s",
+                  req->remote ? req->remote : "");
         out = mcp_handle(h->srv, sess, msg, &kind, &was_init);
         pthread_mutex_unlock(&hs->lock);
         pthread_mutex_lock(&h->lock);
@@ -382,21 +386,31 @@ int mcp_http_handle(struct mcp_http *h, const struct mcp_http_req *req,
     }
     if (h->auth) {
         memset(&who, 0, sizeof(who));
-        if (!(token = bearer(req->authorization))) {
-            resp->www_authenticate = 1;
-            refuse(resp, 401, -32000,
-                   "unauthorized: send 'Authorization: Bearer TOKEN' (see "
-                   "'exa auth token create')");
-            return 0;
-        }
-        if (h->auth(h->auth_ctx, token, &who, &err) < 0) {
+        token = bearer(req->authorization);
+        if (h->auth(h->auth_ctx, token, req, &who, &err) < 0) {
             if (err.code == EXA_ECONFIG) { /* the store, not the token */
                 refuse(resp, 500, MCP_INTERNAL_ERROR, err.text);
                 return 0;
             }
+            if (who.retry_after > 0) {
+                struct strbuf sb = STRBUF_INIT;
+                strbuf_addf(&sb,
+                            "too many failed authentications from this "
+                            "address; retry in %ld s",
+                            who.retry_after);
+                resp->retry_after = who.retry_after;
+                refuse(resp, 429, -32000, sb.buf);
+                strbuf_release(&sb);
+                return 0;
+            }
             resp->www_authenticate = 1;
-            refuse(resp, 401, -32000,
-                   err.text[0] ? err.text : "unauthorized: invalid token");
+            if (!token)
+                refuse(resp, 401, -32000,
+                       "unauthorized: send 'Authorization: Bearer TOKEN' "
+                       "(see 'exa auth token create')");
+            else
+                refuse(resp, 401, -32000,
+                       err.text[0] ? err.text : "unauthorized: invalid token");
             return 0;
         }
     }

@@ -50,6 +50,9 @@ struct mcp_http_req {
     const char *content_type;     /* Content-Type */
     const char *body;             /* POST body, body_len bytes */
     size_t body_len;
+    const char *remote;      /* the peer address ("127.0.0.1"); NULL unknown */
+    const char *method_name; /* the method as sent ("POST"), for audit
+                                events; NULL unknown */
 };
 
 /* The answer: the front end sends status, the headers that are set, and
@@ -62,23 +65,29 @@ struct mcp_http_resp {
     char session_id[33];  /* "" or the Mcp-Session-Id to send */
     int allow;            /* 1: send Allow: POST, DELETE */
     int www_authenticate; /* 1: send WWW-Authenticate: Bearer */
+    long retry_after;     /* > 0 (a 429): send Retry-After: N */
 };
 
 /* The token's user and role, filled by an authenticator. */
 struct mcp_principal {
     char user[128];
-    char role[16]; /* "viewer", "operator" or "admin" */
+    char role[16];    /* "viewer", "operator" or "admin" */
+    long retry_after; /* set on a refusal: the address is held back this
+                         many seconds more (answered 429, not 401) */
 };
 
 /*
- * Check a bearer token (the text after "Bearer "). Returns 0 and fills
- * out, or -1 with err when the token is unknown, expired or revoked (the
- * request is answered 401), or with err EXA_ECONFIG when the tokens could
- * not be read (500).
+ * Check a bearer token (the text after "Bearer "; NULL when the request
+ * had none) of request req (its remote address and method, for the
+ * slow-down and the audit). Returns 0 and fills out, or -1 with err when
+ * the token is missing, unknown, expired or revoked (the request is
+ * answered 401, or 429 with Retry-After when out->retry_after > 0), or
+ * with err EXA_ECONFIG when the tokens could not be read (500).
  * Called from the server's threads, possibly at the same time: it must be
  * thread-safe.
  */
 typedef int (*mcp_auth_f)(void *ctx, const char *token,
+                          const struct mcp_http_req *req,
                           struct mcp_principal *out, exa_error_t *err);
 
 struct mcp_http;

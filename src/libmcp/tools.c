@@ -15,6 +15,7 @@
 #include <strings.h>
 
 #include "libauth/auth.h"
+#include "libauth/throttle.h"
 #include "libfleet/governance.h"
 #include "libfleet/registry.h"
 #include "libstore/audit.h"
@@ -39,25 +40,34 @@ int mcp_env_allow_writes(const char *v)
     return -1;
 }
 
-int mcp_auth_store(void *ctx, const char *token, struct mcp_principal *out,
-                   exa_error_t *err)
+int mcp_auth_store(void *ctx, const char *token, const struct mcp_http_req *req,
+                   struct mcp_principal *out, exa_error_t *err)
 {
+    struct auth_throttle *thr = ctx;
     struct auth_principal p;
+    exa_error_t e = EXA_ERROR_INIT;
     store_t *st = store_open(NULL, err);
+    const char *remote = req && req->remote ? req->remote : "";
     int rc;
-    (void)ctx;
     if (!st)
         return -1;
     memset(&p, 0, sizeof(p));
-    rc = auth_verify(st, token, &p, err);
+    rc = auth_verify(st, token, &p, &e);
     if (rc == 0) {
         xsnprintf(out->user, sizeof(out->user), "%s", p.user);
         xsnprintf(out->role, sizeof(out->role), "%s", auth_role_name(p.role));
-    } else if (!err || err->code != EXA_ECONFIG)
-        /* the method is not known here: recorded as null */
-        auth_record_denied(st, p.user[0] ? p.user : NULL, 401, NULL, "/mcp",
-                           err ? err->text : "invalid token", NULL, NULL);
+    } else if (e.code != EXA_ECONFIG &&
+               (out->retry_after = auth_throttle_failed(thr, remote)) <= 0 &&
+               token)
+        /* a missing token is counted but not audited: nothing was
+         * presented; a held-back one neither (the slow-down bounds the
+         * log) */
+        auth_record_denied(st, p.user[0] ? p.user : NULL, 401,
+                           req ? req->method_name : NULL, "/mcp", e.text,
+                           remote, NULL);
     store_close(st);
+    if (rc < 0 && err)
+        *err = e;
     return rc;
 }
 
@@ -132,15 +142,23 @@ static int allowed(const struct mcp_call *call, enum auth_role needed,
                    exa_error_t *err)
 {
     enum auth_role have;
+    store_t *st;
     if (!call->sess->role)
         return 0;
     have = auth_role_parse(call->sess->role);
     if (auth_role_allows(have, needed))
         return 0;
-    return exa_err(
-        err, EXA_EFAIL, "tool '%s' needs the %s role; the token of '%s' has %s",
-        call->tool, auth_role_name(needed),
-        call->sess->user ? call->sess->user : "?", auth_role_name(have));
+    exa_err(err, EXA_EFAIL,
+            "tool '%s' needs the %s role; the token of '%s' has %s", call->tool,
+            auth_role_name(needed), call->sess->user ? call->sess->user : "?",
+            auth_role_name(have));
+    /* audited as the REST API's 403 is */
+    if ((st = store_open(NULL, NULL))) {
+        auth_record_denied(st, call->sess->user, 403, "POST", "/mcp",
+                           err ? err->text : "role", call->sess->remote, NULL);
+        store_close(st);
+    }
+    return -1;
 }
 
 static const char *arg_str(const struct mcp_call *c, const char *k)

@@ -39,10 +39,14 @@ int mcp_env_allow_writes(const char *value);
 /*
  * An mcp_auth_f (libmcp/mcp_http.h) over platform.db's tokens: opens the
  * store, auth_verify()s the token and fills out with its user and role
- * name. A refused token is audited (`api_denied`, path /mcp, under the
- * token's user when it was known). ctx is unused.
+ * name. ctx is the struct auth_throttle (libauth/throttle.h; may be NULL)
+ * that counts the failures per req->remote: a failure while the address
+ * is held back sets out->retry_after (429) and is not audited; any other
+ * refused token is audited (`api_denied`, path /mcp, method, remote,
+ * under the token's user when it was known); a missing token is counted
+ * but not audited.
  */
-int mcp_auth_store(void *ctx, const char *token, struct mcp_principal *out,
-                   exa_error_t *err);
+int mcp_auth_store(void *ctx, const char *token, const struct mcp_http_req *req,
+                   struct mcp_principal *out, exa_error_t *err);
 
 #endif

@@ -24,6 +24,7 @@
 #include <time.h>
 
 #include "libauth/auth.h"
+#include "libauth/throttle.h"
 #include "libdiscovery/preflight.h"
 #include "libfleet/governance.h"
 #include "libfleet/registry.h"
@@ -36,7 +37,6 @@
 #include "server/http.h"
 
 #define SESSION_MAX 4096
-#define THROTTLE_MAX 4096
 #define ID_LEN 43 /* base64url of 32 bytes */
 #define REASON_MAX 500
 
@@ -47,13 +47,6 @@ struct session {
     time_t expires;
 };
 
-struct throttle {
-    char addr[64];
-    int fails;
-    time_t last_fail;
-    time_t blocked_until;
-};
-
 struct api {
     struct api_config cfg;
     char *dbpath, *regpath;
@@ -61,8 +54,8 @@ struct api {
     pthread_mutex_t mu;
     struct session *sessions;
     size_t nsessions;
-    struct throttle *thr;
-    size_t nthr;
+    struct auth_throttle *thr; /* cfg.throttle or own_thr */
+    struct auth_throttle *own_thr;
 };
 
 struct api_route;
@@ -364,75 +357,6 @@ static void session_drop(struct api *a, const char *id)
     pthread_mutex_unlock(&a->mu);
 }
 
-static int fail_limit(const struct api *a)
-{
-    return a->cfg.fail_limit ? a->cfg.fail_limit : API_FAIL_LIMIT;
-}
-
-/* Seconds the address must still wait (0: go ahead). */
-static long throttle_wait(struct api *a, const char *addr)
-{
-    time_t now = time(NULL);
-    long wait = 0;
-    if (fail_limit(a) < 0)
-        return 0;
-    pthread_mutex_lock(&a->mu);
-    for (size_t i = 0; i < a->nthr; i++)
-        if (!strcmp(a->thr[i].addr, addr)) {
-            if (a->thr[i].blocked_until > now)
-                wait = (long)(a->thr[i].blocked_until - now);
-            break;
-        }
-    pthread_mutex_unlock(&a->mu);
-    return wait;
-}
-
-/* Count a failed authentication from addr (ok = 0) or clear it (1). */
-static void throttle_note(struct api *a, const char *addr, int ok)
-{
-    time_t now = time(NULL);
-    struct throttle *t = NULL;
-    int limit = fail_limit(a);
-    if (limit < 0)
-        return;
-    pthread_mutex_lock(&a->mu);
-    for (size_t i = 0; i < a->nthr; i++)
-        if (!strcmp(a->thr[i].addr, addr)) {
-            t = &a->thr[i];
-            if (ok) {
-                a->thr[i] = a->thr[--a->nthr];
-                t = NULL;
-            }
-            break;
-        }
-    if (!ok) {
-        if (!t) {
-            if (a->nthr >= THROTTLE_MAX) { /* forget the stalest */
-                size_t old = 0;
-                for (size_t i = 1; i < a->nthr; i++)
-                    if (a->thr[i].last_fail < a->thr[old].last_fail)
-                        old = i;
-                a->thr[old] = a->thr[--a->nthr];
-            }
-            t = &a->thr[a->nthr++];
-            memset(t, 0, sizeof(*t));
-            snprintf(t->addr, sizeof(t->addr), "%s", addr);
-        }
-        if (now - t->last_fail > API_FAIL_WINDOW_S)
-            t->fails = 0;
-        t->fails++;
-        t->last_fail = now;
-        if (t->fails >= limit) {
-            int over = t->fails - limit;
-            long d = over >= 6 ? API_FAIL_MAX_DELAY_S : 1L << over;
-            if (d > API_FAIL_MAX_DELAY_S)
-                d = API_FAIL_MAX_DELAY_S;
-            t->blocked_until = now + d;
-        }
-    }
-    pthread_mutex_unlock(&a->mu);
-}
-
 /* ---- the middleware ---- */
 
 static void deny(struct call *c, int status, const char *code,
@@ -463,18 +387,14 @@ static const char *bearer(const struct http_request *req, int *present)
     return h;
 }
 
-/* Authenticate and authorize c; 0 to go on, -1 when answered. */
-static int authenticate(struct call *c)
+/*
+ * A failed authentication: counted for the address (libauth/throttle.h);
+ * 429 with Retry-After while the address is held back (not audited, so
+ * one address cannot fill the audit log), else the audited 401.
+ */
+static void refuse_auth(struct call *c, const char *actor, const char *why)
 {
-    exa_error_t err = EXA_ERROR_INIT;
-    const char *remote = c->client;
-    const char *tok;
-    char cookie[ID_LEN + 8];
-    struct session s;
-    long wait;
-    int present;
-
-    wait = throttle_wait(c->a, remote);
+    long wait = auth_throttle_failed(c->a->thr, c->client);
     if (wait > 0) {
         char ra[32];
         snprintf(ra, sizeof(ra), "%ld", wait);
@@ -483,8 +403,21 @@ static int authenticate(struct call *c)
                         "too many failed authentications from this address; "
                         "retry in %ld s",
                         wait);
-        return -1;
+        return;
     }
+    deny(c, 401, "unauthorized", actor, why);
+}
+
+/* Authenticate and authorize c; 0 to go on, -1 when answered. A valid
+ * token or session is never held back by the slow-down. */
+static int authenticate(struct call *c)
+{
+    exa_error_t err = EXA_ERROR_INIT;
+    const char *tok;
+    char cookie[ID_LEN + 8];
+    struct session s;
+    int present;
+
     tok = bearer(c->req, &present);
     if (tok) {
         if (auth_verify(c->st, tok, &c->who, &err) < 0) {
@@ -492,8 +425,7 @@ static int authenticate(struct call *c)
                 fail(c, &err);
                 return -1;
             }
-            throttle_note(c->a, remote, 0);
-            deny(c, 401, "unauthorized", c->who.user, err.text);
+            refuse_auth(c, c->who.user, err.text);
             return -1;
         }
     } else if (!present &&
@@ -512,16 +444,12 @@ static int authenticate(struct call *c)
         c->via_cookie = 1;
         memcpy(c->csrf, s.csrf, sizeof(c->csrf));
     } else {
-        const char *why = present
-                              ? "the Authorization header is not 'Bearer TOKEN'"
-                              : "authentication required: send 'Authorization: "
-                                "Bearer TOKEN' or log in";
-        if (present)
-            throttle_note(c->a, remote, 0);
-        deny(c, 401, "unauthorized", NULL, why);
+        refuse_auth(c, NULL,
+                    present ? "the Authorization header is not 'Bearer TOKEN'"
+                            : "authentication required: send "
+                              "'Authorization: Bearer TOKEN' or log in");
         return -1;
     }
-    throttle_note(c->a, remote, 1);
     if (!auth_role_allows(c->who.role, c->route->need)) {
         char why[160];
         snprintf(why, sizeof(why), "role '%s' required (token of '%s' is %s)",
@@ -951,22 +879,10 @@ static json_t *who_json(const struct call *c, const char *csrf)
 static int r_login(struct call *c)
 {
     exa_error_t err = EXA_ERROR_INIT;
-    const char *remote = c->client;
     const char *tok = NULL;
     struct session s;
     char cookie[160];
-    long wait = throttle_wait(c->a, remote);
     json_t *b;
-    if (wait > 0) {
-        char ra[32];
-        snprintf(ra, sizeof(ra), "%ld", wait);
-        http_response_header(c->resp, "Retry-After", ra);
-        http_error_json(c->resp, 429, "too_many_requests",
-                        "too many failed logins from this address; retry in "
-                        "%ld s",
-                        wait);
-        return 0;
-    }
     if (!(b = body_object(c)))
         return 0;
     if (body_str(c, b, "token", 256, &tok) < 0) {
@@ -977,12 +893,10 @@ static int r_login(struct call *c)
         json_decref(b);
         if (err.code == EXA_ECONFIG)
             return fail(c, &err);
-        throttle_note(c->a, remote, 0);
-        deny(c, 401, "unauthorized", c->who.user, err.text);
+        refuse_auth(c, c->who.user, err.text);
         return 0;
     }
     json_decref(b);
-    throttle_note(c->a, remote, 1);
     if (session_new(c->a, c->who.token_id, &s) < 0) {
         http_error_json(c->resp, 500, "internal", "no randomness");
         return 0;
@@ -1088,7 +1002,9 @@ struct api *api_register(struct http_server *srv, const struct api_config *cfg)
     pthread_key_create(&a->key, store_destroy);
     pthread_mutex_init(&a->mu, NULL);
     a->sessions = xcalloc(SESSION_MAX, sizeof(*a->sessions));
-    a->thr = xcalloc(THROTTLE_MAX, sizeof(*a->thr));
+    if (!(a->thr = cfg->throttle))
+        a->thr = a->own_thr = auth_throttle_new(
+            cfg->fail_limit, API_FAIL_WINDOW_S, API_FAIL_MAX_DELAY_S);
     for (size_t i = 0; i < NROUTES; i++) {
         own[i] = routes[i];
         own[i].a = a;
@@ -1111,7 +1027,7 @@ void api_free(struct api *a)
     pthread_mutex_destroy(&a->mu);
     OPENSSL_cleanse(a->sessions, SESSION_MAX * sizeof(*a->sessions));
     free(a->sessions);
-    free(a->thr);
+    auth_throttle_free(a->own_thr);
     free(a->dbpath);
     free(a->regpath);
     free((char *)a->cfg.trusted_proxy);

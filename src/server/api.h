@@ -9,10 +9,12 @@
  * admin also approves, rejects and reads the audit log. 401 (missing,
  * bad, expired or revoked token) and 403 (wrong role, missing CSRF
  * header) are audited as `api_denied` with the token's user as actor.
- * After API_FAIL_LIMIT failed authentications from one address (the
- * peer, or what a trusted proxy forwarded for) within
- * API_FAIL_WINDOW_S seconds, that address gets 429 with Retry-After
- * (doubling up to API_FAIL_MAX_DELAY_S) before any token is looked at.
+ * After API_FAIL_LIMIT failed authentications (no, a bad, an expired or
+ * a revoked token) from one address (the peer, or what a trusted proxy
+ * forwarded for) within API_FAIL_WINDOW_S seconds, that address's further
+ * failures get 429 with Retry-After (doubling up to API_FAIL_MAX_DELAY_S)
+ * and are not audited; a valid token or session is never refused
+ * (libauth/throttle.h, shared with /mcp).
  *
  * The routes call the core exactly as the CLI does: the read views of
  * libview (redacted: no ssh user, key path or key material in any
@@ -25,9 +27,11 @@
 
 struct http_server;
 
-#define API_FAIL_LIMIT 5
-#define API_FAIL_WINDOW_S 300
-#define API_FAIL_MAX_DELAY_S 60
+#include "libauth/throttle.h"
+
+#define API_FAIL_LIMIT AUTH_FAIL_LIMIT
+#define API_FAIL_WINDOW_S AUTH_FAIL_WINDOW_S
+#define API_FAIL_MAX_DELAY_S AUTH_FAIL_MAX_DELAY_S
 #define API_SESSION_TTL_S (12 * 3600)
 
 struct api_config {
@@ -40,6 +44,9 @@ struct api_config {
      * the slow-down and the audit use the last X-Forwarded-For address;
      * NULL: the peer's address always */
     const char *trusted_proxy;
+    struct auth_throttle *throttle; /* borrowed, shared with /mcp
+                                       (libauth/throttle.h); NULL: the
+                                       API makes its own of fail_limit */
 };
 
 struct api;

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "libauth/throttle.h"
 #include "libmcp/tools.h"
 #include "libutil/strvec.h"
 #include "libutil/xalloc.h"
@@ -36,6 +37,8 @@ static int h_mcp(void *ctx, const struct http_request *req,
     in.content_type = http_request_header(req, "Content-Type");
     in.body = req->body;
     in.body_len = req->body_len;
+    in.remote = req->remote;
+    in.method_name = req->method;
     mcp_http_handle(ctx, &in, &out);
 
     resp->status = out.status;
@@ -48,6 +51,11 @@ static int h_mcp(void *ctx, const struct http_request *req,
         http_response_header(resp, "Allow", "POST, " MHD_HTTP_METHOD_DELETE);
     if (out.www_authenticate)
         http_response_header(resp, "WWW-Authenticate", "Bearer");
+    if (out.retry_after > 0) {
+        char ra[32];
+        snprintf(ra, sizeof(ra), "%ld", out.retry_after);
+        http_response_header(resp, "Retry-After", ra);
+    }
     return 0;
 }
 
@@ -62,10 +70,12 @@ void mcp_http_register(struct http_server *srv, const char *path,
 struct mcp_mount {
     struct mcp_server *srv;
     struct mcp_http *http;
+    struct auth_throttle *own_thr;
 };
 
 struct mcp_mount *mcp_mount(struct http_server *hs, const char *path,
-                            int allow_writes, exa_error_t *err)
+                            int allow_writes, struct auth_throttle *thr,
+                            exa_error_t *err)
 {
     struct mcp_server_info info = {
         "exa", EXA_VERSION,
@@ -81,7 +91,9 @@ struct mcp_mount *mcp_mount(struct http_server *hs, const char *path,
         free(m);
         return NULL;
     }
-    m->http = mcp_http_create(m->srv, mcp_auth_store, NULL, 0);
+    if (!thr)
+        thr = m->own_thr = auth_throttle_new(0, 0, 0);
+    m->http = mcp_http_create(m->srv, mcp_auth_store, thr, 0);
     if (hosts && *hosts) {
         struct strvec v = STRVEC_INIT;
         strvec_split(&v, hosts, ',');
@@ -94,7 +106,8 @@ struct mcp_mount *mcp_mount(struct http_server *hs, const char *path,
     return m;
 }
 
-struct mcp_mount *mcp_mount_env(struct http_server *srv, exa_error_t *err)
+struct mcp_mount *mcp_mount_env(struct http_server *srv,
+                                struct auth_throttle *thr, exa_error_t *err)
 {
     const char *v = getenv("EXAMLOPS_MCP_ALLOW_WRITES");
     int w = mcp_env_allow_writes(v);
@@ -105,7 +118,7 @@ struct mcp_mount *mcp_mount_env(struct http_server *srv, exa_error_t *err)
                 v);
         return NULL;
     }
-    return mcp_mount(srv, "/mcp", w, err);
+    return mcp_mount(srv, "/mcp", w, thr, err);
 }
 
 size_t mcp_mount_tool_count(const struct mcp_mount *m)
@@ -119,5 +132,6 @@ void mcp_unmount(struct mcp_mount *m)
         return;
     mcp_http_destroy(m->http);
     mcp_server_destroy(m->srv);
+    auth_throttle_free(m->own_thr);
     free(m);
 }

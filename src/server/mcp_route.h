@@ -21,19 +21,24 @@ void mcp_http_register(struct http_server *srv, const char *path,
  * The whole MCP endpoint for a router: the exa tools (libmcp/tools.h;
  * hpc_approve_cluster when allow_writes), the HTTP rules with bearer
  * tokens checked against platform.db (libauth auth_verify; refusals are
- * audited as `api_denied`), routed at path. Extra allowed Host names come
- * from EXAMLOPS_MCP_ALLOWED_HOSTS (comma-separated). NULL with err when
- * a tool schema is broken.
+ * audited as `api_denied`), routed at path. Failed authentications count
+ * in thr (borrowed, shared with the REST API: libauth/throttle.h; NULL:
+ * the mount makes its own with the defaults). Extra allowed Host names
+ * come from EXAMLOPS_MCP_ALLOWED_HOSTS (comma-separated). NULL with err
+ * when a tool schema is broken.
  */
 struct mcp_mount;
+struct auth_throttle;
 struct mcp_mount *mcp_mount(struct http_server *srv, const char *path,
-                            int allow_writes, exa_error_t *err);
+                            int allow_writes, struct auth_throttle *thr,
+                            exa_error_t *err);
 /*
  * mcp_mount at "/mcp" with writes from EXAMLOPS_MCP_ALLOW_WRITES
  * (libmcp/tools.h mcp_env_allow_writes), for `exa serve`: NULL with err
  * (EXA_ECONFIG) when the variable holds something else.
  */
-struct mcp_mount *mcp_mount_env(struct http_server *srv, exa_error_t *err);
+struct mcp_mount *mcp_mount_env(struct http_server *srv,
+                                struct auth_throttle *thr, exa_error_t *err);
 /* Number of tools the mount's server lists. */
 size_t mcp_mount_tool_count(const struct mcp_mount *m);
 /* Free after the router stopped listening; NULL is accepted. */

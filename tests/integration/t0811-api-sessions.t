@@ -6,8 +6,10 @@
 # without or with a wrong one, audited), a Bearer POST does not; whoami
 # gives the csrf back; a bad token at login is 401 under its user; a
 # revoked token ends its sessions; logout ends the session; after five
-# failed authentications from one address the next call gets 429 with
-# Retry-After, even with a good token, and works again once it passed.
+# failed authentications from one address its next failures get 429 with
+# Retry-After and write no audit row, while a good token or login from
+# that address is never held back, /mcp counts in the same slow-down, and
+# an over-long path is audited cut to 256 bytes.
 . "$(dirname "$0")/lib.sh"
 exa_test_env
 . "$(dirname "$0")/lib-api.sh"
@@ -92,24 +94,60 @@ is "$CODE" 400 "login with a token that is no string: 400"
 api GET /api/v1/auth/login "" ""
 is "$CODE" 405 "GET on login: 405"
 
-# slow-down: that was 2 failed authentications; 3 more make 5
+ok "no token in serve's output so far" bash -c "! grep -qF -e '${ADMIN#exa_}' -e '${VIEW#exa_}' '$T/serve.out' '$T/serve.err'"
+
+# slow-down (redteam-s3 2, 3, 9), on a fresh server: five failures from
+# one address, then its failures get 429 (not audited) while good tokens,
+# good logins and sessions go on; /mcp shares the count
+api_stop
+api_serve
 V2=$(mk_token vera viewer)
-for i in 1 2 3; do api GET /api/v1/clusters "exa_${i}BADBADBADBADBADBADBADBADBADBADBADBADBADBAD"; done
-is "$CODE" 401 "the fifth failure is still a 401"
-api GET /api/v1/clusters "$V2"
-is "$CODE" 429 "the next call, even with a good token: 429"
+BAD=exa_XBADBADBADBADBADBADBADBADBADBADBADBADBADBAD
+long=/api/v1/clusters/$(head -c 15000 /dev/zero | tr '\0' a)
+api GET "$long" ""
+is "$CODE" 401 "no token, a 15,000-byte path: 401"
+is "$(sqlite3 "$EXAMLOPS_DB" "SELECT length(target) || ' ' || (length(details) < 400) FROM audit_events WHERE action='api_denied' ORDER BY id DESC LIMIT 1")" "259 1" \
+    "its audit row keeps the path once, cut to 256 bytes and '...'"
+api GET /api/v1/clusters "" "" -H "Authorization: Basic dXNlcjpwYXNz"
+is "$CODE" 401 "no bearer token: 401"
+for i in 1 2; do api GET /api/v1/clusters "$BAD"; done
+is "$CODE" 401 "a bad token: 401"
+api POST /api/v1/auth/login "" '{"token": "nonsense"}'
+is "$CODE" 401 "the fifth failure (a bad login) is still a 401"
+n0=$(sqlite3 "$EXAMLOPS_DB" "SELECT count(*) FROM audit_events WHERE action='api_denied'")
+api GET /api/v1/clusters "$BAD"
+is "$CODE/$(jq -r .error.code <<<"$BODY")" "429/too_many_requests" "the sixth: 429"
 ra=$(grep -i '^Retry-After:' <<<"$HDRS" | tr -dc 0-9)
 ok "with Retry-After (got '$ra')" test -n "$ra" -a "${ra:-0}" -ge 1
-api POST /api/v1/auth/login "" "{\"token\": \"$V2\"}"
-is "$CODE" 429 "login is slowed down too"
-sleep $((ra + 1))
+api POST /api/v1/auth/login "" '{"token": "nonsense"}'
+is "$CODE" 429 "a bad login is held back"
+api GET /api/v1/clusters ""
+is "$CODE" 429 "no token at all is held back too"
+code=$(curl -s -m 10 -o "$T/mcp.body" -D "$T/mcp.hdrs" -w '%{http_code}' -X POST "$API_URL/mcp" \
+    -H "Authorization: Bearer $BAD" -H 'Content-Type: application/json' \
+    -H 'Accept: application/json, text/event-stream' \
+    --data-binary '{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}')
+is "$code" 429 "/mcp shares the slow-down: a bad token there is 429 too"
+ok "/mcp's 429 has Retry-After" grep -qi '^Retry-After: [0-9]' "$T/mcp.hdrs"
 api GET /api/v1/clusters "$V2"
-is "$CODE" 200 "after Retry-After a good token works again"
-api GET /api/v1/clusters "exa_XBADBADBADBADBADBADBADBADBADBADBADBADBADBAD"
-is "$CODE" 401 "a success cleared the count: one more bad token is a plain 401"
+is "$CODE" 200 "a good token from the same address is never held back"
+api POST /api/v1/auth/login "" "{\"token\": \"$V2\"}"
+is "$CODE" 200 "nor a good login"
+for i in $(seq 1 40); do curl -s -m 10 -o /dev/null "$API_URL$long"; done
+n1=$(sqlite3 "$EXAMLOPS_DB" "SELECT count(*) FROM audit_events WHERE action='api_denied'")
+ok "44 failures past the limit wrote at most 2 audit rows (got $((n1 - n0)))" test $((n1 - n0)) -le 2
+
+# calls without any token count too: 40 of them on a fresh server write
+# the five rows of the limit and at most two more, not 40
+api_stop
+api_serve
 api GET /api/v1/clusters "exa_YBADBADBADBADBADBADBADBADBADBADBADBADBADBAD" "" -H "X-Forwarded-For: 203.0.113.9"
 is "$(sqlite3 "$EXAMLOPS_DB" "SELECT json_extract(details,'\$.remote') FROM audit_events ORDER BY id DESC LIMIT 1")" 127.0.0.1 \
     "without --trusted-proxy, X-Forwarded-For is ignored (the peer is recorded)"
+n0=$(sqlite3 "$EXAMLOPS_DB" "SELECT count(*) FROM audit_events WHERE action='api_denied'")
+for i in $(seq 1 40); do curl -s -m 10 -o /dev/null "$API_URL$long"; done
+n1=$(sqlite3 "$EXAMLOPS_DB" "SELECT count(*) FROM audit_events WHERE action='api_denied'")
+ok "40 calls without a token wrote at most 6 audit rows (got $((n1 - n0)))" test $((n1 - n0)) -le 6
 api_stop
 
 # behind a trusted proxy: the forwarded address is the one slowed down
@@ -117,14 +155,17 @@ api_serve --trusted-proxy 127.0.0.1
 for i in 1 2 3 4 5; do
     api GET /api/v1/clusters "exa_${i}BADBADBADBADBADBADBADBADBADBADBADBADBADBAD" "" -H "X-Forwarded-For: 198.51.100.1, 203.0.113.5"
 done
-api GET /api/v1/clusters "$V2" "" -H "X-Forwarded-For: 203.0.113.5"
-is "$CODE" 429 "--trusted-proxy: the forwarded address that failed five times gets 429"
-api GET /api/v1/clusters "$V2" "" -H "X-Forwarded-For: 203.0.113.6"
-is "$CODE" 200 "another address behind the same proxy is not slowed down"
 is "$(sqlite3 "$EXAMLOPS_DB" "SELECT json_extract(details,'\$.remote') FROM audit_events WHERE action='api_denied' ORDER BY id DESC LIMIT 1")" 203.0.113.5 \
     "the audit records the address the proxy appended, not the client's claim"
-api GET /api/v1/clusters "$V2" "" -H "X-Forwarded-For: not-an-address"
-is "$CODE" 200 "a forwarded value that is no address counts as the proxy's own (not slowed down)"
+api GET /api/v1/clusters "$BAD" "" -H "X-Forwarded-For: 203.0.113.5"
+is "$CODE" 429 "--trusted-proxy: the forwarded address that failed five times gets 429 for its next failure"
+api GET /api/v1/clusters "$V2" "" -H "X-Forwarded-For: 203.0.113.5"
+is "$CODE" 200 "but a good token from it is not held back"
+api GET /api/v1/clusters "$BAD" "" -H "X-Forwarded-For: 203.0.113.6"
+is "$CODE" 401 "another address behind the same proxy is not slowed down"
+api GET /api/v1/clusters "$BAD" "" -H "X-Forwarded-For: not-an-address"
+is "$CODE/$(sqlite3 "$EXAMLOPS_DB" "SELECT json_extract(details,'\$.remote') FROM audit_events WHERE action='api_denied' ORDER BY id DESC LIMIT 1")" 401/127.0.0.1 \
+    "a forwarded value that is no address counts as the proxy's own"
 api_stop
 run_exa serve --listen 127.0.0.1:0 --trusted-proxy proxy.example
 is "$RC" 2 "--trusted-proxy must be an address"

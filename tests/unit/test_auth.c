@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "libauth/auth.h"
+#include "libauth/throttle.h"
 #include "libstore/audit.h"
 #include "libstore/tokens.h"
 #include "libutil/strbuf.h"
@@ -150,6 +151,48 @@ static void test_revoke_expire(void **state)
     free(tok);
 }
 
+/* A 15,000-byte path is kept once and cut (redteam-s3 finding 2). */
+static void test_denied_path_cut(void **state)
+{
+    struct fx *f = *state;
+    exa_error_t err = EXA_ERROR_INIT;
+    struct audit_event *v = NULL;
+    size_t n = 0;
+    char *path = xmalloc(15001);
+    memset(path, 'a', 15000);
+    path[0] = '/';
+    path[15000] = '\0';
+    assert_int_equal(auth_record_denied(f->st, NULL, 401, "GET", path,
+                                        "no token", "127.0.0.1", &err),
+                     0);
+    assert_int_equal(audit_list(f->st, NULL, NULL, &v, &n, &err), 0);
+    assert_int_equal(n, 1);
+    assert_int_equal(strlen(v[0].target), AUTH_DENIED_PATH_MAX + 3);
+    assert_true(strlen(v[0].details) < 200);
+    audit_events_free(v, n);
+    free(path);
+}
+
+/* Failures are held back after the limit, per address; the caller is
+ * told how long (redteam-s3 findings 2, 3, 9). */
+static void test_throttle(void **state)
+{
+    struct auth_throttle *t = auth_throttle_new(3, 300, 60);
+    struct auth_throttle *off = auth_throttle_new(-1, 0, 0);
+    (void)state;
+    assert_int_equal(auth_throttle_failed(t, "10.0.0.1"), 0);
+    assert_int_equal(auth_throttle_failed(t, "10.0.0.1"), 0);
+    assert_int_equal(auth_throttle_failed(t, "10.0.0.1"), 0); /* the 3rd */
+    assert_true(auth_throttle_failed(t, "10.0.0.1") >= 1);    /* held back */
+    assert_int_equal(auth_throttle_failed(t, "10.0.0.2"), 0); /* another */
+    assert_int_equal(auth_throttle_failed(NULL, "10.0.0.1"), 0);
+    for (int i = 0; i < 20; i++)
+        assert_int_equal(auth_throttle_failed(off, "10.0.0.1"), 0);
+    auth_throttle_free(t);
+    auth_throttle_free(off);
+    auth_throttle_free(NULL);
+}
+
 static void test_roles_users(void **state)
 {
     exa_error_t err = EXA_ERROR_INIT;
@@ -218,6 +261,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_create_verify, setup, teardown),
         cmocka_unit_test_setup_teardown(test_revoke_expire, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_denied_path_cut, setup, teardown),
+        cmocka_unit_test(test_throttle),
         cmocka_unit_test(test_roles_users),
         cmocka_unit_test(test_b64url),
         cmocka_unit_test(test_redact),

@@ -347,10 +347,13 @@ static void test_schema_registry(void **state)
 
 /* ---- HTTP ---- */
 
-static int fake_auth(void *ctx, const char *token, struct mcp_principal *out,
+static int fake_auth(void *ctx, const char *token,
+                     const struct mcp_http_req *req, struct mcp_principal *out,
                      exa_error_t *err)
 {
-    (void)ctx;
+    (void)ctx, (void)req;
+    if (!token)
+        return exa_err(err, EXA_EFAIL, "no token");
     if (!strcmp(token, "tok-alice") || !strcmp(token, "tok-bob")) {
         snprintf(out->user, sizeof(out->user), "%s", token + 4);
         snprintf(out->role, sizeof(out->role), "admin");
@@ -374,8 +377,8 @@ static int post(struct mcp_http *h, const char *host, const char *origin,
                 struct mcp_http_resp *out)
 {
     struct mcp_http_req req = {
-        MCP_HTTP_POST,      host, origin,      sid, NULL, authz,
-        "application/json", body, strlen(body)};
+        MCP_HTTP_POST,      host, origin,       sid,  NULL, authz,
+        "application/json", body, strlen(body), NULL, NULL};
     free(out->body);
     memset(out, 0, sizeof(*out));
     mcp_http_handle(h, &req, out);
@@ -440,18 +443,28 @@ static void test_http(void **state)
                      200);
     {
         struct mcp_http_req g = {MCP_HTTP_GET, "localhost", NULL, sid, NULL,
-                                 NULL,         NULL,        "",   0};
-        struct mcp_http_req v = {MCP_HTTP_POST, "localhost",  NULL,
-                                 sid,           "1999-01-01", NULL,
-                                 NULL,          ping,         strlen(ping)};
-        struct mcp_http_req v2 = {MCP_HTTP_POST, "localhost",  NULL,
-                                  sid,           "2024-11-05", NULL,
-                                  NULL,          ping,         strlen(ping)};
-        struct mcp_http_req ct = {MCP_HTTP_POST, "localhost", NULL,
-                                  sid,           NULL,        NULL,
-                                  "text/plain",  ping,        strlen(ping)};
-        struct mcp_http_req d = {
-            MCP_HTTP_DELETE, "localhost", NULL, sid, NULL, NULL, NULL, "", 0};
+                                 NULL,         NULL,        "",   0,   NULL,
+                                 NULL};
+        struct mcp_http_req v = {MCP_HTTP_POST, "localhost", NULL, sid,
+                                 "1999-01-01",  NULL,        NULL, ping,
+                                 strlen(ping),  NULL,        NULL};
+        struct mcp_http_req v2 = {MCP_HTTP_POST, "localhost", NULL, sid,
+                                  "2024-11-05",  NULL,        NULL, ping,
+                                  strlen(ping),  NULL,        NULL};
+        struct mcp_http_req ct = {
+            MCP_HTTP_POST, "localhost", NULL,         sid,  NULL, NULL,
+            "text/plain",  ping,        strlen(ping), NULL, NULL};
+        struct mcp_http_req d = {MCP_HTTP_DELETE,
+                                 "localhost",
+                                 NULL,
+                                 sid,
+                                 NULL,
+                                 NULL,
+                                 NULL,
+                                 "",
+                                 0,
+                                 NULL,
+                                 NULL};
         free(r.body);
         memset(&r, 0, sizeof(r));
         mcp_http_handle(h, &g, &r);
@@ -566,8 +579,9 @@ static void *slow_thread(void *arg)
     struct slow_call *sc = arg;
     const char *b = "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"tools/call\","
                     "\"params\":{\"name\":\"slow\"}}";
-    struct mcp_http_req req = {MCP_HTTP_POST, "localhost", NULL, sc->sid,  NULL,
-                               NULL,          NULL,        b,    strlen(b)};
+    struct mcp_http_req req = {MCP_HTTP_POST, "localhost", NULL, sc->sid,
+                               NULL,          NULL,        NULL, b,
+                               strlen(b),     NULL,        NULL};
     mcp_http_handle(sc->h, &req, &sc->r);
     return NULL;
 }
@@ -608,7 +622,9 @@ static void test_http_parallel(void **state)
                                  NULL,
                                  NULL,
                                  "",
-                                 0};
+                                 0,
+                                 NULL,
+                                 NULL};
         free(r.body);
         memset(&r, 0, sizeof(r));
         mcp_http_handle(h, &d, &r);
