@@ -9,10 +9,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "libdiscovery/preflight.h"
 #include "libfleet/capacity.h"
 #include "libfleet/carbon.h"
+#include "libfleet/connect.h"
 #include "libfleet/cost.h"
 #include "libfleet/governance.h"
 #include "libfleet/placement.h"
@@ -44,15 +46,46 @@ static void push_unique(char ***v, size_t *n, const char *s)
     (*v)[(*n)++] = xstrdup(s);
 }
 
-static void add_path(struct view_secrets *s, const char *p)
+static void add_one_path(struct view_secrets *s, const char *p)
 {
     char *pub;
-    if (!p || !*p)
-        return;
     push_unique(&s->paths, &s->npaths, p);
     pub = xstrfmt("%s.pub", p);
     push_unique(&s->paths, &s->npaths, pub);
     free(pub);
+}
+
+/*
+ * A key path as written, and the forms ssh(1) prints it in: "~/" and
+ * "$HOME/" expanded with this process's HOME (ssh runs here), a relative
+ * one made absolute against the working directory.
+ */
+static void add_path(struct view_secrets *s, const char *p)
+{
+    const char *home = getenv("HOME");
+    char cwd[4096];
+    if (!p || !*p)
+        return;
+    add_one_path(s, p);
+    if (home && *home && strlen(home) > 1) {
+        const char *rest = NULL;
+        if (!strncmp(p, "~/", 2))
+            rest = p + 1;
+        else if (!strncmp(p, "$HOME/", 6))
+            rest = p + 5;
+        else if (!strncmp(p, "${HOME}/", 8))
+            rest = p + 7;
+        if (rest) {
+            char *x = xstrfmt("%s%s", home, rest);
+            add_one_path(s, x);
+            free(x);
+        }
+    }
+    if (p[0] != '/' && p[0] != '~' && p[0] != '$' && getcwd(cwd, sizeof(cwd))) {
+        char *x = xstrfmt("%s/%s", cwd, p);
+        add_one_path(s, x);
+        free(x);
+    }
 }
 
 static char *regpath_of(const struct view_ctx *vc, exa_error_t *err)
@@ -90,6 +123,14 @@ int view_secrets_load(const struct view_ctx *vc, struct view_secrets *out,
         cluster_row_release(&rows[i]);
     }
     free(rows);
+    /* the server's own pinned host keys (known_hosts.d/NAME), which
+     * preflight and ssh errors name */
+    {
+        char *kh = fleet_known_hosts_dir();
+        if (kh && *kh)
+            push_unique(&out->paths, &out->npaths, kh);
+        free(kh);
+    }
     return 0;
 }
 
@@ -169,7 +210,8 @@ static int replace_word(struct strbuf *sb, const char *word, const char *with)
     return 1;
 }
 
-char *view_redact_text(char *s, const struct view_secrets *sec)
+/* The rewrite of s: key paths always, ssh users only when users. */
+static char *redact_text(char *s, const struct view_secrets *sec, int users)
 {
     struct strbuf sb = STRBUF_INIT;
     int changed = 0;
@@ -178,7 +220,7 @@ char *view_redact_text(char *s, const struct view_secrets *sec)
     strbuf_addstr(&sb, s);
     for (size_t i = 0; i < sec->npaths; i++)
         changed |= replace_all(&sb, sec->paths[i], "[redacted]");
-    for (size_t i = 0; i < sec->nusers; i++)
+    for (size_t i = 0; users && i < sec->nusers; i++)
         changed |= replace_word(&sb, sec->users[i], "[redacted]");
     if (!changed) {
         strbuf_release(&sb);
@@ -188,7 +230,26 @@ char *view_redact_text(char *s, const struct view_secrets *sec)
     return strbuf_detach(&sb, NULL);
 }
 
-json_t *view_redact(json_t *doc, const struct view_secrets *sec)
+char *view_redact_text(char *s, const struct view_secrets *sec)
+{
+    return redact_text(s, sec, 1);
+}
+
+/* Members whose strings are free text (messages, quoted command output),
+ * where an ssh user may stand as a word; everything below "details" too. */
+static int free_text_key(const char *k)
+{
+    static const char *const keys[] = {
+        "reason",  "message", "error",           "detail", "details", "why",
+        "explain", "output",  "contextual_info", "text",   "hint",    "stderr",
+        "stdout",  "note"};
+    for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+        if (!strcmp(k, keys[i]))
+            return 1;
+    return 0;
+}
+
+static void redact_node(json_t *doc, const struct view_secrets *sec, int ft)
 {
     if (json_is_object(doc)) {
         const char *k;
@@ -199,13 +260,14 @@ json_t *view_redact(json_t *doc, const struct view_secrets *sec)
         json_object_del(doc, "remote_dir");
         json_object_foreach_safe(doc, tmp, k, v)
         {
+            int kft = ft || free_text_key(k);
             if (json_is_string(v)) {
-                char *t = view_redact_text(xstrdup(json_string_value(v)), sec);
+                char *t = redact_text(xstrdup(json_string_value(v)), sec, kft);
                 if (strcmp(t, json_string_value(v)))
                     json_object_set_new(doc, k, jx_str(t));
                 free(t);
             } else {
-                view_redact(v, sec);
+                redact_node(v, sec, kft);
             }
         }
     } else if (json_is_array(doc)) {
@@ -214,15 +276,20 @@ json_t *view_redact(json_t *doc, const struct view_secrets *sec)
         json_array_foreach(doc, i, v)
         {
             if (json_is_string(v)) {
-                char *t = view_redact_text(xstrdup(json_string_value(v)), sec);
+                char *t = redact_text(xstrdup(json_string_value(v)), sec, ft);
                 if (strcmp(t, json_string_value(v)))
                     json_array_set_new(doc, i, jx_str(t));
                 free(t);
             } else {
-                view_redact(v, sec);
+                redact_node(v, sec, ft);
             }
         }
     }
+}
+
+json_t *view_redact(json_t *doc, const struct view_secrets *sec)
+{
+    redact_node(doc, sec, 0);
     return doc;
 }
 

@@ -199,8 +199,11 @@ int view_parse_since(const char *s, char **out, exa_error_t *err);
 
 /*
  * The secrets of the registered clusters (ssh users and key paths, with
- * their ".pub" siblings), from clusters.yaml and platform.db, for
- * view_redact. Release with view_secrets_release.
+ * their ".pub" siblings and the forms ssh prints them in: "~/" and
+ * "$HOME/" expanded with this process's HOME, a relative path made
+ * absolute), from clusters.yaml and platform.db, and this server's
+ * known_hosts.d directory (libfleet/connect.h), for view_redact. Release
+ * with view_secrets_release.
  */
 struct view_secrets {
     char **users;
@@ -214,15 +217,20 @@ void view_secrets_release(struct view_secrets *s);
 
 /*
  * Rewrite doc in place: members named ssh_user, ssh_key or remote_dir
- * are removed, and in every string value each key path of sec (as a
- * substring) and each ssh user as a whole word (not next to a letter,
- * digit, '_', '-', '.' or '$': "root@h", "--user root", "/root/x") are
- * replaced by "[redacted]". Returns doc.
+ * are removed; in every string value each key path of sec (as a
+ * substring) is replaced by "[redacted]", and in free text (the strings
+ * of members named reason, message, error, detail, details, why,
+ * explain, output, contextual_info, text, hint, stderr, stdout or note,
+ * and everything below them) also each ssh user as a whole word (not
+ * next to a letter, digit, '_', '-', '.' or '$': "root@h", "--user
+ * root", "/root/x"). Identifiers and enums (scheduler, state, actor,
+ * names) are left alone, so an ssh user "slurm" does not hide the
+ * scheduler's name. Returns doc.
  */
 json_t *view_redact(json_t *doc, const struct view_secrets *sec);
 
-/* The same rewrite of one malloc'ed string (returns s or a new string,
- * freeing s). */
+/* The free-text rewrite (paths and users) of one malloc'ed string, an
+ * error message (returns s or a new string, freeing s). */
 char *view_redact_text(char *s, const struct view_secrets *sec);
 
 #endif

@@ -97,7 +97,11 @@ jq_ok "the audit log names alice for the approve and reject, olga for the prefli
 api_stop
 
 ok "no answer holds the key path" bash -c "! grep -F -e '$KEY' -e 'id_ed25519' '$T/responses.all'"
-ok "no answer holds the ssh user as a word" bash -c "! grep -qw -- '$U' '$T/responses.all'"
+# actors (who requested or approved, the OS user of the CLI) are
+# identifiers, shown as the audit log has them even when they equal the
+# ssh user (redteam-s3 6); nothing else may name the ssh user
+sed -E 's/"(requestedBy|requested_by|approvedBy|approved_by|actor)":"[^"]*"//g' "$T/responses.all" >"$T/responses.noactors"
+ok "no answer holds the ssh user as a word, actors aside" bash -c "! grep -qw -- '$U' '$T/responses.noactors'"
 ok "the answers were many" test "$(wc -l <"$T/responses.all")" -ge 12
 for tok in "$ADMIN" "$OPER" "$VIEW"; do
     ok "token ${tok:0:8}... is in no answer, serve output or platform.db" \

@@ -9,6 +9,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
@@ -250,10 +251,74 @@ static void test_redact(void **state)
     assert_null(json_object_get(doc, "remote_dir"));
     assert_string_equal(json_string_value(json_object_get(doc, "name")),
                         "testa");
+    /* an identifier equal to the ssh user is not free text */
     assert_string_equal(
         json_string_value(json_array_get(json_object_get(doc, "list"), 0)),
-        "[redacted]");
+        "root");
     json_decref(doc);
+}
+
+/* redteam-s3 6: an ssh user named like the scheduler or an actor hides
+ * only free text; 7: a "~/" key path is redacted in the form ssh prints
+ * it, and so is the server's known_hosts.d. */
+static void test_redact_fields_paths(void **state)
+{
+    struct fx *f = *state;
+    exa_error_t err = EXA_ERROR_INIT;
+    struct view_ctx vc = {0};
+    struct view_secrets sec;
+    char *reg = xstrfmt("%s/clusters.yaml", f->dir);
+    char *old_home = getenv("HOME") ? xstrdup(getenv("HOME")) : NULL;
+    char *old_xdg =
+        getenv("XDG_CONFIG_HOME") ? xstrdup(getenv("XDG_CONFIG_HOME")) : NULL;
+    char *msg;
+    json_t *doc;
+    FILE *fp = fopen(reg, "w");
+    assert_non_null(fp);
+    fputs("clusters:\n  alpha: {scheduler: slurm, transport: ssh, host: "
+          "127.0.0.1, ssh_port: 1, ssh_user: slurm, ssh_key: "
+          "~/.ssh/id_alpha}\n",
+          fp);
+    fclose(fp);
+    setenv("HOME", f->dir, 1);
+    unsetenv("XDG_CONFIG_HOME");
+    vc.st = f->st;
+    vc.regpath = reg;
+    vc.redact = 1;
+    assert_int_equal(view_secrets_load(&vc, &sec, &err), 0);
+    doc = json_pack("{s:s, s:s, s:s, s:{s:s}}", "scheduler", "slurm", "actor",
+                    "slurm", "message", "ssh slurm@127.0.0.1 failed", "details",
+                    "raw", "as slurm");
+    view_redact(doc, &sec);
+    assert_string_equal(json_string_value(json_object_get(doc, "scheduler")),
+                        "slurm");
+    assert_string_equal(json_string_value(json_object_get(doc, "actor")),
+                        "slurm");
+    assert_string_equal(json_string_value(json_object_get(doc, "message")),
+                        "ssh [redacted]@127.0.0.1 failed");
+    assert_string_equal(json_string_value(json_object_get(
+                            json_object_get(doc, "details"), "raw")),
+                        "as [redacted]");
+    json_decref(doc);
+    msg = view_redact_text(
+        xstrfmt("Warning: Identity file %s/.ssh/id_alpha not accessible; "
+                "%s/.config/examlops/known_hosts.d/alpha: no such file",
+                f->dir, f->dir),
+        &sec);
+    assert_null(strstr(msg, "id_alpha"));
+    assert_null(strstr(msg, "known_hosts.d"));
+    assert_null(strstr(msg, f->dir));
+    free(msg);
+    view_secrets_release(&sec);
+    if (old_home)
+        setenv("HOME", old_home, 1);
+    else
+        unsetenv("HOME");
+    if (old_xdg)
+        setenv("XDG_CONFIG_HOME", old_xdg, 1);
+    free(old_home);
+    free(old_xdg);
+    free(reg);
 }
 
 int main(void)
@@ -266,6 +331,8 @@ int main(void)
         cmocka_unit_test(test_roles_users),
         cmocka_unit_test(test_b64url),
         cmocka_unit_test(test_redact),
+        cmocka_unit_test_setup_teardown(test_redact_fields_paths, setup,
+                                        teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
