@@ -220,7 +220,17 @@ static const struct exa_cmd auth_cmds[] = {
      "operator also runs place and preflight; admin also approves, rejects\n"
      "and reads the audit log. list shows ids, users, roles and times,\n"
      "never tokens; revoke ID refuses the token from then on. Each change\n"
-     "is an audit event. See doc/console.md."},
+     "is an audit event. See doc/console.md.\n\n"
+     "Options:\n"
+     "  create                the token's owner and role are required\n"
+     "  --user NAME           who the token acts for (audit events name it)\n"
+     "  --role ROLE           viewer, operator or admin\n"
+     "  --expires DURATION    lifetime, e.g. 90m, 12h, 30d (default: never)\n"
+     "  list                  every token's id, user, role, created, expires\n"
+     "                        and revoked time (no secrets)\n"
+     "  revoke ID             the id 'list' shows; refused from then on\n"
+     "Example: exa auth token create --user alice --role viewer "
+     "--expires 30d"},
     {NULL},
 };
 

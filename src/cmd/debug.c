@@ -161,7 +161,11 @@ static const struct exa_cmd cmds[] = {
      "cut widths from -O (20 by default) or %.Nx; a value that filled its\n"
      "width may be truncated (a TRES cell gives gpus null); squeue -t with\n"
      "one state sets that state when no state column was printed. A\n"
-     "printed header still names the columns.\n"
+     "printed header still names the columns.\n\n"
+     "Options:\n"
+     "  KIND                  what OUTPUT is (the list above)\n"
+     "  --command CMDLINE     the command line that printed OUTPUT\n"
+     "                        (default $EXA_PARSE_COMMAND, else none)\n"
      "Example: squeue -h -o '%i|%T' | exa debug parse squeue --command "
      "\"squeue -h -o '%i|%T'\""},
     {NULL},

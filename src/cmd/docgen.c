@@ -443,7 +443,8 @@ int docgen_run(struct exa_ctx *ctx, const struct exa_group *const *groups,
         else
             return out_usage(ctx,
                              "unknown option '%s': expected "
-                             "--format=man|bash|clusters|list [--page=P]",
+                             "--format=man|bash|clusters|list|commands "
+                             "[--page=P]",
                              argv[i]);
     }
     if (!strcmp(format, "bash")) {
@@ -452,6 +453,14 @@ int docgen_run(struct exa_ctx *ctx, const struct exa_group *const *groups,
     }
     if (!strcmp(format, "clusters")) {
         cluster_names(stdout);
+        return 0;
+    }
+    if (!strcmp(format, "commands")) {
+        for (size_t i = 0; groups[i]; i++)
+            for (const struct exa_cmd *c = groups[i]->cmds; c->name; c++)
+                printf("%s %s\n", groups[i]->name, c->name);
+        for (const struct exa_cmd *c = top; c->name; c++)
+            printf("%s\n", c->name);
         return 0;
     }
     if (!strcmp(format, "list")) {
@@ -464,7 +473,7 @@ int docgen_run(struct exa_ctx *ctx, const struct exa_group *const *groups,
     if (strcmp(format, "man"))
         return out_usage(ctx,
                          "unknown format '%s': expected man, bash, "
-                         "clusters or list",
+                         "clusters, list or commands",
                          format);
     if (!page || !strcmp(page, "exa")) {
         page_exa(stdout, groups, top);

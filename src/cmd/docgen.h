@@ -8,11 +8,14 @@
 #include "cmd/cmd.h"
 
 /*
- * `exa debug commands [--format=man|bash|clusters|list] [--page=P]`:
+ * `exa debug commands [--format=man|bash|clusters|list|commands]
+ * [--page=P]`:
  * man: the roff of page P (exa, exa-GROUP, exa-env; default exa) on
  * stdout; bash: the completion script; clusters: the names of
  * clusters.yaml and platform.db, one a line (nothing is created); list:
- * the page file names ("exa.1", "exa-hpc.1", ..., "exa-env.7"). groups
+ * the page file names ("exa.1", "exa-hpc.1", ..., "exa-env.7"); commands:
+ * every command of the tables, "GROUP COMMAND" or a top-level "COMMAND",
+ * one a line, in table order (t0428 walks their --help). groups
  * is NULL-terminated, top ends with a { NULL } entry. Returns the exit
  * status.
  */

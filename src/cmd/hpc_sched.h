@@ -43,9 +43,25 @@ int cmd_hpc_logs(struct exa_ctx *ctx, int argc, char **argv);
      "  SCRIPT                the payload, run with bash on the cluster\n"     \
      "  --cluster NAME        the cluster (default EXAMLOPS_HPC_CLUSTER,\n"    \
      "                        else the environment target)\n"                  \
-     "  --partition --qos --account --constraint --time --nodes --ntasks\n"    \
-     "  --cpus-per-task --mem --gpus --job-name --array   the resource ask\n"  \
-     "                        (default EXAMLOPS_HPC_*; --gpus: job total)\n"   \
+     "  --partition P         the partition (Flux: queue); default\n"          \
+     "                        EXAMLOPS_HPC_PARTITION\n"                        \
+     "  --qos Q               the quality of service; default "                \
+     "EXAMLOPS_HPC_QOS\n"                                                      \
+     "  --account A           the account (Flux: bank); default\n"             \
+     "                        EXAMLOPS_HPC_ACCOUNT\n"                          \
+     "  --constraint C        node features the job needs (sbatch\n"           \
+     "                        --constraint)\n"                                 \
+     "  --time T              the time limit, e.g. 1:00:00; default\n"         \
+     "                        EXAMLOPS_HPC_TIME\n"                             \
+     "  --nodes N             nodes; default EXAMLOPS_HPC_NODES\n"             \
+     "  --ntasks N            tasks (sbatch --ntasks)\n"                       \
+     "  --cpus-per-task C     CPUs per task (sbatch --cpus-per-task)\n"        \
+     "  --mem M               memory per node, e.g. 16G (sbatch --mem)\n"      \
+     "  --gpus G              GPUs for the job in total; default\n"            \
+     "                        EXAMLOPS_HPC_GPUS\n"                             \
+     "  --job-name NAME       the job's name (default exa's, with the\n"       \
+     "                        run id)\n"                                       \
+     "  --array SPEC          a job array, e.g. 0-9 (sbatch --array)\n"        \
      "  --hold                submit held\n"                                   \
      "  --wait                wait for the job to end (exit as hpc wait)\n"    \
      "  --dry-run             print, submit nothing (above)\n"                 \

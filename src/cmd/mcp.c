@@ -229,7 +229,14 @@ static const struct exa_cmd cmds[] = {
      "stdin/stdout. --transport http: streamable HTTP at /mcp on\n"
      "--listen (default 127.0.0.1:8765, loopback only; port 0 picks one),\n"
      "every request with 'Authorization: Bearer TOKEN' ('exa auth token\n"
-     "create'). See doc/mcp.md."},
+     "create'). See doc/mcp.md.\n\n"
+     "Options:\n"
+     "  --transport T         stdio (default) or http\n"
+     "  --listen HOST:PORT    the HTTP address, loopback only (default\n"
+     "                        127.0.0.1:8765; port 0 picks a free one)\n"
+     "  --allow-writes        also register hpc_approve_cluster (default\n"
+     "                        off; EXAMLOPS_MCP_ALLOW_WRITES)\n"
+     "Example: exa mcp serve --transport http --listen 127.0.0.1:8765"},
     {NULL},
 };
 

@@ -17,12 +17,16 @@
     "once per (version, provider): recording again changes nothing.\n"         \
     "Versions whose hours were not recorded are reported and skipped.\n"       \
     "\n"                                                                       \
-    "  --record        compute and store the cost of every version\n"          \
-    "  --provider/-p P flat-rate (default) or tiered-example (alias\n"         \
-    "                  tiered); else $EXAMLOPS_COST_PROVIDER\n"                \
+    "Options:\n"                                                               \
+    "  MODEL                 the model (JPCP)\n"                               \
+    "  --record              compute and store the cost of every version\n"    \
+    "                        first (default: only list)\n"                     \
+    "  --provider, -p P      flat-rate (default) or tiered-example (alias\n"   \
+    "                        tiered); else $EXAMLOPS_COST_PROVIDER\n"          \
     "\n"                                                                       \
     "Rates: GPU_COST_PER_HOUR (2.50), CPU_COST_PER_HOUR (0.05) USD/h.\n"       \
-    "Formulas: doc/finops.md."
+    "Formulas: doc/finops.md.\n"                                               \
+    "Example: exa models cost JPCP --record --provider tiered-example"
 
 #define MODELS_COST_LIST_USAGE ""
 #define MODELS_COST_LIST_SUMMARY "total recorded cost per model and provider"

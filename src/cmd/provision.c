@@ -186,12 +186,26 @@ static int shutdown_cmd(struct exa_ctx *ctx, int argc, char **argv)
 
 static const struct exa_cmd prov_cmds[] = {
     {"status", status_cmd, "",
-     "profiles, outstanding requests, breakers and recent requests", NULL},
+     "profiles, outstanding requests, breakers and recent requests",
+     "Reads provisioners.json and platform.db: each profile with its\n"
+     "cluster, its outstanding request and breaker state, then the recent\n"
+     "requests. Takes no options; --json prints the document.\n"
+     "Example: exa provision status"},
     {"resume", resume_cmd, "PROFILE",
-     "close a profile's breaker after repeated failed starts", NULL},
+     "close a profile's breaker after repeated failed starts",
+     "The profile's breaker opens after repeated failed starts and no\n"
+     "request is made for it; resume closes it (an audit event).\n\n"
+     "Options:\n"
+     "  PROFILE               a profile of provisioners.json\n"
+     "Example: exa provision resume gpu-small"},
     {"shutdown", shutdown_cmd, "[--drain]",
      "cancel every outstanding request; --drain also drains attached workers",
-     NULL},
+     "Cancels every outstanding request (its Slurm job) and records it.\n\n"
+     "Options:\n"
+     "  --drain               also ask the attached workers to drain:\n"
+     "                        finish their tasks and exit (default: they\n"
+     "                        keep running)\n"
+     "Example: exa provision shutdown --drain"},
     {NULL},
 };
 

@@ -434,16 +434,51 @@ static const struct exa_cmd task_cmds[] = {
      "The task runs on a worker of `exa serve --worker-listen` whose\n"
      "resources and labels fit. --artifact names files the task leaves in its\n"
      "directory ($EXA_TASK_DIR unless --cwd); the worker uploads them with\n"
-     "their SHA-256. --timeout (default 3600) is enforced by the worker."},
+     "their SHA-256. --timeout (default 3600) is enforced by the worker.\n\n"
+     "Options:\n"
+     "  --cpus N              CPUs the task needs (default 1)\n"
+     "  --gpus N              GPUs the task needs (default 0)\n"
+     "  --ram-mb N            memory the task needs in MiB (default 0)\n"
+     "  --label L             a label its worker must have (repeatable)\n"
+     "  --timeout S           seconds the task may run (default 3600)\n"
+     "  --count N             queue N copies (default 1)\n"
+     "  --env K=V             set K in the task's environment (repeatable)\n"
+     "  --cwd DIR             run in DIR on the worker (default the task's\n"
+     "                        own directory, $EXA_TASK_DIR)\n"
+     "  --artifact NAME       a file to upload when it ends (repeatable)\n"
+     "  -- ARGV...            the command to run\n"
+     "Example: exa task submit --cpus 2 --artifact out.txt -- sh -c "
+     "'date >out.txt'"},
     {"list", task_list_cmd, "[--state STATE] [--limit N]",
-     "list tasks with their state, attempt and worker", NULL},
+     "list tasks with their state, attempt and worker",
+     "In id order: id, state, attempt, worker, exit status, reason and\n"
+     "argv. --json prints the rows.\n\n"
+     "Options:\n"
+     "  --state STATE         only queued, leased, done, failed or\n"
+     "                        cancelled tasks (default every state)\n"
+     "  --limit N             at most N tasks (default all)\n"
+     "Example: exa task list --state failed --limit 20"},
     {"show", task_show_cmd, "ID", "show a task, its result and artifacts",
-     NULL},
+     "The task's state, attempt, argv, worker and reason; once it ended\n"
+     "its exit status, each artifact with its SHA-256 and size, and the\n"
+     "tail of its stdout. --json prints the whole document.\n\n"
+     "Options:\n"
+     "  ID                    the id 'task submit' printed\n"
+     "Example: exa task show 12"},
     {"attempts", task_attempts_cmd, "ID",
-     "list the attempts (leases) of a task and how each ended", NULL},
+     "list the attempts (leases) of a task and how each ended",
+     "One row per lease: attempt, worker, outcome, cause and exit\n"
+     "status. --json prints the whole document.\n\n"
+     "Options:\n"
+     "  ID                    the task's id\n"
+     "Example: exa task attempts 12"},
     {"cancel", task_cancel_cmd, "ID...",
      "cancel tasks; a running one is killed at its worker's next heartbeat",
-     NULL},
+     "A queued task is cancelled at once; a leased one is killed when\n"
+     "its worker next reports (its heartbeat).\n\n"
+     "Options:\n"
+     "  ID...                 the tasks' ids\n"
+     "Example: exa task cancel 12 13"},
     {NULL},
 };
 
