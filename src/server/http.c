@@ -215,6 +215,8 @@ void http_error_json(struct http_response *resp, int status, const char *code,
 static void router_error(struct http_response *resp, const char *path,
                          int status, const char *code, const char *text)
 {
+    http_response_header(resp, "Cache-Control", "no-store");
+    http_response_header(resp, "X-Content-Type-Options", "nosniff");
     if (!strncmp(path, "/api/", 5) || !strcmp(path, "/api")) {
         http_error_json(resp, status, code, "%s", text);
         return;
@@ -414,10 +416,24 @@ int http_dispatch(struct http_server *srv, struct http_request *req,
         }
         goto out;
     }
-    if (path_known)
+    if (path_known) {
+        /* RFC 9110 §15.5.6: a 405 lists the methods the path has */
+        struct strbuf allow = STRBUF_INIT;
+        for (size_t i = 0; i < srv->nroutes; i++) {
+            struct route *r = &srv->routes[i];
+            if (!match(r, segs, n, req) ||
+                strstr(allow.buf, r->method)) /* each once */
+                continue;
+            strbuf_addf(&allow, "%s%s", allow.len ? ", " : "", r->method);
+            if (!strcmp(r->method, "GET") && !strstr(allow.buf, "HEAD"))
+                strbuf_addstr(&allow, ", HEAD");
+        }
         router_error(resp, path, 405, "method_not_allowed",
                      "method not allowed");
-    else
+        if (allow.len)
+            http_response_header(resp, "Allow", allow.buf);
+        strbuf_release(&allow);
+    } else
         router_error(resp, path, 404, "not_found", "not found");
 out:
     free_segs(raw, n);
@@ -520,7 +536,6 @@ static enum MHD_Result answer(struct http_server *srv, struct MHD_Connection *c,
     struct http_response resp;
     char remote[INET6_ADDRSTRLEN + 1], *path;
     const char *uri = cs->uri ? cs->uri : "/", *qm;
-    const int head = !strcmp(method, "HEAD");
     enum MHD_Result rc;
 
     memset(&req, 0, sizeof(req));
@@ -541,6 +556,9 @@ static enum MHD_Result answer(struct http_server *srv, struct MHD_Connection *c,
         router_error(&resp, path, 413, "too_large", "request body too large");
     else
         http_dispatch(srv, &req, &resp);
+    if (srv->tls) /* RFC 6797: this host speaks HTTPS only */
+        http_response_header(&resp, "Strict-Transport-Security",
+                             "max-age=31536000");
     http_request_release(&req);
     free(path);
     if (resp.read) {
@@ -550,8 +568,8 @@ static enum MHD_Result answer(struct http_server *srv, struct MHD_Connection *c,
     }
     if (!resp.body)
         resp.body = xstrdup("");
-    if (head) /* same headers, no body */
-        resp.len = 0;
+    /* HEAD: libmicrohttpd sends the headers GET would have, with the
+     * Content-Length of the body, and no body (RFC 9110 §9.3.2) */
     rc = send_text(c, (unsigned)resp.status, resp.content_type, resp.body,
                    resp.len, &resp);
     free_headers(&resp);
@@ -628,11 +646,17 @@ int http_server_listen(struct http_server *srv, const char *listen,
     const char *h = listen;
     size_t hl;
     const union MHD_DaemonInfo *info;
-    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG;
+    /* MHD_USE_AUTO: epoll (or poll), not select(), which stops at
+     * FD_SETSIZE (1024) descriptors whatever the connection limit */
+    unsigned flags =
+        MHD_USE_AUTO | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG;
     unsigned threads = srv->opt.threads ? srv->opt.threads : 8;
     unsigned timeout = srv->opt.timeout_s ? srv->opt.timeout_s : 30;
     unsigned conns = srv->opt.max_conns ? srv->opt.max_conns : 1024;
     size_t memlim = srv->opt.max_header ? srv->opt.max_header : 32 * 1024;
+    /* one address (a slowloris) may hold a quarter of the connections */
+    unsigned per_ip =
+        srv->opt.max_conns_per_ip ? srv->opt.max_conns_per_ip : (conns + 3) / 4;
     int gai;
 
     if (!colon || !colon[1] || strlen(colon + 1) >= sizeof(port))
@@ -690,8 +714,12 @@ int http_server_listen(struct http_server *srv, const char *listen,
             MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL,
             MHD_OPTION_CONNECTION_TIMEOUT, timeout, MHD_OPTION_CONNECTION_LIMIT,
             conns, MHD_OPTION_CONNECTION_MEMORY_LIMIT, memlim,
+            MHD_OPTION_PER_IP_CONNECTION_LIMIT, per_ip,
             MHD_OPTION_THREAD_POOL_SIZE, threads, MHD_OPTION_HTTPS_MEM_CERT,
-            srv->cert, MHD_OPTION_HTTPS_MEM_KEY, srv->key, MHD_OPTION_END);
+            srv->cert, MHD_OPTION_HTTPS_MEM_KEY, srv->key,
+            /* TLS 1.2 and 1.3 only (GnuTLS priority strings) */
+            MHD_OPTION_HTTPS_PRIORITIES,
+            "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2", MHD_OPTION_END);
     else
         srv->d = MHD_start_daemon(
             flags, 0, NULL, NULL, on_request, srv, MHD_OPTION_SOCK_ADDR,
@@ -699,6 +727,7 @@ int http_server_listen(struct http_server *srv, const char *listen,
             MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL,
             MHD_OPTION_CONNECTION_TIMEOUT, timeout, MHD_OPTION_CONNECTION_LIMIT,
             conns, MHD_OPTION_CONNECTION_MEMORY_LIMIT, memlim,
+            MHD_OPTION_PER_IP_CONNECTION_LIMIT, per_ip,
             MHD_OPTION_THREAD_POOL_SIZE, threads, MHD_OPTION_END);
     freeaddrinfo(res);
     if (!srv->d)

@@ -167,8 +167,9 @@ struct http_options {
     unsigned timeout_s; /* idle connection timeout; default 30 */
     unsigned threads;   /* worker threads; default 8 */
     unsigned max_conns; /* simultaneous connections; default 1024 */
-    const char *tls_cert_pem; /* PEM text of the certificate chain */
-    const char *tls_key_pem;  /* PEM text of its private key */
+    unsigned max_conns_per_ip; /* from one address; default max_conns/4 */
+    const char *tls_cert_pem;  /* PEM text of the certificate chain */
+    const char *tls_key_pem;   /* PEM text of its private key */
 };
 
 /* Set srv's options (copied) before http_server_listen(). */

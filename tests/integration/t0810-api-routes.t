@@ -237,6 +237,12 @@ api GET /api/v1/nothing-here "$VIEW"
 is "$CODE/$(jq -r .error.code <<<"$BODY")" "404/not_found" "an unknown route: JSON 404"
 api DELETE /api/v1/clusters "$VIEW"
 is "$CODE/$(jq -r .error.code <<<"$BODY")" "405/method_not_allowed" "a wrong method: JSON 405"
+like "$(grep -i '^Allow:' <<<"$HDRS" | tr -d '\r')" '^Allow: GET, HEAD$' "the 405 lists the path's methods (RFC 9110 15.5.6)"
+like "$HDRS" 'X-Content-Type-Options: nosniff' "router errors say nosniff"
+like "$HDRS" 'Cache-Control: no-store' "and no-store"
+hl=$(curl -s -m 5 -I -H "Authorization: Bearer $VIEW" "$API_URL/api/v1/clusters" | tr -d '\r' | grep -i '^Content-Length:' | tr -dc 0-9)
+gl=$(curl -s -m 5 -H "Authorization: Bearer $VIEW" "$API_URL/api/v1/clusters" | wc -c)
+is "$hl" "$gl" "HEAD gives GET's Content-Length (RFC 9110 9.3.2)"
 head -c 70000 /dev/zero | tr '\0' 'a' >"$T/big"
 api POST /api/v1/facility/fleet/gamma/reject "$ADMIN" "" --data-binary @"$T/big"
 is "$CODE/$(jq -r .error.code <<<"$BODY")" "413/too_large" "a 70 kB body: 413"

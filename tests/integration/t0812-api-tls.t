@@ -27,6 +27,11 @@ is "$CODE" 200 "HTTPS with a verified certificate: 200"
 API_CURL_EXTRA="--cacert $T/cert.pem" api POST /api/v1/auth/login "" "{\"token\": \"$VIEW\"}"
 is "$CODE" 200 "login over HTTPS"
 like "$(grep -i '^Set-Cookie:' <<<"$HDRS")" '; Secure' "the session cookie is Secure under TLS"
+like "$HDRS" 'Strict-Transport-Security: max-age=31536000' "HSTS under TLS (RFC 6797)"
+code=$(curl -s -m 5 --cacert "$T/cert.pem" --tls-max 1.1 --ciphers 'DEFAULT:@SECLEVEL=0' -o /dev/null -w '%{http_code}' "https://127.0.0.1:$API_PORT/healthz")
+is "$code" 000 "TLS 1.1 is refused"
+code=$(curl -s -m 5 --cacert "$T/cert.pem" --tlsv1.2 --tls-max 1.2 -o /dev/null -w '%{http_code}' "https://127.0.0.1:$API_PORT/healthz")
+is "$code" 200 "TLS 1.2 is served"
 code=$(curl -s -m 5 -o /dev/null -w '%{http_code}' "http://127.0.0.1:$API_PORT/healthz")
 isnt "$code" 200 "plain HTTP to the TLS port gets no answer"
 code=$(curl -s -m 5 -o /dev/null -w '%{http_code}' "https://127.0.0.1:$API_PORT/healthz")
