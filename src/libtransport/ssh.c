@@ -151,7 +151,14 @@ static int host_key_refused(const char *s)
            strstr(s, "Host key verification failed");
 }
 
-/* Run the shell command line cmd on the remote host. */
+/* subprocess on_stdin: the bytes of a put handed to ssh so far */
+static void put_progress(void *arg, size_t written)
+{
+    transport_progress_done(arg, (unsigned long long)written);
+}
+
+/* Run the shell command line cmd on the remote host; during a reported
+ * put (t->progress), each write of stdin counts as its progress. */
 static int ssh_exec(struct transport *t, const char *cmd, const char *what,
                     const char *stdin_data, size_t stdin_len, double timeout_s,
                     struct transport_result *res, exa_error_t *err)
@@ -168,6 +175,10 @@ static int ssh_exec(struct transport *t, const char *cmd, const char *what,
     o.stdin_len = stdin_len;
     o.timeout_s = timeout_s;
     o.max_output = TRANSPORT_MAX_OUTPUT;
+    if (t->progress && stdin_len) {
+        o.on_stdin = put_progress;
+        o.on_stdin_arg = t;
+    }
     rc = subprocess_run(argv.v, &o, &sr, err);
     strvec_clear(&argv);
     strbuf_addbuf(&res->out, &sr.out);

@@ -134,12 +134,84 @@ static void trace_copy(const struct transport *t, const char *what,
                   secs);
 }
 
+void transport_progress_begin(struct transport_progress *p, const char *label,
+                              unsigned long long total, double now)
+{
+    memset(p, 0, sizeof(*p));
+    snprintf(p->label, sizeof(p->label), "%.*s", (int)sizeof(p->label) - 1,
+             label);
+    p->total = total;
+    p->t0 = p->last_t = now;
+}
+
+int transport_progress_line(struct transport_progress *p,
+                            unsigned long long done, double now, char *buf,
+                            size_t len)
+{
+    int step;
+    double secs = now - p->t0, rate;
+    if (!p->total || done >= p->total)
+        return 0;
+    step = (int)(done * 10 / p->total);
+    if (step <= p->last_step && now - p->last_t < TRANSPORT_PROGRESS_PERIOD_S)
+        return 0;
+    if (step > p->last_step)
+        p->last_step = step;
+    p->last_t = now;
+    p->lines++;
+    rate = secs > 0 ? (double)done / secs : 0;
+    if (rate > 0)
+        snprintf(buf, len, "%s: %.1f of %.1f MB (%d%%), %.1f MB/s, ETA %.0f s",
+                 p->label, (double)done / 1e6, (double)p->total / 1e6,
+                 (int)(done * 100 / p->total), rate / 1e6,
+                 (double)(p->total - done) / rate);
+    else
+        snprintf(buf, len, "%s: %.1f of %.1f MB (%d%%)", p->label,
+                 (double)done / 1e6, (double)p->total / 1e6,
+                 (int)(done * 100 / p->total));
+    return 1;
+}
+
+void transport_progress_summary(const struct transport_progress *p, double now,
+                                char *buf, size_t len)
+{
+    double secs = now - p->t0;
+    snprintf(buf, len, "%s: %.1f MB in %.1f s, %.1f MB/s", p->label,
+             (double)p->total / 1e6, secs,
+             secs > 0 ? (double)p->total / 1e6 / secs : 0);
+}
+
+void transport_progress_done(struct transport *t, unsigned long long done)
+{
+    char line[768];
+    if (t->progress &&
+        transport_progress_line(t->progress, done, now_s(), line, sizeof(line)))
+        log_status("%s", line);
+}
+
 int transport_put(struct transport *t, const char *local_path,
                   const char *remote_path, exa_error_t *err)
 {
     int trace = log_get_level() >= LOG_DEBUG, rc;
-    double t0 = trace ? now_s() : 0;
+    double t0 = now_s();
+    struct transport_progress p;
+    struct stat st;
+    char line[768];
+
+    t->progress = NULL;
+    if (stat(local_path, &st) == 0 && S_ISREG(st.st_mode) &&
+        st.st_size >= TRANSPORT_PROGRESS_MIN && log_status_enabled()) {
+        snprintf(line, sizeof(line), "put '%s' to '%s' on %s", local_path,
+                 remote_path, t->desc);
+        transport_progress_begin(&p, line, (unsigned long long)st.st_size, t0);
+        t->progress = &p;
+    }
     rc = t->ops->put(t, local_path, remote_path, err);
+    if (t->progress && rc == 0) {
+        transport_progress_summary(&p, now_s(), line, sizeof(line));
+        log_status("%s", line);
+    }
+    t->progress = NULL;
     if (trace)
         trace_copy(t, "put", local_path, remote_path, now_s() - t0, rc, err);
     return rc;
@@ -220,9 +292,12 @@ static int mkdir_parents(const char *path, exa_error_t *err)
     return 0;
 }
 
-/* Copy src to dst through a temp file and rename (nothing half-written). */
-static int copy_file(const char *src, const char *dst, exa_error_t *err)
+/* Copy src to dst through a temp file and rename (nothing half-written);
+ * t (may be NULL) hears the bytes written (transport_progress_done). */
+static int copy_file(struct transport *t, const char *src, const char *dst,
+                     exa_error_t *err)
 {
+    unsigned long long sent = 0;
     char buf[65536];
     char *tmp;
     int in, out;
@@ -269,6 +344,9 @@ static int copy_file(const char *src, const char *dst, exa_error_t *err)
         }
         if (r < 0)
             break;
+        sent += (unsigned long long)r;
+        if (t)
+            transport_progress_done(t, sent);
     }
     close(in);
     if (r < 0 || fsync(out) < 0 || close(out) < 0 || rename(tmp, dst) < 0) {
@@ -285,13 +363,13 @@ static int copy_file(const char *src, const char *dst, exa_error_t *err)
 static int local_put(struct transport *t, const char *local_path,
                      const char *remote_path, exa_error_t *err)
 {
-    return copy_file(local_path, remote_path, err);
+    return copy_file(t, local_path, remote_path, err);
 }
 
 static int local_get(struct transport *t, const char *remote_path,
                      const char *local_path, exa_error_t *err)
 {
-    return copy_file(remote_path, local_path, err);
+    return copy_file(NULL, remote_path, local_path, err);
 }
 
 static const struct transport_ops local_ops = {

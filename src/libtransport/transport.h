@@ -58,13 +58,58 @@ struct transport_ops {
     void (*close)(struct transport *t);
 };
 
+struct transport_progress;
+
 struct transport {
     const struct transport_ops *ops;
     char *desc;       /* "local", "ssh alice@login1:22": for messages */
     char *host;       /* host name used in messages ("localhost" for local) */
     double timeout_s; /* default per-command cap */
     void *priv;
+    /* set by transport_put for the length of one reported copy, else NULL;
+     * a put op passes the bytes it has sent to transport_progress_done() */
+    struct transport_progress *progress;
 };
+
+/*
+ * The progress of one copy. transport_put reports a put of at least
+ * TRANSPORT_PROGRESS_MIN bytes when log_status_enabled() (stderr is a
+ * terminal, or -v): while it runs, a line on stderr at each further 10 %
+ * or after 2 s without one (bytes, percent, rate, ETA), and when it ends
+ * a summary (bytes, seconds, rate). The caller's own summary is for the
+ * other cases (a pipe, no -v).
+ */
+#define TRANSPORT_PROGRESS_MIN (1024 * 1024)
+#define TRANSPORT_PROGRESS_PERIOD_S 2.0
+
+struct transport_progress {
+    char label[512];          /* "put 'A' to 'B' on ssh alice@h:22" */
+    unsigned long long total; /* bytes of the copy */
+    double t0, last_t;        /* start, last line (seconds, monotonic) */
+    int last_step;            /* the last 10 % step reported (0..10) */
+    int lines;                /* lines written so far */
+};
+
+/* Start p for a copy of total bytes at time now (seconds); label is
+ * copied (cut to fit). */
+void transport_progress_begin(struct transport_progress *p, const char *label,
+                              unsigned long long total, double now);
+/*
+ * Whether a progress line is due with done bytes sent at time now: at a
+ * 10 % step not yet reported or TRANSPORT_PROGRESS_PERIOD_S after the last
+ * line, never at done >= total (the end has its summary). When due,
+ * writes "LABEL: D of T MB (P%), R MB/s, ETA S s" (MB = 10^6 bytes) into
+ * buf (len bytes), counts it and returns 1; else 0.
+ */
+int transport_progress_line(struct transport_progress *p,
+                            unsigned long long done, double now, char *buf,
+                            size_t len);
+/* The summary at time now: "LABEL: T MB in S s, R MB/s" into buf. */
+void transport_progress_summary(const struct transport_progress *p, double now,
+                                char *buf, size_t len);
+/* For put ops: done bytes sent so far; writes a due line with
+ * log_status(). A no-op when t->progress is NULL. */
+void transport_progress_done(struct transport *t, unsigned long long done);
 
 /*
  * Run argv (NULL-terminated) on the target with stdin bytes (may be NULL),

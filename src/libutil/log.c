@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static int level_set;
 static enum log_level cur_level = LOG_WARN;
@@ -37,6 +38,23 @@ void log_msg(enum log_level level, const char *fmt, ...)
     if (level > log_get_level())
         return;
     fprintf(stderr, "exa: %s: ", names[level]);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+}
+
+int log_status_enabled(void)
+{
+    return log_get_level() >= LOG_DEBUG || isatty(STDERR_FILENO);
+}
+
+void log_status(const char *fmt, ...)
+{
+    va_list ap;
+    if (!log_status_enabled())
+        return;
+    fputs("exa: ", stderr);
     va_start(ap, fmt);
     vfprintf(stderr, fmt, ap);
     va_end(ap);

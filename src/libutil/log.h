@@ -22,6 +22,15 @@ enum log_level log_get_level(void);
 void log_msg(enum log_level level, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
+/*
+ * Print "exa: <message>\n" on stderr when log_status_enabled(): a status
+ * line of a long operation (a copy's progress), which a terminal wants
+ * and a pipe or a log file does not unless -v asked for it.
+ */
+void log_status(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* 1 when stderr is a terminal or the level is LOG_DEBUG (-v), else 0. */
+int log_status_enabled(void);
+
 #define log_error(...) log_msg(LOG_ERROR, __VA_ARGS__)
 #define log_warn(...) log_msg(LOG_WARN, __VA_ARGS__)
 #define log_info(...) log_msg(LOG_INFO, __VA_ARGS__)

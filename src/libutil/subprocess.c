@@ -431,8 +431,11 @@ int subprocess_run(const char *const *argv, const struct subprocess_opts *opts,
             } else if (pfd[i].fd == in_p[1]) {
                 r = write(in_p[1], opts->stdin_data + written,
                           opts->stdin_len - written);
-                if (r > 0)
+                if (r > 0) {
                     written += (size_t)r;
+                    if (opts->on_stdin)
+                        opts->on_stdin(opts->on_stdin_arg, written);
+                }
                 if ((r < 0 && errno != EAGAIN && errno != EINTR) ||
                     written == opts->stdin_len ||
                     (pfd[i].revents & (POLLERR | POLLHUP)))

@@ -35,6 +35,11 @@ struct subprocess_opts {
     size_t max_output;
     /* Working directory of the child, or NULL for the current one. */
     const char *cwd;
+    /* Called in the caller's thread after each write to the child's
+     * stdin with the bytes of stdin_data written so far (a copy's
+     * progress, libtransport); NULL for none. */
+    void (*on_stdin)(void *arg, size_t written);
+    void *on_stdin_arg;
 };
 
 struct subprocess_result {

@@ -105,6 +105,45 @@ static void test_local_put_get(void **state)
     transport_close(t);
 }
 
+/* Progress lines: one per further 10 %, or after 2 s without one; none
+ * at the end (the summary's place); rate and ETA from the start. */
+static void test_progress_lines(void **state)
+{
+    struct transport_progress p;
+    char line[768];
+    int n = 0;
+
+    transport_progress_begin(&p, "put 'a' to 'b' on local", 100000000ULL, 10);
+    /* 5 % after 1 s: neither a step nor 2 s */
+    assert_int_equal(transport_progress_line(&p, 5000000, 11, line, 768), 0);
+    /* 10 % after 1.5 s: a step */
+    assert_int_equal(transport_progress_line(&p, 10000000, 11.5, line, 768), 1);
+    assert_string_equal(line, "put 'a' to 'b' on local: 10.0 of 100.0 MB "
+                              "(10%), 6.7 MB/s, ETA 14 s");
+    /* still 10-19 %: only after 2 s */
+    assert_int_equal(transport_progress_line(&p, 15000000, 13, line, 768), 0);
+    assert_int_equal(transport_progress_line(&p, 16000000, 13.5, line, 768), 1);
+    assert_non_null(strstr(line, "16.0 of 100.0 MB (16%)"));
+    /* a jump over several steps is one line */
+    assert_int_equal(transport_progress_line(&p, 55000000, 13.6, line, 768), 1);
+    assert_int_equal(transport_progress_line(&p, 59000000, 13.7, line, 768), 0);
+    /* the end is the summary's */
+    assert_int_equal(transport_progress_line(&p, 100000000, 14, line, 768), 0);
+    assert_int_equal(p.lines, 3);
+    transport_progress_summary(&p, 14, line, sizeof(line));
+    assert_string_equal(
+        line, "put 'a' to 'b' on local: 100.0 MB in 4.0 s, 25.0 MB/s");
+    /* 1 MB/s over 100 s of writes: a line every 2 s (the steps, at
+     * 10 s, 20 s, ..., fall on them), none at 1 s, 3 s, ... */
+    transport_progress_begin(&p, "x", 100000000ULL, 0);
+    for (int i = 1; i < 100; i++)
+        n += transport_progress_line(&p, (unsigned long long)i * 1000000, i,
+                                     line, sizeof(line));
+    assert_int_equal(n, 49);
+    assert_int_equal(p.last_step, 9);
+    (void)state;
+}
+
 /* A stand-in ssh that prints its argv, one per line, then the remote
  * command run through sh (as sshd would via the login shell). */
 static struct transport *ssh_with(const char *script)
@@ -432,6 +471,7 @@ int main(void)
         cmocka_unit_test(test_local_run_and_status),
         cmocka_unit_test(test_local_timeout),
         cmocka_unit_test(test_local_put_get),
+        cmocka_unit_test(test_progress_lines),
         cmocka_unit_test(test_ssh_argv_and_quoting),
         cmocka_unit_test(test_ssh_master_follows_pinned_key),
         cmocka_unit_test(test_ssh_host_key_changed),
