@@ -440,7 +440,24 @@ int docgen_run(struct exa_ctx *ctx, const struct exa_group *const *groups,
             format = v;
         else if (skip_prefix(argv[i], "--page=", &v))
             page = v;
-        else
+        else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            printf("usage: exa debug commands "
+                   "[--format=man|bash|clusters|list|commands] [--page=P]\n\n"
+                   "the command tables as man pages and completion (hidden; "
+                   "the Makefile runs it)\n\n"
+                   "Options:\n"
+                   "  --format=man          the roff of page P\n"
+                   "  --format=bash         the bash completion script\n"
+                   "  --format=clusters     the registered cluster names\n"
+                   "  --format=list         the page file names (default "
+                   "format)\n"
+                   "  --format=commands     every command, one a line\n"
+                   "  --page=P              exa, exa-GROUP or exa-env "
+                   "(default exa)\n"
+                   "Example: exa debug commands --format=man --page=exa-hpc "
+                   "| man -l -\n");
+            return 0;
+        } else
             return out_usage(ctx,
                              "unknown option '%s': expected "
                              "--format=man|bash|clusters|list|commands "

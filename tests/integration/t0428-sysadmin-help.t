@@ -10,6 +10,9 @@
 exa_test_env
 all=$("$EXA" debug commands --format=commands)
 is "$?" 0 "exa debug commands --format=commands"
+h=$("$EXA" debug commands --help)
+is "$?" 0 "exa debug commands --help exits 0 (it is hidden, not in the list)"
+like "$h" "^Example: exa debug commands " "and ends with an example"
 for g in hpc models pipeline finops auth task provision mcp debug; do
     like "$all" "^$g [a-z]" "the command list has the $g group"
 done
