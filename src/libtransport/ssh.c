@@ -264,7 +264,10 @@ static int ssh_put(struct transport *t, const char *local_path,
     shquote_append(&cmd, remote_path);
     strbuf_addstr(&cmd, ".exa-tmp ");
     shquote_append(&cmd, remote_path);
-    if (ssh_exec(t, cmd.buf, "put", data.buf, data.len, t->timeout_s, &res,
+    /* the command cap, plus the time the bytes take at the slowest rate a
+     * copy may have (a 1 GB dataset must not hit the 30 s of a command) */
+    if (ssh_exec(t, cmd.buf, "put", data.buf, data.len,
+                 t->timeout_s + (double)data.len / TRANSPORT_PUT_MIN_RATE, &res,
                  err) < 0)
         goto out;
     if (res.rc != 0) {

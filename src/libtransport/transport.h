@@ -143,8 +143,11 @@ int transport_exit_error(const struct transport *t, const char *const *argv,
  * The copy is private: missing parent directories are created 0700 and
  * the file keeps only the owner's bits of the local mode (0644 -> 0600,
  * 0755 -> 0700), from its first byte (ssh: under umask 077). -v traces it
- * (doc/verbose.md). 0 or -1 with err.
+ * (doc/verbose.md); a large one reports its progress (transport_progress
+ * below). Over ssh the copy may take t->timeout_s plus one second per
+ * TRANSPORT_PUT_MIN_RATE bytes. 0 or -1 with err.
  */
+#define TRANSPORT_PUT_MIN_RATE 1e6 /* bytes per second */
 int transport_put(struct transport *t, const char *local_path,
                   const char *remote_path, exa_error_t *err);
 /* Copy remote_path to local_path. 0 or -1 with err (ENOTFOUND if absent). */

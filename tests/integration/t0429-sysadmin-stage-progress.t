@@ -41,6 +41,7 @@ is "$pcts" "$sorted" "the percentages only grow ($pcts)"
 total=$(sed -nE '1s/.* of ([0-9.]+) MB.*/\1/p' <<<"$prog")
 is "$total" "$(awk -v s="$size" 'BEGIN{printf "%.1f", s/1e6}')" "the total is the file's size in MB"
 like "$ERR" "^exa: put '$T/big.csv' to '[^']*/big.csv' on ssh [^:]*:[0-9]+: [0-9.]+ MB in [0-9.]+ s, [0-9.]+ MB/s$" "a summary when the copy ends"
+diag "$(grep -E ' MB in [0-9.]+ s, ' <<<"$ERR")"
 like "$OUT" "dataset copied to '.*/big.csv' \(0600 in a 0700 directory\): [0-9.]+ MB in [0-9.]+ s" "the run's own summary"
 rp=$(sed -n "s/.*dataset copied to '\([^']*\)'.*/\1/p" <<<"$OUT" | head -1)
 is "$(stat -c %s "$rp")" "$size" "the whole file arrived"

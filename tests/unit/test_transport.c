@@ -167,6 +167,34 @@ static struct transport *ssh_with(const char *script)
     return t;
 }
 
+/* A put over ssh may take its command cap plus a second per MB: a 3 MB
+ * copy that takes 1.5 s passes under a 1 s cap (it timed out at the cap
+ * alone), and arrives whole. */
+static void test_ssh_put_time_scales(void **state)
+{
+    struct transport *t = ssh_with("#!/bin/sh\nfor a; do last=$a; done\n"
+                                   "sleep 1.5\nexec sh -c \"$last\"\n");
+    exa_error_t err = EXA_ERROR_INIT;
+    char src[256], dst[256];
+    struct stat st;
+    FILE *f;
+
+    snprintf(src, sizeof(src), "%s", path_in("big.bin"));
+    snprintf(dst, sizeof(dst), "%s", path_in("remote/big.bin"));
+    f = fopen(src, "w");
+    assert_non_null(f);
+    for (int i = 0; i < 3 * 1000 * 1000; i++)
+        fputc('a' + i % 26, f);
+    fclose(f);
+    t->timeout_s = 1;
+    assert_int_equal(transport_put(t, src, dst, &err), 0);
+    assert_int_equal(stat(dst, &st), 0);
+    assert_int_equal(st.st_size, 3 * 1000 * 1000);
+    assert_int_equal(st.st_mode & 0777, 0600);
+    transport_close(t);
+    (void)state;
+}
+
 static void test_ssh_argv_and_quoting(void **state)
 {
     /* last argument is the remote command line: run it with sh */
@@ -473,6 +501,7 @@ int main(void)
         cmocka_unit_test(test_local_put_get),
         cmocka_unit_test(test_progress_lines),
         cmocka_unit_test(test_ssh_argv_and_quoting),
+        cmocka_unit_test(test_ssh_put_time_scales),
         cmocka_unit_test(test_ssh_master_follows_pinned_key),
         cmocka_unit_test(test_ssh_host_key_changed),
         cmocka_unit_test(test_ssh_host_key_unknown),
