@@ -47,8 +47,38 @@ static void scrape_free(void *cls)
 
 struct metrics_ctx {
     struct obs_exporter *ex;
-    const char *token; /* --metrics-token; NULL: /metrics is open */
+    const char *token;          /* --metrics-token; NULL: /metrics is open */
+    struct worker_listener *wl; /* --worker-listen: its families too */
 };
+
+/* The exporter's cached render followed by the workers' families. */
+struct scrape_plus {
+    struct obs_scrape *sc;
+    size_t sclen;
+    struct strbuf extra;
+};
+
+static size_t plus_read(void *cls, size_t pos, char *buf, size_t max)
+{
+    struct scrape_plus *sp = cls;
+    size_t n;
+    if (pos < sp->sclen)
+        return obs_scrape_read(sp->sc, pos, buf, max);
+    pos -= sp->sclen;
+    if (pos >= sp->extra.len)
+        return 0;
+    n = sp->extra.len - pos < max ? sp->extra.len - pos : max;
+    memcpy(buf, sp->extra.buf + pos, n);
+    return n;
+}
+
+static void plus_free(void *cls)
+{
+    struct scrape_plus *sp = cls;
+    obs_scrape_end(sp->sc);
+    strbuf_release(&sp->extra);
+    free(sp);
+}
 
 /* 1 when the request carries "Authorization: Bearer TOKEN" (constant
  * time in the token's length). */
@@ -79,6 +109,18 @@ static int h_metrics(void *ctx, const struct http_request *req,
     }
     sc = obs_exporter_scrape_begin(m->ex);
     resp->content_type = PROM_CONTENT_TYPE;
+    if (m->wl) {
+        struct scrape_plus *sp = xcalloc(1, sizeof(*sp));
+        sp->sc = sc;
+        sp->sclen = obs_scrape_len(sc);
+        strbuf_init(&sp->extra, 0);
+        worker_listener_metrics(m->wl, &sp->extra, NULL);
+        resp->len = sp->sclen + sp->extra.len;
+        resp->read = plus_read;
+        resp->read_free = plus_free;
+        resp->read_cls = sp;
+        return 0;
+    }
     resp->len = obs_scrape_len(sc);
     resp->read = scrape_read;
     resp->read_free = scrape_free;
@@ -166,7 +208,8 @@ int cmd_serve(struct exa_ctx *ctx, int argc, char **argv)
     const char *cert_path = NULL, *key_path = NULL, *proxy = NULL;
     char *cert = NULL, *key = NULL;
     int insecure = 0, secure_cookies = 0;
-    struct metrics_ctx mctx = {NULL, getenv("EXAMLOPS_SERVE_METRICS_TOKEN")};
+    struct metrics_ctx mctx = {NULL, getenv("EXAMLOPS_SERVE_METRICS_TOKEN"),
+                               NULL};
     struct http_options hopt;
     struct api_config acfg;
     struct api *api = NULL;
@@ -375,6 +418,7 @@ int cmd_serve(struct exa_ctx *ctx, int argc, char **argv)
              "console on port %d over %s (every %gs)",
              http_server_port(srv), http_server_is_tls(srv) ? "https" : "http",
              interval);
+    mctx.wl = wl;
     if (wl)
         out_info(ctx, "Serving the worker API on port %d (engine %s)",
                  worker_listener_port(wl),
@@ -382,8 +426,8 @@ int cmd_serve(struct exa_ctx *ctx, int argc, char **argv)
     fflush(stdout);
     while (sigwait(&set, &sig) != 0)
         ;
-    worker_listener_stop(wl);
     http_server_free(srv);
+    worker_listener_stop(wl);
     api_free(api);
     mcp_unmount(mcp);
     auth_throttle_free(thr);

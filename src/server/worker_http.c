@@ -23,6 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "libprovision/metrics.h"
 #include "libprovision/provision.h"
 #include "libstore/store.h"
 #include "libtask/proto.h"
@@ -41,6 +42,8 @@ struct worker_listener {
     pthread_cond_t cv;
     int stop;
     double tick_s;
+    store_t *mst; /* /metrics reads, under mmu */
+    pthread_mutex_t mmu;
     /* the provisioner: its own connection and thread */
     store_t *pst;
     struct provisioner *prov;
@@ -48,6 +51,7 @@ struct worker_listener {
     pthread_t pthread;
     int proving;
     double prov_tick_s;
+    char *db_path;
     /* fault hook: drop the answer of the first drop_n requests of route */
     enum tp_route drop_route;
     int drop_n;
@@ -462,9 +466,11 @@ worker_listener_start(const struct worker_listen_opts *o, exa_error_t *err)
     }
     wl = xcalloc(1, sizeof(*wl));
     pthread_mutex_init(&wl->mu, NULL);
+    pthread_mutex_init(&wl->mmu, NULL);
     pthread_cond_init(&wl->cv, NULL);
     if (parse_fault(wl, err) < 0)
         goto fail;
+    wl->db_path = o->db_path ? xstrdup(o->db_path) : NULL;
     wl->st = store_open(o->db_path, err);
     if (!wl->st)
         goto fail;
@@ -525,6 +531,19 @@ fail:
     return NULL;
 }
 
+int worker_listener_metrics(struct worker_listener *wl, struct strbuf *out,
+                            exa_error_t *err)
+{
+    int rc = -1;
+    pthread_mutex_lock(&wl->mmu);
+    if (!wl->mst)
+        wl->mst = store_open(wl->db_path, err);
+    if (wl->mst)
+        rc = worker_metrics_render(wl->e, wl->prov, wl->mst, out, err);
+    pthread_mutex_unlock(&wl->mmu);
+    return rc;
+}
+
 int worker_listener_port(const struct worker_listener *wl)
 {
     return wl->port;
@@ -554,6 +573,9 @@ void worker_listener_stop(struct worker_listener *wl)
     prov_free(wl->prov);
     prov_config_release(&wl->pcfg);
     store_close(wl->pst);
+    store_close(wl->mst);
+    pthread_mutex_destroy(&wl->mmu);
+    free(wl->db_path);
     if (wl->d) {
         /* parked long-polls answer 204 first so the daemon can stop */
         if (wl->e)

@@ -33,6 +33,11 @@ struct worker_listen_opts {
  */
 struct worker_listener *
 worker_listener_start(const struct worker_listen_opts *o, exa_error_t *err);
+/* Append the workers' /metrics families (libprovision/metrics.h) to out;
+ * thread-safe. 0 or -1 with err. */
+struct strbuf;
+int worker_listener_metrics(struct worker_listener *wl, struct strbuf *out,
+                            exa_error_t *err);
 /* The bound port. */
 int worker_listener_port(const struct worker_listener *wl);
 /* The engine (borrowed) for the /metrics families. */

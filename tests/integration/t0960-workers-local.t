@@ -34,7 +34,8 @@ trap 'cleanup; chmod -R u+w "$T" 2>/dev/null; rm -rf "$T"' EXIT
 start_serve() {
     local want=${1:-0} i
     : >"$T/serve.log"
-    "$EXA" serve --listen 127.0.0.1:0 --interval 3600 \
+    MPORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+    "$EXA" serve --listen "127.0.0.1:$MPORT" --interval 3600 \
         --worker-listen "127.0.0.1:$want" >>"$T/serve.log" 2>&1 &
     SERVE_PID=$!
     for i in $(seq 100); do
@@ -171,6 +172,17 @@ is "$(sql "select count(*) from task_results r join task_attempts a using (task_
 maxc=$(sql "select max(c) from (select (select count(*) from task_attempts b where b.worker_id = 'w8' and b.leased_at <= a.leased_at and b.ended_at > a.leased_at) c from task_attempts a where a.worker_id = 'w8')")
 ok "never more than 4 leases held at once (max $maxc)" test "$maxc" -le 4
 
+# ---- /metrics of exa serve carries the workers' families, no token
+curl -s "http://127.0.0.1:$MPORT/metrics" >"$T/metrics.txt"
+is "$(sed -n 's/^exa_tasks{state="done"} //p' "$T/metrics.txt")" \
+    "$(sql "select count(*) from tasks where state = 'done'")" "exa_tasks{state=done} agrees with platform.db"
+ok "registrations are counted by result" grep -q '^exa_worker_registrations_total{result="wrong_worker"} 1$' "$T/metrics.txt"
+ok "so are lease expiries by cause" grep -q '^exa_task_lease_expired_total{cause="dead"} ' "$T/metrics.txt"
+ok "no join token in /metrics" bash -c "! grep -qF -- '${tok##*.}' '$T/metrics.txt'"
+if command -v promtool >/dev/null; then
+    ok "promtool accepts the exposition" promtool check metrics <"$T/metrics.txt"
+fi
+
 # ---- T9: a lost reply on results
 kill "$SERVE_PID"
 wait "$SERVE_PID" 2>/dev/null
@@ -188,14 +200,14 @@ wait "$SERVE_PID" 2>/dev/null
 start_serve
 
 # ---- cancel of a running task
-run_exa task submit -- sleep 30
+run_exa task submit -- sleep 37.123
 TC=$OUT
 worker w10
 wait_for 5 sh -c "sqlite3 '$DB' \"select state from tasks where id = $TC\" | grep -q leased"
 sleep 0.5
 run_exa task cancel "$TC"
 is "$RC" 0 "cancel of a leased task"
-wait_for 5 sh -c "! pgrep -f '[s]leep 30' >/dev/null"
+wait_for 5 sh -c "! pgrep -f '[s]leep 37.123' >/dev/null"
 is "$?" 0 "the worker kills the cancelled task at its next heartbeat"
 wait "$WPID"
 is "$?" 0 "and then exits idle"
@@ -203,14 +215,15 @@ run_exa --json task attempts "$TC"
 json_ok "the attempt is revoked (cancelled)" '.attempts[0].outcome == "revoked" and .attempts[0].cause == "cancelled"'
 
 # ---- SIGTERM drains
-run_exa task submit -- sleep 31
+run_exa task submit -- sleep 31.456
 TS=$OUT
 worker w11 --max-idle 30
-wait_for 5 sh -c "pgrep -f '[s]leep 31' >/dev/null"
+wait_for 5 sh -c "pgrep -f '[s]leep 31.456' >/dev/null"
 kill -TERM "$WPID"
 wait "$WPID"
 is "$?" 0 "SIGTERM: the worker kills its task, says bye and exits 0"
-ok "no task process is left" bash -c "! pgrep -f '[s]leep 31'"
+wait_for 2 sh -c "! pgrep -f '[s]leep 31.456' >/dev/null"
+is "$?" 0 "no task process is left (within 2 s)"
 is "$(sql "select json_extract(detail, '$.reason') from worker_events where kind = 'worker_exited' and worker_id = 'w11'")" \
     signal "the exit reason is signal"
 run_exa --json task show "$TS"
