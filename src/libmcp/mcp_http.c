@@ -5,7 +5,7 @@
  * The checks run in the order that leaks least: the Host/Origin check
  * first (a page on another site learns nothing but 403), then the token,
  * then the method and the protocol version, then the session. Requests
- * run in parallel (exa serve has a thread pool and a tool may wait on
+ * run in parallel (exa serve has a thread per connection and a tool may wait on
  * ssh): the table lock is held only to find, add or end a session; the
  * token check and the tool run outside it, and each session has its own
  * lock, so one session's messages run in order and a slow call holds up

@@ -5,9 +5,10 @@
  * and the routes, each a thin call into libview, libfleet governance or
  * libauth. No SQL, subprocess or transport here (scripts/check-layering.sh).
  *
- * Threads: libmicrohttpd runs handlers in a pool; each thread opens its
- * own platform.db handle once (SQLite connections are not shared), the
- * session and slow-down tables are guarded by one mutex.
+ * Threads: libmicrohttpd runs each connection's handlers in its own
+ * thread; each thread opens its own platform.db handle once (SQLite
+ * connections are not shared), the session and slow-down tables are
+ * guarded by one mutex.
  */
 #include "server/api.h"
 
@@ -56,6 +57,7 @@ struct api {
     size_t nsessions;
     struct auth_throttle *thr; /* cfg.throttle or own_thr */
     struct auth_throttle *own_thr;
+    int nlive; /* calls waiting on a cluster now (under mu) */
 };
 
 struct api_route;
@@ -563,11 +565,48 @@ static int r_nodes(struct call *c)
         c, view_nodes(&c->vc, http_request_param(c->req, "name"), &err), &err);
 }
 
+/* ---- calls that wait on a cluster ---- */
+
+/*
+ * A call that asks a cluster (ssh, the scheduler) may wait for its
+ * transport's timeout; at most API_MAX_LIVE run at once, so that slow or
+ * unreachable clusters cannot pile up ssh processes and threads without
+ * bound. 0 to go on (pair with live_leave), or
+ * -1 after answering 503 with Retry-After.
+ */
+static int live_enter(struct call *c)
+{
+    int ok;
+    pthread_mutex_lock(&c->a->mu);
+    ok = c->a->nlive < API_MAX_LIVE;
+    if (ok)
+        c->a->nlive++;
+    pthread_mutex_unlock(&c->a->mu);
+    if (ok)
+        return 0;
+    http_response_header(c->resp, "Retry-After", "5");
+    http_error_json(c->resp, 503, "busy",
+                    "%d calls to clusters are running; retry in 5 s",
+                    API_MAX_LIVE);
+    return -1;
+}
+
+static void live_leave(struct call *c)
+{
+    pthread_mutex_lock(&c->a->mu);
+    c->a->nlive--;
+    pthread_mutex_unlock(&c->a->mu);
+}
+
 static int r_queue(struct call *c)
 {
     exa_error_t err = EXA_ERROR_INIT;
-    return reply(
-        c, view_queue(&c->vc, http_request_param(c->req, "name"), &err), &err);
+    json_t *doc;
+    if (live_enter(c) < 0)
+        return 0;
+    doc = view_queue(&c->vc, http_request_param(c->req, "name"), &err);
+    live_leave(c);
+    return reply(c, doc, &err);
 }
 
 static int r_preflight(struct call *c)
@@ -589,7 +628,12 @@ static int r_preflight(struct call *c)
         json_decref(b);
         return 0;
     }
+    if (live_enter(c) < 0) {
+        json_decref(b);
+        return 0;
+    }
     rc = view_preflight(&c->vc, name, &ask, NULL, &rep, &err);
+    live_leave(c);
     if (rc < 0) {
         json_decref(b);
         preflight_report_release(&rep);
@@ -668,7 +712,11 @@ static int r_place(struct call *c)
     ask.nodes = (int)n;
     ask.cpus = (int)cp;
     ask.provider = http_request_query(c->req, "provider");
+    if (ask.refresh && live_enter(c) < 0)
+        return 0;
     doc = view_place(&c->vc, &ask, &st, &err);
+    if (ask.refresh)
+        live_leave(c);
     if (doc)
         jx_set(doc, "status",
                jx_str(st == 0   ? "chosen"
@@ -681,9 +729,13 @@ static int r_capacity(struct call *c)
 {
     exa_error_t err = EXA_ERROR_INIT;
     int refresh = 0;
-    if (q_bool(c, "refresh", &refresh) < 0)
+    json_t *doc;
+    if (q_bool(c, "refresh", &refresh) < 0 || (refresh && live_enter(c) < 0))
         return 0;
-    return reply(c, view_capacity(&c->vc, refresh, &err), &err);
+    doc = view_capacity(&c->vc, refresh, &err);
+    if (refresh)
+        live_leave(c);
+    return reply(c, doc, &err);
 }
 
 /* ---- models, costs, carbon, audit ---- */

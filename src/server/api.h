@@ -33,6 +33,9 @@ struct http_server;
 #define API_FAIL_WINDOW_S AUTH_FAIL_WINDOW_S
 #define API_FAIL_MAX_DELAY_S AUTH_FAIL_MAX_DELAY_S
 #define API_SESSION_TTL_S (12 * 3600)
+/* Calls that wait on a cluster (queue, preflight, refresh) at once; more
+ * get 503 with Retry-After. */
+#define API_MAX_LIVE 4
 
 struct api_config {
     const char *dbpath;  /* platform.db; NULL: store_default_path() */

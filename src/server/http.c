@@ -646,11 +646,12 @@ int http_server_listen(struct http_server *srv, const char *listen,
     const char *h = listen;
     size_t hl;
     const union MHD_DaemonInfo *info;
-    /* MHD_USE_AUTO: epoll (or poll), not select(), which stops at
+    /* a thread per connection: a handler that waits on a cluster (ssh)
+     * holds up only its own connection, never others a pool thread would
+     * also serve; MHD_USE_AUTO: poll, not select(), which stops at
      * FD_SETSIZE (1024) descriptors whatever the connection limit */
-    unsigned flags =
-        MHD_USE_AUTO | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG;
-    unsigned threads = srv->opt.threads ? srv->opt.threads : 8;
+    unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_AUTO |
+                     MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG;
     unsigned timeout = srv->opt.timeout_s ? srv->opt.timeout_s : 30;
     unsigned conns = srv->opt.max_conns ? srv->opt.max_conns : 1024;
     size_t memlim = srv->opt.max_header ? srv->opt.max_header : 32 * 1024;
@@ -715,8 +716,8 @@ int http_server_listen(struct http_server *srv, const char *listen,
             MHD_OPTION_CONNECTION_TIMEOUT, timeout, MHD_OPTION_CONNECTION_LIMIT,
             conns, MHD_OPTION_CONNECTION_MEMORY_LIMIT, memlim,
             MHD_OPTION_PER_IP_CONNECTION_LIMIT, per_ip,
-            MHD_OPTION_THREAD_POOL_SIZE, threads, MHD_OPTION_HTTPS_MEM_CERT,
-            srv->cert, MHD_OPTION_HTTPS_MEM_KEY, srv->key,
+            MHD_OPTION_HTTPS_MEM_CERT, srv->cert, MHD_OPTION_HTTPS_MEM_KEY,
+            srv->key,
             /* TLS 1.2 and 1.3 only (GnuTLS priority strings) */
             MHD_OPTION_HTTPS_PRIORITIES,
             "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2", MHD_OPTION_END);
@@ -727,8 +728,7 @@ int http_server_listen(struct http_server *srv, const char *listen,
             MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL,
             MHD_OPTION_CONNECTION_TIMEOUT, timeout, MHD_OPTION_CONNECTION_LIMIT,
             conns, MHD_OPTION_CONNECTION_MEMORY_LIMIT, memlim,
-            MHD_OPTION_PER_IP_CONNECTION_LIMIT, per_ip,
-            MHD_OPTION_THREAD_POOL_SIZE, threads, MHD_OPTION_END);
+            MHD_OPTION_PER_IP_CONNECTION_LIMIT, per_ip, MHD_OPTION_END);
     freeaddrinfo(res);
     if (!srv->d)
         return exa_err(err, EXA_ECONFIG, "cannot listen on '%s': %s", listen,

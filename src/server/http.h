@@ -4,9 +4,9 @@
  * Routes are (method, path pattern) pairs with a handler. A pattern is
  * exact ("/metrics") or has whole-segment parameters
  * ("/api/v1/clusters/{name}/preflight"); the first route registered
- * whose pattern matches wins. The server owns threading (a pool of
- * libmicrohttpd threads), request bodies (capped), the query string
- * (parsed here, RFC 3986 §3.4 with application/x-www-form-urlencoded
+ * whose pattern matches wins. The server owns threading (a
+ * libmicrohttpd thread per connection), request bodies (capped), the query
+ * string (parsed here, RFC 3986 §3.4 with application/x-www-form-urlencoded
  * '+' as space), limits, timeouts and TLS (GnuTLS through
  * libmicrohttpd), and answers itself: 404 unknown path, 405 known path
  * with another method, 413 body too large, 400 a malformed path or
@@ -165,7 +165,7 @@ struct http_options {
     size_t max_body;    /* bytes; default HTTP_MAX_BODY */
     size_t max_header;  /* request line + headers, bytes; default 32 KiB */
     unsigned timeout_s; /* idle connection timeout; default 30 */
-    unsigned threads;   /* worker threads; default 8 */
+    unsigned threads;   /* unused: a thread serves each connection */
     unsigned max_conns; /* simultaneous connections; default 1024 */
     unsigned max_conns_per_ip; /* from one address; default max_conns/4 */
     const char *tls_cert_pem;  /* PEM text of the certificate chain */
