@@ -38,6 +38,7 @@
 #include "server/http.h"
 
 #define SESSION_MAX 4096
+#define SESSION_PER_TOKEN 32
 #define ID_LEN 43 /* base64url of 32 bytes */
 #define REASON_MAX 500
 
@@ -321,26 +322,65 @@ static int session_get(struct api *a, const char *id, struct session *out)
     return found;
 }
 
+/* Under mu: the index of the session of token (any token when < 0) that
+ * expires first, among those of token_id; -1 when none. */
+static long soonest_of(const struct api *a, long long token_id)
+{
+    long best = -1;
+    for (size_t i = 0; i < a->nsessions; i++)
+        if ((token_id < 0 || a->sessions[i].token_id == token_id) &&
+            (best < 0 ||
+             a->sessions[i].expires < a->sessions[(size_t)best].expires))
+            best = (long)i;
+    return best;
+}
+
+/* Under mu: the token with the most live sessions. */
+static long long busiest_token(const struct api *a)
+{
+    long long best = -1;
+    size_t bestn = 0;
+    for (size_t i = 0; i < a->nsessions; i++) {
+        size_t n = 0;
+        for (size_t j = 0; j < a->nsessions; j++)
+            n += a->sessions[j].token_id == a->sessions[i].token_id;
+        if (n > bestn)
+            bestn = n, best = a->sessions[i].token_id;
+    }
+    return best;
+}
+
+/*
+ * A new session for token_id. A token keeps at most SESSION_PER_TOKEN
+ * sessions (past that its own soonest-expiring one ends), and at the
+ * global cap SESSION_MAX the busiest token loses one, so logins with one
+ * token never end another user's sessions.
+ */
 static int session_new(struct api *a, long long token_id, struct session *out)
 {
     time_t now = time(NULL);
-    size_t k = 0, oldest = 0;
+    size_t k = 0, mine = 0;
+    long victim = -1;
     memset(out, 0, sizeof(*out));
     if (make_id(out->id) < 0 || make_id(out->csrf) < 0)
         return -1;
     out->token_id = token_id;
     out->expires = now + API_SESSION_TTL_S;
     pthread_mutex_lock(&a->mu);
-    /* drop expired ones; at the cap, the one that expires first */
+    /* drop expired ones */
     for (size_t i = 0; i < a->nsessions; i++)
         if (a->sessions[i].expires > now)
             a->sessions[k++] = a->sessions[i];
     a->nsessions = k;
-    if (a->nsessions >= SESSION_MAX) {
-        for (size_t i = 1; i < a->nsessions; i++)
-            if (a->sessions[i].expires < a->sessions[oldest].expires)
-                oldest = i;
-        a->sessions[oldest] = a->sessions[--a->nsessions];
+    for (size_t i = 0; i < a->nsessions; i++)
+        mine += a->sessions[i].token_id == token_id;
+    if (mine >= SESSION_PER_TOKEN)
+        victim = soonest_of(a, token_id);
+    else if (a->nsessions >= SESSION_MAX)
+        victim = soonest_of(a, busiest_token(a));
+    if (victim >= 0) {
+        OPENSSL_cleanse(&a->sessions[(size_t)victim], sizeof(struct session));
+        a->sessions[(size_t)victim] = a->sessions[--a->nsessions];
     }
     a->sessions[a->nsessions++] = *out;
     pthread_mutex_unlock(&a->mu);
@@ -952,6 +992,15 @@ static int r_login(struct call *c)
     if (session_new(c->a, c->who.token_id, &s) < 0) {
         http_error_json(c->resp, 500, "internal", "no randomness");
         return 0;
+    }
+    {
+        /* a login is an audit event (never the session id) */
+        char target[48];
+        json_t *d = json_object();
+        snprintf(target, sizeof(target), "token:%lld", c->who.token_id);
+        jx_set(d, "remote", jx_str(c->client));
+        auth_record_action(c->st, c->who.user, "login", target, d, NULL);
+        json_decref(d);
     }
     snprintf(cookie, sizeof(cookie),
              "exa_session=%s; HttpOnly; SameSite=Strict; Path=/; Max-Age=%d%s",

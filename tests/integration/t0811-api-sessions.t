@@ -167,6 +167,26 @@ api GET /api/v1/clusters "$BAD" "" -H "X-Forwarded-For: not-an-address"
 is "$CODE/$(sqlite3 "$EXAMLOPS_DB" "SELECT json_extract(details,'\$.remote') FROM audit_events WHERE action='api_denied' ORDER BY id DESC LIMIT 1")" 401/127.0.0.1 \
     "a forwarded value that is no address counts as the proxy's own"
 api_stop
+
+# sessions are capped per token (redteam-s3 10): 33 more logins with one
+# token end that token's oldest session, never another user's
+api_serve
+A2=$(mk_token ada admin)
+api POST /api/v1/auth/login "" "{\"token\": \"$A2\"}"
+ASID=$(grep -i '^Set-Cookie:' <<<"$HDRS" | tr -d '\r' | sed -E 's/.*exa_session=([^;]*);.*/\1/')
+L0=$(sqlite3 "$EXAMLOPS_DB" "SELECT count(*) FROM audit_events WHERE action='login' AND actor='vera'")
+api POST /api/v1/auth/login "" "{\"token\": \"$V2\"}"
+VFIRST=$(grep -i '^Set-Cookie:' <<<"$HDRS" | tr -d '\r' | sed -E 's/.*exa_session=([^;]*);.*/\1/')
+for i in $(seq 1 32); do
+    curl -s -m 10 -o /dev/null -H 'Content-Type: application/json' --data-binary "{\"token\": \"$V2\"}" "$API_URL/api/v1/auth/login"
+done
+api GET /api/v1/auth/whoami "" "" -H "Cookie: exa_session=$VFIRST"
+is "$CODE" 401 "the viewer's 33rd login ended its own oldest session"
+api GET /api/v1/auth/whoami "" "" -H "Cookie: exa_session=$ASID"
+is "$CODE/$(jq -r .user <<<"$BODY")" "200/ada" "the admin's session lives on"
+is "$(($(sqlite3 "$EXAMLOPS_DB" "SELECT count(*) FROM audit_events WHERE action='login' AND actor='vera'") - L0))" 33 \
+    "every login is audited under its user"
+api_stop
 run_exa serve --listen 127.0.0.1:0 --trusted-proxy proxy.example
 is "$RC" 2 "--trusted-proxy must be an address"
 ok "no token in serve's output" bash -c "! grep -qF -e '${ADMIN#exa_}' -e '${VIEW#exa_}' -e '${V2#exa_}' '$T/serve.out' '$T/serve.err'"
