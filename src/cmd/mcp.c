@@ -39,27 +39,26 @@ static const char INSTRUCTIONS[] =
 /*
  * Read one line of at most MCP_MAX_MESSAGE bytes into sb (without the
  * newline and a trailing CR). Returns 1 for a line, 0 at end of input,
- * 2 for a line that was too long (read to its end and dropped).
+ * 2 for a line that was too long (read to its end and dropped). Bytes are
+ * counted, not strlen()ed: a NUL inside a line stays in it (the JSON
+ * parser refuses it: -32700) and never joins the next line to it.
  */
 static int read_line(FILE *in, struct strbuf *sb)
 {
-    char buf[8192];
-    int too_long = 0, got = 0;
+    int c, too_long = 0, got = 0;
     strbuf_setlen(sb, 0);
-    while (fgets(buf, sizeof(buf), in)) {
-        size_t n = strlen(buf);
-        int eol = n > 0 && buf[n - 1] == '\n';
+    while ((c = getc(in)) != EOF) {
         got = 1;
-        if (eol)
-            n--;
-        if (!too_long && sb->len + n > MCP_MAX_MESSAGE) {
+        if (c == '\n')
+            break;
+        if (too_long)
+            continue;
+        if (sb->len + 1 > MCP_MAX_MESSAGE) {
             too_long = 1;
             strbuf_setlen(sb, 0);
+            continue;
         }
-        if (!too_long)
-            strbuf_add(sb, buf, n);
-        if (eol)
-            break;
+        strbuf_addch(sb, (char)c);
     }
     if (!got)
         return 0;
