@@ -6,6 +6,8 @@
 #   happy path: result, artifact with its sha256, idle exit 0, events;
 #   T6  worker killed -9 mid-task: the shim takes the task down within 2 s,
 #       the lease expires, attempt 2 runs on another worker, one result;
+#   T7  a SIGSTOPped worker past the TTL: attempt 2 elsewhere; SIGCONT:
+#       410, it kills its task and rejoins (new incarnation, same id);
 #   T8  engine killed -9 mid-task and restarted on the same port: the same
 #       session carries on, the task completes with one attempt;
 #   T9  a dropped reply on results: retried, answered duplicate, one row;
@@ -247,6 +249,30 @@ json_ok "attempt 1 lost (dead), attempt 2 ok" \
     '.attempts[0].outcome == "lost" and .attempts[0].cause == "dead" and .attempts[1].outcome == "ok" and .attempts[1].worker == "w13"'
 is "$(sql "select count(*) from task_results where task_id = $T6")" 1 "one result"
 is "$(wc -l <"$T/marker")" 2 "the marker shows two runs (at-least-once, on purpose)"
+wait "$WPID"
+
+# ---- T7: a stopped worker is declared lost; after SIGCONT it is told 410,
+# kills its stale attempt and rejoins with its session
+run_exa task submit -- sh -c 'echo "$$" >> '"$T"'/marker7; [ "$EXA_TASK_ATTEMPT" = 1 ] && exec sleep 29.789; exit 0'
+T7=$OUT
+worker w15 --max-idle 3
+W15=$WPID
+wait_for 5 test -s "$T/marker7"
+kill -STOP "$W15"
+worker w16 --max-idle 6
+wait_for 15 sh -c "sqlite3 '$DB' \"select state from tasks where id = $T7\" | grep -q done"
+is "$?" 0 "while w15 is stopped, attempt 2 runs on w16 and completes"
+kill -CONT "$W15"
+wait_for 8 sh -c "[ \$(sqlite3 '$DB' \"select count(*) from worker_events where kind = 'worker_rejoined' and worker_id = 'w15'\") = 1 ]"
+is "$?" 0 "after SIGCONT w15 gets 410 and rejoins"
+is "$(sql "select incarnation from workers where id = 'w15'")" 2 "with a new incarnation of the same id"
+wait_for 3 sh -c "! pgrep -f '[s]leep 29.789' >/dev/null"
+is "$?" 0 "and kills the attempt it no longer owns"
+run_exa --json task attempts "$T7"
+json_ok "attempt 1 lost, attempt 2 ok, one result" '.attempts[0].outcome == "lost" and .attempts[1].outcome == "ok"'
+is "$(sql "select done_attempt from tasks where id = $T7")" 2 "the recorded result is attempt 2's"
+wait "$W15"
+is "$?" 0 "w15 then exits idle"
 wait "$WPID"
 
 # ---- T8: kill -9 the engine mid-task, restart on the same port
