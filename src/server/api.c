@@ -968,6 +968,40 @@ static json_t *who_json(const struct call *c, const char *csrf)
     return d;
 }
 
+/*
+ * Login CSRF: a page on another site could post a form (text/plain, no
+ * preflight) that logs the browser in with the attacker's token. So a
+ * login needs Content-Type application/json (which a cross-site form
+ * cannot send without CORS) and, when the browser sends Origin
+ * (RFC 6454), "http(s)://" + this request's Host. 0 to go on, -1 after
+ * answering 415 or 403.
+ */
+static int login_origin_ok(struct call *c)
+{
+    const char *ct = http_request_header(c->req, "Content-Type");
+    const char *origin = http_request_header(c->req, "Origin");
+    const char *host = http_request_header(c->req, "Host");
+    const char *rest = NULL;
+    if (!ct || strncasecmp(ct, "application/json", 16) ||
+        (ct[16] && ct[16] != ';' && ct[16] != ' ')) {
+        http_error_json(c->resp, 415, "unsupported_media_type",
+                        "login expects Content-Type application/json");
+        return -1;
+    }
+    if (!origin)
+        return 0;
+    if (!strncasecmp(origin, "https://", 8))
+        rest = origin + 8;
+    else if (!strncasecmp(origin, "http://", 7))
+        rest = origin + 7;
+    if (!rest || !host || strcasecmp(rest, host)) {
+        deny(c, 403, "forbidden", NULL,
+             "login from another origin: Origin must be this server's");
+        return -1;
+    }
+    return 0;
+}
+
 static int r_login(struct call *c)
 {
     exa_error_t err = EXA_ERROR_INIT;
@@ -975,7 +1009,7 @@ static int r_login(struct call *c)
     struct session s;
     char cookie[160];
     json_t *b;
-    if (!(b = body_object(c)))
+    if (login_origin_ok(c) < 0 || !(b = body_object(c)))
         return 0;
     if (body_str(c, b, "token", 256, &tok) < 0) {
         json_decref(b);

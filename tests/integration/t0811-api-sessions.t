@@ -93,6 +93,16 @@ api POST /api/v1/auth/login "" '{"token": 5}'
 is "$CODE" 400 "login with a token that is no string: 400"
 api GET /api/v1/auth/login "" ""
 is "$CODE" 405 "GET on login: 405"
+# login CSRF (redteam-s3 14): a cross-site form can send text/plain and
+# a foreign Origin, never application/json without CORS
+code=$(curl -s -m 10 -o /dev/null -w '%{http_code}' -H 'Content-Type: text/plain' \
+    --data-binary "{\"token\": \"$VIEW\"}" "$API_URL/api/v1/auth/login")
+is "$code" 415 "a text/plain login: 415"
+api POST /api/v1/auth/login "" "{\"token\": \"$VIEW\"}" -H 'Origin: http://evil.example'
+is "$CODE" 403 "a login with another site's Origin: 403"
+ok "and no cookie" bash -c "! grep -qi '^Set-Cookie' <<<'$HDRS'"
+api POST /api/v1/auth/login "" "{\"token\": \"$VIEW\"}" -H "Origin: http://127.0.0.1:$API_PORT"
+is "$CODE" 200 "a login with this server's Origin: 200"
 
 ok "no token in serve's output so far" bash -c "! grep -qF -e '${ADMIN#exa_}' -e '${VIEW#exa_}' '$T/serve.out' '$T/serve.err'"
 
