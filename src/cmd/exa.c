@@ -280,6 +280,7 @@ int main(int argc, char **argv)
     ctx.tty = ctx.out != OUT_JSON && isatty(STDOUT_FILENO);
     if (ctx.verbose)
         log_set_level(LOG_DEBUG);
+    log_status_quiet(ctx.quiet); /* no progress lines with -q (but -v) */
     if (want_version) {
         if (ctx.out == OUT_JSON)
             printf("{\n  \"version\": \"%s\"\n}\n", EXA_VERSION);

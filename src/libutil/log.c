@@ -44,9 +44,18 @@ void log_msg(enum log_level level, const char *fmt, ...)
     fputc('\n', stderr);
 }
 
+static int status_quiet;
+
+void log_status_quiet(int on)
+{
+    status_quiet = on;
+}
+
 int log_status_enabled(void)
 {
-    return log_get_level() >= LOG_DEBUG || isatty(STDERR_FILENO);
+    if (log_get_level() >= LOG_DEBUG)
+        return 1;
+    return !status_quiet && isatty(STDERR_FILENO);
 }
 
 void log_status(const char *fmt, ...)

@@ -28,8 +28,10 @@ void log_msg(enum log_level level, const char *fmt, ...)
  * and a pipe or a log file does not unless -v asked for it.
  */
 void log_status(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-/* 1 when stderr is a terminal or the level is LOG_DEBUG (-v), else 0. */
+/* 1 when stderr is a terminal or the level is LOG_DEBUG (-v), else 0;
+ * always 0 after log_status_quiet(1) (-q without -v). */
 int log_status_enabled(void);
+void log_status_quiet(int on);
 
 #define log_error(...) log_msg(LOG_ERROR, __VA_ARGS__)
 #define log_warn(...) log_msg(LOG_WARN, __VA_ARGS__)

@@ -64,6 +64,17 @@ is "$tty_rc" 0 "the run on a terminal"
 grep -qE "^exa: put '.*big.csv' .*: [0-9.]+ of [0-9.]+ MB \([0-9]+%\), [0-9.]+ MB/s, ETA" <(tr -d '\r' <"$T/tty.log")
 ok "progress lines on a terminal without -v" test $? -eq 0
 rp3=$(tr -d '\r' <"$T/tty.log" | sed -n "s/.*dataset copied to '\([^']*\)'.*/\1/p" | head -1)
+# -q: no progress lines, even on a terminal
+touch "$T/tty.log"
+q=$(printf '%q ' "$EXA" -q "${args[@]}" --new)
+script -qec "$q" "$T/tty-q.log" >/dev/null 2>&1
+is "$?" 0 "the run on a terminal with -q"
+grep -q "MB/s, ETA" "$T/tty-q.log"
+ok "-q: no progress lines on a terminal" test $? -ne 0
+# -q hides the run's own lines too: its copy is the big.csv newer than
+# the terminal run's log, next to the other runs' (the testbed's login
+# node shares this file system)
+rp4=$(find "$(dirname "$(dirname "$rp")")" -maxdepth 2 -name big.csv -newer "$T/tty.log" 2>/dev/null | head -1)
 # the staged copies are this test's: do not leave them on the node
-rm -f "$rp" ${rp3:+"$rp3"}
+rm -f "$rp" ${rp3:+"$rp3"} ${rp4:+"$rp4"}
 done_testing
