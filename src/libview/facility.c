@@ -184,6 +184,24 @@ json_t *view_facility_queue(const struct view_ctx *vc, const char *cluster,
     time_t now = time(NULL);
     json_t *arr, *q, *d;
 
+    if (cluster) { /* an unknown name is 404, as for the overview */
+        struct fleet fl = {NULL, 0};
+        char *rp = regpath_of(vc, err);
+        int found;
+        if (!rp)
+            return NULL;
+        if (fleet_load(vc->st, rp, &fl, err) < 0) {
+            free(rp);
+            return NULL;
+        }
+        free(rp);
+        found = fleet_find(&fl, cluster) != NULL;
+        fleet_release(&fl);
+        if (!found) {
+            exa_err(err, EXA_ENOTFOUND, "unknown cluster '%s'", cluster);
+            return NULL;
+        }
+    }
     f.cluster = cluster;
     if (store_job_list(vc->st, &f, &jobs, &n, err) < 0)
         return NULL;

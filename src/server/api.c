@@ -927,8 +927,9 @@ static int decide(struct call *c, int approve)
         if (fc && fc->in_db)
             seen = &fc->row;
     }
-    rc = approve ? gov_approve(c->st, c->a->regpath, name, seen, c->who.user,
-                               &res, &err)
+    /* the reason of an approve goes into its audit event, as MCP's */
+    rc = approve ? gov_approve_reason(c->st, c->a->regpath, name, reason, seen,
+                                      c->who.user, &res, &err)
                  : gov_reject(c->st, c->a->regpath, name, reason, seen,
                               c->who.user, &res, &err);
     fleet_release(&f);
@@ -939,8 +940,7 @@ static int decide(struct call *c, int approve)
     d = json_object();
     jx_set(d, "name", jx_str(name));
     jx_set(d, "state", jx_str(cluster_state_name(res.to)));
-    if (!approve)
-        jx_set(d, "reason", jx_str(reason));
+    jx_set(d, "reason", jx_str(reason));
     jx_set(d, "from_state", jx_str(cluster_state_name(res.from)));
     jx_set(d, "approved_by", jx_str(c->who.user));
     json_decref(b);

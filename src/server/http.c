@@ -291,6 +291,7 @@ int http_query_parse(const char *query, struct http_kv **out, size_t *n)
     const char *p = query ? query : "";
     struct http_kv *v = NULL;
     size_t nr = 0;
+    int rc = -1;
     *out = NULL;
     *n = 0;
     while (*p) {
@@ -299,8 +300,10 @@ int http_query_parse(const char *query, struct http_kv **out, size_t *n)
         const char *eq = memchr(p, '=', len);
         char *name, *value;
         if (len) {
-            if (nr >= HTTP_MAX_QUERY)
+            if (nr >= HTTP_MAX_QUERY) {
+                rc = -2;
                 goto bad;
+            }
             name = decode(p, eq ? (size_t)(eq - p) : len, 1);
             value = eq ? decode(eq + 1, len - (size_t)(eq - p) - 1, 1)
                        : xstrdup("");
@@ -323,7 +326,7 @@ int http_query_parse(const char *query, struct http_kv **out, size_t *n)
     return 0;
 bad:
     http_kv_free(v, nr);
-    return -1;
+    return rc;
 }
 
 void http_request_release(struct http_request *req)
@@ -397,7 +400,17 @@ int http_dispatch(struct http_server *srv, struct http_request *req,
             goto out;
         }
     }
-    if (http_query_parse(req->query, &req->q, &req->nq) < 0) {
+    switch (http_query_parse(req->query, &req->q, &req->nq)) {
+    case 0:
+        break;
+    case -2: {
+        char msg[64];
+        snprintf(msg, sizeof(msg), "too many query parameters: at most %d",
+                 HTTP_MAX_QUERY);
+        router_error(resp, path, 400, "bad_request", msg);
+        goto out;
+    }
+    default:
         router_error(resp, path, 400, "bad_request", "malformed query string");
         goto out;
     }

@@ -148,8 +148,9 @@ void http_request_release(struct http_request *req);
 /*
  * Parse a query string ("a=1&b=x%20y&flag") into *out (n pairs; a name
  * without '=' has value ""). Percent escapes are decoded and '+' is a
- * space. Returns 0, or -1 for a bad escape, a NUL byte or more than
- * HTTP_MAX_QUERY pairs (*out NULL). Release with http_kv_free.
+ * space. Returns 0, -1 for a bad escape or a NUL byte, or -2 for more
+ * than HTTP_MAX_QUERY pairs (*out NULL both times). Release with
+ * http_kv_free.
  */
 int http_query_parse(const char *query, struct http_kv **out, size_t *n);
 void http_kv_free(struct http_kv *v, size_t n);

@@ -120,8 +120,10 @@ api GET /api/v1/clusters "$VIEW"
 is "$CODE" 200 "a good token after failures still works (no slow-down yet)"
 
 # approve / reject: the CLI's state machine, the token's user as actor
-api POST /api/v1/facility/fleet/alpha/approve "$ADMIN"
+api POST /api/v1/facility/fleet/alpha/approve "$ADMIN" '{"reason": "capacity for the spring runs"}'
 is "$CODE" 200 "admin approves alpha: 200"
+is "$(jq -r .reason <<<"$BODY")/$(sqlite3 "$EXAMLOPS_DB" "SELECT json_extract(details,'\$.reason') FROM audit_events WHERE action='cluster_approved' AND target='alpha'")" \
+    "capacity for the spring runs/capacity for the spring runs" "the approve's reason is answered and in its audit event (redteam-s3 15)"
 jq_ok "the answer is {name, state: ACTIVE}" '.name == "alpha" and .state == "ACTIVE"'
 is "$(sqlite3 "$EXAMLOPS_DB" "SELECT state || ' ' || approved_by FROM clusters WHERE name='alpha'")" "ACTIVE alice" \
     "alpha is ACTIVE in platform.db, approved by alice"
@@ -223,6 +225,8 @@ api GET /api/v1/facility/overview?cluster=nosuch "$VIEW"
 is "$CODE" 404 "overview of an unknown cluster: 404"
 api GET /api/v1/facility/queue "$VIEW"
 jq_ok "queue shape" '.queue.count == 1 and .queue.jobs[0].id == "102" and .queue.jobs[0].cluster == "alpha" and (.queue.jobs[0] | has("waitSec") and has("submitTime"))'
+api GET "/api/v1/facility/queue?cluster=nosuch" "$VIEW"
+is "$CODE/$(jq -r .error.code <<<"$BODY")" "404/not_found" "the facility queue of an unknown cluster: 404, as the overview (redteam-s3 15)"
 api GET /api/v1/facility/fleet "$VIEW"
 jq_ok "fleet shape: reference fields and exa's" \
     '.count == 3 and (.clusters[0] | .name == "alpha" and .state == "ACTIVE" and .totalGpus == 8 and .idleGpus == 7 and .gpus_total == 8 and .gpus_idle == 7 and .approvedBy == "alice" and .approved_by == "alice" and (.approved_at | type) == "string" and .utilizationPct == 12.5 and has("snapshot_age_s") and has("gpuHoursUsed") and has("updatedAt"))'
@@ -235,6 +239,8 @@ is "$CODE" 404 "an unknown job on the facility route: 404"
 # router errors
 api GET /api/v1/nothing-here "$VIEW"
 is "$CODE/$(jq -r .error.code <<<"$BODY")" "404/not_found" "an unknown route: JSON 404"
+api GET "/api/v1/clusters?$(seq -s '&' -f 'p%g=1' 1 40)" "$VIEW"
+is "$CODE/$(jq -r .error.message <<<"$BODY")" "400/too many query parameters: at most 32" "40 query parameters: 400 saying so, not 'malformed'"
 api DELETE /api/v1/clusters "$VIEW"
 is "$CODE/$(jq -r .error.code <<<"$BODY")" "405/method_not_allowed" "a wrong method: JSON 405"
 like "$(grep -i '^Allow:' <<<"$HDRS" | tr -d '\r')" '^Allow: GET, HEAD$' "the 405 lists the path's methods (RFC 9110 15.5.6)"
