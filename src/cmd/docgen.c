@@ -84,6 +84,11 @@ static const struct env_var {
      "seconds between the collections of 'exa serve'"},
     {"EXAMLOPS_SERVE_LISTEN", "127.0.0.1:9477",
      "the address 'exa serve' binds"},
+    {"EXAMLOPS_SERVE_METRICS_TOKEN", "",
+     "the Bearer token /metrics of 'exa serve' needs (unset: open)"},
+    {"EXAMLOPS_SERVE_AUTH_FAIL_LIMIT", "5",
+     "failed authentications per address and 5 minutes before 'exa serve' "
+     "answers 429"},
     {"EXAMLOPS_JOB_MAP_DIR", "", "where 'exa hpc job-map' writes its files"},
     {"EXAMLOPS_LOG_LEVEL", "warn",
      "debug prints what -v prints, such as every command run on a cluster "

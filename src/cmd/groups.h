@@ -35,7 +35,7 @@ int cmd_train(struct exa_ctx *ctx, int argc, char **argv);
 #define SERVE_USAGE                                                            \
     "[--listen HOST:PORT] [--interval SECONDS] [--once] "                      \
     "[--tls-cert FILE --tls-key FILE] [--insecure-http] "                      \
-    "[--metrics-token TOKEN] [--secure-cookies] "                              \
+    "[--metrics-token TOKEN | --metrics-token-file FILE] [--secure-cookies] "  \
     "[--trusted-proxy ADDR] "                                                  \
     "[--worker-listen HOST:PORT [--worker-insecure-http]]"
 int cmd_serve(struct exa_ctx *ctx, int argc, char **argv);

@@ -49,6 +49,7 @@ struct metrics_ctx {
     struct obs_exporter *ex;
     const char *token;          /* --metrics-token; NULL: /metrics is open */
     struct worker_listener *wl; /* --worker-listen: its families too */
+    struct auth_throttle *thr;  /* wrong tokens count as failed logins */
 };
 
 /* The exporter's cached render followed by the workers' families. */
@@ -100,6 +101,17 @@ static int h_metrics(void *ctx, const struct http_request *req,
     struct metrics_ctx *m = ctx;
     struct obs_scrape *sc;
     if (m->token && !metrics_allowed(m, req)) {
+        long wait = auth_throttle_failed(m->thr, req->remote);
+        if (wait > 0) {
+            char ra[32];
+            snprintf(ra, sizeof(ra), "%ld", wait);
+            resp->status = 429;
+            resp->body = xstrdup("too many failed authentications from this "
+                                 "address\n");
+            resp->len = strlen(resp->body);
+            http_response_header(resp, "Retry-After", ra);
+            return 0;
+        }
         resp->status = 401;
         resp->body = xstrdup("a metrics token is required\n");
         resp->len = strlen(resp->body);
@@ -181,13 +193,49 @@ static char *read_pem(struct exa_ctx *ctx, const char *opt, const char *path,
     return strbuf_detach(&sb, NULL);
 }
 
+/*
+ * The metrics token from the first line of path (no newline, trailing
+ * blanks cut) into buf. 0, or the exit code after the error (3: the file
+ * cannot be read, is empty or its line does not fit).
+ */
+static int read_token_file(struct exa_ctx *ctx, const char *path, char *buf,
+                           size_t n)
+{
+    FILE *fp = fopen(path, "r");
+    size_t len;
+    if (!fp)
+        return out_errorf(ctx, EXA_ECONFIG, NULL,
+                          "--metrics-token-file '%s': %s", path,
+                          strerror(errno));
+    if (!fgets(buf, (int)n, fp))
+        buf[0] = '\0';
+    fclose(fp);
+    len = strlen(buf);
+    if (len && buf[len - 1] != '\n' && len == n - 1)
+        return out_errorf(ctx, EXA_ECONFIG, NULL,
+                          "--metrics-token-file '%s': expected one line of "
+                          "at most %zu bytes",
+                          path, n - 2);
+    while (len && (buf[len - 1] == '\n' || buf[len - 1] == '\r' ||
+                   buf[len - 1] == ' ' || buf[len - 1] == '\t'))
+        buf[--len] = '\0';
+    if (!len)
+        return out_errorf(ctx, EXA_ECONFIG, NULL,
+                          "--metrics-token-file '%s': expected a token on "
+                          "its first line",
+                          path);
+    return 0;
+}
+
 int cmd_serve(struct exa_ctx *ctx, int argc, char **argv)
 {
+    static char mtok_buf[4096];
     enum {
         O_CERT = 256,
         O_KEY,
         O_INSECURE,
         O_MTOKEN,
+        O_MTOKEN_FILE,
         O_SECURE_COOKIES,
         O_PROXY
     };
@@ -199,6 +247,7 @@ int cmd_serve(struct exa_ctx *ctx, int argc, char **argv)
         {"tls-key", required_argument, NULL, O_KEY},
         {"insecure-http", no_argument, NULL, O_INSECURE},
         {"metrics-token", required_argument, NULL, O_MTOKEN},
+        {"metrics-token-file", required_argument, NULL, O_MTOKEN_FILE},
         {"secure-cookies", no_argument, NULL, O_SECURE_COOKIES},
         {"worker-listen", required_argument, NULL, 'w'},
         {"worker-insecure-http", no_argument, NULL, 'W'},
@@ -209,7 +258,7 @@ int cmd_serve(struct exa_ctx *ctx, int argc, char **argv)
     char *cert = NULL, *key = NULL;
     int insecure = 0, secure_cookies = 0;
     struct metrics_ctx mctx = {NULL, getenv("EXAMLOPS_SERVE_METRICS_TOKEN"),
-                               NULL};
+                               NULL, NULL};
     struct http_options hopt;
     struct api_config acfg;
     struct api *api = NULL;
@@ -269,6 +318,14 @@ int cmd_serve(struct exa_ctx *ctx, int argc, char **argv)
             break;
         case O_MTOKEN:
             mctx.token = optarg;
+            out_warn(ctx, "--metrics-token is visible to every local user "
+                          "in ps(1); prefer --metrics-token-file FILE or "
+                          "EXAMLOPS_SERVE_METRICS_TOKEN");
+            break;
+        case O_MTOKEN_FILE:
+            if ((rc = read_token_file(ctx, optarg, mtok_buf, sizeof(mtok_buf))))
+                return rc;
+            mctx.token = mtok_buf;
             break;
         case O_SECURE_COOKIES:
             secure_cookies = 1;
@@ -354,9 +411,10 @@ int cmd_serve(struct exa_ctx *ctx, int argc, char **argv)
     memset(&acfg, 0, sizeof(acfg));
     acfg.secure_cookies = secure_cookies;
     acfg.trusted_proxy = proxy;
-    /* one slow-down for the REST API, the console and /mcp */
+    /* one slow-down for the REST API, the console, /mcp and /metrics */
     thr = auth_throttle_new(fail_limit, 0, 0);
     acfg.throttle = thr;
+    mctx.thr = thr;
     http_route(srv, "GET", "/metrics", h_metrics, &mctx);
     http_route(srv, "GET", "/healthz", h_healthz, ex);
     api = api_register(srv, &acfg);

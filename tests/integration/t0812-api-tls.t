@@ -94,4 +94,24 @@ api_stop
 ok "the metrics token is not in serve's output" bash -c "! grep -qF '$MT' '$T/serve.out' '$T/serve.err'"
 run_exa serve --listen 127.0.0.1:0 --metrics-token short
 is "$RC" 2 "a metrics token under 16 characters: usage error"
+like "$ERR" "visible to every local user in ps" "--metrics-token warns that ps shows it (redteam-s3 13)"
+
+# --metrics-token-file keeps the token out of ps; wrong tokens are
+# slowed down like failed logins (redteam-s3 13)
+printf '%s\n' "$MT" >"$T/mt"
+api_serve --metrics-token-file "$T/mt"
+ok "the token is not on serve's command line" bash -c "! tr '\\0' ' ' </proc/$API_PID/cmdline | grep -qF '$MT'"
+api GET /metrics "$MT"
+is "$CODE" 200 "/metrics with the token from --metrics-token-file: 200"
+for i in 1 2 3 4 5; do api GET /metrics "wrong-token-0123456789"; done
+is "$CODE" 401 "five wrong metrics tokens: 401"
+api GET /metrics "wrong-token-0123456789"
+is "$CODE" 429 "the sixth: 429"
+like "$HDRS" 'Retry-After: [0-9]' "with Retry-After"
+api GET /metrics "$MT"
+is "$CODE" 200 "the right token still scrapes"
+api_stop
+run_exa serve --listen 127.0.0.1:0 --metrics-token-file "$T/nope"
+is "$RC" 3 "a missing --metrics-token-file: exit 3"
+like "$ERR" "nope" "naming the file"
 done_testing
