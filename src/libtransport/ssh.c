@@ -102,6 +102,10 @@ static int ssh_failure(struct transport *t, const struct strbuf *e,
     n = nl ? (size_t)(nl - s) : strlen(s);
     if (n >= sizeof(line))
         n = sizeof(line) - 1;
+    /* ssh ends lines with CRLF when it has a terminal; no CR or blank
+     * may end the message */
+    while (n && (s[n - 1] == '\r' || s[n - 1] == ' ' || s[n - 1] == '\t'))
+        n--;
     memcpy(line, s, n);
     line[n] = '\0';
     return exa_err(err, EXA_ETRANSPORT, "ssh to '%s' failed%s%s", p->host,

@@ -341,6 +341,24 @@ static void test_ssh_other_failure(void **state)
     transport_close(t);
 }
 
+/* A CRLF line end of ssh's message is not kept (redteam-s3 15). */
+static void test_ssh_failure_crlf(void **state)
+{
+    struct transport *t = ssh_with("#!/bin/sh\nprintf 'ssh: connect to host "
+                                   "login1 port 22: Connection timed "
+                                   "out\\r\\nmore\\r\\n' >&2\nexit 255\n");
+    struct transport_result res = TRANSPORT_RESULT_INIT;
+    exa_error_t err = EXA_ERROR_INIT;
+    const char *argv[] = {"squeue", NULL};
+    (void)state;
+    assert_int_equal(transport_run(t, argv, NULL, 0, 5, &res, &err), -1);
+    assert_string_equal(err.text,
+                        "ssh to 'login1' failed: ssh: connect to host "
+                        "login1 port 22: Connection timed out");
+    transport_result_release(&res);
+    transport_close(t);
+}
+
 /* Exit 255 is ambiguous: ssh's own failure or the remote command's. The
  * ControlMaster tells them apart (`ssh -O check`): alive means the
  * connection worked, so 255 is the command's status (a result, and for
@@ -506,6 +524,7 @@ int main(void)
         cmocka_unit_test(test_ssh_host_key_changed),
         cmocka_unit_test(test_ssh_host_key_unknown),
         cmocka_unit_test(test_ssh_other_failure),
+        cmocka_unit_test(test_ssh_failure_crlf),
         cmocka_unit_test(test_ssh_remote_255),
         cmocka_unit_test(test_timeout_exit_code),
         cmocka_unit_test(test_fake_rules_and_faults),
