@@ -89,28 +89,6 @@ static int refresh_stale(struct exa_ctx *ctx, store_t *st, const char *regpath,
     return n;
 }
 
-/* Add "stale_error" to each object of arr whose key names a cluster in
- * failed (the refresh error), else null. */
-static void add_stale_errors(json_t *arr, const char *key,
-                             const struct strvec *failed,
-                             const struct strvec *errors)
-{
-    size_t i;
-    json_t *o;
-    json_array_foreach(arr, i, o)
-    {
-        const char *name = jx_get_str(o, key, "");
-        json_t *e = json_null();
-        for (size_t k = 0; k < failed->nr; k++)
-            if (!strcmp(failed->v[k], name)) {
-                json_decref(e);
-                e = json_string(errors->v[k]);
-                json_object_set_new(o, "stale", json_true());
-            }
-        json_object_set_new(o, "stale_error", e);
-    }
-}
-
 /* "12 s", "3 min", "2.5 h", "unknown". */
 static void fmt_age(char *buf, size_t n, double age_s, int stale)
 {
@@ -229,10 +207,10 @@ int cmd_hpc_place(struct exa_ctx *ctx, int argc, char **argv)
     rc = res.chosen >= 0 ? 0 : ncands == 0 ? 6 : 1;
     if (ctx->out == OUT_JSON) {
         json_t *doc = place_result_json(&res, explain);
-        add_stale_errors(json_object_get(doc, "candidates"), "name", &failed,
-                         &errors);
+        place_json_mark_stale(json_object_get(doc, "candidates"), "name",
+                              &failed, &errors);
         if (explain)
-            add_stale_errors(
+            place_json_mark_stale(
                 json_object_get(json_object_get(doc, "explain"), "candidates"),
                 "cluster", &failed, &errors);
         if (rc) {
@@ -327,7 +305,7 @@ int cmd_hpc_capacity(struct exa_ctx *ctx, int argc, char **argv)
     }
     if (ctx->out == OUT_JSON) {
         json_t *doc = capacity_json(rows, n);
-        add_stale_errors(doc, "name", &failed, &errors);
+        place_json_mark_stale(doc, "name", &failed, &errors);
         out_json(ctx, doc);
     } else if (!n) {
         out_info(ctx, "No ACTIVE clusters. Approve one with 'exa hpc approve "

@@ -17,6 +17,7 @@
 #include "libfleet/governance.h"
 #include "libutil/json.h"
 #include "libutil/strbuf.h"
+#include "libutil/strvec.h"
 #include "libutil/xalloc.h"
 
 /* ---- scorers ---- */
@@ -423,4 +424,26 @@ int place_load_candidates(store_t *st, const struct fleet *f,
     *out = v;
     *nout = nr;
     return 0;
+}
+
+void place_json_mark_stale(json_t *arr, const char *key,
+                           const struct strvec *failed,
+                           const struct strvec *errors)
+{
+    size_t i;
+    json_t *o;
+    if (!json_is_array(arr))
+        return;
+    json_array_foreach(arr, i, o)
+    {
+        const char *name = jx_get_str(o, key, "");
+        json_t *e = json_null();
+        for (size_t k = 0; k < failed->nr; k++)
+            if (!strcmp(failed->v[k], name)) {
+                json_decref(e);
+                e = json_string(errors->v[k]);
+                json_object_set_new(o, "stale", json_true());
+            }
+        json_object_set_new(o, "stale_error", e);
+    }
 }

@@ -128,6 +128,20 @@ void place_result_release(struct place_result *res);
  */
 json_t *place_result_json(const struct place_result *res, int explain);
 
+struct strvec;
+/*
+ * Mark the clusters a stale-snapshot refresh could not refresh: for each
+ * object of the JSON array arr (borrowed; NULL or a non-array is a no-op)
+ * whose member key names a cluster in failed, set "stale": true and
+ * "stale_error" to the matching entry of errors (failed->v[i] pairs with
+ * errors->v[i], as fleet_refresh_stale() fills them); every other object
+ * gets "stale_error": null. Used by `exa hpc place|capacity --json` and by
+ * the views the REST API and MCP serve, so all show the same document.
+ */
+void place_json_mark_stale(json_t *arr, const char *key,
+                           const struct strvec *failed,
+                           const struct strvec *errors);
+
 /*
  * The snapshot age limit: $EXAMLOPS_HPC_SNAPSHOT_MAX_AGE_S when a
  * non-negative integer, else 300.

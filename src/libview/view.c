@@ -581,28 +581,6 @@ int view_get_job_(const struct view_ctx *vc, const char *cluster,
 
 /* ---- placement and capacity ---- */
 
-/* Add "stale_error" to each object of arr whose key names a cluster in
- * failed (the refresh error), else null. */
-static void add_stale_errors(json_t *arr, const char *key,
-                             const struct strvec *failed,
-                             const struct strvec *errors)
-{
-    size_t i;
-    json_t *o;
-    json_array_foreach(arr, i, o)
-    {
-        const char *name = jx_get_str(o, key, "");
-        json_t *e = json_null();
-        for (size_t k = 0; k < failed->nr; k++)
-            if (!strcmp(failed->v[k], name)) {
-                json_decref(e);
-                e = json_string(errors->v[k]);
-                json_object_set_new(o, "stale", json_true());
-            }
-        json_object_set_new(o, "stale_error", e);
-    }
-}
-
 json_t *view_place(const struct view_ctx *vc, const struct view_place_ask *va,
                    int *status, exa_error_t *err)
 {
@@ -663,9 +641,9 @@ json_t *view_place(const struct view_ctx *vc, const struct view_place_ask *va,
     if (status)
         *status = st_rc;
     doc = place_result_json(&res, 1);
-    add_stale_errors(json_object_get(doc, "candidates"), "name", &failed,
-                     &errors);
-    add_stale_errors(
+    place_json_mark_stale(json_object_get(doc, "candidates"), "name", &failed,
+                          &errors);
+    place_json_mark_stale(
         json_object_get(json_object_get(doc, "explain"), "candidates"),
         "cluster", &failed, &errors);
     place_result_release(&res);
@@ -700,7 +678,7 @@ json_t *view_capacity(const struct view_ctx *vc, int refresh, exa_error_t *err)
     if (capacity_report(vc->st, rp, &rows, &n, err) < 0)
         goto out;
     doc = capacity_json(rows, n);
-    add_stale_errors(doc, "name", &failed, &errors);
+    place_json_mark_stale(doc, "name", &failed, &errors);
 out:
     strvec_clear(&failed);
     strvec_clear(&errors);
