@@ -5,7 +5,8 @@
 # TESTBED_ROOT is already set in the environment. A testbed that was
 # already running (its env.sh exists and slurmctld answers) is reused and
 # left running; one this script started is stopped on exit. Tests that
-# need the testbed skip when TESTBED_ROOT is unset.
+# need the testbed skip when TESTBED_ROOT is unset. Each test file runs
+# under scripts/test-timeout.sh (EXA_TEST_TIMEOUT_S, default 900 s).
 set -euo pipefail
 : "${EXA:?EXA must name the exa binary}"
 cd "$(dirname "$0")/.."
@@ -32,4 +33,5 @@ trap cleanup EXIT
 export EXA
 tests=(tests/integration/*.t)
 [ -e "${tests[0]}" ] || { echo "run-integration.sh: no tests" >&2; exit 1; }
-prove -f "${tests[@]}"
+# every test file is bounded in time (scripts/test-timeout.sh)
+prove -f --exec scripts/test-timeout.sh "${tests[@]}"

@@ -17,4 +17,5 @@ EXAMLOPS_HPC_REGISTRY=$scratch/config/examlops/clusters.yaml
 CMOCKA_MESSAGE_OUTPUT=TAP
 export HOME XDG_DATA_HOME XDG_CONFIG_HOME EXAMLOPS_DB EXAMLOPS_HPC_REGISTRY \
     CMOCKA_MESSAGE_OUTPUT
-prove -f --exec '' "$@"
+# each binary bounded in time like the integration tests
+prove -f --exec "$(dirname "$0")/test-timeout.sh" "$@"

@@ -89,6 +89,8 @@ static const struct env_var {
     {"EXAMLOPS_SERVE_AUTH_FAIL_LIMIT", "5",
      "failed authentications per address and 5 minutes before 'exa serve' "
      "answers 429"},
+    {"EXAMLOPS_SERVE_AUTH_FAIL_DELAY_S", "1",
+     "the first Retry-After of that 429, doubling per failure to 60 s"},
     {"EXAMLOPS_JOB_MAP_DIR", "", "where 'exa hpc job-map' writes its files"},
     {"EXAMLOPS_LOG_LEVEL", "warn",
      "debug prints what -v prints, such as every command run on a cluster "

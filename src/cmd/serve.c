@@ -150,6 +150,23 @@ static int h_healthz(void *ctx, const struct http_request *req,
     return 0;
 }
 
+/* The environment variable name as an integer in 1..max into *out (left
+ * alone when unset or empty); 0, or exit 3 naming the variable. */
+static int env_int(struct exa_ctx *ctx, const char *name, int64_t max, int *out)
+{
+    const char *s = getenv(name);
+    int64_t v;
+    if (!s || !*s)
+        return 0;
+    if (parse_i64_str(s, &v) < 0 || v < 1 || v > max)
+        return out_errorf(ctx, EXA_ECONFIG, NULL,
+                          "%s is '%s': expected an integer between 1 and "
+                          "%lld",
+                          name, s, (long long)max);
+    *out = (int)v;
+    return 0;
+}
+
 static int parse_interval(struct exa_ctx *ctx, const char *what, const char *s,
                           double *out)
 {
@@ -272,8 +289,7 @@ int cmd_serve(struct exa_ctx *ctx, int argc, char **argv)
     struct http_server *srv;
     struct mcp_mount *mcp;
     struct auth_throttle *thr;
-    const char *env_fl = getenv("EXAMLOPS_SERVE_AUTH_FAIL_LIMIT");
-    int fail_limit = 0;
+    int fail_limit = 0, fail_delay = 0;
     struct worker_listen_opts wopts = {NULL, 0, NULL};
     struct worker_listener *wl = NULL;
     sigset_t set;
@@ -284,15 +300,11 @@ int cmd_serve(struct exa_ctx *ctx, int argc, char **argv)
         (rc = parse_interval(ctx, "EXAMLOPS_EXPORTER_INTERVAL_S", env_iv,
                              &interval)))
         return rc;
-    if (env_fl && *env_fl) {
-        int64_t v;
-        if (parse_i64_str(env_fl, &v) < 0 || v < 1 || v > 1000000)
-            return out_errorf(ctx, EXA_ECONFIG, NULL,
-                              "EXAMLOPS_SERVE_AUTH_FAIL_LIMIT is '%s': "
-                              "expected an integer between 1 and 1000000",
-                              env_fl);
-        fail_limit = (int)v;
-    }
+    if ((rc = env_int(ctx, "EXAMLOPS_SERVE_AUTH_FAIL_LIMIT", 1000000,
+                      &fail_limit)) ||
+        (rc = env_int(ctx, "EXAMLOPS_SERVE_AUTH_FAIL_DELAY_S", 3600,
+                      &fail_delay)))
+        return rc;
     optind = 0;
     opterr = 0;
     while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
@@ -412,7 +424,7 @@ int cmd_serve(struct exa_ctx *ctx, int argc, char **argv)
     acfg.secure_cookies = secure_cookies;
     acfg.trusted_proxy = proxy;
     /* one slow-down for the REST API, the console, /mcp and /metrics */
-    thr = auth_throttle_new(fail_limit, 0, 0);
+    thr = auth_throttle_new(fail_limit, 0, fail_delay, 0);
     acfg.throttle = thr;
     mctx.thr = thr;
     http_route(srv, "GET", "/metrics", h_metrics, &mctx);

@@ -19,19 +19,23 @@ struct entry {
 };
 
 struct auth_throttle {
-    int limit, window_s, max_delay_s;
+    int limit, window_s, first_delay_s, max_delay_s;
     pthread_mutex_t mu;
     struct entry *v;
     size_t nr;
 };
 
 struct auth_throttle *auth_throttle_new(int limit, int window_s,
-                                        int max_delay_s)
+                                        int first_delay_s, int max_delay_s)
 {
     struct auth_throttle *t = xcalloc(1, sizeof(*t));
     t->limit = limit ? limit : AUTH_FAIL_LIMIT;
     t->window_s = window_s > 0 ? window_s : AUTH_FAIL_WINDOW_S;
+    t->first_delay_s =
+        first_delay_s > 0 ? first_delay_s : AUTH_FAIL_FIRST_DELAY_S;
     t->max_delay_s = max_delay_s > 0 ? max_delay_s : AUTH_FAIL_MAX_DELAY_S;
+    if (t->max_delay_s < t->first_delay_s)
+        t->max_delay_s = t->first_delay_s;
     pthread_mutex_init(&t->mu, NULL);
     if (t->limit > 0)
         t->v = xcalloc(AUTH_THROTTLE_MAX, sizeof(*t->v));
@@ -85,7 +89,7 @@ long auth_throttle_failed(struct auth_throttle *t, const char *addr)
     e->last_fail = now;
     if (!wait && e->fails >= t->limit) {
         int over = e->fails - t->limit;
-        long d = over >= 30 ? t->max_delay_s : 1L << over;
+        long d = over >= 30 ? t->max_delay_s : (long)t->first_delay_s << over;
         e->blocked_until = now + (d > t->max_delay_s ? t->max_delay_s : d);
     }
     pthread_mutex_unlock(&t->mu);

@@ -10,7 +10,10 @@
  * processes, so none of them can stall a heartbeat.
  *
  * Every call retries network failures and 503s with jittered
- * exponential backoff (1 s .. 30 s, +-20 %) for up to engine_lost_s; a
+ * exponential backoff (1 s .. 30 s, +-20 %) for up to engine_lost_s, and
+ * stops retrying at once on SIGTERM/SIGINT (the signal thread runs from
+ * before the first registration, so a worker whose engine never answers
+ * still ends on scancel); a
  * 410 means the engine declared this worker lost: its tasks are killed
  * (they were leased again elsewhere) and it rejoins with its session.
  */
@@ -212,6 +215,27 @@ static void call_once(struct worker *w, CURL *h, const char *method,
 }
 
 /*
+ * Wait up to s seconds for a signal or the end of the run (w->mu not
+ * held); 1 when the worker was told to stop (w->term or w->stop, at once
+ * or during the wait), else 0.
+ */
+static int pause_unless_term(struct worker *w, double s)
+{
+    struct timespec ts;
+    double u = now_s() + s;
+    int stop;
+    ts.tv_sec = (time_t)u;
+    ts.tv_nsec = (long)((u - (double)ts.tv_sec) * 1e9);
+    pthread_mutex_lock(&w->mu);
+    while (!(stop = w->term || w->stop) &&
+           pthread_cond_timedwait(&w->cv, &w->mu, &ts) == 0)
+        ;
+    stop = w->term || w->stop;
+    pthread_mutex_unlock(&w->mu);
+    return stop;
+}
+
+/*
  * call_once with retries: network failures, 429 and 503 are retried with
  * backoff for up to engine_lost_s; returns 0 with out set to the answer,
  * or -1 when the engine stayed away (out->status 0).
@@ -228,20 +252,23 @@ static int call(struct worker *w, CURL *h, const char *method, const char *path,
             return 0;
         if (out->status) {
             double ra = out->retry_after > 0 ? out->retry_after : 1;
+            if (pause_unless_term(
+                    w, ra * (0.8 + 0.4 * (double)(now_s() - (long)now_s()))))
+                return 0; /* told to stop: the 503/429 is the answer */
             json_decref(out->body);
             out->body = NULL;
-            sleep_s(ra * (0.8 + 0.4 * (double)(now_s() - (long)now_s())));
             continue;
         }
         if (!first_fail)
             first_fail = now_s();
         if (now_s() - first_fail > w->engine_lost_s)
             return -1;
-        if (w->stop)
-            return -1;
         RAND_bytes(&r, 1);
         jit = 0.8 + 0.4 * (double)r / 255.0;
-        sleep_s(backoff * jit);
+        /* SIGTERM/SIGINT or the end of the run: no more retries (Slurm
+         * sends SIGKILL KillWait seconds after SIGTERM) */
+        if (pause_unless_term(w, backoff * jit))
+            return -1;
         backoff = backoff * 2 > 30 ? 30 : backoff * 2;
     }
 }
@@ -867,12 +894,24 @@ int worker_run(struct worker_opts *o, exa_error_t *err)
                        o->spool, strerror(errno));
     curl_global_init(CURL_GLOBAL_DEFAULT);
     h = curl_easy_init();
+    /* signals first: a SIGTERM while the engine is still unreachable
+     * ends the registration retries at once */
+    pthread_create(&sg, NULL, signal_main, &w);
     if (do_register(&w, h) < 0) {
-        *err = w.err;
+        int term;
+        pthread_mutex_lock(&w.mu);
+        term = w.term;
+        pthread_mutex_unlock(&w.mu);
+        pthread_kill(sg, SIGHUP);
+        pthread_join(sg, NULL);
         curl_easy_cleanup(h);
+        if (term) { /* nothing ran: a clean exit, as after a drain */
+            logf_(&w, "stopped by a signal before registering: exiting");
+            return 0;
+        }
+        *err = w.err;
         return w.exit_code;
     }
-    pthread_create(&sg, NULL, signal_main, &w);
     pthread_create(&hb, NULL, heartbeat_main, &w);
     pthread_create(&rp, NULL, reaper_main, &w);
     lease_path = xstrfmt("/v1/workers/%s/lease", o->worker_id);

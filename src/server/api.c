@@ -1139,7 +1139,7 @@ struct api *api_register(struct http_server *srv, const struct api_config *cfg)
     a->sessions = xcalloc(SESSION_MAX, sizeof(*a->sessions));
     if (!(a->thr = cfg->throttle))
         a->thr = a->own_thr = auth_throttle_new(
-            cfg->fail_limit, API_FAIL_WINDOW_S, API_FAIL_MAX_DELAY_S);
+            cfg->fail_limit, API_FAIL_WINDOW_S, 0, API_FAIL_MAX_DELAY_S);
     for (size_t i = 0; i < NROUTES; i++) {
         own[i] = routes[i];
         own[i].a = a;

@@ -92,7 +92,7 @@ struct mcp_mount *mcp_mount(struct http_server *hs, const char *path,
         return NULL;
     }
     if (!thr)
-        thr = m->own_thr = auth_throttle_new(0, 0, 0);
+        thr = m->own_thr = auth_throttle_new(0, 0, 0, 0);
     m->http = mcp_http_create(m->srv, mcp_auth_store, thr, 0);
     if (hosts && *hosts) {
         struct strvec v = STRVEC_INIT;

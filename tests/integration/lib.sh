@@ -113,6 +113,25 @@ done_testing() {
     exit $?
 }
 
+# wait_pid PID [SECONDS]: wait for a background child, at most SECONDS
+# (default 120); returns its exit status, or 124 after killing it with
+# SIGKILL when it outlived the bound, so no test can hang the suite.
+wait_pid() {
+    local pid=$1 lim=${2:-120} n
+    n=$((lim * 10))
+    while [ $n -gt 0 ] && kill -0 "$pid" 2>/dev/null; do
+        sleep 0.1
+        n=$((n - 1))
+    done
+    if kill -0 "$pid" 2>/dev/null; then
+        diag "process $pid still ran after $lim s: killed"
+        kill -9 "$pid" 2>/dev/null
+        wait "$pid" 2>/dev/null
+        return 124
+    fi
+    wait "$pid"
+}
+
 # run_exa ARGS...: run $EXA, setting RC, OUT and ERR.
 run_exa() {
     local o e

@@ -12,6 +12,9 @@
 # an over-long path is audited cut to 256 bytes.
 . "$(dirname "$0")/lib.sh"
 exa_test_env
+# a first hold-back of 30 s, not 1: the checks of the 429s after the fifth
+# failure must not race a loaded machine's clock (CI stop 17)
+export EXAMLOPS_SERVE_AUTH_FAIL_DELAY_S=30
 . "$(dirname "$0")/lib-api.sh"
 command -v curl >/dev/null && command -v jq >/dev/null || skip_all "curl and jq needed"
 
@@ -197,6 +200,9 @@ is "$CODE/$(jq -r .user <<<"$BODY")" "200/ada" "the admin's session lives on"
 is "$(($(sqlite3 "$EXAMLOPS_DB" "SELECT count(*) FROM audit_events WHERE action='login' AND actor='vera'") - L0))" 33 \
     "every login is audited under its user"
 api_stop
+EXAMLOPS_SERVE_AUTH_FAIL_DELAY_S=0 run_exa serve --listen 127.0.0.1:0
+is "$RC/$ERR" "3/exa: error: EXAMLOPS_SERVE_AUTH_FAIL_DELAY_S is '0': expected an integer between 1 and 3600" \
+    "a first delay out of range is a configuration error naming the variable"
 run_exa serve --listen 127.0.0.1:0 --trusted-proxy proxy.example
 is "$RC" 2 "--trusted-proxy must be an address"
 ok "no token in serve's output" bash -c "! grep -qF -e '${ADMIN#exa_}' -e '${VIEW#exa_}' -e '${V2#exa_}' '$T/serve.out' '$T/serve.err'"

@@ -32,19 +32,29 @@ cleanup() {
 }
 trap 'cleanup; chmod -R u+w "$T" 2>/dev/null; rm -rf "$T"' EXIT
 
-# start_serve [PORT]: exa serve in the background; sets SERVE_PID, PORT, URL
+# start_serve [PORT]: exa serve in the background; sets SERVE_PID, MPORT
+# (/metrics), PORT (workers) and URL. A serve that does not come up within
+# 30 s fails the test at once, with its log, instead of leaving every
+# worker below retrying an engine that is not there.
 start_serve() {
     local want=${1:-0} i
     : >"$T/serve.log"
-    MPORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-    "$EXA" serve --listen "127.0.0.1:$MPORT" --interval 3600 \
+    "$EXA" serve --listen 127.0.0.1:0 --interval 3600 \
         --worker-listen "127.0.0.1:$want" >>"$T/serve.log" 2>&1 &
     SERVE_PID=$!
-    for i in $(seq 100); do
+    PORT=
+    for i in $(seq 300); do
         PORT=$(sed -n 's/.*worker API on port \([0-9]*\).*/\1/p' "$T/serve.log")
         [ -n "$PORT" ] && break
-        sleep 0.05
+        kill -0 "$SERVE_PID" 2>/dev/null || break
+        sleep 0.1
     done
+    MPORT=$(sed -n 's/.*console on port \([0-9]*\).*/\1/p' "$T/serve.log")
+    if [ -z "$PORT" ]; then
+        ok "exa serve starts (its log follows)" false
+        diag "$(cat "$T/serve.log")"
+        done_testing
+    fi
     URL=http://127.0.0.1:$PORT
 }
 
@@ -55,7 +65,7 @@ worker() {
     shift
     "$EXA" worker token --worker-id "$id" --ttl 60 >"$T/$id.tok"
     "$EXA" worker --url "$URL" --worker-id "$id" --join-token-stdin \
-        --allow-root --max-idle 2 "$@" <"$T/$id.tok" 2>"$T/$id.log" &
+        --allow-root --max-idle 2 --engine-lost 30 "$@" <"$T/$id.tok" 2>"$T/$id.log" &
     WPID=$!
     WPIDS+=("$WPID")
 }
@@ -92,12 +102,28 @@ if [ "$(id -u)" = 0 ]; then
     like "$ERR" "refuses to run as root" "naming the reason"
 fi
 
+# ---- an engine that never answers: SIGTERM still ends the worker (CI
+# stop 17 hung here when the worker sat in its registration retries)
+"$EXA" worker token --worker-id w0 --ttl 60 >"$T/w0.tok"
+"$EXA" worker --url "http://127.0.0.1:1" --worker-id w0 --join-token-stdin \
+    --allow-root <"$T/w0.tok" 2>"$T/w0.log" &
+W0=$!
+wait_for 10 grep -q "Couldn't connect" "$T/w0.log"
+kill -TERM "$W0"
+wait_pid "$W0" 3
+is "$?" 0 "SIGTERM during the registration retries: exit 0 within 3 s"
+like "$(cat "$T/w0.log")" "stopped by a signal before registering" "saying why"
+"$EXA" worker --url "http://127.0.0.1:1" --worker-id w0 --join-token-stdin \
+    --allow-root --engine-lost 1 <"$T/w0.tok" 2>"$T/w0.log"
+is "$?" 75 "an engine away past --engine-lost: exit 75 (EX_TEMPFAIL)"
+like "$(cat "$T/w0.log")" "unreachable for 1 s" "naming the engine and the bound"
+
 # ---- happy path with an artifact
 run_exa task submit --artifact out.txt -- sh -c 'printf hello > out.txt; echo ran'
 is "$RC" 0 "submit queues a task"
 T1=$OUT
 worker w1
-wait "$WPID"
+wait_pid "$WPID"
 is "$?" 0 "the worker exits 0 after --max-idle without work"
 run_exa --json task show "$T1"
 json_ok "the task is done with attempt 1" '.state == "done" and .attempt == 1'
@@ -122,32 +148,32 @@ ps -eo args >"$T/ps.txt"
 is "$(grep -cF -- "${tok##*.}" "$T/ps.txt")" 0 "the token is in no process's argv"
 isnt "$(tr '\0' '\n' </proc/"$WPID"/environ | grep -cF -- "$tok")" 1 \
     "the token is not in the worker's environment"
-wait "$WPID"
+wait_pid "$WPID"
 ok "the token is in neither log" bash -c "! grep -qF -- '$tok' '$T/serve.log' '$T/w2.log'"
 ok "the token is in no event" bash -c "! sqlite3 '$DB' 'select * from worker_events' | grep -qF -- '${tok##*.}'"
 ok "platform.db holds no session token" bash -c "! sqlite3 '$DB' .dump | grep -q exs_"
 
 # ---- T10: refused tokens
 "$EXA" worker token --worker-id w3 --ttl 60 >"$T/w3.tok"
-"$EXA" worker --url "$URL" --worker-id w4 --join-token-stdin --allow-root \
+"$EXA" worker --url "$URL" --worker-id w4 --join-token-stdin --allow-root --engine-lost 30 \
     <"$T/w3.tok" >/dev/null 2>"$T/w4.log"
 is "$?" 1 "a token for w3 presented as w4 is refused (exit 1)"
 like "$(cat "$T/w4.log")" "401 wrong_worker" "as wrong_worker"
 sed 's/.$/\n/' "$T/w3.tok" | awk '{ c = substr($0, length($0) - 2, 1); r = (c == "A") ? "B" : "A"; print substr($0, 1, length($0) - 3) r substr($0, length($0) - 1) }' >"$T/w3.bad"
-"$EXA" worker --url "$URL" --worker-id w3 --join-token-stdin --allow-root \
+"$EXA" worker --url "$URL" --worker-id w3 --join-token-stdin --allow-root --engine-lost 30 \
     <"$T/w3.bad" >/dev/null 2>"$T/w3.log"
 is "$?" 1 "a token with a flipped MAC byte is refused"
 like "$(cat "$T/w3.log")" "401 bad_signature" "as bad_signature"
-"$EXA" worker --url "$URL" --worker-id w3 --join-token-stdin --allow-root \
+"$EXA" worker --url "$URL" --worker-id w3 --join-token-stdin --allow-root --engine-lost 30 \
     --max-idle 0 <"$T/w3.tok" >/dev/null 2>&1
 is "$?" 0 "the real token registers once"
-"$EXA" worker --url "$URL" --worker-id w3 --join-token-stdin --allow-root \
+"$EXA" worker --url "$URL" --worker-id w3 --join-token-stdin --allow-root --engine-lost 30 \
     <"$T/w3.tok" >/dev/null 2>"$T/w3.log"
 is "$?" 1 "the same token again is refused"
 like "$(cat "$T/w3.log")" "401 replayed" "as replayed"
 "$EXA" worker token --worker-id w5 --ttl 1 >"$T/w5.tok"
 sleep 2.2
-"$EXA" worker --url "$URL" --worker-id w5 --join-token-stdin --allow-root \
+"$EXA" worker --url "$URL" --worker-id w5 --join-token-stdin --allow-root --engine-lost 30 \
     <"$T/w5.tok" >/dev/null 2>"$T/w5.log"
 like "$(cat "$T/w5.log")" "401 expired" "a token past its lifetime is refused as expired"
 is "$(sql "select count(*) from worker_events where kind = 'token_refused'")" 4 \
@@ -155,18 +181,18 @@ is "$(sql "select count(*) from worker_events where kind = 'token_refused'")" 4 
 
 # ---- T16: version skew
 "$EXA" worker token --worker-id w6 --ttl 60 >"$T/w6.tok"
-"$EXA" worker --url "$URL" --worker-id w6 --join-token-stdin --allow-root \
+"$EXA" worker --url "$URL" --worker-id w6 --join-token-stdin --allow-root --engine-lost 30 \
     --protocol 99 <"$T/w6.tok" >/dev/null 2>"$T/w6.log"
 is "$?" 64 "a worker speaking protocol 99 gets 426 and exits 64"
 run_exa task submit --noop
 worker w7
-wait "$WPID"
+wait_pid "$WPID"
 is "$?" 0 "the engine keeps serving the next worker"
 
 # ---- T15: back-pressure
 run_exa task submit --noop --count 200
 worker w8 --capacity 4
-wait "$WPID"
+wait_pid "$WPID"
 is "$(sql "select count(*) from tasks where state = 'done' and id in (select task_id from task_attempts where worker_id = 'w8')")" \
     200 "200 noop tasks done by one worker"
 is "$(sql "select count(*) from task_results r join task_attempts a using (task_id, attempt) where a.worker_id = 'w8'")" \
@@ -187,18 +213,18 @@ fi
 
 # ---- T9: a lost reply on results
 kill "$SERVE_PID"
-wait "$SERVE_PID" 2>/dev/null
+wait_pid "$SERVE_PID" 2>/dev/null
 EXAMLOPS_WORKER_FAULT=drop_reply:results:1 start_serve
 run_exa task submit -- echo nine
 T9=$OUT
 worker w9
-wait "$WPID"
+wait_pid "$WPID"
 run_exa --json task show "$T9"
 json_ok "after a dropped answer the task is done" '.state == "done" and .attempt == 1'
 [ "$(jq -r .state <<<"$OUT")" = done ] || diag "$(cat "$T/w9.log" "$T/serve.log")"
 is "$(sql "select count(*) from task_results where task_id = $T9")" 1 "one row in results"
 kill "$SERVE_PID"
-wait "$SERVE_PID" 2>/dev/null
+wait_pid "$SERVE_PID" 2>/dev/null
 start_serve
 
 # ---- cancel of a running task
@@ -211,7 +237,7 @@ run_exa task cancel "$TC"
 is "$RC" 0 "cancel of a leased task"
 wait_for 5 sh -c "! pgrep -f '[s]leep 37.123' >/dev/null"
 is "$?" 0 "the worker kills the cancelled task at its next heartbeat"
-wait "$WPID"
+wait_pid "$WPID"
 is "$?" 0 "and then exits idle"
 run_exa --json task attempts "$TC"
 json_ok "the attempt is revoked (cancelled)" '.attempts[0].outcome == "revoked" and .attempts[0].cause == "cancelled"'
@@ -222,7 +248,7 @@ TS=$OUT
 worker w11 --max-idle 30
 wait_for 5 sh -c "pgrep -f '[s]leep 31.456' >/dev/null"
 kill -TERM "$WPID"
-wait "$WPID"
+wait_pid "$WPID"
 is "$?" 0 "SIGTERM: the worker kills its task, says bye and exits 0"
 wait_for 2 sh -c "! pgrep -f '[s]leep 31.456' >/dev/null"
 is "$?" 0 "no task process is left (within 2 s)"
@@ -249,7 +275,7 @@ json_ok "attempt 1 lost (dead), attempt 2 ok" \
     '.attempts[0].outcome == "lost" and .attempts[0].cause == "dead" and .attempts[1].outcome == "ok" and .attempts[1].worker == "w13"'
 is "$(sql "select count(*) from task_results where task_id = $T6")" 1 "one result"
 is "$(wc -l <"$T/marker")" 2 "the marker shows two runs (at-least-once, on purpose)"
-wait "$WPID"
+wait_pid "$WPID"
 
 # ---- T7: a stopped worker is declared lost; after SIGCONT it is told 410,
 # kills its stale attempt and rejoins with its session
@@ -271,9 +297,9 @@ is "$?" 0 "and kills the attempt it no longer owns"
 run_exa --json task attempts "$T7"
 json_ok "attempt 1 lost, attempt 2 ok, one result" '.attempts[0].outcome == "lost" and .attempts[1].outcome == "ok"'
 is "$(sql "select done_attempt from tasks where id = $T7")" 2 "the recorded result is attempt 2's"
-wait "$W15"
+wait_pid "$W15"
 is "$?" 0 "w15 then exits idle"
-wait "$WPID"
+wait_pid "$WPID"
 
 # ---- T8: kill -9 the engine mid-task, restart on the same port
 run_exa task submit -- sleep 3
@@ -281,10 +307,10 @@ T8=$OUT
 worker w14 --max-idle 1
 wait_for 5 sh -c "sqlite3 '$DB' \"select state from tasks where id = $T8\" | grep -q leased"
 kill -9 "$SERVE_PID"
-wait "$SERVE_PID" 2>/dev/null
+wait_pid "$SERVE_PID" 2>/dev/null
 sleep 1
 start_serve "$PORT"
-wait "$WPID"
+wait_pid "$WPID"
 is "$?" 0 "the worker rides out the engine restart and exits idle"
 run_exa --json task show "$T8"
 json_ok "the task completes with one attempt" '.state == "done" and .attempt == 1'

@@ -173,7 +173,7 @@ wait_for 10 sh -c "sqlite3 '$DB' \"select state from provision_requests where pr
 is "$?" 0 "the held task asks again on a later tick"
 LIVE=$(sql "select job_id from provision_requests where profile = 'held' and state = 'submitted'")
 kill -TERM "$SERVE_PID"
-wait "$SERVE_PID"
+wait_pid "$SERVE_PID"
 SERVE_PID=
 left=$(tb_slurm testa squeue -h -o %j 2>/dev/null | grep -c "^exa-$EID-")
 is "$left" 0 "after SIGTERM no exa-<eid>- job is left in the queue"

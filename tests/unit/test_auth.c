@@ -178,8 +178,8 @@ static void test_denied_path_cut(void **state)
  * told how long (redteam-s3 findings 2, 3, 9). */
 static void test_throttle(void **state)
 {
-    struct auth_throttle *t = auth_throttle_new(3, 300, 60);
-    struct auth_throttle *off = auth_throttle_new(-1, 0, 0);
+    struct auth_throttle *t = auth_throttle_new(3, 300, 0, 60);
+    struct auth_throttle *off = auth_throttle_new(-1, 0, 0, 0);
     (void)state;
     assert_int_equal(auth_throttle_failed(t, "10.0.0.1"), 0);
     assert_int_equal(auth_throttle_failed(t, "10.0.0.1"), 0);
