@@ -646,6 +646,17 @@ static void refuse(task_engine_t *e, const char *peer, enum te_reg_result r,
     json_t *d = json_object();
     exa_error_t err = EXA_ERROR_INIT;
     struct mworker tmp;
+    /* only failures are held back: a valid token from an address that
+     * sent bad ones still registers (several workers behind one NAT or
+     * login node), and a held-back failure writes no event */
+    if (limited(e, peer)) {
+        json_decref(d);
+        e->c.registrations[TE_REG_LIMITED]++;
+        reply_err(out, 429, "rate_limited",
+                  "too many failed registrations from this address");
+        out->retry_after_s = 60;
+        return;
+    }
     memset(&tmp, 0, sizeof(tmp));
     if (worker_id && tp_name_ok(worker_id))
         xsnprintf(tmp.id, sizeof(tmp.id), "%s", worker_id);
@@ -894,13 +905,6 @@ void te_register(task_engine_t *e, const char *body, size_t len,
     exa_error_t err = EXA_ERROR_INIT;
     memset(&r, 0, sizeof(r));
     pthread_mutex_lock(&e->mu);
-    if (limited(e, peer)) {
-        e->c.registrations[TE_REG_LIMITED]++;
-        reply_err(out, 429, "rate_limited",
-                  "too many failed registrations from this address");
-        out->retry_after_s = 60;
-        goto out;
-    }
     if (tp_decode_register(body, len, &r, &err) < 0) {
         if (err.code == EXA_EUSAGE) {
             json_t *sup = json_array();

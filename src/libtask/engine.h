@@ -87,7 +87,9 @@ void te_reply_release(struct te_reply *r);
 /*
  * POST /v1/workers/register. body is the raw request body (decoded here
  * so a wrong protocol gets 426), peer the client address (for the
- * failed-auth limit: 10 per minute per address, then 429), bearer the
+ * failed-auth limit: after 10 refusals in a minute, that address's
+ * further refusals are 429 with no event; a valid token is never held
+ * back), bearer the
  * Authorization bearer token or NULL (a rejoin with the session).
  * Success: 201 {session_token, worker_id, incarnation, engine_id,
  * engine_epoch, heartbeat_s, lease_ttl_s, longpoll_s, max_idle_s,
