@@ -198,13 +198,6 @@ static void format_elapsed(long long s, char *buf, size_t n)
                   s % 60);
 }
 
-/* Record what the scheduler said about j (the gate's one writer). */
-static void record_status(struct sched_env *e, const struct sched_job *j,
-                          int tries)
-{
-    gate_job_record(e->g, j, tries, NULL, NULL);
-}
-
 static json_t *job_json(const struct sched_job *j, const char *cluster)
 {
     json_t *o = json_object();
@@ -551,11 +544,11 @@ int cmd_hpc_status(struct exa_ctx *ctx, int argc, char **argv)
         rc = out_error(ctx, &err, NULL);
     } else {
         size_t unknown = 0, first = 0;
-        for (size_t i = 0; i < n; i++) {
-            record_status(&e, &jobs[i], 2);
+        /* one sacct per 200 ended jobs for their accounting */
+        gate_job_record_batch(e.g, jobs, n, 2, NULL);
+        for (size_t i = 0; i < n; i++)
             if (jobs[i].state == SCHED_UNKNOWN && !unknown++)
                 first = i;
-        }
         print_jobs(ctx, jobs, n, e.cluster);
         rc = 0;
         /* The scheduler answered and has no record of a job: that is an
@@ -667,11 +660,10 @@ static int do_wait(struct exa_ctx *ctx, struct sched_env *e, char **ids,
         tracker_wait(e->s, (const char *const *)ids, n, &o, jobs, &polls, &err);
     if (p.tty && ctx->out != OUT_JSON && !ctx->quiet)
         fputc('\n', stderr);
-    for (size_t i = 0; i < n; i++) {
-        record_status(e, &jobs[i], 10);
+    gate_job_record_batch(e->g, jobs, n, 10, NULL);
+    for (size_t i = 0; i < n; i++)
         if (jobs[i].state != SCHED_COMPLETED)
             all_ok = 0;
-    }
     if (rc < 0) {
         int ec;
         /* the wait's own deadline is a failure of the wait (1), not a

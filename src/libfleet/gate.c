@@ -936,21 +936,26 @@ int gate_job_record(struct gate *g, const struct sched_job *j, int tries,
     return gate_record_status(g->st, g->s, g->name, j, tries, acct, err);
 }
 
-int gate_record_status(store_t *st, struct sched *s, const char *cluster,
-                       const struct sched_job *j, int tries,
-                       struct sched_acct *acct, exa_error_t *err)
+/*
+ * Write what j says about its job on cluster, with the accounting a (NULL:
+ * none; then a terminal job's run time and hours come from j itself).
+ * Returns 1 when written, 0 when the job is not recorded (nothing
+ * written), -1 with err for a database error.
+ */
+static int record_one(store_t *st, const char *cluster,
+                      const struct sched_job *j, const struct sched_acct *acct,
+                      exa_error_t *err)
 {
     struct job_rec ch;
     struct sched_acct a;
     char sub[TIME_ISO_MAX], start[TIME_ISO_MAX], end[TIME_ISO_MAX];
     time_t ts = 0, tst = 0, te = 0;
-    int has_sub, has_start, has_end, have_acct = 0, term;
+    int has_sub, has_start, has_end, term;
     exa_error_t e = EXA_ERROR_INIT;
 
-    sched_acct_init(&a);
-    if (j->state == SCHED_UNKNOWN)
-        return 0;
     term = sched_state_terminal(j->state);
+    if (acct)
+        a = *acct;
     job_rec_init(&ch);
     ch.state = (char *)sched_state_name(j->state);
     ch.raw_state = j->raw_state[0] ? (char *)j->raw_state : NULL;
@@ -976,9 +981,7 @@ int gate_record_status(store_t *st, struct sched *s, const char *cluster,
         ch.cpus = j->cpus;
     if (j->nodes >= 0)
         ch.nodes = j->nodes;
-    if (term && s &&
-        sched_accounting(s, j->id, tries < 1 ? 1 : tries, &a, &e) == 0) {
-        have_acct = 1;
+    if (term && acct) {
         if (a.submit[0])
             ch.submit_time = a.submit;
         if (a.start[0])
@@ -1021,9 +1024,68 @@ int gate_record_status(store_t *st, struct sched *s, const char *cluster,
             *err = e;
         return -1;
     }
+    return 1;
+}
+
+int gate_record_status(store_t *st, struct sched *s, const char *cluster,
+                       const struct sched_job *j, int tries,
+                       struct sched_acct *acct, exa_error_t *err)
+{
+    struct sched_acct a;
+    int have = 0, r;
+
+    sched_acct_init(&a);
+    if (j->state == SCHED_UNKNOWN)
+        return 0;
+    if (sched_state_terminal(j->state) && s &&
+        sched_accounting(s, j->id, tries < 1 ? 1 : tries, &a, NULL) == 0)
+        have = 1;
+    r = record_one(st, cluster, j, have ? &a : NULL, err);
+    if (r <= 0)
+        return r;
     if (acct)
         *acct = a;
-    return have_acct;
+    return have;
+}
+
+int gate_job_record_batch(struct gate *g, const struct sched_job *jobs,
+                          size_t n, int tries, exa_error_t *err)
+{
+    const char **ids = xcalloc(n ? n : 1, sizeof(*ids));
+    long *slot = xcalloc(n ? n : 1, sizeof(*slot));
+    struct sched_acct *acct;
+    int *found;
+    size_t m = 0;
+    int rc = 0;
+
+    for (size_t i = 0; i < n; i++) {
+        slot[i] = -1;
+        if (jobs[i].state != SCHED_UNKNOWN &&
+            sched_state_terminal(jobs[i].state)) {
+            slot[i] = (long)m;
+            ids[m++] = jobs[i].id;
+        }
+    }
+    acct = xcalloc(m ? m : 1, sizeof(*acct));
+    found = xcalloc(m ? m : 1, sizeof(*found));
+    /* no accounting (a transport failure, mock): status only, as for one */
+    if (m && g->s)
+        sched_accounting_batch(g->s, ids, m, tries < 1 ? 1 : tries, acct, found,
+                               NULL);
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        const struct sched_acct *a = NULL;
+        if (jobs[i].state == SCHED_UNKNOWN)
+            continue;
+        if (slot[i] >= 0 && found[slot[i]])
+            a = &acct[slot[i]];
+        if (record_one(g->st, g->name, &jobs[i], a, err) < 0)
+            rc = -1;
+    }
+    free(found);
+    free(acct);
+    free(slot);
+    free(ids);
+    return rc;
 }
 
 /* sacct -S: the earliest submit (or creation) time of the rows. */
@@ -1068,15 +1130,14 @@ int gate_reconcile(struct gate *g, size_t *updated, exa_error_t *err)
         rc = -1;
         goto out;
     }
-    for (size_t i = 0; i < n; i++) {
-        if (jobs[i].state == SCHED_UNKNOWN)
-            continue;
-        if (gate_job_record(g, &jobs[i], 3, NULL, err) < 0) {
-            rc = -1;
-            goto out;
-        }
-        done += sched_state_terminal(jobs[i].state);
+    /* one sacct per SACCT_BATCH_IDS ended jobs, not one per job */
+    if (gate_job_record_batch(g, jobs, n, 3, err) < 0) {
+        rc = -1;
+        goto out;
     }
+    for (size_t i = 0; i < n; i++)
+        done += jobs[i].state != SCHED_UNKNOWN &&
+                sched_state_terminal(jobs[i].state);
     if (updated)
         *updated = done;
 out:

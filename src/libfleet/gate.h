@@ -245,6 +245,19 @@ int gate_job_record(struct gate *g, const struct sched_job *j, int tries,
                     struct sched_acct *acct, exa_error_t *err);
 
 /*
+ * gate_job_record() for jobs[0..n) of g's cluster at once (borrowed):
+ * the accounting of every job in a terminal state is asked with one
+ * sched_accounting_batch() (one sacct per SACCT_BATCH_IDS ids; tries
+ * rounds for records still missing or incomplete), then each job's row is
+ * written as gate_job_record() would; SCHED_UNKNOWN entries are skipped.
+ * A failed accounting query leaves those jobs with their status only.
+ * Returns 0, or -1 with err for a database error (rows before it are
+ * written).
+ */
+int gate_job_record_batch(struct gate *g, const struct sched_job *jobs,
+                          size_t n, int tries, exa_error_t *err);
+
+/*
  * gate_job_record() for a caller that holds the pieces instead of a gate
  * (a cluster run's own adapter s and store st, the job's cluster name):
  * same writes, same return values. s may be NULL (no accounting asked).
@@ -256,7 +269,7 @@ int gate_record_status(store_t *st, struct sched *s, const char *cluster,
 /*
  * Move every recorded non-terminal job of g's cluster forward: one
  * sched_status_batch() over all of them (sacct -S from the oldest submit
- * time), then gate_job_record() for each id the scheduler knows.
+ * time), then gate_job_record_batch() over the ids the scheduler knows.
  * *updated (may be NULL) counts rows that reached a terminal state.
  * 0, or -1 with err (the transport's when nothing could be asked).
  */

@@ -55,34 +55,26 @@ static time_t time_of(const char *s)
     return s ? time_parse_sched(s) : -1;
 }
 
-int sched_acct_parse_sacct(const char *text, size_t len, const char *job_id,
-                           struct sched_acct *out, exa_error_t *err)
+/* job_id's accounting out of parsed sacct rows: 0, or -1 with err
+ * (EXA_ENOTFOUND: no allocation line for it). */
+static int acct_pick(const struct slurm_jobs *jobs, const char *job_id,
+                     struct sched_acct *out, exa_error_t *err)
 {
-    struct slurm_jobs jobs;
     const struct slurm_job *alloc = NULL;
-    const char *kind;
-    exa_error_t pe = EXA_ERROR_INIT;
     double steps_cpu = 0;
-    int any_step = 0, rc = -1;
+    int any_step = 0;
     time_t sub, st, en;
 
-    memset(&jobs, 0, sizeof(jobs));
     sched_acct_init(out);
-    if (sacct_parse(text, len, &jobs, &kind, &pe) < 0) {
-        exa_err(err, EXA_EPARSE, "sacct output for job '%s': %s", job_id,
-                pe.text);
-        goto out;
-    }
-    for (size_t i = 0; i < jobs.njobs && !alloc; i++)
-        if (jobs.jobs[i].id && !strcmp(jobs.jobs[i].id, job_id))
-            alloc = &jobs.jobs[i];
-    if (!alloc) {
-        exa_err(err, EXA_ENOTFOUND, "sacct has no record of job '%s'", job_id);
-        goto out;
-    }
+    for (size_t i = 0; i < jobs->njobs && !alloc; i++)
+        if (jobs->jobs[i].id && !strcmp(jobs->jobs[i].id, job_id))
+            alloc = &jobs->jobs[i];
+    if (!alloc)
+        return exa_err(err, EXA_ENOTFOUND, "sacct has no record of job '%s'",
+                       job_id);
     /* the steps (ID.batch, ID.0, ...): only their CPU time is of use */
-    for (size_t i = 0; i < jobs.nsteps; i++) {
-        const struct slurm_job *st_ = &jobs.steps[i];
+    for (size_t i = 0; i < jobs->nsteps; i++) {
+        const struct slurm_job *st_ = &jobs->steps[i];
         if (st_->job_id && !strcmp(st_->job_id, job_id) && st_->has_total_cpu) {
             steps_cpu += st_->total_cpu_s;
             any_step = 1;
@@ -117,8 +109,23 @@ int sched_acct_parse_sacct(const char *text, size_t len, const char *job_id,
         if (out->cpus >= 0)
             out->cpu_hours = (double)out->cpus * out->run_seconds / 3600.0;
     }
-    rc = 0;
-out:
+    return 0;
+}
+
+int sched_acct_parse_sacct(const char *text, size_t len, const char *job_id,
+                           struct sched_acct *out, exa_error_t *err)
+{
+    struct slurm_jobs jobs;
+    const char *kind;
+    exa_error_t pe = EXA_ERROR_INIT;
+    int rc;
+
+    memset(&jobs, 0, sizeof(jobs));
+    sched_acct_init(out);
+    if (sacct_parse(text, len, &jobs, &kind, &pe) < 0)
+        return exa_err(err, EXA_EPARSE, "sacct output for job '%s': %s", job_id,
+                       pe.text);
+    rc = acct_pick(&jobs, job_id, out, err);
     slurm_jobs_free(&jobs);
     return rc;
 }
@@ -129,31 +136,94 @@ static void sleep_s(double s)
     nanosleep(&ts, NULL);
 }
 
+/* A record is complete once its end is there: a partial record right
+ * after the end lacks it (lib-testbed.sh). */
+static int acct_complete(const struct sched_acct *a)
+{
+    return a->end[0] && a->run_seconds >= 0;
+}
+
+/*
+ * sched_accounting_batch() for Slurm: `sacct -P -j ID,ID,... -o FIELDS`
+ * for up to SACCT_BATCH_IDS ids a call, each answer parsed once; ids
+ * whose record is missing or incomplete are asked again, one second
+ * apart, up to tries rounds.
+ */
+static int slurm_accounting_batch(struct sched *s, const char *const *ids,
+                                  size_t n, int tries, struct sched_acct *out,
+                                  int *found, exa_error_t *err)
+{
+    char *want = xcalloc(n ? n : 1, 1);
+    size_t *idx = xcalloc(SACCT_BATCH_IDS, sizeof(*idx));
+    int rc = 0;
+
+    memset(want, 1, n);
+    for (int t = 0; t < tries && rc == 0; t++) {
+        size_t left = 0, i = 0;
+        for (size_t k = 0; k < n; k++)
+            left += want[k];
+        if (!left)
+            break;
+        if (t)
+            sleep_s(1.0);
+        while (i < n && rc == 0) {
+            struct strbuf list = STRBUF_INIT;
+            struct transport_result res = TRANSPORT_RESULT_INIT;
+            struct slurm_jobs jobs;
+            const char *kind;
+            exa_error_t pe = EXA_ERROR_INIT;
+            size_t k = 0;
+            for (; i < n && k < SACCT_BATCH_IDS; i++) {
+                if (!want[i])
+                    continue;
+                if (k)
+                    strbuf_addch(&list, ',');
+                strbuf_addstr(&list, ids[i]);
+                idx[k++] = i;
+            }
+            if (k) {
+                const char *argv[] = {"sacct", "-P",         "-j", list.buf,
+                                      "-o",    SACCT_FIELDS, NULL};
+                memset(&jobs, 0, sizeof(jobs));
+                if (transport_run_ok(s->t, argv, NULL, 0, &res, err) < 0) {
+                    rc = -1;
+                } else if (sacct_parse(res.out.buf, res.out.len, &jobs, &kind,
+                                       &pe) < 0) {
+                    rc = exa_err(err, EXA_EPARSE,
+                                 "sacct output for job '%s': %s", ids[idx[0]],
+                                 pe.text);
+                } else {
+                    for (size_t j = 0; j < k; j++) {
+                        struct sched_acct a;
+                        if (acct_pick(&jobs, ids[idx[j]], &a, NULL) < 0)
+                            continue;
+                        out[idx[j]] = a;
+                        found[idx[j]] = 1;
+                        if (acct_complete(&a))
+                            want[idx[j]] = 0;
+                    }
+                }
+                slurm_jobs_free(&jobs);
+            }
+            transport_result_release(&res);
+            strbuf_release(&list);
+        }
+    }
+    free(idx);
+    free(want);
+    return rc;
+}
+
 static int slurm_accounting(struct sched *s, const char *job_id, int tries,
                             struct sched_acct *out, exa_error_t *err)
 {
-    const char *argv[] = {"sacct", "-P",         "-j", job_id,
-                          "-o",    SACCT_FIELDS, NULL};
-    int rc = -1;
-
-    for (int i = 0; i < tries; i++) {
-        struct transport_result res = TRANSPORT_RESULT_INIT;
-        if (i)
-            sleep_s(1.0);
-        if (transport_run_ok(s->t, argv, NULL, 0, &res, err) < 0) {
-            transport_result_release(&res);
-            return -1;
-        }
-        rc = sched_acct_parse_sacct(res.out.buf, res.out.len, job_id, out, err);
-        transport_result_release(&res);
-        /* complete once the end is recorded (a partial record right after
-         * the end lacks it, lib-testbed.sh) */
-        if (rc == 0 && out->end[0] && out->run_seconds >= 0)
-            return 0;
-    }
-    if (rc == 0)
-        return 0; /* what there is: better than nothing */
-    return -1;
+    int found = 0;
+    if (slurm_accounting_batch(s, &job_id, 1, tries, out, &found, err) < 0)
+        return -1;
+    if (!found) /* what there is, complete or not, is better than nothing */
+        return exa_err(err, EXA_ENOTFOUND, "sacct has no record of job '%s'",
+                       job_id);
+    return 0;
 }
 
 static int flux_run_json(struct sched *s, const char *const *argv,
@@ -227,5 +297,37 @@ int sched_accounting(struct sched *s, const char *job_id, int tries,
         return slurm_accounting(s, job_id, tries, out, err);
     if (!strcmp(name, "flux"))
         return flux_accounting(s, job_id, out, err);
+    return exa_err(err, EXA_EUSAGE, "scheduler '%s' keeps no accounting", name);
+}
+
+int sched_accounting_batch(struct sched *s, const char *const *ids, size_t n,
+                           int tries, struct sched_acct *out, int *found,
+                           exa_error_t *err)
+{
+    const char *name = sched_name(s);
+
+    for (size_t i = 0; i < n; i++) {
+        sched_acct_init(&out[i]);
+        found[i] = 0;
+    }
+    if (tries < 1)
+        tries = 1;
+    if (!strcmp(name, "slurm"))
+        return n ? slurm_accounting_batch(s, ids, n, tries, out, found, err)
+                 : 0;
+    if (!strcmp(name, "flux")) {
+        /* one eventlog and R per job: Flux keeps them per job (RFC 18) */
+        for (size_t i = 0; i < n; i++) {
+            exa_error_t e = EXA_ERROR_INIT;
+            if (flux_accounting(s, ids[i], &out[i], &e) == 0)
+                found[i] = 1;
+            else if (e.code == EXA_ETRANSPORT) {
+                if (err)
+                    *err = e;
+                return -1;
+            }
+        }
+        return 0;
+    }
     return exa_err(err, EXA_EUSAGE, "scheduler '%s' keeps no accounting", name);
 }

@@ -4,7 +4,7 @@
  * sacct locally, never recorded run_seconds and priced Flux at 0 h,
  * doc/reference.md §6 items 2, 3, 16).
  *
- *   slurm  `sacct -P -j ID -o JobID,ElapsedRaw,AllocTRES,TotalCPU,
+ *   slurm  `sacct -P -j ID[,ID...] -o JobID,ElapsedRaw,AllocTRES,TotalCPU,
  *          Start,End,Submit,NNodes,AllocCPUS` (sacct(1)); the allocation
  *          line (JobID == ID) gives the times, ElapsedRaw and the
  *          allocation; TotalCPU is taken from it, or summed over the step
@@ -62,5 +62,24 @@ int sched_acct_parse_sacct(const char *text, size_t len, const char *job_id,
  */
 int sched_accounting(struct sched *s, const char *job_id, int tries,
                      struct sched_acct *out, exa_error_t *err);
+
+/* Job ids per sacct call of sched_accounting_batch(). */
+#define SACCT_BATCH_IDS 200
+
+/*
+ * sched_accounting() for n ended jobs at once: ids[0..n) (borrowed,
+ * checked against the job-id grammar by the caller, libsched/jobid.h);
+ * out[0..n) and found[0..n) are the caller's. Slurm: one `sacct -P -j
+ * ID,ID,...` per SACCT_BATCH_IDS ids, and for ids whose record is
+ * missing or still lacks its end another round one second later, up to
+ * tries rounds (< 1: 1); Flux: sched_accounting() per id. found[i] is 1
+ * when out[i] holds a record (complete or the best there was), 0 when the
+ * scheduler has none. Returns 0, or -1 with err (EXA_ETRANSPORT,
+ * EXA_ESCHED, EXA_EPARSE; EXA_EUSAGE: mock and other schedulers without
+ * accounting), after which found[] tells what was read before.
+ */
+int sched_accounting_batch(struct sched *s, const char *const *ids, size_t n,
+                           int tries, struct sched_acct *out, int *found,
+                           exa_error_t *err);
 
 #endif

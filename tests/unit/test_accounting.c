@@ -14,6 +14,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
@@ -186,6 +187,60 @@ static void test_sbatch_streams(void **state)
     sbatch_result_free(&r);
 }
 
+/* sched_accounting_batch: 450 ended jobs cost ceil(450 / SACCT_BATCH_IDS)
+ * sacct calls, not 450; a record still missing its end is asked again
+ * (only that id, one second later) and one never seen is not found. */
+static void test_accounting_batch(void **state)
+{
+    struct transport *t = transport_fake_new();
+    exa_error_t err = EXA_ERROR_INIT;
+    struct sched *s = sched_new("slurm", t, &err);
+    enum { N = 450 };
+    const char *ids[N];
+    char idbuf[N][16];
+    struct sched_acct out[N];
+    int found[N];
+    struct strbuf all = STRBUF_INIT, late = STRBUF_INIT;
+    size_t calls;
+
+    (void)state;
+    strbuf_addstr(&all, HDR);
+    for (int i = 0; i < N; i++) {
+        snprintf(idbuf[i], sizeof(idbuf[i]), "%d", 1000 + i);
+        ids[i] = idbuf[i];
+        if (i == 7) /* partial: no end yet */
+            strbuf_addf(&all,
+                        "%d|60|cpu=2,gres/gpu=1,node=1|00:00:10|"
+                        "2026-01-01T10:10:00|Unknown|"
+                        "2026-01-01T10:00:00|1|2\n",
+                        1000 + i);
+        else if (i != 9) /* 1009 is never in accounting */
+            strbuf_addf(
+                &all, "%d|3600|cpu=2,gres/gpu=1,node=1|00:00:10" TIMES "|1|2\n",
+                1000 + i);
+    }
+    strbuf_addstr(&late, HDR);
+    strbuf_addstr(&late,
+                  "1007|3600|cpu=2,gres/gpu=1,node=1|00:00:10" TIMES "|1|2\n");
+    /* the second round asks for 1007 and 1009 only */
+    transport_fake_add(t, "sacct -P -j 1007,1009 *", late.buf, "", 0, 0, 0);
+    transport_fake_add(t, "sacct -P -j *", all.buf, "", 0, 0, 0);
+    assert_int_equal(sched_accounting_batch(s, ids, N, 2, out, found, &err), 0);
+    calls = transport_fake_count(t, "sacct *");
+    assert_int_equal(calls, (N + SACCT_BATCH_IDS - 1) / SACCT_BATCH_IDS + 1);
+    assert_int_equal(found[0], 1);
+    assert_true(fabs(out[0].gpu_hours - 1.0) < 1e-9);
+    assert_int_equal(out[0].cpus, 2);
+    assert_int_equal(found[7], 1); /* completed by the second round */
+    assert_true(out[7].end[0] && out[7].run_seconds == 3600);
+    assert_int_equal(found[9], 0);
+    assert_int_equal(found[N - 1], 1);
+    strbuf_release(&all);
+    strbuf_release(&late);
+    sched_free(s);
+    transport_close(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -194,6 +249,7 @@ int main(void)
         cmocka_unit_test(test_array_gpu_totals),
         cmocka_unit_test(test_per_node_times_nodes),
         cmocka_unit_test(test_sbatch_streams),
+        cmocka_unit_test(test_accounting_batch),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
