@@ -21,8 +21,14 @@ INCDIR   := $(PREFIX)/include
 CC       ?= cc
 SAN      ?=
 
-PKGS     := jansson sqlite3 yaml-0.1 libmicrohttpd libcurl libcrypto
-PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+# PKGS are linked; DL_PKGS are compiled against (their headers give the
+# types) but dlopen()ed at run time by the commands that need them
+# (libutil/dlib.h): libcurl by `exa worker` (libworker/dl_curl.c),
+# libmicrohttpd by the HTTP listeners (server/dl_mhd.c), so that no other
+# command maps them and the twenty-odd libraries they pull in.
+PKGS     := jansson sqlite3 yaml-0.1 libcrypto
+DL_PKGS  := libmicrohttpd libcurl
+PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) $(DL_PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 
 VERSION  := $(shell cat VERSION 2>/dev/null || echo 0.0.0)
@@ -36,7 +42,8 @@ CPPFLAGS += -Isrc -include src/libutil/banned.h \
             -DEXA_DATADIR='"$(PREFIX)/share/exa"' \
             -DEXA_SRCDIR='"$(CURDIR)"'
 CFLAGS   += $(CSTD) $(WARN) $(OPT) $(PKG_CFLAGS) -MMD -MP
-# libxgboost is dlopen()ed by libpipeline/forest.c, never linked
+# libxgboost is dlopen()ed by libpipeline/forest.c, never linked; nor are
+# DL_PKGS
 LDLIBS   += $(PKG_LIBS) -ldl -lm -lpthread
 
 ifeq ($(SAN),1)
@@ -201,6 +208,7 @@ build/fuzz/fuzz_%: fuzz/fuzz_%.c build/fuzz/libexa-fuzz.a
 	    build/fuzz/libexa-fuzz.a $(LDLIBS)
 # the router and REST API are front-end code: their target also links them
 FUZZ_SERVER_OBJ := build/fuzz/obj/src/server/http.o \
+    build/fuzz/obj/src/server/dl_mhd.o \
     build/fuzz/obj/src/server/api.o build/fuzz/obj/$(OPENAPI_GEN:.c=.o)
 build/fuzz/fuzz_http_router: fuzz/fuzz_http_router.c $(FUZZ_SERVER_OBJ) \
     build/fuzz/libexa-fuzz.a

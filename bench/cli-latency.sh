@@ -10,8 +10,11 @@
 #   exa --json hpc jobs --limit 0  the same over all 1,000 jobs
 # and prints the mean wall time of each and its ratio to /bin/true.
 # The 1,000 jobs are inserted with sqlite3 into a private temporary DB.
+# With EXA_BEFORE set (another build of exa, e.g. main's), its three
+# cases run in the same loop, interleaved with the others, so a before
+# and after are measured side by side under the same load.
 #
-#   EXA=build/exa N=200 bench/cli-latency.sh
+#   EXA=build/exa N=200 [EXA_BEFORE=/tmp/exa-main] bench/cli-latency.sh
 set -euo pipefail
 EXA=${EXA:-build/exa}
 N=${N:-200}
@@ -41,19 +44,28 @@ fmt="INSERT INTO jobs (cluster, scheduler, job_id, run_uuid, model, dataset,\
 
 names=("/bin/true" "exa --version" "exa --json hpc jobs"
        "exa --json hpc jobs --limit 0")
+cases=(0 1 2 3)
+if [ -n "${EXA_BEFORE:-}" ]; then
+    names+=("before: exa --version" "before: exa --json hpc jobs"
+            "before: ... --limit 0")
+    cases+=(4 5 6)
+fi
 run_case() {
     case $1 in
     0) /bin/true ;;
     1) "$EXA" --version ;;
     2) "$EXA" --json hpc jobs ;;
     3) "$EXA" --json hpc jobs --limit 0 ;;
+    4) "$EXA_BEFORE" --version ;;
+    5) "$EXA_BEFORE" --json hpc jobs ;;
+    6) "$EXA_BEFORE" --json hpc jobs --limit 0 ;;
     esac >/dev/null
 }
-declare -a total=(0 0 0 0)
+declare -a total=(0 0 0 0 0 0 0)
 # $EPOCHREALTIME (bash 5, microseconds) reads the clock without a fork,
 # so the timer adds nothing measurable to the /bin/true floor.
 for _ in $(seq 1 "$N"); do
-    for c in 0 1 2 3; do
+    for c in "${cases[@]}"; do
         t0=${EPOCHREALTIME/[.,]/}
         run_case "$c"
         t1=${EPOCHREALTIME/[.,]/}
@@ -62,7 +74,7 @@ for _ in $(seq 1 "$N"); do
 done
 base=${total[0]}
 printf '%-32s %10s %8s\n' "command ($N runs, 1000 jobs)" "mean ms" "ratio"
-for c in 0 1 2 3; do
+for c in "${cases[@]}"; do
     awk -v n="${names[c]}" -v t="${total[c]}" -v b="$base" -v r="$N" \
         'BEGIN { printf "%-32s %10.3f %7.2fx\n", n, t / r / 1e6, t / b }'
 done

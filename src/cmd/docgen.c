@@ -95,6 +95,13 @@ static const struct env_var {
     {"EXAMLOPS_LOG_LEVEL", "warn",
      "debug prints what -v prints, such as every command run on a cluster "
      "(doc/verbose.md)"},
+    {"EXAMLOPS_XGBOOST_LIBRARY", "libxgboost.so.0",
+     "the XGBoost library training loads at run time (dlopen)"},
+    {"EXAMLOPS_CURL_LIBRARY", "libcurl.so.4",
+     "the libcurl 'exa worker' loads at run time (dlopen)"},
+    {"EXAMLOPS_MICROHTTPD_LIBRARY", "libmicrohttpd.so.12",
+     "the libmicrohttpd 'exa serve' and 'exa mcp serve --transport http' "
+     "load at run time (dlopen)"},
     {"XDG_DATA_HOME", "$HOME/.local/share", "the base of exa's data"},
     {"XDG_CONFIG_HOME", "$HOME/.config", "the base of exa's configuration"},
     {NULL, NULL, NULL},

@@ -240,6 +240,8 @@ static int worker_run_cmd(struct exa_ctx *ctx, int argc, char **argv)
     memset(o.join_token, 0, strlen(o.join_token));
     free(o.join_token);
     free(spool);
+    if (rc < 0) /* it could not start: the exit status of err's code */
+        return out_error(ctx, &err, NULL);
     if (rc != WORKER_EXIT_OK)
         out_error(ctx, &err, NULL);
     return rc;

@@ -10,13 +10,13 @@
  */
 #include "libpipeline/forest.h"
 
-#include <dlfcn.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <xgboost/c_api.h>
 
+#include "libutil/dlib.h"
 #include "libutil/xalloc.h"
 
 struct rf_model {
@@ -39,7 +39,7 @@ static struct {
     __typeof__(&XGBoosterLoadModelFromBuffer) BoosterLoadModelFromBuffer;
 } xgb;
 static pthread_once_t xgb_once = PTHREAD_ONCE_INIT;
-static char xgb_error[512]; /* empty when loaded */
+static exa_error_t xgb_error = EXA_ERROR_INIT; /* text empty when loaded */
 
 const char *rf_library_name(void)
 {
@@ -49,45 +49,32 @@ const char *rf_library_name(void)
 
 static void xgb_open(void)
 {
-    const char *name = rf_library_name();
-    void *h = dlopen(name, RTLD_NOW | RTLD_LOCAL);
-    const char *missing = NULL;
+    static const struct dlib_sym syms[] = {
+        DLIB_SYM(xgb, GetLastError, XGBGetLastError),
+        DLIB_SYM(xgb, SetGlobalConfig, XGBSetGlobalConfig),
+        DLIB_SYM(xgb, DMatrixCreateFromMat, XGDMatrixCreateFromMat),
+        DLIB_SYM(xgb, DMatrixSetFloatInfo, XGDMatrixSetFloatInfo),
+        DLIB_SYM(xgb, DMatrixFree, XGDMatrixFree),
+        DLIB_SYM(xgb, BoosterCreate, XGBoosterCreate),
+        DLIB_SYM(xgb, BoosterFree, XGBoosterFree),
+        DLIB_SYM(xgb, BoosterSetParam, XGBoosterSetParam),
+        DLIB_SYM(xgb, BoosterUpdateOneIter, XGBoosterUpdateOneIter),
+        DLIB_SYM(xgb, BoosterPredict, XGBoosterPredict),
+        DLIB_SYM(xgb, BoosterSaveModelToBuffer, XGBoosterSaveModelToBuffer),
+        DLIB_SYM(xgb, BoosterLoadModelFromBuffer, XGBoosterLoadModelFromBuffer),
+    };
+    const struct dlib_spec spec = {
+        "XGBoost",
+        rf_library_name(),
+        "install Debian's libxgboost0, or set EXAMLOPS_XGBOOST_LIBRARY",
+        "XGBoost 1.6 or later",
+        EXA_EFAIL,
+        syms,
+        sizeof(syms) / sizeof(syms[0]),
+    };
 
-    if (!h) {
-        const char *why = dlerror();
-        snprintf(xgb_error, sizeof(xgb_error),
-                 "cannot load XGBoost library '%s': %s (install Debian's "
-                 "libxgboost0, or set EXAMLOPS_XGBOOST_LIBRARY)",
-                 name, why ? why : "unknown error");
+    if (dlib_open(&spec, &xgb_error) < 0)
         return;
-    }
-#define XGB_SYM(field, sym)                                                    \
-    do {                                                                       \
-        *(void **)&xgb.field = dlsym(h, #sym);                                 \
-        if (!xgb.field && !missing)                                            \
-            missing = #sym;                                                    \
-    } while (0)
-    XGB_SYM(GetLastError, XGBGetLastError);
-    XGB_SYM(SetGlobalConfig, XGBSetGlobalConfig);
-    XGB_SYM(DMatrixCreateFromMat, XGDMatrixCreateFromMat);
-    XGB_SYM(DMatrixSetFloatInfo, XGDMatrixSetFloatInfo);
-    XGB_SYM(DMatrixFree, XGDMatrixFree);
-    XGB_SYM(BoosterCreate, XGBoosterCreate);
-    XGB_SYM(BoosterFree, XGBoosterFree);
-    XGB_SYM(BoosterSetParam, XGBoosterSetParam);
-    XGB_SYM(BoosterUpdateOneIter, XGBoosterUpdateOneIter);
-    XGB_SYM(BoosterPredict, XGBoosterPredict);
-    XGB_SYM(BoosterSaveModelToBuffer, XGBoosterSaveModelToBuffer);
-    XGB_SYM(BoosterLoadModelFromBuffer, XGBoosterLoadModelFromBuffer);
-#undef XGB_SYM
-    if (missing) {
-        snprintf(xgb_error, sizeof(xgb_error),
-                 "XGBoost library '%s' lacks '%s' (XGBoost 1.6 or later "
-                 "expected)",
-                 name, missing);
-        dlclose(h);
-        return;
-    }
     xgb.SetGlobalConfig("{\"verbosity\": 0}");
 }
 
@@ -95,8 +82,8 @@ static void xgb_open(void)
 static int xgb_load(exa_error_t *err)
 {
     pthread_once(&xgb_once, xgb_open);
-    if (xgb_error[0])
-        return exa_err(err, EXA_EFAIL, "%s", xgb_error);
+    if (xgb_error.text[0])
+        return exa_err(err, xgb_error.code, "%s", xgb_error.text);
     return 0;
 }
 

@@ -19,7 +19,6 @@
  */
 #include "libworker/worker.h"
 
-#include <curl/curl.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
@@ -39,6 +38,7 @@
 #include <unistd.h>
 
 #include "libtask/proto.h"
+#include "libworker/dl_curl_int.h"
 #include "libutil/json.h"
 #include "libutil/strbuf.h"
 #include "libutil/xalloc.h"
@@ -154,58 +154,59 @@ static void call_once(struct worker *w, CURL *h, const char *method,
     out->status = 0;
     out->body = NULL;
     out->retry_after = 0;
-    curl_easy_reset(h);
-    curl_easy_setopt(h, CURLOPT_URL, url);
-    curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, 5000L);
-    curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, (long)(timeout_s * 1000));
-    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
-    curl_easy_setopt(h, CURLOPT_WRITEDATA, &resp);
-    curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
-    curl_easy_setopt(h, CURLOPT_HEADERDATA, &out->retry_after);
-    curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
+    dl_curl.easy_reset(h);
+    dl_curl.easy_setopt(h, CURLOPT_URL, url);
+    dl_curl.easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+    dl_curl.easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, 5000L);
+    dl_curl.easy_setopt(h, CURLOPT_TIMEOUT_MS, (long)(timeout_s * 1000));
+    dl_curl.easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
+    dl_curl.easy_setopt(h, CURLOPT_WRITEDATA, &resp);
+    dl_curl.easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
+    dl_curl.easy_setopt(h, CURLOPT_HEADERDATA, &out->retry_after);
+    dl_curl.easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
     if (w->o->pin)
-        curl_easy_setopt(h, CURLOPT_PINNEDPUBLICKEY, w->o->pin);
+        dl_curl.easy_setopt(h, CURLOPT_PINNEDPUBLICKEY, w->o->pin);
     pthread_mutex_lock(&w->mu);
     if (w->session)
         auth = xstrfmt("Authorization: Bearer %s", w->session);
     pthread_mutex_unlock(&w->mu);
     if (auth)
-        hdr = curl_slist_append(hdr, auth);
-    hdr = curl_slist_append(hdr, "Expect:");
+        hdr = dl_curl.slist_append(hdr, auth);
+    hdr = dl_curl.slist_append(hdr, "Expect:");
     if (upload_fd >= 0) {
         x = xstrfmt("X-Exa-Sha256: %s", sha);
-        hdr = curl_slist_append(hdr, x);
+        hdr = dl_curl.slist_append(hdr, x);
         free(x);
         x = xstrfmt("X-Exa-Worker: %s", w->o->worker_id);
-        hdr = curl_slist_append(hdr, x);
+        hdr = dl_curl.slist_append(hdr, x);
         free(x);
         up = fdopen(dup(upload_fd), "rb");
-        curl_easy_setopt(h, CURLOPT_UPLOAD, 1L);
-        curl_easy_setopt(h, CURLOPT_READDATA, up);
-        curl_easy_setopt(h, CURLOPT_INFILESIZE_LARGE, (curl_off_t)upload_len);
+        dl_curl.easy_setopt(h, CURLOPT_UPLOAD, 1L);
+        dl_curl.easy_setopt(h, CURLOPT_READDATA, up);
+        dl_curl.easy_setopt(h, CURLOPT_INFILESIZE_LARGE,
+                            (curl_off_t)upload_len);
     } else {
-        hdr = curl_slist_append(hdr, "Content-Type: application/json");
-        curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, method);
+        hdr = dl_curl.slist_append(hdr, "Content-Type: application/json");
+        dl_curl.easy_setopt(h, CURLOPT_CUSTOMREQUEST, method);
         if (body) {
-            curl_easy_setopt(h, CURLOPT_POSTFIELDS, body);
-            curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE, (long)strlen(body));
+            dl_curl.easy_setopt(h, CURLOPT_POSTFIELDS, body);
+            dl_curl.easy_setopt(h, CURLOPT_POSTFIELDSIZE, (long)strlen(body));
         } else if (!strcmp(method, "POST")) {
-            curl_easy_setopt(h, CURLOPT_POSTFIELDS, "");
+            dl_curl.easy_setopt(h, CURLOPT_POSTFIELDS, "");
         }
     }
-    curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdr);
-    rc = curl_easy_perform(h);
+    dl_curl.easy_setopt(h, CURLOPT_HTTPHEADER, hdr);
+    rc = dl_curl.easy_perform(h);
     if (rc == CURLE_OK) {
-        curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &out->status);
+        dl_curl.easy_getinfo(h, CURLINFO_RESPONSE_CODE, &out->status);
         if (resp.len)
             out->body = json_loadb(resp.buf, resp.len, 0, NULL);
     } else {
-        logf_(w, "%s %s: %s", method, path, curl_easy_strerror(rc));
+        logf_(w, "%s %s: %s", method, path, dl_curl.easy_strerror(rc));
     }
     if (up)
         fclose(up);
-    curl_slist_free_all(hdr);
+    dl_curl.slist_free_all(hdr);
     if (auth) {
         OPENSSL_cleanse(auth, strlen(auth));
         free(auth);
@@ -590,7 +591,7 @@ static int start_attempt(struct worker *w, struct attempt *a)
 static void *heartbeat_main(void *arg)
 {
     struct worker *w = arg;
-    CURL *h = curl_easy_init();
+    CURL *h = dl_curl.easy_init();
     char *path = xstrfmt("/v1/workers/%s/heartbeat", w->o->worker_id);
     pthread_mutex_lock(&w->mu);
     while (!w->stop) {
@@ -659,7 +660,7 @@ static void *heartbeat_main(void *arg)
     }
     pthread_mutex_unlock(&w->mu);
     free(path);
-    curl_easy_cleanup(h);
+    dl_curl.easy_cleanup(h);
     return NULL;
 }
 
@@ -667,7 +668,7 @@ static void *heartbeat_main(void *arg)
 static void *reaper_main(void *arg)
 {
     struct worker *w = arg;
-    CURL *h = curl_easy_init();
+    CURL *h = dl_curl.easy_init();
     char *path = xstrfmt("/v1/workers/%s/results", w->o->worker_id);
     pthread_mutex_lock(&w->mu);
     while (!w->stop || w->nrunning) {
@@ -759,7 +760,7 @@ static void *reaper_main(void *arg)
     }
     pthread_mutex_unlock(&w->mu);
     free(path);
-    curl_easy_cleanup(h);
+    dl_curl.easy_cleanup(h);
     return NULL;
 }
 
@@ -865,6 +866,8 @@ int worker_run(struct worker_opts *o, exa_error_t *err)
     char *lease_path;
     int pending;
 
+    if (dl_curl_load(err) < 0)
+        return -1;
     memset(&w, 0, sizeof(w));
     w.o = o;
     pthread_mutex_init(&w.mu, NULL);
@@ -892,8 +895,7 @@ int worker_run(struct worker_opts *o, exa_error_t *err)
     if (mkdir(o->spool, 0700) < 0 && errno != EEXIST)
         return exa_err(err, EXA_ECONFIG, "cannot create spool '%s': %s",
                        o->spool, strerror(errno));
-    curl_global_init(CURL_GLOBAL_DEFAULT);
-    h = curl_easy_init();
+    h = dl_curl.easy_init();
     /* signals first: a SIGTERM while the engine is still unreachable
      * ends the registration retries at once */
     pthread_create(&sg, NULL, signal_main, &w);
@@ -904,7 +906,7 @@ int worker_run(struct worker_opts *o, exa_error_t *err)
         pthread_mutex_unlock(&w.mu);
         pthread_kill(sg, SIGHUP);
         pthread_join(sg, NULL);
-        curl_easy_cleanup(h);
+        dl_curl.easy_cleanup(h);
         if (term) { /* nothing ran: a clean exit, as after a drain */
             logf_(&w, "stopped by a signal before registering: exiting");
             return 0;
@@ -1062,7 +1064,7 @@ int worker_run(struct worker_opts *o, exa_error_t *err)
     pthread_kill(sg, SIGHUP);
     pthread_join(sg, NULL);
     free(lease_path);
-    curl_easy_cleanup(h);
+    dl_curl.easy_cleanup(h);
     free_attempts(&w);
     if (w.session) {
         OPENSSL_cleanse(w.session, strlen(w.session));

@@ -45,7 +45,10 @@ struct worker_opts {
 };
 
 /* Run until idle, drained, refused or the engine is lost; returns one of
- * the WORKER_EXIT_* statuses, with err set when not OK. */
+ * the WORKER_EXIT_* statuses, with err set when not OK, or -1 with err
+ * when it cannot start: libcurl is loaded here (dlopen, libworker's
+ * dl_curl_int.h), and a missing one is EXA_ECONFIG naming its soname and
+ * Debian package; a spool that cannot be created is EXA_ECONFIG too. */
 int worker_run(struct worker_opts *o, exa_error_t *err);
 
 /*

@@ -16,7 +16,6 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <jansson.h>
-#include <microhttpd.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <stdarg.h>
@@ -27,6 +26,7 @@
 
 #include "libutil/json.h"
 #include "libutil/strbuf.h"
+#include "server/dl_mhd.h"
 #include "libutil/xalloc.h"
 
 struct route {
@@ -108,7 +108,7 @@ const char *http_request_header(const struct http_request *req,
         return req->header_fn(req->header_cls, name);
     if (!req->conn)
         return NULL;
-    return MHD_lookup_connection_value(req->conn, MHD_HEADER_KIND, name);
+    return dl_mhd.lookup_connection_value(req->conn, MHD_HEADER_KIND, name);
 }
 
 const char *http_request_param(const struct http_request *req, const char *name)
@@ -462,8 +462,8 @@ static void add_headers(struct MHD_Response *r,
                         const struct http_response *resp)
 {
     for (size_t i = 0; resp && i < resp->nheaders; i++)
-        MHD_add_response_header(r, resp->headers[i].name,
-                                resp->headers[i].value);
+        dl_mhd.add_response_header(r, resp->headers[i].name,
+                                   resp->headers[i].value);
 }
 
 static enum MHD_Result send_text(struct MHD_Connection *c, unsigned status,
@@ -471,13 +471,13 @@ static enum MHD_Result send_text(struct MHD_Connection *c, unsigned status,
                                  const struct http_response *resp)
 {
     struct MHD_Response *r =
-        MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE);
+        dl_mhd.create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE);
     enum MHD_Result rc;
-    MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE,
-                            ctype ? ctype : "text/plain; charset=utf-8");
+    dl_mhd.add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE,
+                               ctype ? ctype : "text/plain; charset=utf-8");
     add_headers(r, resp);
-    rc = MHD_queue_response(c, status, r);
-    MHD_destroy_response(r);
+    rc = dl_mhd.queue_response(c, status, r);
+    dl_mhd.destroy_response(r);
     return rc;
 }
 
@@ -512,24 +512,24 @@ static enum MHD_Result send_reader(struct MHD_Connection *c, unsigned status,
     r->read = resp->read;
     r->read_free = resp->read_free;
     r->cls = resp->read_cls;
-    mr = MHD_create_response_from_callback(resp->len, 64 * 1024, reader_cb, r,
-                                           reader_free);
+    mr = dl_mhd.create_response_from_callback(resp->len, 64 * 1024, reader_cb,
+                                              r, reader_free);
     if (!mr) {
         reader_free(r);
         return MHD_NO;
     }
-    MHD_add_response_header(mr, MHD_HTTP_HEADER_CONTENT_TYPE,
-                            ctype ? ctype : "text/plain; charset=utf-8");
+    dl_mhd.add_response_header(mr, MHD_HTTP_HEADER_CONTENT_TYPE,
+                               ctype ? ctype : "text/plain; charset=utf-8");
     add_headers(mr, resp);
-    rc = MHD_queue_response(c, status, mr);
-    MHD_destroy_response(mr);
+    rc = dl_mhd.queue_response(c, status, mr);
+    dl_mhd.destroy_response(mr);
     return rc;
 }
 
 static void peer_address(struct MHD_Connection *c, char *buf, size_t n)
 {
     const union MHD_ConnectionInfo *ci =
-        MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+        dl_mhd.get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
     buf[0] = '\0';
     if (!ci || !ci->client_addr)
         return;
@@ -696,8 +696,10 @@ int http_server_listen(struct http_server *srv, const char *listen,
     if ((srv->cert != NULL) != (srv->key != NULL))
         return exa_err(err, EXA_EUSAGE,
                        "TLS needs both a certificate and its key");
+    if (dl_mhd_load(err) < 0)
+        return -1;
     if (srv->cert) {
-        if (MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES)
+        if (dl_mhd.is_feature_supported(MHD_FEATURE_TLS) != MHD_YES)
             return exa_err(err, EXA_ECONFIG,
                            "this libmicrohttpd was built without TLS");
         flags |= MHD_USE_TLS;
@@ -722,7 +724,7 @@ int http_server_listen(struct http_server *srv, const char *listen,
     }
     errno = 0;
     if (srv->cert)
-        srv->d = MHD_start_daemon(
+        srv->d = dl_mhd.start_daemon(
             flags, 0, NULL, NULL, on_request, srv, MHD_OPTION_SOCK_ADDR,
             res->ai_addr, MHD_OPTION_URI_LOG_CALLBACK, on_uri, srv,
             MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL,
@@ -735,7 +737,7 @@ int http_server_listen(struct http_server *srv, const char *listen,
             MHD_OPTION_HTTPS_PRIORITIES,
             "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2", MHD_OPTION_END);
     else
-        srv->d = MHD_start_daemon(
+        srv->d = dl_mhd.start_daemon(
             flags, 0, NULL, NULL, on_request, srv, MHD_OPTION_SOCK_ADDR,
             res->ai_addr, MHD_OPTION_URI_LOG_CALLBACK, on_uri, srv,
             MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL,
@@ -750,7 +752,7 @@ int http_server_listen(struct http_server *srv, const char *listen,
                                      "and key were refused"
                                    : "bind failed");
     srv->tls = srv->cert != NULL;
-    info = MHD_get_daemon_info(srv->d, MHD_DAEMON_INFO_BIND_PORT);
+    info = dl_mhd.get_daemon_info(srv->d, MHD_DAEMON_INFO_BIND_PORT);
     srv->port = info ? info->port : (int)strtol(port, NULL, 10);
     return 0;
 }
@@ -775,7 +777,7 @@ void http_server_free(struct http_server *srv)
     if (!srv)
         return;
     if (srv->d)
-        MHD_stop_daemon(srv->d);
+        dl_mhd.stop_daemon(srv->d);
     for (size_t i = 0; i < srv->nroutes; i++) {
         free(srv->routes[i].method);
         free(srv->routes[i].path);

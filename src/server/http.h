@@ -181,7 +181,8 @@ void http_server_options(struct http_server *srv, const struct http_options *o);
  * 0 picks a free one) and start listening. Returns 0, or -1 with err
  * (EXA_EUSAGE for a bad address, EXA_ECONFIG when binding fails or TLS
  * was asked for and libmicrohttpd has none, or the key and certificate
- * are refused).
+ * are refused, or libmicrohttpd cannot be loaded: the first listener
+ * dlopen()s it, server/dl_mhd.h).
  */
 int http_server_listen(struct http_server *srv, const char *listen,
                        exa_error_t *err);

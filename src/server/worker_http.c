@@ -13,7 +13,6 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
-#include <microhttpd.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <pthread.h>
@@ -29,6 +28,7 @@
 #include "libtask/proto.h"
 #include "libtask/upload.h"
 #include "libutil/strbuf.h"
+#include "server/dl_mhd.h"
 #include "libutil/xalloc.h"
 
 struct worker_listener {
@@ -69,8 +69,8 @@ struct wconn {
 
 static const char *bearer_of(struct MHD_Connection *c)
 {
-    const char *h = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
-                                                MHD_HTTP_HEADER_AUTHORIZATION);
+    const char *h = dl_mhd.lookup_connection_value(
+        c, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
     const char *p;
     if (h && (skip_prefix(h, "Bearer ", &p) || skip_prefix(h, "bearer ", &p)))
         return p;
@@ -80,7 +80,7 @@ static const char *bearer_of(struct MHD_Connection *c)
 static void peer_of(struct MHD_Connection *c, char *buf, size_t n)
 {
     const union MHD_ConnectionInfo *ci =
-        MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+        dl_mhd.get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
     buf[0] = '\0';
     if (!ci || !ci->client_addr)
         return;
@@ -106,19 +106,19 @@ static enum MHD_Result send_reply(struct MHD_Connection *c, struct te_reply *r)
         body = json_dumps(r->body, JSON_COMPACT);
         len = body ? strlen(body) : 0;
     }
-    resp = MHD_create_response_from_buffer(len, body ? body : (char *)"",
-                                           body ? MHD_RESPMEM_MUST_FREE
-                                                : MHD_RESPMEM_PERSISTENT);
+    resp = dl_mhd.create_response_from_buffer(len, body ? body : (char *)"",
+                                              body ? MHD_RESPMEM_MUST_FREE
+                                                   : MHD_RESPMEM_PERSISTENT);
     if (body)
-        MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE,
-                                "application/json");
+        dl_mhd.add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE,
+                                   "application/json");
     if (r->retry_after_s > 0) {
         char ra[16];
         xsnprintf(ra, sizeof(ra), "%d", r->retry_after_s);
-        MHD_add_response_header(resp, MHD_HTTP_HEADER_RETRY_AFTER, ra);
+        dl_mhd.add_response_header(resp, MHD_HTTP_HEADER_RETRY_AFTER, ra);
     }
-    rc = MHD_queue_response(c, (unsigned)r->status, resp);
-    MHD_destroy_response(resp);
+    rc = dl_mhd.queue_response(c, (unsigned)r->status, resp);
+    dl_mhd.destroy_response(resp);
     te_reply_release(r);
     return rc;
 }
@@ -211,7 +211,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
         *con_cls = cs;
         if (qm)
             *qm = '\0';
-        q = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "wait");
+        q = dl_mhd.lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "wait");
         {
             char qs[32] = "";
             if (q)
@@ -228,10 +228,10 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
                       "method not allowed");
             cs->have_early = 1;
         } else if (cs->path.route == TP_ARTIFACT) {
-            const char *sha =
-                MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-Exa-Sha256");
-            const char *wid =
-                MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-Exa-Worker");
+            const char *sha = dl_mhd.lookup_connection_value(c, MHD_HEADER_KIND,
+                                                             "X-Exa-Sha256");
+            const char *wid = dl_mhd.lookup_connection_value(c, MHD_HEADER_KIND,
+                                                             "X-Exa-Worker");
             cs->up =
                 te_upload_open(wl->e, wid && tp_name_ok(wid) ? wid : "-",
                                bearer_of(c), cs->path.task, cs->path.attempt,
@@ -453,6 +453,8 @@ worker_listener_start(const struct worker_listen_opts *o, exa_error_t *err)
         env_secs("EXAMLOPS_WORKER_RESTART_GRACE_S", &to.restart_grace_s, err) <
             0)
         return NULL;
+    if (dl_mhd_load(err) < 0)
+        return NULL;
     if (!(res = resolve(o->listen, &loopback, err)))
         return NULL;
     if (!loopback && !o->insecure_http) {
@@ -479,7 +481,7 @@ worker_listener_start(const struct worker_listen_opts *o, exa_error_t *err)
         goto fail;
     if (res->ai_family == AF_INET6)
         flags |= MHD_USE_IPv6;
-    wl->d = MHD_start_daemon(
+    wl->d = dl_mhd.start_daemon(
         flags, 0, NULL, NULL, on_request, wl, MHD_OPTION_SOCK_ADDR,
         res->ai_addr, MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL,
         MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)90,
@@ -491,7 +493,7 @@ worker_listener_start(const struct worker_listen_opts *o, exa_error_t *err)
     }
     freeaddrinfo(res);
     res = NULL;
-    info = MHD_get_daemon_info(wl->d, MHD_DAEMON_INFO_BIND_PORT);
+    info = dl_mhd.get_daemon_info(wl->d, MHD_DAEMON_INFO_BIND_PORT);
     wl->port = info ? info->port : 0;
     wl->tick_s = to.heartbeat_s / 4 < 0.5 ? to.heartbeat_s / 4 : 0.5;
     if (pthread_create(&wl->ticker, NULL, ticker, wl) == 0)
@@ -580,7 +582,7 @@ void worker_listener_stop(struct worker_listener *wl)
         /* parked long-polls answer 204 first so the daemon can stop */
         if (wl->e)
             te_shutdown(wl->e);
-        MHD_stop_daemon(wl->d);
+        dl_mhd.stop_daemon(wl->d);
     }
     te_close(wl->e);
     store_close(wl->st);

@@ -29,7 +29,8 @@ struct worker_listen_opts {
  * lease, results) commits the first N requests of that route and then
  * closes the connection without an answer (tests of lost replies).
  * Returns the listener or NULL with err (EXA_EUSAGE bad address,
- * EXA_ECONFIG bind or database).
+ * EXA_ECONFIG bind, database, or libmicrohttpd not loadable:
+ * server/dl_mhd.h).
  */
 struct worker_listener *
 worker_listener_start(const struct worker_listen_opts *o, exa_error_t *err);

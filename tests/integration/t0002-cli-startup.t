@@ -1,10 +1,13 @@
 #!/bin/bash
 # t0002-cli-startup - what a command maps at start-up (issue 14): the exa
-# binary names no libxgboost (nor its libgomp, libdmlc, libstdc++), so
-# `exa --version` and `exa --json hpc jobs` never map it (the dynamic
-# loader's own trace, LD_DEBUG=files, lists every object it opens);
-# training loads it at run time, and a missing library is one clear error
-# naming it, with nothing half-written.
+# binary names no libxgboost (nor its libgomp, libdmlc, libstdc++), no
+# libcurl and no libmicrohttpd, so `exa --version` and `exa --json hpc
+# jobs` never map them nor what they pull in (GnuTLS, nghttp2, krb5, ...;
+# the dynamic loader's own trace, LD_DEBUG=files, lists every object it
+# opens); training, `exa worker` and the HTTP listeners load them at run
+# time (libutil/dlib.h), and a missing library is one clear error naming
+# it and its Debian package, with nothing half-written. t0810, t0951 and
+# t0960 run the listeners and workers themselves.
 . "$(dirname "$0")/lib.sh"
 exa_test_env
 
@@ -15,6 +18,9 @@ xgb='libxgboost|libgomp|libdmlc|libstdc'
 case "$needed" in *libubsan*) xgb='libxgboost|libgomp|libdmlc' ;; esac
 ok "the binary does not link libxgboost ($needed)" \
     sh -c "! printf '%s\n' '$needed' | grep -Eq '$xgb'"
+dl='libcurl|libmicrohttpd|libgnutls|libnghttp2|libssh2|libkrb5|libldap'
+is "$(printf '%s\n' $needed | grep -Ec "$dl")" 0 \
+    "nor libcurl, libmicrohttpd or what they pull in"
 
 maps() { # maps CMD...: the objects the loader opened, one per line
     LD_DEBUG=files "$@" 2>&1 >/dev/null | sed -n 's/.*file=\([^ ]*\) .*/\1/p' | sort -u
@@ -23,8 +29,42 @@ v=$(maps "$EXA" --version)
 like "$v" "libsqlite3" "LD_DEBUG=files lists what exa --version maps"
 is "$(grep -Ec "$xgb" <<<"$v")" 0 \
     "exa --version maps no libxgboost, libgomp, libdmlc or libstdc++"
+is "$(grep -Ec "$dl" <<<"$v")" 0 \
+    "exa --version maps no libcurl, libmicrohttpd, GnuTLS, nghttp2, ssh2, krb5, ldap"
 j=$(maps "$EXA" --json hpc jobs)
+like "$j" "libsqlite3" "exa --json hpc jobs maps libsqlite3"
 is "$(grep -Ec 'libxgboost|libgomp' <<<"$j")" 0 "nor does exa --json hpc jobs"
+is "$(grep -Ec "$dl" <<<"$j")" 0 "nor libcurl, libmicrohttpd or their libraries"
+
+# exa serve loads libmicrohttpd before it resolves the listen address (a
+# name that cannot resolve ends it right after, exit 2)
+s=$(maps "$EXA" serve --listen nohost.invalid:1)
+like "$s" "libmicrohttpd\.so\.12" "exa serve loads libmicrohttpd at run time"
+EXAMLOPS_MICROHTTPD_LIBRARY=$T/no/libmicrohttpd.so.12 run_exa serve \
+    --listen 127.0.0.1:0
+is "$RC" 3 "a missing libmicrohttpd: exa serve exits 3"
+is "$(grep -c . <<<"$ERR")" 1 "in one line"
+like "$ERR" "cannot load libmicrohttpd library '$T/no/libmicrohttpd.so.12'.*install Debian's libmicrohttpd12" \
+    "naming the library and the Debian package"
+EXAMLOPS_MICROHTTPD_LIBRARY=$T/no/libmicrohttpd.so.12 run_exa mcp serve \
+    --transport http --listen 127.0.0.1:0
+is "$RC" 3 "and so does exa mcp serve --transport http"
+
+# exa worker loads libcurl first; against a port where nothing listens
+# it gives up after --engine-lost 1 (EX_TEMPFAIL; timeout bounds it)
+echo tok >"$T/tok"
+w=$(LD_DEBUG=files timeout 30 "$EXA" worker --allow-root --url http://127.0.0.1:1 \
+    --worker-id w1 --join-token-stdin --spool "$T/spool" --engine-lost 1 \
+    <"$T/tok" 2>&1 >/dev/null | sed -n 's/.*file=\([^ ]*\) .*/\1/p' | sort -u)
+like "$w" "libcurl\.so\.4" "exa worker loads libcurl at run time"
+EXAMLOPS_CURL_LIBRARY=$T/no/libcurl.so.4 run_exa worker --allow-root \
+    --url http://127.0.0.1:1 --worker-id w1 --join-token-stdin \
+    --spool "$T/spool2" <"$T/tok"
+is "$RC" 3 "a missing libcurl: exa worker exits 3"
+is "$(grep -c . <<<"$ERR")" 1 "in one line"
+like "$ERR" "cannot load libcurl library '$T/no/libcurl.so.4'.*install Debian's libcurl4" \
+    "naming the library and the Debian package"
+ok "before it creates its spool" test ! -e "$T/spool2"
 
 t=$(maps "$EXA" train --model JPCP --dataset PM100Dataset \
     --dataset-path "$SAMPLE" --out "$T/art" --dummy)
