@@ -10,6 +10,7 @@
 set -eu
 cd "$(dirname "$0")/.."
 : "${EXA:=$PWD/build/exa}"
+export EXA
 NC=${BENCH_PLACE_CLUSTERS:-1000}
 NN=${BENCH_PLACE_NODES:-100}
 T=$(mktemp -d /tmp/exa-bench-place-XXXXXX)

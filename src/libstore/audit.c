@@ -328,7 +328,7 @@ int audit_list(store_t *st, const char *target, const char *since,
 int audit_latest(store_t *st, const char *target, const char *prefix,
                  struct audit_event *out, exa_error_t *err)
 {
-    sqlite3_stmt *s = store_prepare(
+    sqlite3_stmt *s = store_cached(
         st,
         "SELECT " EVENT_COLS " FROM audit_events WHERE target = ?1 AND "
         "substr(action, 1, length(?2)) = ?2 ORDER BY id DESC LIMIT 1",
@@ -348,7 +348,7 @@ int audit_latest(store_t *st, const char *target, const char *prefix,
     } else {
         rc = store_err(st, err, "reading audit event");
     }
-    sqlite3_finalize(s);
+    store_done(st, s);
     return rc;
 }
 

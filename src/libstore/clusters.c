@@ -95,7 +95,8 @@ void cluster_row_copy(struct cluster_row *d, const struct cluster_row *s)
 int store_cluster_get(store_t *st, const char *name, struct cluster_row *out,
                       exa_error_t *err)
 {
-    sqlite3_stmt *s = store_prepare(
+    /* one lookup per cluster in fleet_load: kept prepared */
+    sqlite3_stmt *s = store_cached(
         st, "SELECT " CLUSTER_READ_COLS " FROM clusters WHERE name = ?", err);
     int rc;
     if (!s)
@@ -110,7 +111,7 @@ int store_cluster_get(store_t *st, const char *name, struct cluster_row *out,
     } else {
         rc = store_err(st, err, "reading cluster");
     }
-    sqlite3_finalize(s);
+    store_done(st, s);
     return rc;
 }
 

@@ -170,7 +170,7 @@ int store_nodes_list(store_t *st, const char *cluster, struct node_row **rows,
 int store_node_summary_list(store_t *st, const char *cluster,
                             struct node_row **rows, size_t *n, exa_error_t *err)
 {
-    sqlite3_stmt *s = store_prepare(
+    sqlite3_stmt *s = store_cached(
         st,
         cluster ? "SELECT cluster, captured_at, state, gpus, gpus_used, cpus, "
                   "n FROM node_summary WHERE cluster = ?1 ORDER BY cluster, "
@@ -202,11 +202,11 @@ int store_node_summary_list(store_t *st, const char *cluster,
     }
     if (rc != SQLITE_DONE) {
         store_err(st, err, "reading the node summary");
-        sqlite3_finalize(s);
+        store_done(st, s);
         node_rows_free(v, nr);
         return -1;
     }
-    sqlite3_finalize(s);
+    store_done(st, s);
     *rows = v;
     *n = nr;
     return 0;

@@ -365,6 +365,37 @@ sqlite3_stmt *store_prepare(store_t *st, const char *sql, exa_error_t *err)
     return stmt;
 }
 
+sqlite3_stmt *store_cached(store_t *st, const char *sql, exa_error_t *err)
+{
+    sqlite3_stmt *stmt;
+    for (size_t i = 0; i < st->ncache; i++)
+        if (st->cache[i].sql == sql || !strcmp(st->cache[i].sql, sql)) {
+            sqlite3_reset(st->cache[i].stmt);
+            sqlite3_clear_bindings(st->cache[i].stmt);
+            return st->cache[i].stmt;
+        }
+    if (!(stmt = store_prepare(st, sql, err)))
+        return NULL;
+    if (st->ncache < STORE_STMT_CACHE) {
+        st->cache[st->ncache].sql = sql;
+        st->cache[st->ncache++].stmt = stmt;
+    }
+    return stmt;
+}
+
+void store_done(store_t *st, sqlite3_stmt *stmt)
+{
+    if (!stmt)
+        return;
+    for (size_t i = 0; i < st->ncache; i++)
+        if (st->cache[i].stmt == stmt) {
+            sqlite3_reset(stmt);
+            sqlite3_clear_bindings(stmt);
+            return;
+        }
+    sqlite3_finalize(stmt);
+}
+
 int store_begin(store_t *st, exa_error_t *err)
 {
     return store_exec(st, "BEGIN IMMEDIATE", err);
@@ -633,6 +664,8 @@ void store_close(store_t *st)
 {
     if (!st)
         return;
+    for (size_t i = 0; i < st->ncache; i++)
+        sqlite3_finalize(st->cache[i].stmt);
     if (st->db)
         sqlite3_close(st->db);
     free(st->path);

@@ -21,11 +21,20 @@
 
 #include "libutil/error.h"
 
+/* Statements store_cached() keeps prepared per connection. */
+#define STORE_STMT_CACHE 32
+
 struct store {
     sqlite3 *db;
     char *path;
     int readonly; /* opened read-only: the file or its directory is not
                    * writable by this user (store_open()) */
+    struct {
+        const char *sql; /* the caller's string (a literal), compared
+                            by address, then by content */
+        sqlite3_stmt *stmt;
+    } cache[STORE_STMT_CACHE];
+    size_t ncache;
 };
 typedef struct store store_t;
 
@@ -86,6 +95,23 @@ int store_exec(store_t *st, const char *sql, exa_error_t *err);
  * with err (EXA_ECONFIG, "database 'path': <sqlite message>").
  */
 sqlite3_stmt *store_prepare(store_t *st, const char *sql, exa_error_t *err);
+
+/*
+ * store_prepare() for a statement run again and again (a lookup per
+ * cluster, per event): the first call prepares sql and keeps the
+ * statement in st's cache (STORE_STMT_CACHE of them, finalized by
+ * store_close()); later calls with the same sql get it back reset, its
+ * bindings cleared. sql must outlive st (a string literal). The caller
+ * never finalizes it: store_done() when finished, on every path, so that
+ * no read transaction stays open. NULL with err as store_prepare().
+ * Not for a statement whose stepping calls code that may use the same
+ * sql again (it would be reset under it).
+ */
+sqlite3_stmt *store_cached(store_t *st, const char *sql, exa_error_t *err);
+
+/* Reset a store_cached() statement (or finalize one the full cache did
+ * not keep). NULL is accepted. */
+void store_done(store_t *st, sqlite3_stmt *stmt);
 
 /* Fill err from the connection's last error, prefixed by what; -1. */
 int store_err(store_t *st, exa_error_t *err, const char *what);

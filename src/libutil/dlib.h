@@ -28,7 +28,7 @@ struct dlib_sym {
 /* A table entry for field FIELD of struct TABLE, symbol SYM. */
 #define DLIB_SYM(table, field, sym)                                            \
     {                                                                          \
-        #sym, (void **)&(table).field                                          \
+#sym, (void **)&(table).field                                          \
     }
 
 struct dlib_spec {
