@@ -60,6 +60,8 @@ struct task_engine {
     struct failrec fails[256];
     int closing;
     unsigned long long qgen; /* bumped when this process requeues */
+    int fault_busy;          /* requests left to fail as SQLITE_BUSY */
+    unsigned fault_tick;     /* every other request meets it */
     struct te_counters c;
 };
 
@@ -146,10 +148,30 @@ static void reply_err(struct te_reply *r, int status, const char *code,
     reply(r, status, b);
 }
 
-/* A database failure: 503 with Retry-After, the text kept for the log. */
+/*
+ * BEGIN IMMEDIATE for a worker request, or the injected fault: until
+ * o.fault_busy requests have failed, every other one fails as a locked
+ * database does (so registration, leases, heartbeats and results all meet
+ * it), taking the 503 + Retry-After path (WORKERS.md §13 T15). e->mu
+ * held.
+ */
+static int req_begin(task_engine_t *e, exa_error_t *err)
+{
+    if (e->fault_busy > 0 && (e->fault_tick++ & 1) == 0) {
+        e->fault_busy--;
+        return exa_err(err, EXA_ECONFIG,
+                       "database '%s': database is locked (fault sqlite_busy)",
+                       e->st->path);
+    }
+    return store_begin(e->st, err);
+}
+
+/* A database failure: 503 with Retry-After. The worker is told only that
+ * the database is busy, never the engine's paths or SQLite's text. */
 static void reply_busy(struct te_reply *r, const exa_error_t *err)
 {
-    reply_err(r, 503, "unavailable", err->text);
+    (void)err;
+    reply_err(r, 503, "unavailable", "the engine's database is busy");
     r->retry_after_s = 1 + (int)(time(NULL) % 4);
 }
 
@@ -288,6 +310,7 @@ task_engine_t *te_open(store_t *st, const struct te_opts *o, exa_error_t *err)
 
     e->st = st;
     e->o = *o;
+    e->fault_busy = o->fault_busy;
     pthread_mutex_init(&e->mu, NULL);
     pthread_cond_init(&e->cv, NULL);
     kp = o->keyfile ? xstrdup(o->keyfile) : token_key_path(st->path);
@@ -784,7 +807,7 @@ static void register_join(task_engine_t *e, const struct tp_register *r,
         refuse(e, peer, TE_REG_WRONG_WORKER, r->worker_id, out);
         return;
     }
-    if (store_begin(e->st, &err) < 0)
+    if (req_begin(e, &err) < 0)
         goto busy;
     found = store_join_get(e->st, c.jti, &j, &err);
     if (found < 0)
@@ -859,7 +882,7 @@ static void register_rejoin(task_engine_t *e, const struct tp_register *r,
         return;
     }
     memset(&j, 0, sizeof(j));
-    if (store_begin(e->st, &err) < 0)
+    if (req_begin(e, &err) < 0)
         goto busy;
     found = store_worker_get(e->st, w->id, &row, &err);
     if (found <= 0)
@@ -964,7 +987,7 @@ void te_heartbeat(task_engine_t *e, const char *worker_id, const char *bearer,
         goto out;
     }
     now = now_of(e);
-    if (store_begin(e->st, &err) < 0)
+    if (req_begin(e, &err) < 0)
         goto busy;
     if (store_attempt_open(e->st, w->id, &open, &nopen, &err) < 0)
         goto busy_rb;
@@ -1085,7 +1108,7 @@ static int try_lease(task_engine_t *e, struct mworker *w, long long n,
         if (tmax < 1)
             return 0;
     }
-    if (store_begin(e->st, err) < 0)
+    if (req_begin(e, err) < 0)
         return -1;
     if (store_task_queued_fitting(e->st, w->cpus, w->gpus, w->ram_mb, tmax,
                                   n * 4 + 16, &v, &nv, err) < 0)
@@ -1378,7 +1401,7 @@ void te_results(task_engine_t *e, const char *worker_id, const char *bearer,
     }
     for (int i = 0; i < 4; i++)
         lists[i] = json_array();
-    if (store_begin(e->st, &err) < 0)
+    if (req_begin(e, &err) < 0)
         goto busy;
     for (size_t i = 0; i < rs.n; i++) {
         int kind = 2;
@@ -1429,7 +1452,7 @@ void te_drain(task_engine_t *e, const char *worker_id, const char *bearer,
         reply_err(out, 400, "bad_request", err.text);
         goto out;
     }
-    if (store_begin(e->st, &err) < 0)
+    if (req_begin(e, &err) < 0)
         goto busy;
     d = json_object();
     json_object_set_new(d, "reason", json_string(reason));
@@ -1466,7 +1489,7 @@ void te_bye(task_engine_t *e, const char *worker_id, const char *bearer,
         reply_err(out, 400, "bad_request", err.text);
         goto out;
     }
-    if (store_begin(e->st, &err) < 0)
+    if (req_begin(e, &err) < 0)
         goto busy;
     d = json_object();
     json_object_set_new(d, "reason", json_string(reason));

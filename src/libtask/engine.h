@@ -55,6 +55,8 @@ struct te_opts {
     te_clock_f now;         /* NULL: the real clock */
     void *now_ctx;
     const char *keyfile; /* NULL: token_key_path(st->path) */
+    int fault_busy;      /* tests: every other worker request fails as if
+                            SQLite were locked (503 + Retry-After), N in all */
 };
 /* Fill o with the defaults above. */
 void te_opts_default(struct te_opts *o);

@@ -236,6 +236,11 @@ static int pause_unless_term(struct worker *w, double s)
     return stop;
 }
 
+static const char *err_reason(const struct call *c)
+{
+    return jx_get_str(json_object_get(c->body, "error"), "reason", "");
+}
+
 /*
  * call_once with retries: network failures, 429 and 503 are retried with
  * backoff for up to engine_lost_s; returns 0 with out set to the answer,
@@ -253,6 +258,8 @@ static int call(struct worker *w, CURL *h, const char *method, const char *path,
             return 0;
         if (out->status) {
             double ra = out->retry_after > 0 ? out->retry_after : 1;
+            logf_(w, "%s %s: %ld %s, retrying in %.0f s", method, path,
+                  out->status, err_reason(out), ra);
             if (pause_unless_term(
                     w, ra * (0.8 + 0.4 * (double)(now_s() - (long)now_s()))))
                 return 0; /* told to stop: the 503/429 is the answer */
@@ -272,11 +279,6 @@ static int call(struct worker *w, CURL *h, const char *method, const char *path,
             return -1;
         backoff = backoff * 2 > 30 ? 30 : backoff * 2;
     }
-}
-
-static const char *err_reason(const struct call *c)
-{
-    return jx_get_str(json_object_get(c->body, "error"), "reason", "");
 }
 
 /* ---- registration ---- */
@@ -350,6 +352,9 @@ static int do_register(struct worker *w, CURL *h)
         w->session = s ? xstrdup(s) : NULL;
         w->session_gen++;
         w->need_rejoin = 0;
+        /* idle counts from here: time spent getting an answer (a busy
+         * or restarting engine) is not idleness */
+        w->idle_since = now_s();
         w->heartbeat_s = jx_get_num(c.body, "heartbeat_s", 15);
         w->longpoll_s = jx_get_num(c.body, "longpoll_s", 25);
         if (w->o->max_idle_s < 0)

@@ -340,7 +340,8 @@ static int env_secs(const char *name, double *out, exa_error_t *err)
     return 0;
 }
 
-static int parse_fault(struct worker_listener *wl, exa_error_t *err)
+static int parse_fault(struct worker_listener *wl, struct te_opts *to,
+                       exa_error_t *err)
 {
     static const struct {
         const char *name;
@@ -352,6 +353,14 @@ static int parse_fault(struct worker_listener *wl, exa_error_t *err)
     const char *v = getenv("EXAMLOPS_WORKER_FAULT"), *p;
     if (!v || !*v)
         return 0;
+    if (skip_prefix(v, "sqlite_busy:", &p)) {
+        char *end;
+        long k = strtol(p, &end, 10);
+        if (!*end && k >= 1 && k <= 100000) {
+            to->fault_busy = (int)k;
+            return 0;
+        }
+    }
     if (skip_prefix(v, "drop_reply:", &p)) {
         for (size_t i = 0; i < sizeof(routes) / sizeof(routes[0]); i++) {
             const char *n;
@@ -368,7 +377,8 @@ static int parse_fault(struct worker_listener *wl, exa_error_t *err)
     }
     return exa_err(err, EXA_EUSAGE,
                    "EXAMLOPS_WORKER_FAULT '%s': expected "
-                   "drop_reply:register|heartbeat|lease|results:N",
+                   "drop_reply:register|heartbeat|lease|results:N or "
+                   "sqlite_busy:N",
                    v);
 }
 
@@ -470,7 +480,7 @@ worker_listener_start(const struct worker_listen_opts *o, exa_error_t *err)
     pthread_mutex_init(&wl->mu, NULL);
     pthread_mutex_init(&wl->mmu, NULL);
     pthread_cond_init(&wl->cv, NULL);
-    if (parse_fault(wl, err) < 0)
+    if (parse_fault(wl, &to, err) < 0)
         goto fail;
     wl->db_path = o->db_path ? xstrdup(o->db_path) : NULL;
     wl->st = store_open(o->db_path, err);

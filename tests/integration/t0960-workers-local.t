@@ -14,6 +14,7 @@
 #   T10 wrong worker, flipped MAC, replayed, expired, rate limit;
 #   T11 the token is in no argv, environment, log or event;
 #   T15 200 noop tasks, capacity 4: never more than 4 leases at once;
+#       with sqlite_busy:8, 503 + Retry-After and every task done once;
 #   T16 protocol 99: exit 64, and the engine serves the next worker;
 #   cancel of a running task, SIGTERM drain, refusal to run as root, and
 #   bad `exa task submit` input.
@@ -223,6 +224,22 @@ run_exa --json task show "$T9"
 json_ok "after a dropped answer the task is done" '.state == "done" and .attempt == 1'
 [ "$(jq -r .state <<<"$OUT")" = done ] || diag "$(cat "$T/w9.log" "$T/serve.log")"
 is "$(sql "select count(*) from task_results where task_id = $T9")" 1 "one row in results"
+kill "$SERVE_PID"
+wait_pid "$SERVE_PID" 2>/dev/null
+
+# ---- T15b: a locked database answers 503 + Retry-After; work goes on
+EXAMLOPS_WORKER_FAULT=sqlite_busy:8 start_serve
+run_exa task submit --noop --count 40
+worker w20 --capacity 4
+wait_pid "$WPID" 120
+is "$?" 0 "with sqlite_busy:8 the worker still ends idle"
+is "$(sql "select count(*) from tasks where state = 'done' and id in (select task_id from task_attempts where worker_id = 'w20')")" \
+    40 "all 40 tasks are done"
+is "$(sql "select count(*) from task_results r join task_attempts a using (task_id, attempt) where a.worker_id = 'w20'")" \
+    40 "with exactly one result each"
+like "$(cat "$T/w20.log")" "503 the engine's database is busy, retrying in [0-9]+ s" \
+    "the worker saw 503 with Retry-After and said so"
+ok "the 503 names no engine path" bash -c "! grep -q platform.db '$T/w20.log'"
 kill "$SERVE_PID"
 wait_pid "$SERVE_PID" 2>/dev/null
 start_serve
