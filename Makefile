@@ -24,10 +24,11 @@ SAN      ?=
 # PKGS are linked; DL_PKGS are compiled against (their headers give the
 # types) but dlopen()ed at run time by the commands that need them
 # (libutil/dlib.h): libcurl by `exa worker` (libworker/dl_curl.c),
-# libmicrohttpd by the HTTP listeners (server/dl_mhd.c), so that no other
+# libmicrohttpd by the HTTP listeners (server/dl_mhd.c), libcrypto by the
+# first hash, token or random draw (libutil/dl_crypto.c), so that no other
 # command maps them and the twenty-odd libraries they pull in.
-PKGS     := jansson sqlite3 yaml-0.1 libcrypto
-DL_PKGS  := libmicrohttpd libcurl
+PKGS     := jansson sqlite3 yaml-0.1
+DL_PKGS  := libmicrohttpd libcurl libcrypto
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) $(DL_PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 
@@ -148,10 +149,13 @@ $(OPENAPI_GEN:.c=.o): $(OPENAPI_GEN)
 $(EXA): $(CMD_OBJ) $(LIBEXA)
 	$(CC) $(LDFLAGS) -o $@ $(CMD_OBJ) $(LIBEXA) $(LDLIBS)
 
+# a unit test may check exa against OpenSSL itself (test_cluster_run's
+# SHA-256 oracle), so the tests link the libcrypto that exa dlopen()s
+UNIT_LIBS := $(shell pkg-config --libs libcrypto 2>/dev/null)
 $(BUILDDIR)/tests/%: tests/unit/%.c $(UNIT_OBJ) $(LIBEXA)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) -Itests/unit $(CFLAGS) $(LDFLAGS) -o $@ $< \
-	    $(UNIT_OBJ) $(LIBEXA) $(LDLIBS) -lcmocka
+	    $(UNIT_OBJ) $(LIBEXA) $(LDLIBS) $(UNIT_LIBS) -lcmocka
 
 deps:
 	@scripts/install-deps.sh build

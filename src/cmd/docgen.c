@@ -97,6 +97,9 @@ static const struct env_var {
      "(doc/verbose.md)"},
     {"EXAMLOPS_XGBOOST_LIBRARY", "libxgboost.so.0",
      "the XGBoost library training loads at run time (dlopen)"},
+    {"EXAMLOPS_CRYPTO_LIBRARY", "libcrypto.so.3",
+     "the libcrypto exa loads at run time (dlopen) for its first hash, "
+     "token or random draw"},
     {"EXAMLOPS_CURL_LIBRARY", "libcurl.so.4",
      "the libcurl 'exa worker' loads at run time (dlopen)"},
     {"EXAMLOPS_MICROHTTPD_LIBRARY", "libmicrohttpd.so.12",

@@ -11,7 +11,6 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <getopt.h>
-#include <openssl/crypto.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +23,7 @@
 #include "libobserve/collect.h"
 #include "libobserve/exporter.h"
 #include "libobserve/promtext.h"
+#include "libutil/dl_crypto_int.h"
 #include "libutil/parse.h"
 #include "libutil/strbuf.h"
 #include "libutil/xalloc.h"
@@ -91,7 +91,7 @@ static int metrics_allowed(const struct metrics_ctx *m,
     if (!h || strncasecmp(h, "Bearer ", 7))
         return 0;
     h += 7;
-    return strlen(h) == n && CRYPTO_memcmp(h, m->token, n) == 0;
+    return strlen(h) == n && dl_crypto()->CRYPTO_memcmp(h, m->token, n) == 0;
 }
 
 /* /metrics streams the shared cached render: no per-scrape copy. */

@@ -5,8 +5,6 @@
 
 #include <errno.h>
 #include <jansson.h>
-#include <openssl/crypto.h>
-#include <openssl/evp.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
@@ -14,6 +12,7 @@
 
 #include "libstore/audit.h"
 #include "libstore/tokens.h"
+#include "libutil/dl_crypto_int.h"
 #include "libutil/json.h"
 #include "libutil/timeutil.h"
 #include "libutil/xalloc.h"
@@ -77,13 +76,14 @@ void auth_sha256_hex(const char *text, size_t len, char hex[65])
     unsigned char md[32];
     unsigned int mdlen = 0;
     static const char digits[] = "0123456789abcdef";
-    EVP_Digest(text, len, md, &mdlen, EVP_sha256(), NULL);
+    dl_crypto()->EVP_Digest(text, len, md, &mdlen, dl_crypto()->EVP_sha256(),
+                            NULL);
     for (size_t i = 0; i < 32; i++) {
         hex[2 * i] = digits[md[i] >> 4];
         hex[2 * i + 1] = digits[md[i] & 15];
     }
     hex[64] = '\0';
-    OPENSSL_cleanse(md, sizeof(md));
+    dl_crypto()->OPENSSL_cleanse(md, sizeof(md));
 }
 
 int auth_random(void *buf, size_t n, exa_error_t *err)
@@ -153,7 +153,7 @@ int auth_token_create(store_t *st, const char *user, enum auth_role role,
         return -1;
     memcpy(tok, "exa_", 4);
     auth_b64url(raw, sizeof(raw), tok + 4);
-    OPENSSL_cleanse(raw, sizeof(raw));
+    dl_crypto()->OPENSSL_cleanse(raw, sizeof(raw));
     auth_sha256_hex(tok, strlen(tok), hex);
     store_now(now, sizeof(now));
     if (expires_s > 0)
@@ -178,12 +178,12 @@ int auth_token_create(store_t *st, const char *user, enum auth_role role,
         goto fail;
     }
     *token_out = xstrdup(tok);
-    OPENSSL_cleanse(tok, sizeof(tok));
+    dl_crypto()->OPENSSL_cleanse(tok, sizeof(tok));
     if (id)
         *id = tid;
     return 0;
 fail:
-    OPENSSL_cleanse(tok, sizeof(tok));
+    dl_crypto()->OPENSSL_cleanse(tok, sizeof(tok));
     return -1;
 }
 
@@ -307,7 +307,7 @@ int auth_verify(store_t *st, const char *token, struct auth_principal *out,
     if (rc < 0)
         return -1;
     if (rc == 0 || !r.token_sha256 || strlen(r.token_sha256) != 64 ||
-        CRYPTO_memcmp(r.token_sha256, hex, 64) != 0) {
+        dl_crypto()->CRYPTO_memcmp(r.token_sha256, hex, 64) != 0) {
         token_row_release(&r);
         return exa_err(err, EXA_EFAIL, "the token is not valid");
     }

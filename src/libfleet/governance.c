@@ -9,12 +9,12 @@
 #include "libfleet/governance.h"
 
 #include <errno.h>
-#include <openssl/evp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "libstore/audit.h"
+#include "libutil/dl_crypto_int.h"
 #include "libutil/json.h"
 #include "libutil/sha256.h"
 #include "libutil/shquote.h"
@@ -142,13 +142,14 @@ char *fleet_pubkey_fingerprint(const char *line, exa_error_t *err)
     if (b64[b64len - 2] == '=')
         pad++;
     blob = xmalloc(b64len);
-    n = EVP_DecodeBlock(blob, (const unsigned char *)b64, (int)b64len);
+    n = dl_crypto()->EVP_DecodeBlock(blob, (const unsigned char *)b64,
+                                     (int)b64len);
     if (n < 0 || n - pad <= 0) {
         exa_err(err, EXA_EPARSE, "public key is not valid base64");
         goto out;
     }
     exa_sha256(blob, (size_t)(n - pad), md);
-    n = EVP_EncodeBlock(out, md, EXA_SHA256_LEN);
+    n = dl_crypto()->EVP_EncodeBlock(out, md, EXA_SHA256_LEN);
     while (n > 0 && out[n - 1] == '=')
         n--;
     out[n] = '\0';

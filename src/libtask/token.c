@@ -9,16 +9,13 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <openssl/crypto.h>
-#include <openssl/evp.h>
-#include <openssl/hmac.h>
-#include <openssl/rand.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "libutil/dl_crypto_int.h"
 #include "libutil/parse.h"
 #include "libutil/strbuf.h"
 #include "libutil/xalloc.h"
@@ -81,7 +78,7 @@ static int b64url_decode(const char *s, size_t n, struct strbuf *sb)
 
 void token_random(unsigned char *buf, size_t n)
 {
-    if (RAND_bytes(buf, (int)n) != 1)
+    if (dl_crypto()->RAND_bytes(buf, (int)n) != 1)
         abort();
 }
 
@@ -102,7 +99,7 @@ char *token_session_new(void)
     token_random(b, sizeof(b));
     strbuf_addstr(&sb, "exs_");
     b64url_add(&sb, b, sizeof(b));
-    OPENSSL_cleanse(b, sizeof(b));
+    dl_crypto()->OPENSSL_cleanse(b, sizeof(b));
     return strbuf_detach(&sb, NULL);
 }
 
@@ -110,7 +107,8 @@ void token_sha256_hex(const char *s, size_t len, char out[65])
 {
     unsigned char md[EVP_MAX_MD_SIZE];
     unsigned mdlen = 0;
-    EVP_Digest(s, len, md, &mdlen, EVP_sha256(), NULL);
+    dl_crypto()->EVP_Digest(s, len, md, &mdlen, dl_crypto()->EVP_sha256(),
+                            NULL);
     for (unsigned i = 0; i < 32; i++)
         xsnprintf(out + 2 * i, 3, "%02x", md[i]);
 }
@@ -120,7 +118,7 @@ int token_equal(const char *a, const char *b)
     size_t la = strlen(a), lb = strlen(b);
     if (la != lb)
         return 0;
-    return CRYPTO_memcmp(a, b, la) == 0;
+    return dl_crypto()->CRYPTO_memcmp(a, b, la) == 0;
 }
 
 char *token_key_path(const char *dbpath)
@@ -198,8 +196,8 @@ static int append_key(const char *path, const char *kid, exa_error_t *err)
     token_random_hex(hex, 32);
     line = xstrfmt("%s %s\n", kid, hex);
     w = write(fd, line, strlen(line));
-    OPENSSL_cleanse(hex, sizeof(hex));
-    OPENSSL_cleanse(line, strlen(line));
+    dl_crypto()->OPENSSL_cleanse(hex, sizeof(hex));
+    dl_crypto()->OPENSSL_cleanse(line, strlen(line));
     free(line);
     if (w < 0 || fsync(fd) < 0) {
         close(fd);
@@ -239,7 +237,7 @@ int token_keys_load(const char *path, struct token_keys *out, exa_error_t *err)
         strbuf_add(&text, buf, (size_t)n);
     close(fd);
     rc = parse_keys(path, text.buf, out, err);
-    OPENSSL_cleanse(text.buf, text.len);
+    dl_crypto()->OPENSSL_cleanse(text.buf, text.len);
     strbuf_release(&text);
     return rc;
 }
@@ -265,8 +263,8 @@ static void mac_of(const unsigned char key[32], const char *payload, size_t len,
     unsigned outlen = 32;
     strbuf_addstr(&m, "exa-join-v1.");
     strbuf_add(&m, payload, len);
-    HMAC(EVP_sha256(), key, 32, (const unsigned char *)m.buf, m.len, out,
-         &outlen);
+    dl_crypto()->HMAC(dl_crypto()->EVP_sha256(), key, 32,
+                      (const unsigned char *)m.buf, m.len, out, &outlen);
     strbuf_release(&m);
 }
 
@@ -370,7 +368,7 @@ enum token_refusal token_join_verify(const struct token_keys *keys,
         b64url_decode(d2 + 1, strlen(d2 + 1), &mac) < 0 || mac.len != 32)
         goto out;
     mac_of(key, payload.buf, payload.len, want);
-    if (CRYPTO_memcmp(want, mac.buf, 32) != 0) {
+    if (dl_crypto()->CRYPTO_memcmp(want, mac.buf, 32) != 0) {
         rc = TOKEN_BAD_SIGNATURE;
         goto out;
     }

@@ -7,11 +7,11 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <openssl/evp.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "libutil/dl_crypto_int.h"
 #include "libutil/strbuf.h"
 #include "libutil/xalloc.h"
 
@@ -46,8 +46,8 @@ struct te_upload *te_upload_open(task_engine_t *e, const char *worker_id,
     u->attempt = attempt;
     u->tmp = tmp;
     u->fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-    u->md = EVP_MD_CTX_new();
-    EVP_DigestInit_ex(u->md, EVP_sha256(), NULL);
+    u->md = dl_crypto()->EVP_MD_CTX_new();
+    dl_crypto()->EVP_DigestInit_ex(u->md, dl_crypto()->EVP_sha256(), NULL);
     if (u->fd < 0)
         u->failed = 2;
     return u;
@@ -62,7 +62,7 @@ int te_upload_write(struct te_upload *u, const void *data, size_t n)
         u->failed = 1;
         return -1;
     }
-    EVP_DigestUpdate(u->md, data, n);
+    dl_crypto()->EVP_DigestUpdate(u->md, data, n);
     u->size += n;
     while (n) {
         ssize_t w = write(u->fd, p, n);
@@ -82,7 +82,7 @@ static void upload_free(struct te_upload *u)
 {
     if (u->fd >= 0)
         close(u->fd);
-    EVP_MD_CTX_free(u->md);
+    dl_crypto()->EVP_MD_CTX_free(u->md);
     free(u->tmp);
     free(u);
 }
@@ -120,7 +120,7 @@ void te_upload_finish(struct te_upload *u, struct te_reply *out)
         te_upload_abort(u);
         return;
     }
-    EVP_DigestFinal_ex(u->md, md, &mdlen);
+    dl_crypto()->EVP_DigestFinal_ex(u->md, md, &mdlen);
     for (unsigned i = 0; i < 32; i++)
         xsnprintf(hex + 2 * i, 3, "%02x", md[i]);
     close(u->fd);

@@ -3,8 +3,8 @@
  */
 #include "libutil/sha256.h"
 
-#include <openssl/crypto.h>
-#include <openssl/evp.h>
+#include "libutil/dl_crypto_int.h"
+
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,12 +14,12 @@ static EVP_MD *md_sha256;
 
 static void md_init(void)
 {
-    OPENSSL_init_crypto(OPENSSL_INIT_NO_LOAD_CONFIG |
-                            OPENSSL_INIT_NO_ADD_ALL_CIPHERS |
-                            OPENSSL_INIT_NO_ADD_ALL_DIGESTS |
-                            OPENSSL_INIT_NO_LOAD_CRYPTO_STRINGS,
-                        NULL);
-    md_sha256 = EVP_MD_fetch(NULL, "SHA256", NULL);
+    dl_crypto()->OPENSSL_init_crypto(OPENSSL_INIT_NO_LOAD_CONFIG |
+                                         OPENSSL_INIT_NO_ADD_ALL_CIPHERS |
+                                         OPENSSL_INIT_NO_ADD_ALL_DIGESTS |
+                                         OPENSSL_INIT_NO_LOAD_CRYPTO_STRINGS,
+                                     NULL);
+    md_sha256 = dl_crypto()->EVP_MD_fetch(NULL, "SHA256", NULL);
 }
 
 void exa_sha256(const void *data, size_t len, unsigned char *out)
@@ -28,7 +28,8 @@ void exa_sha256(const void *data, size_t len, unsigned char *out)
 
     pthread_once(&md_once, md_init);
     if (!md_sha256 ||
-        !EVP_Digest(len ? data : "", len, out, &n, md_sha256, NULL) ||
+        !dl_crypto()->EVP_Digest(len ? data : "", len, out, &n, md_sha256,
+                                 NULL) ||
         n != EXA_SHA256_LEN)
         abort();
 }

@@ -9,7 +9,9 @@
  * with none of that (OPENSSL_init_crypto(3): NO_LOAD_CONFIG,
  * NO_ADD_ALL_CIPHERS, NO_ADD_ALL_DIGESTS, NO_LOAD_CRYPTO_STRINGS) and
  * hashes with an EVP_MD fetched once from the default provider
- * (EVP_MD_fetch(3)), about 0.7 million. Thread-safe.
+ * (EVP_MD_fetch(3)), about 0.7 million. libcrypto itself is loaded by
+ * the first call (libutil/dl_crypto_int.h: a missing one ends the process
+ * with exit 3). Thread-safe.
  */
 #ifndef EXA_SHA256_H
 #define EXA_SHA256_H

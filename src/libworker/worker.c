@@ -22,9 +22,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
-#include <openssl/crypto.h>
-#include <openssl/evp.h>
-#include <openssl/rand.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -39,6 +36,7 @@
 
 #include "libtask/proto.h"
 #include "libworker/dl_curl_int.h"
+#include "libutil/dl_crypto_int.h"
 #include "libutil/json.h"
 #include "libutil/strbuf.h"
 #include "libutil/xalloc.h"
@@ -208,7 +206,7 @@ static void call_once(struct worker *w, CURL *h, const char *method,
         fclose(up);
     dl_curl.slist_free_all(hdr);
     if (auth) {
-        OPENSSL_cleanse(auth, strlen(auth));
+        dl_crypto()->OPENSSL_cleanse(auth, strlen(auth));
         free(auth);
     }
     free(url);
@@ -271,7 +269,7 @@ static int call(struct worker *w, CURL *h, const char *method, const char *path,
             first_fail = now_s();
         if (now_s() - first_fail > w->engine_lost_s)
             return -1;
-        RAND_bytes(&r, 1);
+        dl_crypto()->RAND_bytes(&r, 1);
         jit = 0.8 + 0.4 * (double)r / 255.0;
         /* SIGTERM/SIGINT or the end of the run: no more retries (Slurm
          * sends SIGKILL KillWait seconds after SIGTERM) */
@@ -334,7 +332,7 @@ static int do_register(struct worker *w, CURL *h)
     char *body = register_body(w);
     struct call c;
     int rc = call(w, h, "POST", "/v1/workers/register", body, 30, &c);
-    OPENSSL_cleanse(body, strlen(body));
+    dl_crypto()->OPENSSL_cleanse(body, strlen(body));
     free(body);
     if (rc < 0) {
         w->exit_code = WORKER_EXIT_ENGINE_LOST;
@@ -346,7 +344,7 @@ static int do_register(struct worker *w, CURL *h)
         const char *s = jx_get_str(c.body, "session_token", NULL);
         pthread_mutex_lock(&w->mu);
         if (w->session) {
-            OPENSSL_cleanse(w->session, strlen(w->session));
+            dl_crypto()->OPENSSL_cleanse(w->session, strlen(w->session));
             free(w->session);
         }
         w->session = s ? xstrdup(s) : NULL;
@@ -368,7 +366,8 @@ static int do_register(struct worker *w, CURL *h)
               jx_get_str(c.body, "engine_id", "?"));
         json_decref(c.body);
         if (w->o->join_token) {
-            OPENSSL_cleanse(w->o->join_token, strlen(w->o->join_token));
+            dl_crypto()->OPENSSL_cleanse(w->o->join_token,
+                                         strlen(w->o->join_token));
             w->o->join_token[0] = '\0';
         }
         return 0;
@@ -431,15 +430,15 @@ static int sha_file(const char *path, char hex[65], long long *size)
     ssize_t n;
     if (fd < 0)
         return -1;
-    c = EVP_MD_CTX_new();
-    EVP_DigestInit_ex(c, EVP_sha256(), NULL);
+    c = dl_crypto()->EVP_MD_CTX_new();
+    dl_crypto()->EVP_DigestInit_ex(c, dl_crypto()->EVP_sha256(), NULL);
     *size = 0;
     while ((n = read(fd, buf, sizeof(buf))) > 0) {
-        EVP_DigestUpdate(c, buf, (size_t)n);
+        dl_crypto()->EVP_DigestUpdate(c, buf, (size_t)n);
         *size += n;
     }
-    EVP_DigestFinal_ex(c, md, &mdlen);
-    EVP_MD_CTX_free(c);
+    dl_crypto()->EVP_DigestFinal_ex(c, md, &mdlen);
+    dl_crypto()->EVP_MD_CTX_free(c);
     close(fd);
     for (unsigned i = 0; i < 32; i++)
         xsnprintf(hex + 2 * i, 3, "%02x", md[i]);
@@ -886,7 +885,7 @@ int worker_run(struct worker_opts *o, exa_error_t *err)
         w.end_time = w.started + o->walltime_s;
     {
         unsigned char r[16];
-        RAND_bytes(r, sizeof(r));
+        dl_crypto()->RAND_bytes(r, sizeof(r));
         for (int i = 0; i < 16; i++)
             xsnprintf(w.nonce + 2 * i, 3, "%02x", r[i]);
     }
@@ -1072,7 +1071,7 @@ int worker_run(struct worker_opts *o, exa_error_t *err)
     dl_curl.easy_cleanup(h);
     free_attempts(&w);
     if (w.session) {
-        OPENSSL_cleanse(w.session, strlen(w.session));
+        dl_crypto()->OPENSSL_cleanse(w.session, strlen(w.session));
         free(w.session);
     }
     if (w.exit_code)

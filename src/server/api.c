@@ -16,7 +16,6 @@
 #include <errno.h>
 #include <jansson.h>
 #include <netinet/in.h>
-#include <openssl/crypto.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,6 +29,7 @@
 #include "libfleet/governance.h"
 #include "libfleet/registry.h"
 #include "libstore/store.h"
+#include "libutil/dl_crypto_int.h"
 #include "libutil/json.h"
 #include "libutil/parse.h"
 #include "libutil/strbuf.h"
@@ -298,7 +298,7 @@ static int make_id(char out[ID_LEN + 1])
     if (auth_random(raw, sizeof(raw), NULL) < 0)
         return -1;
     auth_b64url(raw, sizeof(raw), out);
-    OPENSSL_cleanse(raw, sizeof(raw));
+    dl_crypto()->OPENSSL_cleanse(raw, sizeof(raw));
     return 0;
 }
 
@@ -312,7 +312,8 @@ static int session_get(struct api *a, const char *id, struct session *out)
     pthread_mutex_lock(&a->mu);
     for (size_t i = 0; i < a->nsessions; i++) {
         struct session *s = &a->sessions[i];
-        if (s->expires > now && CRYPTO_memcmp(s->id, id, ID_LEN) == 0) {
+        if (s->expires > now &&
+            dl_crypto()->CRYPTO_memcmp(s->id, id, ID_LEN) == 0) {
             *out = *s;
             found = 1;
             break;
@@ -379,7 +380,8 @@ static int session_new(struct api *a, long long token_id, struct session *out)
     else if (a->nsessions >= SESSION_MAX)
         victim = soonest_of(a, busiest_token(a));
     if (victim >= 0) {
-        OPENSSL_cleanse(&a->sessions[(size_t)victim], sizeof(struct session));
+        dl_crypto()->OPENSSL_cleanse(&a->sessions[(size_t)victim],
+                                     sizeof(struct session));
         a->sessions[(size_t)victim] = a->sessions[--a->nsessions];
     }
     a->sessions[a->nsessions++] = *out;
@@ -392,7 +394,8 @@ static void session_drop(struct api *a, const char *id)
     pthread_mutex_lock(&a->mu);
     for (size_t i = 0; i < a->nsessions; i++)
         if (!strcmp(a->sessions[i].id, id)) {
-            OPENSSL_cleanse(&a->sessions[i], sizeof(a->sessions[i]));
+            dl_crypto()->OPENSSL_cleanse(&a->sessions[i],
+                                         sizeof(a->sessions[i]));
             a->sessions[i] = a->sessions[--a->nsessions];
             break;
         }
@@ -504,7 +507,7 @@ static int authenticate(struct call *c)
         strcmp(c->req->method, "HEAD")) {
         const char *h = http_request_header(c->req, "X-CSRF-Token");
         if (!h || strlen(h) != ID_LEN ||
-            CRYPTO_memcmp(h, c->csrf, ID_LEN) != 0) {
+            dl_crypto()->CRYPTO_memcmp(h, c->csrf, ID_LEN) != 0) {
             deny(c, 403, "forbidden", c->who.user,
                  "a missing or wrong X-CSRF-Token header");
             return -1;
@@ -1041,10 +1044,10 @@ static int r_login(struct call *c)
              s.id, API_SESSION_TTL_S,
              c->a->cfg.secure_cookies || c->req->tls ? "; Secure" : "");
     http_response_header(c->resp, "Set-Cookie", cookie);
-    OPENSSL_cleanse(cookie, sizeof(cookie));
+    dl_crypto()->OPENSSL_cleanse(cookie, sizeof(cookie));
     {
         json_t *d = who_json(c, s.csrf);
-        OPENSSL_cleanse(&s, sizeof(s));
+        dl_crypto()->OPENSSL_cleanse(&s, sizeof(s));
         return reply(c, d, &err);
     }
 }
@@ -1160,7 +1163,8 @@ void api_free(struct api *a)
     }
     pthread_key_delete(a->key);
     pthread_mutex_destroy(&a->mu);
-    OPENSSL_cleanse(a->sessions, SESSION_MAX * sizeof(*a->sessions));
+    dl_crypto()->OPENSSL_cleanse(a->sessions,
+                                 SESSION_MAX * sizeof(*a->sessions));
     free(a->sessions);
     auth_throttle_free(a->own_thr);
     free(a->dbpath);

@@ -18,9 +18,9 @@ xgb='libxgboost|libgomp|libdmlc|libstdc'
 case "$needed" in *libubsan*) xgb='libxgboost|libgomp|libdmlc' ;; esac
 ok "the binary does not link libxgboost ($needed)" \
     sh -c "! printf '%s\n' '$needed' | grep -Eq '$xgb'"
-dl='libcurl|libmicrohttpd|libgnutls|libnghttp2|libssh2|libkrb5|libldap'
+dl='libcrypto|libcurl|libmicrohttpd|libgnutls|libnghttp2|libssh2|libkrb5|libldap'
 is "$(printf '%s\n' $needed | grep -Ec "$dl")" 0 \
-    "nor libcurl, libmicrohttpd or what they pull in"
+    "nor libcrypto, libcurl, libmicrohttpd or what they pull in"
 
 maps() { # maps CMD...: the objects the loader opened, one per line
     LD_DEBUG=files "$@" 2>&1 >/dev/null | sed -n 's/.*file=\([^ ]*\) .*/\1/p' | sort -u
@@ -30,11 +30,26 @@ like "$v" "libsqlite3" "LD_DEBUG=files lists what exa --version maps"
 is "$(grep -Ec "$xgb" <<<"$v")" 0 \
     "exa --version maps no libxgboost, libgomp, libdmlc or libstdc++"
 is "$(grep -Ec "$dl" <<<"$v")" 0 \
-    "exa --version maps no libcurl, libmicrohttpd, GnuTLS, nghttp2, ssh2, krb5, ldap"
+    "exa --version maps no libcrypto, libcurl, libmicrohttpd, GnuTLS, nghttp2, ssh2, krb5, ldap"
 j=$(maps "$EXA" --json hpc jobs)
 like "$j" "libsqlite3" "exa --json hpc jobs maps libsqlite3"
 is "$(grep -Ec 'libxgboost|libgomp' <<<"$j")" 0 "nor does exa --json hpc jobs"
-is "$(grep -Ec "$dl" <<<"$j")" 0 "nor libcurl, libmicrohttpd or their libraries"
+is "$(grep -Ec "$dl" <<<"$j")" 0 "nor libcrypto, libcurl, libmicrohttpd or their libraries"
+
+# libcrypto is loaded by the first hash or token: exa auth token create
+# draws random bytes and stores a SHA-256
+a=$(maps "$EXA" auth token create --user t0002 --role viewer)
+like "$a" "libcrypto\.so\.3" "exa auth token create loads libcrypto at run time"
+is "$("$EXA" --json auth token list | jq '[.[] | select(.user == "t0002")] | length')" 1 \
+    "and makes the token"
+EXAMLOPS_CRYPTO_LIBRARY=$T/no/libcrypto.so.3 run_exa auth token create \
+    --user t0002b --role viewer
+is "$RC" 3 "a missing libcrypto: exit 3"
+is "$ERR" "exa: error: cannot load libcrypto library '$T/no/libcrypto.so.3': $T/no/libcrypto.so.3: cannot open shared object file: No such file or directory (install Debian's libssl3, or set EXAMLOPS_CRYPTO_LIBRARY)" \
+    "one line naming the library and the Debian package"
+is "$OUT" "" "and no token printed"
+is "$("$EXA" --json auth token list | jq '[.[] | select(.user == "t0002b")] | length')" 0 \
+    "nor stored"
 
 # exa serve loads libmicrohttpd before it resolves the listen address (a
 # name that cannot resolve ends it right after, exit 2)

@@ -38,18 +38,18 @@ like "$CF" "^-I$LIB/pkgconfig/\.\./\.\./include -I$LIB/pkgconfig/\.\./\.\./inclu
 ok "no flag points at the source tree" sh -c "! printf '%s\n' \"$CF $LIBS\" | grep -q '$SRCDIR'"
 st=$(pkg-config --static --libs exa)
 miss=
-for l in -lexa -ldl -lm -lpthread -ljansson -lsqlite3 -lyaml -lcrypto; do
+for l in -lexa -ldl -lm -lpthread -ljansson -lsqlite3 -lyaml; do
     grep -qw -- "$l" <<<" $st " || miss="$miss $l"
 done
 is "$miss" "" "--static adds the private libraries and the Requires.private ones"
 is "$(pkg-config --print-requires-private exa | tr '\n' ' ')" \
-    "jansson sqlite3 yaml-0.1 libcrypto " "Requires.private names the four Debian libraries linked"
-# libcurl (worker_run) and libxgboost (rf_train) are dlopen()ed by the
-# functions that use them (libutil/dlib.h); libmicrohttpd is exa serve's,
-# outside libexa
-is "$(objdump -p "$LIB/libexa.so" | awk '$1=="NEEDED"{print $2}' | grep -Ec 'libcurl|libmicrohttpd|libxgboost')" 0 \
-    "libexa.so needs no libcurl, libmicrohttpd or libxgboost"
-is "$(nm -D --undefined-only "$LIB/libexa.so" | grep -Ec ' (curl_|MHD_|XGB)')" 0 \
+    "jansson sqlite3 yaml-0.1 " "Requires.private names the three Debian libraries linked"
+# libcrypto (the first hash, token or random draw), libcurl (worker_run)
+# and libxgboost (rf_train) are dlopen()ed by the functions that use them
+# (libutil/dlib.h); libmicrohttpd is exa serve's, outside libexa
+is "$(objdump -p "$LIB/libexa.so" | awk '$1=="NEEDED"{print $2}' | grep -Ec 'libcrypto|libcurl|libmicrohttpd|libxgboost')" 0 \
+    "libexa.so needs no libcrypto, libcurl, libmicrohttpd or libxgboost"
+is "$(nm -D --undefined-only "$LIB/libexa.so" | grep -Ec ' (curl_|MHD_|XGB|EVP_|RAND_|HMAC|CRYPTO_|OPENSSL_)')" 0 \
     "and leaves none of their symbols undefined"
 
 # every installed header on its own, as a user's first #include
