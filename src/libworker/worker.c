@@ -68,6 +68,7 @@ struct worker {
     int term; /* SIGTERM: kill tasks now */
     double heartbeat_s, longpoll_s, max_idle_s, engine_lost_s;
     double started, idle_since, end_time;
+    int engine_gone; /* heartbeats unanswered past engine_lost_s */
     struct attempt *list;
     int nrunning;
     char nonce[33];
@@ -597,6 +598,7 @@ static void *heartbeat_main(void *arg)
     struct worker *w = arg;
     CURL *h = dl_curl.easy_init();
     char *path = xstrfmt("/v1/workers/%s/heartbeat", w->o->worker_id);
+    double fail_since = 0; /* first heartbeat the engine did not answer */
     pthread_mutex_lock(&w->mu);
     while (!w->stop) {
         struct timespec ts;
@@ -634,6 +636,20 @@ static void *heartbeat_main(void *arg)
         call_once(w, h, "POST", path, body, -1, 0, NULL, 10, &c);
         free(body);
         pthread_mutex_lock(&w->mu);
+        /* a worker whose slots are all busy asks the engine nothing else:
+         * the heartbeat is what notices an engine gone past engine_lost_s
+         * (WORKERS.md §6.4: exit 75, its tasks killed) */
+        if (!c.status) {
+            double now = now_s();
+            if (!fail_since)
+                fail_since = now;
+            if (now - fail_since > w->engine_lost_s && !w->engine_gone) {
+                w->engine_gone = 1;
+                pthread_cond_broadcast(&w->cv);
+            }
+        } else {
+            fail_since = 0;
+        }
         if (c.status == 200) {
             json_t *rv = json_object_get(c.body, "revoke");
             for (size_t i = 0; i < json_array_size(rv); i++) {
@@ -946,6 +962,13 @@ int worker_run(struct worker_opts *o, exa_error_t *err)
         /* an attempt holds its slot until its result is recorded, as the
          * engine counts it */
         free_slots = o->capacity - pending;
+        if (w.engine_gone) {
+            w.exit_code = WORKER_EXIT_ENGINE_LOST;
+            exa_err(&w.err, EXA_ETRANSPORT,
+                    "engine '%s' unreachable for %.0f s", o->url,
+                    w.engine_lost_s);
+            break;
+        }
         if (w.fatal) {
             if (!w.exit_code) {
                 w.exit_code = WORKER_EXIT_REFUSED;

@@ -9,7 +9,8 @@
 #   T7  a SIGSTOPped worker past the TTL: attempt 2 elsewhere; SIGCONT:
 #       410, it kills its task and rejoins (new incarnation, same id);
 #   T8  engine killed -9 mid-task and restarted on the same port: the same
-#       session carries on, the task completes with one attempt;
+#       session carries on, the task completes with one attempt; T8b the
+#       engine away past --engine-lost: exit 75, cause restart, no charge;
 #   T9  a dropped reply on results: retried, answered duplicate, one row;
 #   T10 wrong worker, flipped MAC, replayed, expired, rate limit;
 #   T11 the token is in no argv, environment, log or event;
@@ -333,5 +334,31 @@ run_exa --json task show "$T8"
 json_ok "the task completes with one attempt" '.state == "done" and .attempt == 1'
 is "$(sql "select count(*) from worker_events where worker_id = 'w14' and kind in ('worker_attached', 'worker_rejoined')")" \
     1 "no re-registration"
+
+# ---- T8b: the engine stays away past the worker's --engine-lost: the
+# worker exits 75; after the restart its lease is lost with cause restart,
+# the task runs again once, and that loss is not charged to its budget
+run_exa task submit -- sh -c 'echo "$EXA_TASK_ATTEMPT" >> '"$T"'/marker8; [ "$EXA_TASK_ATTEMPT" = 1 ] && exec sleep 30.321; exit 0'
+T8B=$OUT
+worker w17 --engine-lost 3 --max-idle 30
+W17=$WPID
+wait_for 5 test -s "$T/marker8"
+kill -9 "$SERVE_PID"
+wait_pid "$SERVE_PID" 2>/dev/null
+wait_pid "$W17" 30
+is "$?" 75 "an engine away past --engine-lost: the worker exits 75 (EX_TEMPFAIL)"
+wait_for 3 sh -c "! pgrep -f '[s]leep 30.321' >/dev/null"
+is "$?" 0 "and takes its task down with it"
+start_serve "$PORT"
+worker w18 --max-idle 10
+wait_for 25 sh -c "sqlite3 '$DB' \"select state from tasks where id = $T8B\" | grep -q done"
+is "$?" 0 "after the restart grace the task runs again and completes"
+run_exa --json task attempts "$T8B"
+json_ok "attempt 1 lost with cause restart, attempt 2 ok" \
+    '.attempts[0].outcome == "lost" and .attempts[0].cause == "restart" and .attempts[1].outcome == "ok"'
+run_exa --json task show "$T8B"
+json_ok "the loss is not charged to the infrastructure budget" '.infra_failures == 0'
+is "$(wc -l <"$T/marker8")" 2 "two runs in all"
+wait_pid "$WPID"
 
 done_testing
