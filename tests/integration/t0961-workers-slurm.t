@@ -16,7 +16,8 @@
 #       and `exa provision resume` closes it;
 #   T13a a job carrying our prefix and no row is cancelled; another name
 #       is not;
-#   T12 SIGTERM of exa serve cancels the outstanding request.
+#   T12 SIGTERM of exa serve cancels the outstanding request;
+#   T14 a failing squeue changes nothing, the next good tick recovers.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-testbed.sh"
 require_testbed
@@ -201,5 +202,38 @@ is "$?" 0 "and the profile asks again"
 run_exa task cancel "$TB"
 run_exa provision resume nosuch
 is "$RC" 1 "resume of an unknown profile fails"
+
+# ---- T14: a failing squeue changes nothing; the next good tick recovers.
+# A fake ssh first on PATH answers the remote squeue with exit 1 while
+# $T/squeue.fail exists (fault injection, as in t0302).
+kill -TERM "$SERVE_PID"
+wait_pid "$SERVE_PID"
+SERVE_PID=
+mkdir -p "$T/fakessh"
+{
+    echo '#!/bin/bash'
+    echo 'args=("$@")'
+    echo "if [ -e '$T/squeue.fail' ]; then case \"\${args[-1]}\" in squeue*) args[-1]=\"echo 'squeue: error: Unable to contact slurm controller (connect failure)' >&2; exit 1\" ;; esac; fi"
+    echo "exec $(command -v ssh) \"\${args[@]}\""
+} >"$T/fakessh/ssh"
+chmod +x "$T/fakessh/ssh"
+touch "$T/squeue.fail"
+PATH="$T/fakessh:$PATH" start_serve
+MPORT=$(sed -n 's/.*console on port \([0-9]*\).*/\1/p' "$T/serve.log")
+run_exa task submit --label held --timeout 60 -- true
+TH2=$OUT
+wait_for 10 sh -c "sqlite3 '$DB' \"select state from provision_requests where profile = 'held' and state = 'submitted'\" | grep -q submitted"
+is "$?" 0 "T14: sbatch still works while squeue fails"
+HJ2=$(sql "select job_id from provision_requests where profile = 'held' and state = 'submitted'")
+sleep 7 # past provision_timeout_s (4 s), several reconcile ticks (1 s)
+is "$(sql "select state from provision_requests where job_id = '$HJ2'")" submitted \
+    "T14: with squeue failing, the request past its timeout is neither cancelled nor failed"
+is "$(tb_slurm testa squeue -h -j "$HJ2" -o %T 2>/dev/null)" PENDING "and its job is still queued"
+errs=$(curl -s "http://127.0.0.1:$MPORT/metrics" | sed -n 's/^exa_scheduler_command_errors_total{.*command="squeue".*} //p' | head -n 1)
+ok "T14: the squeue error counter rises (got '${errs:-none}')" test "${errs:-0}" -ge 3
+rm -f "$T/squeue.fail"
+wait_for 10 sh -c "sqlite3 '$DB' \"select state from provision_requests where job_id = '$HJ2'\" | grep -q timeout"
+is "$?" 0 "T14: the next good tick recovers and times the request out"
+run_exa task cancel "$TH2"
 
 done_testing
