@@ -53,6 +53,11 @@ struct exa_group {
 /* Print doc (stolen reference) as the single JSON document on stdout. */
 void out_json(struct exa_ctx *ctx, json_t *doc);
 
+struct jsonw;
+/* End w, a document streamed to stdout (libutil/jsonw.h) in out_json's
+ * place: marks it emitted and reports a failed write as out_json does. */
+void out_jsonw_finish(struct exa_ctx *ctx, struct jsonw *w);
+
 /*
  * Report a failure and return its exit status. In JSON mode prints
  * {"error": text, "exit_code": N, "hint": hint} on stdout; otherwise

@@ -17,6 +17,7 @@
 #include "libfleet/governance.h"
 #include "libstore/jobs.h"
 #include "libutil/json.h"
+#include "libutil/jsonw.h"
 #include "libutil/strvec.h"
 #include "libview/view.h"
 
@@ -169,11 +170,17 @@ int cmd_hpc_jobs(struct exa_ctx *ctx, int argc, char **argv)
         struct view_ctx vc = {st, NULL, 0};
         struct view_job_filter vf = {f.cluster, f.model, f.state,
                                      NULL,      f.limit, 0};
-        json_t *arr = view_jobs(&vc, &vf, &err);
+        struct jsonw w;
+        /* streamed: 1,000 jobs through json_t and jansson's dump were
+         * four fifths of the command (bench/cli-latency.sh) */
+        jsonw_init(&w, stdout, 1);
+        rc = view_jobs_write(&vc, &vf, &w, &err);
         store_close(st);
-        if (!arr)
+        if (rc < 0) {
+            jsonw_discard(&w);
             return out_error(ctx, &err, NULL);
-        out_json(ctx, arr);
+        }
+        out_jsonw_finish(ctx, &w);
         return refresh_rc;
     }
     rc = store_job_list(st, &f, &list, &n, &err);

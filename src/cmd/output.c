@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "libutil/json.h"
+#include "libutil/jsonw.h"
 #include "libutil/strbuf.h"
 #include "libutil/strvec.h"
 #include "libutil/xalloc.h"
@@ -29,6 +30,14 @@ void out_json(struct exa_ctx *ctx, json_t *doc)
         fprintf(stderr, "exa: error: writing to stdout failed: %s\n",
                 strerror(errno));
     json_decref(doc);
+}
+
+void out_jsonw_finish(struct exa_ctx *ctx, struct jsonw *w)
+{
+    ctx->emitted = 1;
+    if (jsonw_finish(w) < 0)
+        fprintf(stderr, "exa: error: writing to stdout failed: %s\n",
+                strerror(errno));
 }
 
 int out_error(struct exa_ctx *ctx, const exa_error_t *err, const char *hint)

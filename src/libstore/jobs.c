@@ -14,6 +14,7 @@
 
 #include "libstore/clusters.h"
 #include "libutil/json.h"
+#include "libutil/jsonw.h"
 #include "libutil/strbuf.h"
 #include "libutil/xalloc.h"
 
@@ -489,6 +490,33 @@ int store_job_open_clusters(store_t *st, struct strvec *clusters,
     if (rc != SQLITE_DONE)
         return store_err(st, err, "listing clusters with open jobs");
     return 0;
+}
+
+void job_rec_write_json(const struct job_rec *j, struct jsonw *w)
+{
+    jsonw_obj_begin(w);
+    jsonw_key(w, "id");
+    jsonw_int(w, j->id);
+    for (size_t i = 0; i < NCOLS; i++) {
+        const struct col *c = &cols[i];
+        jsonw_key(w, c->name);
+        if (!col_present(j, c)) {
+            jsonw_null(w);
+            continue;
+        }
+        switch (c->type) {
+        case COL_TEXT:
+            jsonw_str(w, *CFIELD(j, c, char *));
+            break;
+        case COL_INT:
+            jsonw_int(w, *CFIELD(j, c, long long));
+            break;
+        case COL_REAL:
+            jsonw_real(w, *CFIELD(j, c, double));
+            break;
+        }
+    }
+    jsonw_obj_end(w);
 }
 
 json_t *job_rec_to_json(const struct job_rec *j)

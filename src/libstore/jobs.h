@@ -180,4 +180,12 @@ int store_job_open_clusters(store_t *st, struct strvec *clusters,
  */
 json_t *job_rec_to_json(const struct job_rec *j);
 
+struct jsonw;
+/*
+ * Write j to w as the value job_rec_to_json(j) would dump to: the same
+ * keys, order and bytes (libutil/jsonw.h), without a json_t per value,
+ * for lists of thousands of jobs (`exa --json hpc jobs --limit 0`).
+ */
+void job_rec_write_json(const struct job_rec *j, struct jsonw *w);
+
 #endif

@@ -54,4 +54,8 @@ void jsonw_int_or_null(struct jsonw *w, int has_value, long long v);
  */
 int jsonw_finish(struct jsonw *w);
 
+/* Release w without writing what it holds (nothing reaches fp that was
+ * not flushed already: a document abandoned before its first 64 KiB). */
+void jsonw_discard(struct jsonw *w);
+
 #endif

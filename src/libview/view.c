@@ -28,6 +28,7 @@
 #include "libstore/nodes.h"
 #include "libutil/duration.h"
 #include "libutil/json.h"
+#include "libutil/jsonw.h"
 #include "libutil/strbuf.h"
 #include "libutil/strvec.h"
 #include "libutil/timeutil.h"
@@ -493,13 +494,12 @@ out:
 
 /* ---- jobs ---- */
 
-json_t *view_jobs(const struct view_ctx *vc, const struct view_job_filter *vf,
-                  exa_error_t *err)
+/* The rows of vf (NULL: all), newest first; 0 or -1 with err. */
+static int list_jobs(const struct view_ctx *vc,
+                     const struct view_job_filter *vf, struct job_rec **list,
+                     size_t *n, exa_error_t *err)
 {
     struct job_filter f = {0};
-    struct job_rec *list = NULL;
-    size_t n = 0;
-    json_t *a;
     if (vf) {
         f.cluster = vf->cluster;
         f.model = vf->model;
@@ -508,11 +508,36 @@ json_t *view_jobs(const struct view_ctx *vc, const struct view_job_filter *vf,
         f.limit = vf->limit;
         f.offset = vf->offset;
     }
-    if (f.limit < 0 || f.offset < 0) {
-        exa_err(err, EXA_EUSAGE, "limit and offset must not be negative");
-        return NULL;
-    }
-    if (store_job_list(vc->st, &f, &list, &n, err) < 0)
+    if (f.limit < 0 || f.offset < 0)
+        return exa_err(err, EXA_EUSAGE,
+                       "limit and offset must not be negative");
+    return store_job_list(vc->st, &f, list, n, err);
+}
+
+int view_jobs_write(const struct view_ctx *vc, const struct view_job_filter *vf,
+                    struct jsonw *w, exa_error_t *err)
+{
+    struct job_rec *list = NULL;
+    size_t n = 0;
+    if (vc->redact)
+        BUG("view_jobs_write of a redacted view");
+    if (list_jobs(vc, vf, &list, &n, err) < 0)
+        return -1;
+    jsonw_arr_begin(w);
+    for (size_t i = 0; i < n; i++)
+        job_rec_write_json(&list[i], w);
+    jsonw_arr_end(w);
+    job_rec_free_list(list, n);
+    return 0;
+}
+
+json_t *view_jobs(const struct view_ctx *vc, const struct view_job_filter *vf,
+                  exa_error_t *err)
+{
+    struct job_rec *list = NULL;
+    size_t n = 0;
+    json_t *a;
+    if (list_jobs(vc, vf, &list, &n, err) < 0)
         return NULL;
     a = json_array();
     for (size_t i = 0; i < n; i++)

@@ -1,8 +1,8 @@
 /*
  * test_store_jobs.c - jobs and model_versions accessors on a scratch
  * platform.db: cluster-scoped job ids, partial updates, list order and
- * filters, gap-free version numbers, and a failed publish registering
- * nothing.
+ * filters, gap-free version numbers, a failed publish registering
+ * nothing, and job_rec_write_json giving job_rec_to_json's bytes.
  */
 #include <math.h>
 #include <setjmp.h>
@@ -16,6 +16,8 @@
 
 #include "libstore/jobs.h"
 #include "libstore/models.h"
+#include "libutil/json.h"
+#include "libutil/jsonw.h"
 #include "libutil/strbuf.h"
 #include "libutil/xalloc.h"
 #include "testutil.h"
@@ -293,6 +295,69 @@ static void test_model_versions(void **state)
     model_summary_free_list(sum, n);
 }
 
+static char *slurp(FILE *f)
+{
+    long n;
+    char *b;
+    fflush(f);
+    n = ftell(f);
+    rewind(f);
+    b = xcalloc(1, (size_t)n + 1);
+    assert_int_equal(fread(b, 1, (size_t)n, f), (size_t)n);
+    fclose(f);
+    return b;
+}
+
+/* the streamed rows of `exa --json hpc jobs` are the json_t path's bytes:
+ * nulls of every type, escapes, non-ASCII and invalid UTF-8, integral
+ * and fractional reals, negative integers */
+static void test_write_json_same_bytes(void **state)
+{
+    struct job_rec j[3];
+    FILE *a = tmpfile(), *b = tmpfile();
+    json_t *arr = json_array();
+    struct jsonw w;
+    char *x, *y;
+    (void)state;
+    for (int i = 0; i < 3; i++)
+        job_rec_init(&j[i]);
+    j[0].id = 7;
+    j[0].cluster = xstrdup("testa");
+    j[0].job_id = xstrdup("123_[1-5%2]");
+    j[0].reason = xstrdup("caf\xc3\xa9 \"quoted\"\n\ttab \x01");
+    j[0].raw_state = xstrdup("bad \xff utf8");
+    j[0].exit_code = -1;
+    j[0].signal = 9;
+    j[0].run_seconds = 3600.0;
+    j[0].cpu_seconds = 7100.5;
+    j[0].gpu_hours = 0.1;
+    j[0].cpu_hours = -0.0;
+    j[0].queue_seconds = 1e20;
+    j[0].nodes = 0;
+    j[1].id = 8; /* everything else null */
+    j[2].id = 9;
+    j[2].gpu_hours = 999999999999999.0;
+    j[2].run_seconds = 1e15;
+    for (int i = 0; i < 3; i++)
+        json_array_append_new(arr, job_rec_to_json(&j[i]));
+    assert_int_equal(jx_dumpf(arr, a, 1), 0);
+    jsonw_init(&w, b, 1);
+    jsonw_arr_begin(&w);
+    for (int i = 0; i < 3; i++)
+        job_rec_write_json(&j[i], &w);
+    jsonw_arr_end(&w);
+    assert_int_equal(jsonw_finish(&w), 0);
+    x = slurp(a);
+    y = slurp(b);
+    assert_string_equal(y, x);
+    assert_non_null(strstr(x, "\"run_seconds\": 3600.0"));
+    free(x);
+    free(y);
+    json_decref(arr);
+    for (int i = 0; i < 3; i++)
+        job_rec_release(&j[i]);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -303,6 +368,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_list_order_filter_limit, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_model_versions, setup, teardown),
+        cmocka_unit_test(test_write_json_same_bytes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
