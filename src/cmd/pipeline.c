@@ -221,6 +221,7 @@ static int cmd_run(struct exa_ctx *ctx, int argc, char **argv)
         {"new", no_argument, NULL, 'N'},
         {"max-skip", required_argument, NULL, 1100},
         {"dry-run", no_argument, NULL, 1101},
+        {"via", required_argument, NULL, 1102},
         {NULL, 0, NULL, 0},
     };
     static const char *const res_keys[] = {
@@ -234,7 +235,7 @@ static int cmd_run(struct exa_ctx *ctx, int argc, char **argv)
     exa_error_t err = EXA_ERROR_INIT;
     const char *cluster = NULL, *sched, *run_id = NULL;
     char *path = NULL;
-    int c, rc = 0, new_run = 0, dry_run = 0;
+    int c, rc = 0, new_run = 0, dry_run = 0, via_worker = 0, nbatch = 0;
     long long gpus = 0;
 
     memset(&req, 0, sizeof(req));
@@ -284,6 +285,21 @@ static int cmd_run(struct exa_ctx *ctx, int argc, char **argv)
         case 1101:
             dry_run = 1;
             break;
+        case 1102:
+            if (!strcmp(optarg, "worker")) {
+                via_worker = 1;
+            } else if (!strcmp(optarg, "batch")) {
+                via_worker = 0;
+            } else {
+                rc = out_usage(ctx,
+                               "--via '%s': expected batch (a Slurm or "
+                               "Flux job of its own, the default) or worker "
+                               "(a task on a dial-back worker of the "
+                               "cluster)",
+                               optarg);
+                goto usage_out;
+            }
+            break;
         case 1000:
         case 1001:
         case 1002:
@@ -299,6 +315,8 @@ static int cmd_run(struct exa_ctx *ctx, int argc, char **argv)
                 goto usage_out;
             }
             nres++;
+            if (c != 1003 && c != 1005 && c != 1008)
+                nbatch++; /* a worker's profile decides these */
             break;
         default:
             rc = bad_option(ctx, argv);
@@ -321,6 +339,20 @@ static int cmd_run(struct exa_ctx *ctx, int argc, char **argv)
         if (ec && *ec)
             cluster = ec;
     }
+    if (via_worker && !cluster) {
+        rc = out_usage(ctx, "--via worker needs --cluster NAME (the cluster "
+                            "whose workers run the task)");
+        goto usage_out;
+    }
+    if (via_worker && (nbatch || stage)) {
+        rc = out_usage(ctx,
+                       "--via worker takes --gpus, --cpus-per-task, --ntasks "
+                       "and --time (the task's timeout); --stage-dataset, "
+                       "--partition, --qos, --account, --nodes, --mem and "
+                       "--constraint need --via batch (a worker's profile in "
+                       "provisioners.json decides them)");
+        goto usage_out;
+    }
     if (cluster) {
         struct pipeline_cluster_opts po;
         memset(&po, 0, sizeof(po));
@@ -338,6 +370,7 @@ static int cmd_run(struct exa_ctx *ctx, int argc, char **argv)
         po.new_run = new_run;
         po.res = ask;
         po.res.gpus = gpus;
+        po.via_worker = via_worker;
         return pipeline_cluster_run(ctx, &po);
     }
     sched_resources_release(&ask);
@@ -484,7 +517,8 @@ static const struct exa_cmd cmds[] = {
      "[--cluster NAME|auto [--gpus G] "
      "[--stage-dataset] [--partition P] [--qos Q] [--account A] [--time T] "
      "[--nodes N] [--ntasks N] [--cpus-per-task C] [--mem M] "
-     "[--constraint C] [--run-id ID | --new] [--dry-run]]",
+     "[--constraint C] [--run-id ID | --new] [--dry-run] "
+     "[--via batch|worker]]",
      "train a model and register a new version (mock: in this process)",
      "Loads the dataset, splits it by submit_time (train 2020-05-01 to\n"
      "2020-09-01, validation to 2020-10-01, UTC), trains the model,\n"
@@ -518,6 +552,16 @@ static const struct exa_cmd cmds[] = {
      "                     preflight, and print the scheduler command and\n"
      "                     run.sh; nothing is created, copied, submitted\n"
      "                     or recorded\n"
+     "  --via V            batch (default): the run is a Slurm or Flux\n"
+     "                     job of its own (run.sh); worker: a task of\n"
+     "                     the engine, pinned to the dial-back workers of\n"
+     "                     --cluster NAME (exa serve --worker-listen and\n"
+     "                     its provisioner start them); the artifacts are\n"
+     "                     uploaded as task artifacts, checked against\n"
+     "                     SHA256SUMS, and the version's lineage names the\n"
+     "                     task, attempt, worker and its Slurm job. Takes\n"
+     "                     --gpus, --cpus-per-task, --ntasks and --time\n"
+     "                     (the task's timeout, default 1:00:00)\n"
      "  --partition P      the partition (Flux: queue); default\n"
      "                     EXAMLOPS_HPC_PARTITION\n"
      "  --qos Q            the quality of service; default EXAMLOPS_HPC_QOS\n"
@@ -532,7 +576,8 @@ static const struct exa_cmd cmds[] = {
      "  --cpus-per-task C  CPUs per task (sbatch --cpus-per-task)\n"
      "  --mem M            memory per node, e.g. 16G (sbatch --mem)\n"
      "\nCtrl-C during the wait asks whether to cancel (-y: yes); resume\n"
-     "with 'exa hpc wait JOBID --cluster C'.\n\n"
+     "with 'exa hpc wait JOBID --cluster C'; --via worker: Ctrl-C asks\n"
+     "whether to cancel the task, and the same command adopts it.\n\n"
      "Exit: 0 ok, 1 training/job failed, preflight failed or malformed\n"
      "dataset, 2 usage or unknown name, 3 dataset file, data directory or\n"
      "database, 4 transport, 5 scheduler, 6 cluster not approved.\n"

@@ -23,6 +23,7 @@
 #include "libpipeline/zoo.h"
 #include "libstore/jobs.h"
 #include "libstore/store.h"
+#include "libtask/pipeline_task.h"
 #include "libutil/json.h"
 #include "libutil/shquote.h"
 #include "libutil/strbuf.h"
@@ -86,6 +87,23 @@ static int ask_cancel(void *arg, const char *cluster, const char *job_id)
                        job_id, cluster);
 }
 
+/* The task fields of a --via worker run. */
+static json_t *task_json(const struct cluster_run_result *r)
+{
+    json_t *t = json_object();
+    jx_set(t, "id", r->task_id ? json_integer(r->task_id) : json_null());
+    jx_set(t, "attempt",
+           r->task_attempt ? json_integer(r->task_attempt) : json_null());
+    jx_set(t, "state", jx_str(r->task_state));
+    jx_set(t, "reason", jx_str(r->task_reason));
+    jx_set(t, "exit_code",
+           r->task_exit_code == JOB_NULL_INT ? json_null()
+                                             : json_integer(r->task_exit_code));
+    jx_set(t, "worker_id", jx_str(r->worker_id));
+    jx_set(t, "worker_job_id", jx_str(r->worker_job_id));
+    return t;
+}
+
 static json_t *outcome_json(const struct cluster_run_result *r)
 {
     const struct model_version *mv = &r->mv;
@@ -99,7 +117,13 @@ static json_t *outcome_json(const struct cluster_run_result *r)
     jx_set(o, "adopted", json_boolean(r->adopted));
     jx_set(o, "already_registered", json_boolean(r->already));
     jx_set(o, "placement_reason", jx_str(r->placement_reason));
-    jx_set(o, "job", job_rec_to_json(&r->job));
+    jx_set(o, "via", jx_str(r->via_worker ? "worker" : "batch"));
+    if (r->via_worker) {
+        jx_set(o, "job", json_null());
+        jx_set(o, "task", task_json(r));
+    } else {
+        jx_set(o, "job", job_rec_to_json(&r->job));
+    }
     jx_set(o, "model", jx_str(mv->model));
     jx_set(o, "version", json_integer(mv->version));
     jx_set(o, "stage", jx_str(mv->stage));
@@ -116,6 +140,11 @@ static json_t *outcome_json(const struct cluster_run_result *r)
     jx_set(lin, "job_id", jx_str(mv->job_id));
     jx_set(lin, "run_uuid", jx_str(mv->run_uuid));
     jx_set(lin, "job_ref", json_integer(mv->job_ref));
+    if (r->via_worker) {
+        jx_set(lin, "task_id", json_integer(mv->task_id));
+        jx_set(lin, "task_attempt", json_integer(mv->task_attempt));
+        jx_set(lin, "worker_id", jx_str(mv->worker_id));
+    }
     jx_set(o, "lineage", lin);
     jx_set(acct, "queue_seconds", jx_real(r->job.queue_seconds));
     jx_set(acct, "run_seconds", jx_real(r->job.run_seconds));
@@ -140,6 +169,30 @@ static void print_outcome(const struct cluster_run_result *r)
     char mape[32] = "n/a";
     if (isfinite(mv->mape))
         xsnprintf(mape, sizeof(mape), "%.2f%%", mv->mape);
+    if (r->via_worker) {
+        struct strbuf line = STRBUF_INIT;
+        pipeline_task_lineage_line(r, &line);
+        if (r->already)
+            printf("Already done: run %s registered %s version %lld on %s "
+                   "(rmse %.2f W per node, mape %s, stage %s); nothing "
+                   "queued (--new runs it again)\n",
+                   r->run_id, mv->model, mv->version, mv->dataset, mv->rmse,
+                   mape, mv->stage);
+        else
+            printf("Trained %s version %lld on %s: rmse %.2f W per node, "
+                   "mape %s, stage %s\n",
+                   mv->model, mv->version, mv->dataset, mv->rmse, mape,
+                   mv->stage);
+        printf("model:   %s/model.json (sha256 of SHA256SUMS %.12s...)\n",
+               mv->artifact_path,
+               mv->artifact_sha256 ? mv->artifact_sha256 : "");
+        printf("task:    %s\n", line.buf);
+        printf("lineage: exa models show %s --version %lld; exa task show "
+               "%lld\n",
+               mv->model, mv->version, r->task_id);
+        strbuf_release(&line);
+        return;
+    }
     if (r->already) {
         printf("Already done: run %s registered %s version %lld on %s "
                "(rmse %.2f W per node, mape %s, stage %s); nothing "
@@ -184,6 +237,32 @@ static int report(struct exa_ctx *ctx, struct cluster_run_result *r, int rc,
         fputc('\n', stderr);
         v->wrote_line = 0;
     }
+    if (rc == 0 && r->dry_run && r->via_worker) {
+        struct strbuf cmd = STRBUF_INIT;
+        shquote_argv(&cmd, (const char *const *)r->dry_command.v);
+        if (ctx->out == OUT_JSON) {
+            json_t *o = json_object();
+            json_t *spec =
+                r->dry_script ? json_loads(r->dry_script, 0, NULL) : NULL;
+            jx_set(o, "dry_run", json_true());
+            jx_set(o, "via", jx_str("worker"));
+            jx_set(o, "cluster", jx_str(r->cluster));
+            jx_set(o, "scheduler", jx_str(r->scheduler));
+            jx_set(o, "run_id", jx_str(r->run_id));
+            jx_set(o, "command_line", jx_str(cmd.buf));
+            jx_set(o, "task", spec ? spec : json_null());
+            out_json(ctx, o);
+        } else {
+            printf("Dry run: nothing was queued.\n");
+            printf("cluster:   %s (%s): a task pinned to its workers, run "
+                   "%s\n",
+                   r->cluster, r->scheduler, r->run_id);
+            printf("command:   %s\n", cmd.buf);
+            printf("task:      %s\n", r->dry_script ? r->dry_script : "");
+        }
+        strbuf_release(&cmd);
+        return 0;
+    }
     if (rc == 0 && r->dry_run) {
         struct strbuf cmd = STRBUF_INIT;
         shquote_argv(&cmd, (const char *const *)r->dry_command.v);
@@ -224,6 +303,30 @@ static int report(struct exa_ctx *ctx, struct cluster_run_result *r, int rc,
             fprintf(stderr, "  %s %s: %s\n",
                     r->pf.checks[i].ok ? "\u2713" : "\u2717",
                     r->pf.checks[i].check, r->pf.checks[i].detail);
+    if (r->via_worker) {
+        if (r->stderr_tail && *r->stderr_tail)
+            fprintf(stderr,
+                    "--- last lines of task %lld's stderr (attempt %lld on "
+                    "worker %s) ---\n%s\n---\n",
+                    r->task_id, r->task_attempt,
+                    r->worker_id ? r->worker_id : "unknown", r->stderr_tail);
+        if (err->code == EXA_ENOTAPPROVED) {
+            h = cmd_not_approved_hint(err, r->cluster, hint, sizeof(hint));
+        } else if (r->task_id) {
+            xsnprintf(hint, sizeof(hint),
+                      "task %lld is %s; see 'exa task show %lld'%s", r->task_id,
+                      r->task_state ? r->task_state : "unknown", r->task_id,
+                      r->detached || err->code == EXA_ETIMEOUT
+                          ? "; the same command adopts it"
+                          : "");
+            h = hint;
+            if (err->code == EXA_ETIMEOUT)
+                err->code = EXA_EFAIL; /* the wait's deadline fails the run */
+        } else if (err->code == EXA_ENOTFOUND) {
+            h = "see 'exa hpc clusters'; register one with 'exa hpc connect'";
+        }
+        return out_error(ctx, err, h);
+    }
     if (r->stderr_tail && *r->stderr_tail)
         fprintf(stderr,
                 "--- last lines of the job's stderr (%s/%s.err) ---\n"
@@ -317,14 +420,17 @@ int pipeline_cluster_run(struct exa_ctx *ctx, struct pipeline_cluster_opts *o)
     req.actor = getenv("EXAMLOPS_ACTOR");
     req.run_id = o->run_id;
     req.new_run = o->new_run;
+    req.via_worker = o->via_worker;
     hooks_init(&req.hooks, &v, ctx);
     if (ctx->out != OUT_JSON && !ctx->quiet) {
-        printf("Running %s on %s on cluster %s%s\n", o->model, o->dataset,
-               o->cluster, o->dummy ? ", --dummy" : "");
+        printf("Running %s on %s on cluster %s%s%s\n", o->model, o->dataset,
+               o->cluster, o->via_worker ? " via a worker" : "",
+               o->dummy ? ", --dummy" : "");
         fflush(stdout); /* before any error on stderr, also under 2>&1 */
     }
     sigint_install(&old);
-    rc = cluster_run(&req, &res, &err);
+    rc = o->via_worker ? pipeline_task_run(&req, &res, &err)
+                       : cluster_run(&req, &res, &err);
     sigaction(SIGINT, &old, NULL);
     rc = report(ctx, &res, rc, &err, &v);
     cluster_run_result_release(&res);

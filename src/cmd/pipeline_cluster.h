@@ -24,6 +24,7 @@ struct pipeline_cluster_opts {
     const char *run_id;         /* --run-id, or NULL: derived */
     int new_run;                /* --new */
     struct sched_resources res; /* flags; the environment fills the rest */
+    int via_worker;             /* --via worker (libtask/pipeline_task.h) */
 };
 
 /* Run o (its res is released here). Returns the exit status. */

@@ -105,8 +105,7 @@ void cluster_run_record_end(store_t *st, struct sched *s,
     }
 }
 
-/* The last n lines of text, malloc'ed. */
-static char *tail_lines(const char *text, size_t len, int n)
+char *cluster_run_tail_lines(const char *text, size_t len, int n)
 {
     size_t i = len;
     while (i > 0 && (text[i - 1] == '\n' || text[i - 1] == ' '))
@@ -131,7 +130,8 @@ void cluster_run_keep_stderr_tail(struct sched *s,
     /* The last 64 KiB hold far more than CLUSTER_RUN_STDERR_LINES lines;
      * a job's stderr can be gigabytes and is never read whole. */
     if (sched_fetch_tail(s, path, (size_t)64 << 10, &sb, NULL) == 0 && sb.len)
-        res->stderr_tail = tail_lines(sb.buf, sb.len, CLUSTER_RUN_STDERR_LINES);
+        res->stderr_tail =
+            cluster_run_tail_lines(sb.buf, sb.len, CLUSTER_RUN_STDERR_LINES);
     strbuf_release(&sb);
     free(path);
 }
@@ -317,13 +317,8 @@ int cluster_run_register_version(store_t *st, struct transport *t,
                                  exa_error_t *err)
 {
     const struct job_rec *j = &res->job;
-    struct publish_ctx pc = {0};
-    struct strbuf mtext = STRBUF_INIT;
-    json_t *m = NULL;
-    json_error_t je;
-    char sha[65], *staging, *mpath;
+    char sha[65], *staging;
     double t0 = time_monotonic();
-    int rc = -1;
 
     staging = cluster_run_fetch_artifacts(t, j->remote_dir, models_root,
                                           j->model, j->run_uuid, sha, err);
@@ -333,6 +328,24 @@ int cluster_run_register_version(store_t *st, struct transport *t,
               "4 files verified in %.2fs (sha256 of SHA256SUMS "
               "%.12s...)",
               time_monotonic() - t0, sha);
+    return cluster_run_register_staged(st, staging, sha, models_root, h, res,
+                                       err);
+}
+
+int cluster_run_register_staged(store_t *st, char *staging, const char *sha,
+                                const char *models_root,
+                                const struct cluster_run_hooks *h,
+                                struct cluster_run_result *res,
+                                exa_error_t *err)
+{
+    const struct job_rec *j = &res->job;
+    struct publish_ctx pc = {0};
+    struct strbuf mtext = STRBUF_INIT;
+    json_t *m = NULL;
+    json_error_t je;
+    char *mpath;
+    int rc = -1;
+
     mpath = xstrfmt("%s/metrics.json", staging);
     if (slurp(mpath, &mtext, err) < 0)
         goto out;

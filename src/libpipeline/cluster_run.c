@@ -55,6 +55,7 @@ void cluster_run_result_init(struct cluster_run_result *res)
     sched_job_init(&res->last, "");
     sched_acct_init(&res->acct);
     strvec_init(&res->dry_command);
+    res->task_exit_code = JOB_NULL_INT;
 }
 
 void cluster_run_result_release(struct cluster_run_result *res)
@@ -71,6 +72,10 @@ void cluster_run_result_release(struct cluster_run_result *res)
     free(res->dry_script);
     free(res->dry_remote_dir);
     strvec_clear(&res->dry_command);
+    free(res->task_state);
+    free(res->task_reason);
+    free(res->worker_id);
+    free(res->worker_job_id);
     memset(res, 0, sizeof(*res));
 }
 
@@ -391,6 +396,8 @@ void cluster_run_id(const struct cluster_run_request *req,
     strbuf_addf(&sb, "dummy=%d\n", req->dummy ? 1 : 0);
     strbuf_addf(&sb, "threads=%d\n", req->nthread);
     id_str(&sb, "cluster", req->cluster ? req->cluster : "auto");
+    if (req->via_worker) /* only then: batch ids stay what they were */
+        strbuf_addstr(&sb, "via=worker\n");
     id_str(&sb, "user", user);
     {
         /* the run's directory on the cluster is part of the run */
@@ -419,7 +426,7 @@ void cluster_run_id(const struct cluster_run_request *req,
     strbuf_release(&sb);
 }
 
-static int valid_run_id(const char *r)
+int cluster_run_valid_id(const char *r)
 {
     size_t n = strlen(r);
     if (!n || n > 64)
@@ -697,6 +704,22 @@ static int adopt_row(store_t *st, struct gate *g, const struct lookup *lk,
 
 /* ---- the run ---- */
 
+void cluster_run_payload_argv(const struct cluster_run_request *req,
+                              const char *rexa, const char *model,
+                              const char *dataset, const char *dpath,
+                              const char *out_dir, struct strvec *argv)
+{
+    strvec_pushl(argv, rexa, "train", "--model", model, "--dataset", dataset,
+                 "--dataset-path", dpath, NULL);
+    strvec_pushf(argv, "--out=%s", out_dir);
+    if (req->dummy)
+        strvec_push(argv, "--dummy");
+    if (req->nthread > 0)
+        strvec_pushf(argv, "--threads=%d", req->nthread);
+    if (req->max_skip_set)
+        strvec_pushf(argv, "--max-skip=%.17g", req->max_skip);
+}
+
 static char *local_script_dir(exa_error_t *err)
 {
     const char *tmp = getenv("TMPDIR");
@@ -724,9 +747,9 @@ static const char *base_of(const char *p)
     return slash ? slash + 1 : p;
 }
 
-static int open_paths(const char *db_path, const char *models_root,
-                      const char *regpath, store_t **st, char **root,
-                      char **reg, exa_error_t *err)
+int cluster_run_open_paths(const char *db_path, const char *models_root,
+                           const char *regpath, store_t **st, char **root,
+                           char **reg, exa_error_t *err)
 {
     *root = models_root ? xstrdup(models_root) : pipeline_models_root(err);
     if (!*root)
@@ -765,6 +788,10 @@ int cluster_run(const struct cluster_run_request *req,
     int rc = -1;
 
     cluster_run_result_init(res);
+    if (req->via_worker)
+        return exa_err(err, EXA_EUSAGE,
+                       "cluster_run() runs --via batch; --via worker is "
+                       "pipeline_task_run() (libtask/pipeline_task.h)");
     memset(&sres, 0, sizeof(sres));
     memset(&lk, 0, sizeof(lk));
     if (!r)
@@ -772,7 +799,7 @@ int cluster_run(const struct cluster_run_request *req,
     if (!(zm = zoo_model_find(req->model, err)) ||
         !(zd = zoo_dataset_find(req->dataset, err)))
         return -1;
-    if (!req->new_run && req->run_id && !valid_run_id(req->run_id))
+    if (!req->new_run && req->run_id && !cluster_run_valid_id(req->run_id))
         return exa_err(err, EXA_EUSAGE,
                        "run id '%s' is not 1 to 64 of "
                        "[A-Za-z0-9_-]",
@@ -788,8 +815,8 @@ int cluster_run(const struct cluster_run_request *req,
         rexa = getenv("EXAMLOPS_HPC_REMOTE_EXA");
     if (!rexa || !*rexa)
         rexa = "exa";
-    if (open_paths(req->db_path, req->models_root, req->regpath, &st, &root,
-                   &reg, err) < 0)
+    if (cluster_run_open_paths(req->db_path, req->models_root, req->regpath,
+                               &st, &root, &reg, err) < 0)
         goto out;
     res->db_path = xstrdup(st->path);
 
@@ -932,15 +959,12 @@ int cluster_run(const struct cluster_run_request *req,
     } else {
         dpath = xstrdup(req->dataset_path);
     }
-    strvec_pushl(&argv, rexa, "train", "--model", zm->name, "--dataset",
-                 zd->name, "--dataset-path", dpath, NULL);
-    strvec_pushf(&argv, "--out=%s/out", remote_dir);
-    if (req->dummy)
-        strvec_push(&argv, "--dummy");
-    if (req->nthread > 0)
-        strvec_pushf(&argv, "--threads=%d", req->nthread);
-    if (req->max_skip_set)
-        strvec_pushf(&argv, "--max-skip=%.17g", req->max_skip);
+    {
+        char *odir = xstrfmt("%s/out", remote_dir);
+        cluster_run_payload_argv(req, rexa, zm->name, zd->name, dpath, odir,
+                                 &argv);
+        free(odir);
+    }
     {
         struct runscript rs = {NULL, remote_dir, NULL, NULL};
         char *title = xstrfmt("exa %s on %s, run %s", zm->name, zd->name, uuid);
@@ -1086,7 +1110,8 @@ int cluster_run_resume(const char *db_path, const char *regpath,
     int rc = -1;
 
     cluster_run_result_init(res);
-    if (open_paths(db_path, models_root, regpath, &st, &root, &reg, err) < 0)
+    if (cluster_run_open_paths(db_path, models_root, regpath, &st, &root, &reg,
+                               err) < 0)
         goto out;
     res->db_path = xstrdup(st->path);
     if (store_job_get(st, cluster, job_id, &res->job, err) < 0)

@@ -1,7 +1,9 @@
 /*
  * cluster_run.h - `exa pipeline run --cluster NAME|auto`: the main job on
  * a real cluster (doc/design.md §7), and its resumption by
- * `exa hpc wait`.
+ * `exa hpc wait`. This is `--via batch`; `--via worker` is
+ * libtask/pipeline_task.h, which shares the payload, the run id, the
+ * artifact check and the registration declared at the end of this file.
  *
  * Order (each step talks to the layer below it):
  *   1. resolve the cluster: `auto` ranks the ACTIVE clusters by placement
@@ -58,6 +60,7 @@
 #include "libstore/jobs.h"
 #include "libstore/models.h"
 #include "libtransport/transport.h"
+#include "libutil/strvec.h"
 
 /* Hex digits of a derived run id (cluster_run_id()). */
 #define CLUSTER_RUN_ID_LEN 12
@@ -108,6 +111,11 @@ struct cluster_run_request {
     int new_run;            /* 1: a fresh random run id, no adoption */
     const char *user;       /* who asks, for the run id; NULL:
                                audit_actor() (libstore/audit.h) */
+    int via_worker;         /* 1: run the payload as a task of the engine on
+                               a dial-back worker of the named cluster
+                               (--via worker: pipeline_task_run() in
+                               libtask/pipeline_task.h; cluster_run()
+                               refuses it) */
     struct cluster_run_hooks hooks;
 };
 
@@ -134,7 +142,16 @@ struct cluster_run_result {
     int dry_run;               /* the run was a dry run (req->dry_run) */
     char *dry_script;          /* dry run: the run.sh text */
     char *dry_remote_dir;      /* dry run: the job directory it would use */
-    struct strvec dry_command; /* dry run: the scheduler's submit argv */
+    struct strvec dry_command; /* dry run: the scheduler's submit argv;
+                                  via worker: the task's argv */
+    /* via worker (res->via_worker): the task, its last (or winning)
+     * attempt, the worker that ran it and that worker's Slurm job; a dry
+     * run puts the task spec it would queue (JSON) in dry_script */
+    int via_worker;
+    long long task_id, task_attempt; /* 0: none */
+    char *task_state, *task_reason;
+    long long task_exit_code; /* JOB_NULL_INT when unknown */
+    char *worker_id, *worker_job_id;
 };
 
 void cluster_run_result_init(struct cluster_run_result *res);
@@ -145,7 +162,7 @@ void cluster_run_result_release(struct cluster_run_result *res);
  * the SHA-256 (OpenSSL EVP_sha256) of the text
  *     "exa pipeline run v1\n" then one "KEY=VALUE\n" line per key, in this
  *     order: model dataset dataset_path stage_dataset dummy threads
- *     cluster user workdir partition qos account constraint time mem
+ *     cluster [via] user workdir partition qos account constraint time mem
  *     job_name array nodes ntasks cpus_per_task gpus hold
  * where a string VALUE is "LEN:TEXT" (LEN its byte count in decimal) or
  * "-" when absent, and numbers are decimal. model and dataset are the zoo
@@ -155,7 +172,9 @@ void cluster_run_result_release(struct cluster_run_result *res);
  * workdir is $EXAMLOPS_HPC_REMOTE_WORKDIR, else $EXAMLOPS_HPC_WORKDIR, as
  * set (the base of the run's directory on the cluster: another base is
  * another run, whose artifacts live elsewhere);
- * req->run_id, new_run and the paths are not part of it. The same request
+ * the line "via=worker" follows cluster only when req->via_worker (so
+ * batch ids are unchanged); req->run_id, new_run and the paths are not
+ * part of it. The same request
  * by the same user gives the same id on every host and run. out receives
  * CLUSTER_RUN_ID_LEN + 1 bytes, NUL-terminated. Never fails.
  */
@@ -222,5 +241,42 @@ char *cluster_run_fetch_artifacts(struct transport *t, const char *remote_dir,
                                   const char *models_root, const char *model,
                                   const char *run_uuid, char sha_hex[65],
                                   exa_error_t *err);
+
+/* ---- shared with the worker path (libtask/pipeline_task.h) ---- */
+
+/* Step 7 after the fetch: register the verified staging directory
+ * (owned: committed as the version's directory or removed; freed) with
+ * sha the SHA-256 of its SHA256SUMS, lineage from res->job (model,
+ * dataset, cluster, scheduler, job_id, run_uuid, id as job_ref) and any
+ * task fields already in res->mv. 0, or -1 with err. */
+int cluster_run_register_staged(store_t *st, char *staging, const char *sha,
+                                const char *models_root,
+                                const struct cluster_run_hooks *h,
+                                struct cluster_run_result *res,
+                                exa_error_t *err);
+
+/* The last n lines of text[0..len) without trailing blanks, malloc'ed. */
+char *cluster_run_tail_lines(const char *text, size_t len, int n);
+
+/*
+ * The training payload of a run, appended to argv: `rexa train --model
+ * MODEL --dataset DATASET --dataset-path DPATH --out=OUT_DIR [--dummy]
+ * [--threads=N] [--max-skip=S]` from req. Both paths (run.sh's payload
+ * and a worker's task) use it.
+ */
+void cluster_run_payload_argv(const struct cluster_run_request *req,
+                              const char *rexa, const char *model,
+                              const char *dataset, const char *dpath,
+                              const char *out_dir, struct strvec *argv);
+
+/* 1 when r is 1 to 64 of [A-Za-z0-9_-] (a --run-id), else 0. */
+int cluster_run_valid_id(const char *r);
+
+/* Open the store at db_path (NULL: default) and resolve the models root
+ * and registry path (NULL: defaults), all malloc'ed / opened for the
+ * caller. 0, or -1 with err. */
+int cluster_run_open_paths(const char *db_path, const char *models_root,
+                           const char *regpath, store_t **st, char **root,
+                           char **reg, exa_error_t *err);
 
 #endif

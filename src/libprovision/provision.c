@@ -502,6 +502,8 @@ static int worker_fits(const struct worker_rec *w, const struct task_shape *s,
     if (strcmp(w->state, "attached") || w->drain_requested ||
         w->cpus < s->cpus || w->gpus < s->gpus || w->ram_mb < s->ram_mb)
         return 0;
+    if (s->cluster && (!w->cluster || strcmp(w->cluster, s->cluster)))
+        return 0; /* pinned to another cluster's workers */
     if (w->walltime_end_at > 0 && w->walltime_end_at - now < s->timeout_s + 60)
         return 0;
     while (q && *q) {
@@ -793,6 +795,8 @@ static int decide(struct provisioner *p, double now, exa_error_t *err)
                 const struct prov_profile *pf = &p->cfg.v[i].p[k];
                 if (!profile_fits(pf, &sh[s]))
                     continue;
+                if (sh[s].cluster && strcmp(p->cfg.v[i].cluster, sh[s].cluster))
+                    continue; /* a pinned task: its cluster's profiles only */
                 if (!bp || pf->gpus < bp->gpus ||
                     (pf->gpus == bp->gpus &&
                      (pf->cpus < bp->cpus ||

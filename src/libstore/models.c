@@ -24,6 +24,7 @@ void model_version_init(struct model_version *mv)
     mv->rmse = mv->mse = mv->mape = NAN;
     mv->train_rows = mv->val_rows = mv->skipped_rows = JOB_NULL_INT;
     mv->job_ref = JOB_NULL_INT;
+    mv->task_id = mv->task_attempt = JOB_NULL_INT;
 }
 
 void model_version_release(struct model_version *mv)
@@ -39,6 +40,7 @@ void model_version_release(struct model_version *mv)
     free(mv->scheduler);
     free(mv->job_id);
     free(mv->run_uuid);
+    free(mv->worker_id);
     free(mv->created_at);
     model_version_init(mv);
 }
@@ -94,8 +96,8 @@ static int insert_version(store_t *st, struct model_version *mv,
         "INSERT INTO model_versions (model, version, stage, rmse, mse, mape,"
         " metrics, dataset, dataset_path, train_rows, val_rows, skipped_rows,"
         " artifact_path, artifact_sha256, job_ref, cluster, scheduler,"
-        " job_id, run_uuid, created_at)"
-        " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+        " job_id, run_uuid, created_at, task_id, task_attempt, worker_id)"
+        " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
         err);
     int i = 1, rc;
     if (!stmt)
@@ -120,6 +122,9 @@ static int insert_version(store_t *st, struct model_version *mv,
     store_bind_text(stmt, i++, mv->job_id);
     store_bind_text(stmt, i++, mv->run_uuid);
     store_bind_text(stmt, i++, now);
+    bind_int(stmt, i++, mv->task_id);
+    bind_int(stmt, i++, mv->task_attempt);
+    store_bind_text(stmt, i++, mv->worker_id);
     rc = sqlite3_step(stmt);
     sqlite3_finalize(stmt);
     if (rc != SQLITE_DONE)
@@ -261,7 +266,8 @@ int store_model_versions(store_t *st, const char *model, long long version,
         "SELECT id, model, version, stage, rmse, mse, mape, metrics,"
         " dataset, dataset_path, train_rows, val_rows, skipped_rows,"
         " artifact_path, artifact_sha256, job_ref, cluster, scheduler,"
-        " job_id, run_uuid, created_at FROM model_versions"
+        " job_id, run_uuid, created_at, task_id, task_attempt, worker_id"
+        " FROM model_versions"
         " WHERE model = ? AND (? <= 0 OR version = ?) ORDER BY version",
         err);
     struct model_version *list = NULL;
@@ -299,6 +305,9 @@ int store_model_versions(store_t *st, const char *model, long long version,
         mv->job_id = col_str(stmt, i++);
         mv->run_uuid = col_str(stmt, i++);
         mv->created_at = col_str(stmt, i++);
+        mv->task_id = col_int(stmt, i++);
+        mv->task_attempt = col_int(stmt, i++);
+        mv->worker_id = col_str(stmt, i++);
     }
     sqlite3_finalize(stmt);
     if (rc != SQLITE_DONE) {
@@ -341,6 +350,11 @@ json_t *model_version_to_json(const struct model_version *mv)
     jx_set(lin, "cluster", jx_str(mv->cluster));
     jx_set(lin, "scheduler", jx_str(mv->scheduler));
     jx_set(lin, "run_uuid", jx_str(mv->run_uuid));
+    if (mv->task_id != JOB_NULL_INT) { /* trained by a task of a worker */
+        jx_set(lin, "task_id", json_integer(mv->task_id));
+        jx_set(lin, "task_attempt", int_or_null(mv->task_attempt));
+        jx_set(lin, "worker_id", jx_str(mv->worker_id));
+    }
     jx_set(o, "lineage", lin);
     jx_set(o, "created_at", jx_str(mv->created_at));
     return o;

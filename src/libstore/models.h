@@ -32,7 +32,12 @@ struct model_version {
     char *artifact_sha256; /* hex SHA-256 of the artifact's SHA256SUMS */
     long long job_ref;     /* jobs.id of the producing job, or JOB_NULL_INT */
     char *cluster, *scheduler, *job_id, *run_uuid; /* lineage, copied */
-    char *created_at;                              /* set by the store */
+    /* trained by a task of the engine (--via worker): its id and attempt
+     * (JOB_NULL_INT otherwise) and the worker (NULL); job_id is then the
+     * worker's Slurm job */
+    long long task_id, task_attempt;
+    char *worker_id;
+    char *created_at; /* set by the store */
 };
 
 /* Strings NULL, integers JOB_NULL_INT, reals NaN. */
@@ -97,7 +102,8 @@ int store_model_versions(store_t *st, const char *model, long long version,
 /*
  * New JSON object for mv: its columns, "metrics": {rmse, mse, mape},
  * "evaluation": the stored metrics text parsed back (null if absent or not
- * JSON) and "lineage": {job_ref, job_id, cluster, scheduler, run_uuid}.
+ * JSON) and "lineage": {job_ref, job_id, cluster, scheduler, run_uuid,
+ * and for a version a task trained: task_id, task_attempt, worker_id}.
  * NaN values become null.
  */
 json_t *model_version_to_json(const struct model_version *mv);

@@ -226,8 +226,10 @@ int store_provreq_attach(store_t *st, const char *id, exa_error_t *err)
 
 void task_shapes_free(struct task_shape *v, size_t n)
 {
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < n; i++) {
         free(v[i].labels);
+        free(v[i].cluster);
+    }
     free(v);
 }
 
@@ -236,9 +238,10 @@ int store_task_shapes(store_t *st, double since, struct task_shape **v,
 {
     sqlite3_stmt *s = store_prepare(
         st,
-        "SELECT cpus, gpus, ram_mb, timeout_s, labels, count(*) FROM tasks"
-        " WHERE state = 'queued' AND queued_since <= ?"
-        " GROUP BY cpus, gpus, ram_mb, timeout_s, labels ORDER BY min(id)",
+        "SELECT cpus, gpus, ram_mb, timeout_s, labels, count(*), cluster"
+        " FROM tasks WHERE state = 'queued' AND queued_since <= ?"
+        " GROUP BY cpus, gpus, ram_mb, timeout_s, labels, cluster"
+        " ORDER BY min(id)",
         err);
     struct task_shape *out = NULL;
     size_t cnt = 0, alloc = 0;
@@ -254,6 +257,7 @@ int store_task_shapes(store_t *st, double since, struct task_shape **v,
         out[cnt].timeout_s = sqlite3_column_double(s, 3);
         out[cnt].labels = col_dup(s, 4);
         out[cnt].count = sqlite3_column_int64(s, 5);
+        out[cnt].cluster = col_dup(s, 6);
         cnt++;
     }
     sqlite3_finalize(s);
@@ -273,7 +277,7 @@ int store_task_shape_reason(store_t *st, const struct task_shape *sh,
         st,
         "UPDATE tasks SET reason = ?6 WHERE state = 'queued' AND cpus = ?1"
         " AND gpus = ?2 AND ram_mb = ?3 AND timeout_s = ?4 AND labels = ?5"
-        " AND reason IS NOT ?6",
+        " AND reason IS NOT ?6 AND cluster IS ?7",
         err);
     int rc;
     if (!s)
@@ -284,6 +288,7 @@ int store_task_shape_reason(store_t *st, const struct task_shape *sh,
     sqlite3_bind_double(s, 4, sh->timeout_s);
     store_bind_text(s, 5, sh->labels ? sh->labels : "");
     store_bind_text(s, 6, reason);
+    store_bind_text(s, 7, sh->cluster);
     rc = sqlite3_step(s);
     sqlite3_finalize(s);
     if (rc != SQLITE_DONE)

@@ -51,6 +51,7 @@ struct task_shape {
     long long cpus, gpus, ram_mb, count;
     double timeout_s;
     char *labels;
+    char *cluster; /* NULL: any cluster; else only this one's workers */
 };
 /* Queued tasks queued at or before since, grouped by shape. */
 int store_task_shapes(store_t *st, double since, struct task_shape **v,

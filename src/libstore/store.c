@@ -268,6 +268,19 @@ static const char *const migrations[] = {
     /* 8: a node's address (Slurm NodeAddr) for Prometheus file_sd
      * targets (libobserve/file_sd.h); NULL: the node name */
     "ALTER TABLE nodes ADD COLUMN addr TEXT;",
+    /*
+     * 9: tasks pinned to a cluster and owned by a run (`exa pipeline run
+     * --via worker`, doc/pipeline-run.md): a task whose cluster is set is
+     * leased only to a worker whose join token named that cluster; run_id
+     * finds the run's task again. A version trained by a task names it,
+     * its attempt and the worker in its lineage.
+     */
+    "ALTER TABLE tasks ADD COLUMN cluster TEXT;"
+    "ALTER TABLE tasks ADD COLUMN run_id TEXT;"
+    "CREATE INDEX ix_tasks_run ON tasks(run_id, id);"
+    "ALTER TABLE model_versions ADD COLUMN task_id INTEGER;"
+    "ALTER TABLE model_versions ADD COLUMN task_attempt INTEGER;"
+    "ALTER TABLE model_versions ADD COLUMN worker_id TEXT;",
 };
 
 #define NMIGRATIONS ((int)(sizeof(migrations) / sizeof(migrations[0])))

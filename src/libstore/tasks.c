@@ -75,6 +75,8 @@ void task_rec_release(struct task_rec *t)
     free(t->labels);
     free(t->reason);
     free(t->worker_id);
+    free(t->cluster);
+    free(t->run_id);
     task_rec_init(t);
 }
 
@@ -196,7 +198,7 @@ int store_engine_set(store_t *st, const char *key, const char *value,
     " t.timeout_s, t.attempt, t.infra_failures, t.max_infra, t.created_at,"    \
     " t.queued_since, t.ended_at, t.done_attempt, t.exit_code, t.signal,"      \
     " t.reason, (SELECT a.worker_id FROM task_attempts a"                      \
-    "  WHERE a.task_id = t.id AND a.attempt = t.attempt)"
+    "  WHERE a.task_id = t.id AND a.attempt = t.attempt), t.cluster, t.run_id"
 
 static void task_row(sqlite3_stmt *s, struct task_rec *t)
 {
@@ -220,6 +222,8 @@ static void task_row(sqlite3_stmt *s, struct task_rec *t)
     t->signal = col_int(s, 16);
     t->reason = col_dup(s, 17);
     t->worker_id = col_dup(s, 18);
+    t->cluster = col_dup(s, 19);
+    t->run_id = col_dup(s, 20);
 }
 
 static int task_rows(store_t *st, sqlite3_stmt *s, struct task_rec **v,
@@ -248,8 +252,8 @@ int store_task_insert(store_t *st, const struct task_rec *t, long long *id,
     sqlite3_stmt *s = store_prepare(
         st,
         "INSERT INTO tasks (state, spec, labels, cpus, gpus, ram_mb,"
-        " timeout_s, max_infra, created_at, queued_since)"
-        " VALUES ('queued', ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        " timeout_s, max_infra, created_at, queued_since, cluster, run_id)"
+        " VALUES ('queued', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         err);
     if (!s)
         return -1;
@@ -262,6 +266,8 @@ int store_task_insert(store_t *st, const struct task_rec *t, long long *id,
     sqlite3_bind_int64(s, 7, t->max_infra);
     sqlite3_bind_double(s, 8, t->created_at);
     sqlite3_bind_double(s, 9, t->created_at);
+    store_bind_text(s, 10, t->cluster);
+    store_bind_text(s, 11, t->run_id);
     if (step_done(st, s, "inserting a task", err) < 0)
         return -1;
     if (id)
@@ -330,14 +336,15 @@ int store_task_counts(store_t *st, long long counts[5], exa_error_t *err)
 
 int store_task_queued_fitting(store_t *st, long long cpus, long long gpus,
                               long long ram_mb, double timeout_max,
-                              long long limit, struct task_rec **v, size_t *n,
-                              exa_error_t *err)
+                              const char *cluster, long long limit,
+                              struct task_rec **v, size_t *n, exa_error_t *err)
 {
     sqlite3_stmt *s = store_prepare(
         st,
         "SELECT " TASK_COLS " FROM tasks t WHERE t.state = 'queued'"
         " AND t.cpus <= ?1 AND t.gpus <= ?2 AND t.ram_mb <= ?3"
-        " AND (?4 < 0 OR t.timeout_s <= ?4) ORDER BY t.id LIMIT ?5",
+        " AND (?4 < 0 OR t.timeout_s <= ?4)"
+        " AND (t.cluster IS NULL OR t.cluster = ?6) ORDER BY t.id LIMIT ?5",
         err);
     if (!s)
         return -1;
@@ -346,6 +353,22 @@ int store_task_queued_fitting(store_t *st, long long cpus, long long gpus,
     sqlite3_bind_int64(s, 3, ram_mb);
     sqlite3_bind_double(s, 4, timeout_max);
     sqlite3_bind_int64(s, 5, limit > 0 ? limit : -1);
+    store_bind_text(s, 6, cluster);
+    return task_rows(st, s, v, n, err);
+}
+
+int store_task_list_run(store_t *st, const char *run_id, const char *cluster,
+                        struct task_rec **v, size_t *n, exa_error_t *err)
+{
+    sqlite3_stmt *s = store_prepare(st,
+                                    "SELECT " TASK_COLS " FROM tasks t"
+                                    " WHERE t.run_id = ?1 AND t.cluster = ?2"
+                                    " ORDER BY t.id DESC",
+                                    err);
+    if (!s)
+        return -1;
+    store_bind_text(s, 1, run_id);
+    store_bind_text(s, 2, cluster);
     return task_rows(st, s, v, n, err);
 }
 
@@ -633,6 +656,35 @@ int store_artifact_hash(store_t *st, long long task_id, long long attempt,
         xsnprintf(sha_out, 65, "%s", h ? h : "");
         sqlite3_finalize(s);
         return 1;
+    }
+    sqlite3_finalize(s);
+    if (rc != SQLITE_DONE)
+        return store_err(st, err, "reading an artifact");
+    return 0;
+}
+
+int store_artifact_get(store_t *st, long long task_id, long long attempt,
+                       const char *name, char sha_out[65], char **path,
+                       exa_error_t *err)
+{
+    sqlite3_stmt *s = store_prepare(
+        st,
+        "SELECT sha256, path FROM task_artifacts WHERE task_id = ?"
+        " AND attempt = ? AND name = ?",
+        err);
+    int rc;
+    if (!s)
+        return -1;
+    sqlite3_bind_int64(s, 1, task_id);
+    sqlite3_bind_int64(s, 2, attempt);
+    store_bind_text(s, 3, name);
+    rc = sqlite3_step(s);
+    if (rc == SQLITE_ROW) {
+        const char *h = (const char *)sqlite3_column_text(s, 0);
+        xsnprintf(sha_out, 65, "%s", h ? h : "");
+        *path = col_dup(s, 1);
+        sqlite3_finalize(s);
+        return *path ? 1 : 0;
     }
     sqlite3_finalize(s);
     if (rc != SQLITE_DONE)

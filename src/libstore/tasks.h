@@ -32,6 +32,9 @@ struct task_rec {
     long long done_attempt, exit_code, signal; /* TASK_NULL_INT if none */
     char *reason;
     char *worker_id; /* reads: worker of the latest attempt, or NULL */
+    char *cluster;   /* NULL: any worker; else only workers whose join
+                        token named this cluster (migration 9) */
+    char *run_id;    /* the `exa pipeline run` that queued it, or NULL */
 };
 
 struct attempt_rec {
@@ -90,8 +93,8 @@ int store_engine_set(store_t *st, const char *key, const char *value,
 
 /*
  * Insert a queued task from t (borrowed: spec, labels, cpus, gpus, ram_mb,
- * timeout_s, max_infra, created_at); *id gets the new id. 0 or -1 with
- * err (EXA_ECONFIG).
+ * timeout_s, max_infra, created_at, cluster, run_id); *id gets the new id. 0 or
+ * -1 with err (EXA_ECONFIG).
  */
 int store_task_insert(store_t *st, const struct task_rec *t, long long *id,
                       exa_error_t *err);
@@ -110,13 +113,20 @@ int store_task_list(store_t *st, const char *state, long long limit,
 int store_task_counts(store_t *st, long long counts[5], exa_error_t *err);
 /*
  * Queued tasks, oldest first, whose cpus, gpus, ram_mb and timeout_s are
- * at most the given ones (timeout_max < 0: no bound); at most limit. The
- * caller filters labels. *v and *n as store_task_list.
+ * at most the given ones (timeout_max < 0: no bound) and that are not
+ * pinned to a cluster other than cluster (NULL: only unpinned tasks); at
+ * most limit. The caller filters labels. *v and *n as store_task_list.
  */
 int store_task_queued_fitting(store_t *st, long long cpus, long long gpus,
                               long long ram_mb, double timeout_max,
-                              long long limit, struct task_rec **v, size_t *n,
-                              exa_error_t *err);
+                              const char *cluster, long long limit,
+                              struct task_rec **v, size_t *n, exa_error_t *err);
+/*
+ * The tasks of run run_id pinned to cluster, newest first. *v
+ * (task_rec_free_list) and *n. 0 or -1 with err.
+ */
+int store_task_list_run(store_t *st, const char *run_id, const char *cluster,
+                        struct task_rec **v, size_t *n, exa_error_t *err);
 /*
  * Lease: if task id is queued, set it leased with attempt+1 and insert
  * the open attempt (worker_id, leased_at = now, lease_expires_at). Returns
@@ -192,6 +202,11 @@ long long store_result_count(store_t *st, long long task_id, exa_error_t *err);
 int store_artifact_put(store_t *st, long long task_id, long long attempt,
                        const char *name, const char *sha256, long long size,
                        const char *path, double now, exa_error_t *err);
+/* The stored hash (sha_out, 65 bytes) and file (*path, malloc'ed) of an
+ * artifact; 1 found, 0 none, -1 err. */
+int store_artifact_get(store_t *st, long long task_id, long long attempt,
+                       const char *name, char sha_out[65], char **path,
+                       exa_error_t *err);
 /* The stored hash of an artifact into sha_out (65 bytes); 1, 0 none, -1. */
 int store_artifact_hash(store_t *st, long long task_id, long long attempt,
                         const char *name, char sha_out[65], exa_error_t *err);

@@ -1111,6 +1111,7 @@ static int try_lease(task_engine_t *e, struct mworker *w, long long n,
     if (req_begin(e, err) < 0)
         return -1;
     if (store_task_queued_fitting(e->st, w->cpus, w->gpus, w->ram_mb, tmax,
+                                  w->cluster && *w->cluster ? w->cluster : NULL,
                                   n * 4 + 16, &v, &nv, err) < 0)
         goto fail;
     for (size_t i = 0; i < nv && got < n; i++) {
@@ -1632,10 +1633,23 @@ out:
 int task_submit(store_t *st, const struct tp_spec *spec, double now,
                 long long *id, exa_error_t *err)
 {
+    return task_submit_pinned(st, spec, NULL, NULL, now, id, err);
+}
+
+int task_submit_pinned(store_t *st, const struct tp_spec *spec,
+                       const char *cluster, const char *run_id, double now,
+                       long long *id, exa_error_t *err)
+{
     struct task_rec t;
-    json_t *j = tp_spec_encode(spec);
+    json_t *j;
     int rc;
+    if (cluster && !tp_name_ok(cluster))
+        return exa_err(err, EXA_EUSAGE,
+                       "cluster '%s' is not a name of [A-Za-z0-9._-]", cluster);
+    j = tp_spec_encode(spec);
     task_rec_init(&t);
+    t.cluster = cluster ? xstrdup(cluster) : NULL;
+    t.run_id = run_id ? xstrdup(run_id) : NULL;
     t.spec = jx_dumps_canonical(j);
     json_decref(j);
     t.labels = tp_spec_labels(spec);

@@ -188,6 +188,17 @@ void te_counters_get(task_engine_t *e, struct te_counters *out);
 int task_submit(store_t *st, const struct tp_spec *spec, double now,
                 long long *id, exa_error_t *err);
 /*
+ * task_submit, pinned: cluster (a name, or NULL for any worker) is the
+ * only cluster whose workers may lease the task - a worker is of cluster
+ * C when its join token named C (a provisioned worker's token names its
+ * provisioner's cluster; labels a worker claims never count), and the
+ * provisioner asks only C's profiles for it. run_id (NULL: none) is kept
+ * on the row for store_task_list_run(). A bad cluster name is EXA_EUSAGE.
+ */
+int task_submit_pinned(store_t *st, const struct tp_spec *spec,
+                       const char *cluster, const char *run_id, double now,
+                       long long *id, exa_error_t *err);
+/*
  * Cancel task id: queued or leased -> cancelled (an open lease is closed
  * revoked; its worker is told on its next heartbeat). Returns 0, 1 when
  * the task was already terminal (nothing changed), or -1 with err

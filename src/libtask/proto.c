@@ -216,6 +216,7 @@ void tp_spec_release(struct tp_spec *s)
     strv_free(s->labels, s->nlabels);
     strv_free(s->outputs, s->noutputs);
     free(s->cwd);
+    free(s->outputs_dir);
     memset(s, 0, sizeof(*s));
 }
 
@@ -308,7 +309,8 @@ int tp_spec_decode(const json_t *o, struct tp_spec *out, exa_error_t *err)
         get_int(what, o, "gpus", 0, 1024, 0, 0, &s.gpus, err) < 0 ||
         get_int(what, o, "ram_mb", 0, 1LL << 40, 0, 0, &s.ram_mb, err) < 0 ||
         get_names(what, o, "labels", 64, &s.labels, &s.nlabels, err) < 0 ||
-        get_names(what, o, "outputs", 256, &s.outputs, &s.noutputs, err) < 0)
+        get_names(what, o, "outputs", 256, &s.outputs, &s.noutputs, err) < 0 ||
+        get_name(what, o, "outputs_dir", 0, &s.outputs_dir, err) < 0)
         goto fail;
     *out = s;
     return 0;
@@ -347,6 +349,8 @@ json_t *tp_spec_encode(const struct tp_spec *s)
     json_object_set_new(o, "ram_mb", json_integer(s->ram_mb));
     json_object_set_new(o, "labels", l);
     json_object_set_new(o, "outputs", outs);
+    if (s->outputs_dir)
+        json_object_set_new(o, "outputs_dir", jx_str(s->outputs_dir));
     return o;
 }
 

@@ -43,7 +43,10 @@ struct tp_spec {
     size_t nlabels;
     char **outputs; /* artifact names the worker uploads after exit */
     size_t noutputs;
-    int noop; /* "kind":"noop": the worker runs nothing (benchmarks) */
+    char *outputs_dir; /* a name: the outputs are read from this directory
+                          under the working directory; NULL: from the
+                          working directory itself */
+    int noop;          /* "kind":"noop": the worker runs nothing (benchmarks) */
 };
 void tp_spec_release(struct tp_spec *s);
 /*
@@ -51,7 +54,7 @@ void tp_spec_release(struct tp_spec *s);
  * no NUL; env: object of string values with names [A-Za-z_][A-Za-z0-9_]*;
  * cwd: absolute path; timeout_s: 1..2592000 (30 days, default 3600);
  * cpus 1..4096 (default 1), gpus 0..1024, ram_mb 0..2^40; labels and
- * outputs: arrays of names.
+ * outputs: arrays of names; outputs_dir: a name (absent: null).
  */
 int tp_spec_decode(const json_t *obj, struct tp_spec *out, exa_error_t *err);
 /* New reference: the canonical object of s (what tasks.spec stores). */

@@ -46,6 +46,8 @@ static json_t *task_obj(const struct task_rec *t, int with_spec)
     json_object_set_new(o, "ram_mb", json_integer(t->ram_mb));
     json_object_set_new(o, "timeout_s", jx_real(t->timeout_s));
     json_object_set_new(o, "labels", labels_arr(t->labels));
+    json_object_set_new(o, "cluster", jx_str(t->cluster));
+    json_object_set_new(o, "run_id", jx_str(t->run_id));
     json_object_set_new(o, "argv",
                         spec && json_object_get(spec, "argv")
                             ? json_incref(json_object_get(spec, "argv"))

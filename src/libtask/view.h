@@ -13,7 +13,8 @@
 #include "libstore/store.h"
 
 /* {"tasks": [{id, state, attempt, cpus, gpus, ram_mb, timeout_s, labels,
- * argv, worker, exit_code, reason, created_at, ended_at}], "counts":
+ * cluster (pinned, or null), run_id (of `exa pipeline run --via worker`,
+ * or null), argv, worker, exit_code, reason, created_at, ended_at}], "counts":
  * {queued, leased, done, failed, cancelled}}; state NULL for all. */
 json_t *task_view_list(store_t *st, const char *state, long long limit,
                        exa_error_t *err);

@@ -474,7 +474,10 @@ static json_t *finish(struct worker *w, CURL *h, struct attempt *a, int status)
     for (size_t i = 0; i < a->spec.noutputs && !code && !sig; i++) {
         char hex[65];
         long long size;
-        char *f = xstrfmt("%s/%s", base, a->spec.outputs[i]);
+        char *f = a->spec.outputs_dir
+                      ? xstrfmt("%s/%s/%s", base, a->spec.outputs_dir,
+                                a->spec.outputs[i])
+                      : xstrfmt("%s/%s", base, a->spec.outputs[i]);
         int fd;
         if (sha_file(f, hex, &size) == 0 &&
             (fd = open(f, O_RDONLY | O_CLOEXEC)) >= 0) {

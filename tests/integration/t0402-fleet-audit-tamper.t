@@ -133,7 +133,7 @@ v2_objects="'clusters','nodes','jobs','ix_jobs_model','ix_jobs_state','ix_jobs_r
 drops=$(sqlite3 "$T/v1.db" "SELECT 'DROP ' || upper(type) || ' IF EXISTS ' || name || ';'
     FROM sqlite_master WHERE name NOT IN ($v2_objects) AND name NOT LIKE 'sqlite_autoindex%'
     ORDER BY CASE type WHEN 'trigger' THEN 0 WHEN 'index' THEN 1 ELSE 2 END")
-sqlite3 "$T/v1.db" "$drops ALTER TABLE clusters DROP COLUMN audit_hash; ALTER TABLE nodes DROP COLUMN addr; PRAGMA user_version=2"
+sqlite3 "$T/v1.db" "$drops ALTER TABLE clusters DROP COLUMN audit_hash; ALTER TABLE nodes DROP COLUMN addr; ALTER TABLE model_versions DROP COLUMN task_id; ALTER TABLE model_versions DROP COLUMN task_attempt; ALTER TABLE model_versions DROP COLUMN worker_id; PRAGMA user_version=2"
 out=$(EXAMLOPS_DB=$T/v1.db "$EXA" --json hpc audit --verify); rc=$?
 is "$rc" 0 "a migrated version-2 database verifies"
 is "$(sqlite3 "$T/v1.db" "SELECT count FROM audit_head")" \

@@ -408,6 +408,12 @@ static void test_run_id(void **state)
     cluster_run_id(&req, &r, "alice", other);
     assert_string_not_equal(other, id);
     req.dummy = 1;
+    /* --via worker is another run of the same ask (the batch id above is
+     * the text without a via line) */
+    req.via_worker = 1;
+    cluster_run_id(&req, &r, "alice", other);
+    assert_string_not_equal(other, id);
+    req.via_worker = 0;
     /* a value cannot run into the next key: "debug" + no qos differs
      * from "debu" + qos "g" */
     r.partition = "debu";

@@ -601,6 +601,85 @@ static void test_fit_labels_and_walltime(void **state)
     free(tok);
 }
 
+/* A task pinned to a cluster (task_submit_pinned) is leased only by a
+ * worker whose join token named that cluster; a worker of another
+ * cluster or of none gets the unpinned tasks only. */
+static char *attach_of(struct fx *f, const char *worker, const char *cluster)
+{
+    exa_error_t err = EXA_ERROR_INIT;
+    char *tok = task_join_mint(f->st, NULL, worker, cluster, NULL, NULL, 60,
+                               f->t, &err);
+    char *b, *sess;
+    struct te_reply r = {0};
+    if (!tok)
+        fail_msg("mint: %s", err.text);
+    b = reg_body(worker, tok, "nonce-0123456789abcdef", 4, NULL);
+    te_register(f->e, b, strlen(b), "127.0.0.1", NULL, &r);
+    assert_int_equal(r.status, 201);
+    sess = xstrdup(jx_get_str(r.body, "session_token", ""));
+    te_reply_release(&r);
+    free(b);
+    free(tok);
+    return sess;
+}
+
+static void test_cluster_pin(void **state)
+{
+    struct fx *f = *state;
+    json_t *j = json_loads("{\"argv\":[\"x\"],\"outputs\":[\"a\"],"
+                           "\"outputs_dir\":\"out\"}",
+                           0, NULL);
+    struct tp_spec sp;
+    exa_error_t err = EXA_ERROR_INIT;
+    long long pinned = 0, free1, free2, ids[8];
+    struct task_rec t;
+    char *sa, *sn, *sb;
+    assert_int_equal(tp_spec_decode(j, &sp, &err), 0);
+    json_decref(j);
+    assert_string_equal(sp.outputs_dir, "out");
+    assert_int_equal(
+        task_submit_pinned(f->st, &sp, "testb", "run1", f->t, &pinned, &err),
+        0);
+    assert_int_equal(
+        task_submit_pinned(f->st, &sp, "bad/name", NULL, f->t, &free1, &err),
+        -1);
+    assert_int_equal(err.code, EXA_EUSAGE);
+    tp_spec_release(&sp);
+    free1 = submit(f, "{\"argv\":[\"x\"]}");
+    free2 = submit(f, "{\"argv\":[\"x\"]}");
+    assert_int_equal(store_task_get(f->st, pinned, &t, &err), 0);
+    assert_string_equal(t.cluster, "testb");
+    assert_string_equal(t.run_id, "run1");
+    task_rec_release(&t);
+    sa = attach_of(f, "wa", "testa"); /* another cluster */
+    sn = attach_of(f, "wn", NULL);    /* none */
+    sb = attach_of(f, "wb", "testb");
+    assert_int_equal(lease(f, "wa", sa, 1, ids, NULL), 1);
+    assert_int_equal(ids[0], free1);
+    assert_int_equal(lease(f, "wn", sn, 8, ids, NULL), 1);
+    assert_int_equal(ids[0], free2);
+    assert_int_equal(lease(f, "wa", sa, 8, NULL, NULL), 0);
+    task_state(f, pinned, "queued", 0);
+    assert_int_equal(lease(f, "wb", sb, 8, ids, NULL), 1);
+    assert_int_equal(ids[0], pinned);
+    {
+        struct task_rec *v = NULL;
+        size_t n = 0;
+        assert_int_equal(
+            store_task_list_run(f->st, "run1", "testb", &v, &n, &err), 0);
+        assert_int_equal(n, 1);
+        assert_int_equal(v[0].id, pinned);
+        task_rec_free_list(v, n);
+        assert_int_equal(
+            store_task_list_run(f->st, "run1", "testa", &v, &n, &err), 0);
+        assert_int_equal(n, 0);
+        task_rec_free_list(v, n);
+    }
+    free(sa);
+    free(sn);
+    free(sb);
+}
+
 static void test_capacity_bounds_leases(void **state)
 {
     struct fx *f = *state;
@@ -947,6 +1026,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_cancel_revokes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_fit_labels_and_walltime, setup,
                                         teardown),
+        cmocka_unit_test_setup_teardown(test_cluster_pin, setup, teardown),
         cmocka_unit_test_setup_teardown(test_capacity_bounds_leases, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_timeout_cap_and_bye_and_drain,
