@@ -781,6 +781,28 @@ int gate_job_insert(struct gate *g, const struct job_rec *j, long long *id_out,
     return -1;
 }
 
+int gate_recheck_active(struct gate *g, exa_error_t *err)
+{
+    struct cluster_row row = {0};
+    int found, rc = -1;
+    if (g->mock)
+        return 0;
+    found = store_cluster_get(g->st, g->name, &row, err);
+    if (found < 0)
+        return -1;
+    if (!found)
+        rc = exa_err(err, EXA_ENOTFOUND, "unknown cluster: '%s'", g->name);
+    else if (!row.state || strcmp(row.state, "ACTIVE"))
+        rc = exa_err(err, EXA_ENOTAPPROVED,
+                     "cluster '%s' is %s: nothing is recorded ('exa hpc "
+                     "approve %s')",
+                     g->name, row.state ? row.state : "unknown", g->name);
+    else
+        rc = bound_to_chain(g->st, &row, NULL, err);
+    cluster_row_release(&row);
+    return rc;
+}
+
 void gate_submit_out_release(struct gate_submit_out *out)
 {
     sched_submit_result_release(&out->sr);

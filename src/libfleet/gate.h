@@ -214,6 +214,17 @@ int gate_submit(struct gate *g, const struct gate_submit_req *r,
 void gate_submit_out_release(struct gate_submit_out *out);
 
 /*
+ * For work the caller records on the gate's cluster in its own
+ * transaction (the task of `exa pipeline run --via worker`): inside that
+ * open transaction on gate_store(g), check again that the cluster is
+ * ACTIVE and its row bound to its audit chain, as gate_job_insert() does
+ * for a job row. 0 (always in mock mode), or -1 with err
+ * (EXA_ENOTAPPROVED, EXA_ENOTFOUND, or the binding's error); the caller
+ * then rolls back.
+ */
+int gate_recheck_active(struct gate *g, exa_error_t *err);
+
+/*
  * Record the job j (borrowed; j->cluster is ignored and set to
  * gate_name(g)) just submitted through g. On a registered cluster the row
  * is inserted by store_job_insert_checked(): one BEGIN IMMEDIATE

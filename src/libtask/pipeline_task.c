@@ -590,9 +590,17 @@ int pipeline_task_run(const struct cluster_run_request *req,
         }
     }
     if (!id) {
-        if (task_submit_pinned(st, &spec, req->cluster, uuid,
-                               te_wallclock(NULL), &id, err) < 0)
+        /* ACTIVE again in the transaction that queues the task */
+        if (store_begin(st, err) < 0)
             goto out;
+        if (gate_recheck_active(g, err) < 0 ||
+            task_submit_pinned(st, &spec, req->cluster, uuid,
+                               te_wallclock(NULL), &id, err) < 0 ||
+            store_commit(st, err) < 0) {
+            store_rollback(st);
+            id = 0;
+            goto out;
+        }
         step(h, "queue",
              "task %lld for the workers of %s: %lld CPU(s), %lld GPU(s), "
              "timeout %.0f s, run %s",

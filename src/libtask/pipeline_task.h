@@ -14,7 +14,8 @@
  *      queued); a queued or leased task of the run on C is adopted; a
  *      done one is adopted to finish its registration; after only failed
  *      or cancelled tasks a new one is queued;
- *   3. queue the task pinned to C (task_submit_pinned: only workers whose
+ *   3. queue the task (ACTIVE checked again in its transaction,
+ *      gate_recheck_active) pinned to C (task_submit_pinned: only workers whose
  *      join token names C lease it; the provisioner asks only C's
  *      profiles) with the argv of cluster_run_payload_argv(), --out=out
  *      in the attempt's directory, outputs SHA256SUMS model.json

@@ -389,6 +389,62 @@ static void test_insert_active(void **state)
     store_close(st);
 }
 
+/* gate_recheck_active: in the caller's transaction, a cluster that left
+ * ACTIVE (or whose row no longer matches its audit chain) after the gate
+ * opened refuses, so nothing is recorded for it. */
+static void test_recheck_active(void **state)
+{
+    exa_error_t err = EXA_ERROR_INIT;
+    store_t *st = store_open(NULL, &err);
+    struct gate_req req = {0};
+    struct gate *g;
+    (void)state;
+    assert_non_null(st);
+    {
+        /* a local-transport cluster: no host is asked */
+        struct gov_connect_req q = {0};
+        char *reg = xstrfmt("%s/clusters.yaml", dir);
+        q.name = "act3";
+        q.scheduler = "slurm";
+        q.transport = "local";
+        if (gov_connect(st, reg, &q, "unit", NULL, &err) < 0 ||
+            gov_approve(st, reg, "act3", NULL, "unit", NULL, &err) < 0)
+            fail_msg("connect act3: %s", err.text);
+        free(reg);
+    }
+    req.cluster = "act3";
+    req.purpose = GATE_SCHEDULE;
+    req.st = st;
+    g = gate_open(&req, &err);
+    if (!g)
+        fail_msg("gate_open: %s", err.text);
+    assert_int_equal(store_begin(st, &err), 0);
+    assert_int_equal(gate_recheck_active(g, &err), 0);
+    store_rollback(st);
+    assert_int_equal(
+        store_exec(st,
+                   "UPDATE clusters SET ssh_user='mallory' WHERE name='act3'",
+                   &err),
+        0);
+    assert_int_equal(store_begin(st, &err), 0);
+    assert_int_equal(gate_recheck_active(g, &err), -1);
+    assert_int_equal(err.code, EXA_ENOTAPPROVED);
+    store_rollback(st);
+    assert_int_equal(store_exec(st,
+                                "UPDATE clusters SET state='PENDING' WHERE "
+                                "name='act3'",
+                                &err),
+                     0);
+    assert_int_equal(store_begin(st, &err), 0);
+    assert_int_equal(gate_recheck_active(g, &err), -1);
+    assert_int_equal(err.code, EXA_ENOTAPPROVED);
+    assert_string_equal(err.text, "cluster 'act3' is PENDING: nothing is "
+                                  "recorded ('exa hpc approve act3')");
+    store_rollback(st);
+    gate_close(g);
+    store_close(st);
+}
+
 static void test_open_refuses_mismatch(void **state)
 {
     exa_error_t err = EXA_ERROR_INIT;
@@ -588,6 +644,7 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(test_open_refuses_mismatch, setup,
                                         teardown),
+        cmocka_unit_test_setup_teardown(test_recheck_active, setup, teardown),
         cmocka_unit_test_setup_teardown(test_record_status, setup, teardown),
         cmocka_unit_test_setup_teardown(test_submit_reconcile_mock, setup,
                                         teardown),
