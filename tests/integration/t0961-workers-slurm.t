@@ -17,7 +17,9 @@
 #   T13a a job carrying our prefix and no row is cancelled; another name
 #       is not;
 #   T12 SIGTERM of exa serve cancels the outstanding request;
-#   T14 a failing squeue changes nothing, the next good tick recovers.
+#   T14 a failing squeue changes nothing, the next good tick recovers;
+#   T12b SIGTERM of exa serve leaves an attached worker running, and
+#        `provision shutdown --drain` ends it COMPLETED.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-testbed.sh"
 require_testbed
@@ -83,11 +85,17 @@ cat >"$EXAMLOPS_PROVISIONERS" <<EOF
     "sbatch": [$ACC, "--begin=now+1hour"], "walltime_s": 300}]}]}
 EOF
 
+# start_serve: exa serve on the configured worker port; a serve that is
+# not up within 30 s (a loaded machine) fails the test at once, with its log
 start_serve() {
     "$EXA" serve --listen 127.0.0.1:0 --interval 3600 \
         --worker-listen "127.0.0.1:$PORT" >"$T/serve.log" 2>&1 &
     SERVE_PID=$!
-    wait_for 5 grep -q "worker API on port" "$T/serve.log"
+    if ! wait_for 30 grep -q "worker API on port" "$T/serve.log"; then
+        ok "exa serve starts (its log follows)" false
+        diag "$(cat "$T/serve.log")"
+        done_testing
+    fi
 }
 start_serve
 ok "exa serve runs the worker listener on the configured port" grep -q "worker API on port $PORT" "$T/serve.log"
@@ -235,5 +243,26 @@ rm -f "$T/squeue.fail"
 wait_for 10 sh -c "sqlite3 '$DB' \"select state from provision_requests where job_id = '$HJ2'\" | grep -q timeout"
 is "$?" 0 "T14: the next good tick recovers and times the request out"
 run_exa task cancel "$TH2"
+
+# ---- T12b: SIGTERM of exa serve leaves an attached worker alone, and
+# `exa provision shutdown --drain` ends it COMPLETED (exit reason drained)
+run_exa task submit --timeout 60 -- sleep 8
+TD=$OUT
+wait_for 40 sh -c "sqlite3 '$DB' \"select state from tasks where id = $TD\" | grep -q leased"
+is "$?" 0 "T12b: a provisioned worker runs the task"
+WID=$(sql "select worker_id from task_attempts where task_id = $TD order by attempt desc limit 1")
+WJOB=$(sql "select slurm_job_id from workers where id = '$WID'")
+kill -TERM "$SERVE_PID"
+wait_pid "$SERVE_PID"
+SERVE_PID=
+is "$(tb_slurm testa squeue -h -j "$WJOB" -o %T 2>/dev/null)" RUNNING \
+    "T12b: after SIGTERM of exa serve the attached worker's job still runs"
+start_serve
+run_exa provision shutdown --drain
+is "$RC" 0 "T12b: provision shutdown --drain"
+wait_for 30 sh -c "SLURM_CONF=$TESTBED_SLURM_CONF_TESTA sacct -X -P -n -j $WJOB -o State,ExitCode | head -n 1 | grep -q '^COMPLETED|0:0'"
+is "$?" 0 "T12b: the worker finishes its task, drains and its job ends COMPLETED 0:0"
+is "$(sql "select state from tasks where id = $TD")" done "T12b: the task it was running is done"
+is "$(sql "select exit_reason from workers where id = '$WID'")" drained "T12b: exit reason drained"
 
 done_testing
