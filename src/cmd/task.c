@@ -45,6 +45,7 @@ static int task_submit_cmd(struct exa_ctx *ctx, int argc, char **argv)
         {"cwd", required_argument, NULL, 'd'},
         {"artifact", required_argument, NULL, 'o'},
         {"noop", no_argument, NULL, 'N'},
+        {"cluster", required_argument, NULL, 'C'},
         {NULL, 0, NULL, 0},
     };
     json_t *spec = json_object(), *labels = json_array(), *env = json_object();
@@ -54,6 +55,7 @@ static int task_submit_cmd(struct exa_ctx *ctx, int argc, char **argv)
     exa_error_t err = EXA_ERROR_INIT;
     store_t *st = NULL;
     int c, rc = 0, noop = 0;
+    const char *cluster = NULL;
     double now;
 
     optind = 0;
@@ -112,6 +114,9 @@ static int task_submit_cmd(struct exa_ctx *ctx, int argc, char **argv)
         case 'N':
             noop = 1;
             break;
+        case 'C':
+            cluster = optarg;
+            break;
         case ':':
             rc = out_usage(ctx, "option '%s' needs a value", argv[optind - 1]);
             goto out;
@@ -125,6 +130,13 @@ static int task_submit_cmd(struct exa_ctx *ctx, int argc, char **argv)
     if (optind >= argc && !noop) {
         rc = out_usage(ctx, "the command to run goes after '--': "
                             "exa task submit [options] -- ARGV...");
+        goto out;
+    }
+    if (cluster && !tp_name_ok(cluster)) {
+        rc = out_usage(ctx,
+                       "--cluster '%s': expected a name of "
+                       "[A-Za-z0-9._-]",
+                       cluster);
         goto out;
     }
     if (count < 1 || count > 100000) {
@@ -152,7 +164,7 @@ static int task_submit_cmd(struct exa_ctx *ctx, int argc, char **argv)
         goto fail;
     for (long long i = 0; i < count; i++) {
         long long id;
-        if (task_submit(st, &sp, now, &id, &err) < 0) {
+        if (task_submit_pinned(st, &sp, cluster, NULL, now, &id, &err) < 0) {
             store_rollback(st);
             goto fail;
         }
@@ -429,7 +441,8 @@ static int task_cancel_cmd(struct exa_ctx *ctx, int argc, char **argv)
 static const struct exa_cmd task_cmds[] = {
     {"submit", task_submit_cmd,
      "[--cpus N] [--gpus N] [--ram-mb N] [--label L]... [--timeout S] "
-     "[--count N] [--env K=V]... [--cwd DIR] [--artifact NAME]... -- ARGV...",
+     "[--count N] [--env K=V]... [--cwd DIR] [--artifact NAME]... "
+     "[--cluster C] -- ARGV...",
      "queue a task for dial-back workers (prints its ids)",
      "The task runs on a worker of `exa serve --worker-listen` whose\n"
      "resources and labels fit. --artifact names files the task leaves in its\n"
@@ -446,6 +459,9 @@ static const struct exa_cmd task_cmds[] = {
      "  --cwd DIR             run in DIR on the worker (default the task's\n"
      "                        own directory, $EXA_TASK_DIR)\n"
      "  --artifact NAME       a file to upload when it ends (repeatable)\n"
+     "  --cluster C           only a worker whose join token names cluster\n"
+     "                        C may lease it (provisioned workers: their\n"
+     "                        provisioner's cluster); default any worker\n"
      "  -- ARGV...            the command to run\n"
      "Example: exa task submit --cpus 2 --artifact out.txt -- sh -c "
      "'date >out.txt'"},

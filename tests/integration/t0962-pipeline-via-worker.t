@@ -12,7 +12,8 @@
 #   V2  the same command again: already registered, exit 0, no new task;
 #       a queued task of the run is adopted, not queued twice;
 #   V3  pinning: a task of the run is never leased by a worker of no
-#       cluster (an unpinned worker started by hand stays idle);
+#       cluster (an unpinned worker started by hand stays idle); `exa task
+#       submit --cluster nowhere` stays queued, no_profile_fits;
 #   V4  a PENDING cluster: exit 6 and no task row; bad --via: exit 2;
 #       --via worker without --cluster: exit 2; --dry-run queues nothing;
 #   V5  a failing payload (a dataset path that does not exist): exit 1,
@@ -182,6 +183,16 @@ is "$RC" 1 "a failed task: exit 1"
 like "$ERR" "ended failed" "the task ended failed"
 like "$ERR" "stderr" "with the tail of its stderr"
 is "$(sql "select count(*) from model_versions")" 2 "and no version registered"
+# exa task submit --cluster: pinned to a cluster no worker and no profile
+# serves, it stays queued beside the idle unpinned worker
+run_exa task submit --cluster nowhere --timeout 30 -- true
+PIN=$OUT
+run_exa task submit --cluster 'no/where' -- true
+is "$RC" 2 "task submit --cluster with a bad name is a usage error"
+wait_for 10 sh -c "sqlite3 '$DB' \"select reason from tasks where id = $PIN\" | grep -q no_profile_fits"
+is "$?" 0 "a task pinned to a cluster without profiles: no_profile_fits"
+is "$(sql "select state || ' ' || cluster from tasks where id = $PIN")" "queued nowhere" "and it stays queued"
+run_exa task cancel "$PIN"
 is "$(sql "select count(*) from task_attempts a join tasks t on t.id = a.task_id where a.worker_id = 'hand1' and t.cluster is not null")" 0 \
     "the unpinned worker never leased a pinned task"
 
