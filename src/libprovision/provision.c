@@ -692,6 +692,14 @@ static int submit(struct provisioner *p, const struct prov_entry *e,
         sbatch_result_free(&sr);
         goto failed;
     }
+    /* fault hook (WORKERS.md §13 T13b): die in the crash window between
+     * sbatch and the row that records it; the restart adopts the job by
+     * its name from the intent row */
+    {
+        const char *f = getenv("EXAMLOPS_WORKER_FAULT");
+        if (f && !strcmp(f, "crash_after_sbatch"))
+            _exit(137);
+    }
     /* 4. submitted, in one transaction with its event */
     if (store_begin(p->st, err) < 0) {
         sbatch_result_free(&sr);

@@ -19,7 +19,9 @@
 #   T12 SIGTERM of exa serve cancels the outstanding request;
 #   T14 a failing squeue changes nothing, the next good tick recovers;
 #   T12b SIGTERM of exa serve leaves an attached worker running, and
-#        `provision shutdown --drain` ends it COMPLETED.
+#        `provision shutdown --drain` ends it COMPLETED;
+#   T13b exa serve killed between sbatch and the row (crash_after_sbatch):
+#        the restart adopts the job by name, exactly one job.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-testbed.sh"
 require_testbed
@@ -264,5 +266,28 @@ wait_for 30 sh -c "SLURM_CONF=$TESTBED_SLURM_CONF_TESTA sacct -X -P -n -j $WJOB 
 is "$?" 0 "T12b: the worker finishes its task, drains and its job ends COMPLETED 0:0"
 is "$(sql "select state from tasks where id = $TD")" done "T12b: the task it was running is done"
 is "$(sql "select exit_reason from workers where id = '$WID'")" drained "T12b: exit reason drained"
+
+# ---- T13b: the crash window. exa serve dies right after sbatch, before
+# the row says submitted; the restart adopts the job by name: one job
+kill -TERM "$SERVE_PID"
+wait_pid "$SERVE_PID"
+EXAMLOPS_WORKER_FAULT=crash_after_sbatch start_serve
+run_exa task submit --label held --timeout 60 -- true
+TC13=$OUT
+wait_pid "$SERVE_PID" 30
+is "$?" 137 "T13b: the fault kills exa serve right after sbatch"
+SERVE_PID=
+REQ=$(sql "select id from provision_requests where profile = 'held' order by created_at desc limit 1")
+JNAME=$(sql "select job_name from provision_requests where id = '$REQ'")
+is "$(sql "select state from provision_requests where id = '$REQ'")" intent \
+    "T13b: the request is left as an intent row"
+is "$(tb_slurm testa squeue -h -n "$JNAME" -o %i 2>/dev/null | wc -l)" 1 "T13b: its job is in the queue"
+start_serve
+wait_for 10 sh -c "sqlite3 '$DB' \"select state from provision_requests where id = '$REQ'\" | grep -Eq 'submitted|timeout|cancelled'"
+is "$?" 0 "T13b: after the restart the intent row adopts the job by name"
+jobs13=$(tb_slurm testa squeue -h -t all -n "$JNAME" -o %i 2>/dev/null)
+is "$(sql "select job_id from provision_requests where id = '$REQ'")" "$jobs13" \
+    "T13b: with the id of the one job Slurm has under that name"
+run_exa task cancel "$TC13"
 
 done_testing
