@@ -24,11 +24,12 @@ SAN      ?=
 # PKGS are linked; DL_PKGS are compiled against (their headers give the
 # types) but dlopen()ed at run time by the commands that need them
 # (libutil/dlib.h): libcurl by `exa worker` (libworker/dl_curl.c),
-# libmicrohttpd by the HTTP listeners (server/dl_mhd.c), libcrypto by the
-# first hash, token or random draw (libutil/dl_crypto.c), so that no other
+# libmicrohttpd by the HTTP listeners (server/dl_mhd.c), libnettle by the
+# first SHA-256 (libutil/sha256.c), libcrypto by the first token or random
+# draw (libutil/dl_crypto.c), so that no other
 # command maps them and the twenty-odd libraries they pull in.
 PKGS     := jansson sqlite3 yaml-0.1
-DL_PKGS  := libmicrohttpd libcurl libcrypto
+DL_PKGS  := libmicrohttpd libcurl libcrypto nettle
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) $(DL_PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 

@@ -4,7 +4,7 @@
 # are present.
 set -eu
 BUILD="make gcc pkg-config libjansson-dev libsqlite3-dev libyaml-dev \
-libmicrohttpd-dev libcurl4-openssl-dev libssl-dev libxgboost-dev"
+libmicrohttpd-dev libcurl4-openssl-dev libssl-dev nettle-dev libxgboost-dev"
 TEST="$BUILD libcmocka-dev jq sqlite3 perl clang clang-format openssh-client \
 openssh-server procps python3 curl prometheus"
 case "${1:-build}" in

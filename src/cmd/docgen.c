@@ -98,8 +98,11 @@ static const struct env_var {
     {"EXAMLOPS_XGBOOST_LIBRARY", "libxgboost.so.0",
      "the XGBoost library training loads at run time (dlopen)"},
     {"EXAMLOPS_CRYPTO_LIBRARY", "libcrypto.so.3",
-     "the libcrypto exa loads at run time (dlopen) for its first hash, "
-     "token or random draw"},
+     "the libcrypto exa loads at run time (dlopen) for its first token, "
+     "HMAC, streaming hash or random draw"},
+    {"EXAMLOPS_NETTLE_LIBRARY", "libnettle.so.8",
+     "the libnettle exa loads at run time (dlopen) for its first one-shot "
+     "SHA-256 (audit events, job rows)"},
     {"EXAMLOPS_CURL_LIBRARY", "libcurl.so.4",
      "the libcurl 'exa worker' loads at run time (dlopen)"},
     {"EXAMLOPS_MICROHTTPD_LIBRARY", "libmicrohttpd.so.12",

@@ -83,7 +83,7 @@ int runscript_write(const char *path, const char *text, exa_error_t *err)
             goto fail_fd;
         off += (size_t)w;
     }
-    if (fchmod(fd, 0700) < 0 || fsync(fd) < 0)
+    if (fchmod(fd, 0700) < 0)
         goto fail_fd;
     if (close(fd) < 0) {
         fd = -1;

@@ -12,7 +12,7 @@
 
 int dlib_open(const struct dlib_spec *spec, exa_error_t *err)
 {
-    void *h = dlopen(spec->soname, RTLD_NOW | RTLD_LOCAL);
+    void *h = dlopen(spec->soname, RTLD_LAZY | RTLD_LOCAL);
     void **addr;
 
     if (!h) {

@@ -1,17 +1,20 @@
 /*
- * sha256.h - SHA-256 (FIPS 180-4) through libcrypto, without OpenSSL's
- * whole-library start-up.
+ * sha256.h - SHA-256 (FIPS 180-4) of a buffer, through GNU Nettle
+ * (nettle_sha256_init/update/digest, <nettle/sha2.h>; the library
+ * GnuTLS hashes with).
  *
- * A first EVP_Digest(..., EVP_sha256(), NULL) makes OpenSSL 3 read
- * openssl.cnf, register every cipher and digest name, load its error
- * strings and look for an ENGINE: about 5 million instructions, more than
- * the rest of a short exa command. exa_sha256 initialises libcrypto once
- * with none of that (OPENSSL_init_crypto(3): NO_LOAD_CONFIG,
- * NO_ADD_ALL_CIPHERS, NO_ADD_ALL_DIGESTS, NO_LOAD_CRYPTO_STRINGS) and
- * hashes with an EVP_MD fetched once from the default provider
- * (EVP_MD_fetch(3)), about 0.7 million. libcrypto itself is loaded by
- * the first call (libutil/dl_crypto_int.h: a missing one ends the process
- * with exit 3). Thread-safe.
+ * Nettle rather than libcrypto because of what loading costs: a one-shot
+ * hash is what `exa hpc submit`, `hpc place` and every gate check pay for
+ * the audit chain (libstore/audit.c), and dlopen(3) of Debian's
+ * libcrypto.so.3 (BIND_NOW: 3,000 PLT bindings and 17,000 relocations)
+ * plus OpenSSL 3's provider start-up was 4.3 million instructions, 43% of
+ * a whole `exa hpc submit`; libnettle.so.8 binds about 200 symbols.
+ * libnettle is dlopen()ed by the first call (libutil/dlib.h), so
+ * commands that hash nothing do not map it; a missing one ends the
+ * process with exit 3 and one line naming the library
+ * (EXAMLOPS_NETTLE_LIBRARY overrides the soname). Streaming hashes,
+ * HMAC and random draws stay on libcrypto (libutil/dl_crypto_int.h).
+ * Thread-safe.
  */
 #ifndef EXA_SHA256_H
 #define EXA_SHA256_H
@@ -21,8 +24,7 @@
 #define EXA_SHA256_LEN 32
 
 /* out (EXA_SHA256_LEN bytes) = SHA-256 of the len bytes at data (data
- * may be NULL when len is 0). Never fails: an OpenSSL without SHA-256 in
- * its default provider is a broken install, and the process aborts. */
+ * may be NULL when len is 0). Never fails once libnettle is loaded. */
 void exa_sha256(const void *data, size_t len, unsigned char *out);
 
 /* hex (2 * EXA_SHA256_LEN + 1 bytes) = lower-case hex SHA-256 of data. */

@@ -51,6 +51,22 @@ is "$OUT" "" "and no token printed"
 is "$("$EXA" --json auth token list | jq '[.[] | select(.user == "t0002b")] | length')" 0 \
     "nor stored"
 
+# SHA-256 (the audit chain, job rows) is libnettle's, loaded by the first
+# hash: registering a cluster hashes its audit event and maps neither
+# libcrypto nor what libcurl or libmicrohttpd pull in (libutil/sha256.h)
+c=$(maps "$EXA" hpc connect localhost --name t0002a --scheduler mock)
+like "$c" "libnettle\.so\.8" "exa hpc connect loads libnettle for SHA-256"
+is "$(grep -Ec "$dl" <<<"$c")" 0 "and no libcrypto, libcurl or libmicrohttpd"
+EXAMLOPS_NETTLE_LIBRARY=$T/no/libnettle.so.8 run_exa hpc connect localhost \
+    --name t0002b --scheduler mock
+is "$RC" 3 "a missing libnettle: exit 3"
+is "$ERR" "exa: error: cannot load libnettle library '$T/no/libnettle.so.8': $T/no/libnettle.so.8: cannot open shared object file: No such file or directory (install Debian's libnettle8, or set EXAMLOPS_NETTLE_LIBRARY)" \
+    "one line naming the library and the Debian package"
+is "$("$EXA" --json hpc clusters | jq '[.[] | select(.name == "t0002b")] | length')" 0 \
+    "and the cluster is not registered"
+is "$("$EXA" --json hpc clusters | jq '[.[] | select(.name == "t0002a")] | length')" 1 \
+    "where the run with libnettle registered its own"
+
 # exa serve loads libmicrohttpd before it resolves the listen address (a
 # name that cannot resolve ends it right after, exit 2)
 s=$(maps "$EXA" serve --listen nohost.invalid:1)

@@ -44,12 +44,13 @@ done
 is "$miss" "" "--static adds the private libraries and the Requires.private ones"
 is "$(pkg-config --print-requires-private exa | tr '\n' ' ')" \
     "jansson sqlite3 yaml-0.1 " "Requires.private names the three Debian libraries linked"
-# libcrypto (the first hash, token or random draw), libcurl (worker_run)
+# libnettle (the first SHA-256), libcrypto (the first token or random
+# draw), libcurl (worker_run)
 # and libxgboost (rf_train) are dlopen()ed by the functions that use them
 # (libutil/dlib.h); libmicrohttpd is exa serve's, outside libexa
 is "$(objdump -p "$LIB/libexa.so" | awk '$1=="NEEDED"{print $2}' | grep -Ec 'libcrypto|libcurl|libmicrohttpd|libxgboost')" 0 \
     "libexa.so needs no libcrypto, libcurl, libmicrohttpd or libxgboost"
-is "$(nm -D --undefined-only "$LIB/libexa.so" | grep -Ec ' (curl_|MHD_|XGB|EVP_|RAND_|HMAC|CRYPTO_|OPENSSL_)')" 0 \
+is "$(nm -D --undefined-only "$LIB/libexa.so" | grep -Ec ' (curl_|MHD_|XGB|EVP_|RAND_|HMAC|CRYPTO_|OPENSSL_|nettle_)')" 0 \
     "and leaves none of their symbols undefined"
 
 # every installed header on its own, as a user's first #include
