@@ -60,6 +60,12 @@ int worker_metrics_render(task_engine_t *e, struct provisioner *p, store_t *st,
                           "workers declared lost", err)))
         goto fail;
     ADD(f, NULL, c.worker_lost);
+    if (!(f = prom_family(set, "exa_worker_black_holes_total", PROM_COUNTER,
+                          "workers drained because their tasks failed fast "
+                          "with infrastructure signs (exit 126/127)",
+                          err)))
+        goto fail;
+    ADD(f, NULL, c.black_holes);
     if (!(f = prom_family(set, "exa_tasks", PROM_GAUGE, "tasks by state", err)))
         goto fail;
     for (int i = 0; i < 5; i++) {

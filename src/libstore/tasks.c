@@ -441,6 +441,22 @@ int store_task_set_state(store_t *st, long long id, const char *state,
     return step_done(st, s, "updating a task", err);
 }
 
+int store_task_reopen(store_t *st, long long id, double queued_since,
+                      exa_error_t *err)
+{
+    sqlite3_stmt *s = store_prepare(
+        st,
+        "UPDATE tasks SET state = 'queued', reason = NULL, exit_code = NULL,"
+        " signal = NULL, done_attempt = NULL, ended_at = NULL,"
+        " queued_since = ?2 WHERE id = ?1 AND state = 'failed'",
+        err);
+    if (!s)
+        return -1;
+    sqlite3_bind_int64(s, 1, id);
+    bind_time(s, 2, queued_since);
+    return step_done(st, s, "reopening a task", err);
+}
+
 /* ---- attempts ---- */
 
 #define ATTEMPT_COLS                                                           \

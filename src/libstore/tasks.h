@@ -147,6 +147,13 @@ int store_task_set_state(store_t *st, long long id, const char *state,
                          double ended_at, double queued_since, int infra_inc,
                          exa_error_t *err);
 
+/* A failed task back to queued (the engine's black-hole drain): its
+ * reason, exit code, signal, done_attempt and ended_at cleared,
+ * queued_since set (epoch seconds), infra_failures unchanged. A task not
+ * in state failed is left as it is. 0 or -1 with err. */
+int store_task_reopen(store_t *st, long long id, double queued_since,
+                      exa_error_t *err);
+
 /* Attempts of task id in attempt order; *v (attempt_rec_free_list). */
 int store_attempt_list(store_t *st, long long task_id, struct attempt_rec **v,
                        size_t *n, exa_error_t *err);

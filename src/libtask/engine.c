@@ -38,6 +38,12 @@ struct mworker {
     char *labels, *cluster, *profile;
     double walltime_end;
     unsigned park_gen;
+    /* black-hole detection: the last infrastructure-sign failures */
+    struct bh_rec {
+        double at;
+        long long task, attempt;
+    } bh[TE_BLACKHOLE_FAILURES];
+    int nbh;
 };
 
 struct failrec {
@@ -1272,6 +1278,110 @@ static json_t *result_json(const struct tp_result *r)
     return o;
 }
 
+int te_infra_sign(long long exit_code, long long signal, double started_at,
+                  double ended_at)
+{
+    if (signal != 0 || (exit_code != 126 && exit_code != 127))
+        return 0;
+    return ended_at - started_at <= TE_BLACKHOLE_FAST_S;
+}
+
+/*
+ * Requeue task (failed by attempt on w, a black hole) unless an earlier
+ * attempt of it was already given back by a black-hole drain: the second
+ * time, the task is the likelier cause and its failure stands. Inside a
+ * transaction; 1 requeued, 0 left, -1 err.
+ */
+static int black_hole_requeue(task_engine_t *e, const struct mworker *w,
+                              long long task, long long attempt,
+                              exa_error_t *err)
+{
+    struct attempt_rec *v = NULL;
+    struct task_rec t;
+    size_t n = 0;
+    int rc = 0, before = 0;
+    if (store_task_get(e->st, task, &t, err) < 0)
+        return -1;
+    if (strcmp(t.state, "failed") || t.attempt != attempt) {
+        task_rec_release(&t); /* cancelled, or moved on */
+        return 0;
+    }
+    if (store_attempt_list(e->st, task, &v, &n, err) < 0) {
+        task_rec_release(&t);
+        return -1;
+    }
+    for (size_t i = 0; i < n; i++)
+        if (v[i].cause && !strcmp(v[i].cause, "black_hole"))
+            before = 1;
+    attempt_rec_free_list(v, n);
+    if (!before) {
+        json_t *d = json_object();
+        json_object_set_new(d, "attempt", json_integer(attempt + 1));
+        json_object_set_new(d, "cause", json_string("black_hole"));
+        /* the attempt stays failed; its cause says it was given back */
+        if (store_attempt_relabel(e->st, task, attempt, "failed", "black_hole",
+                                  t.exit_code, t.signal, 0, err) < 0 ||
+            store_task_reopen(e->st, task, now_of(e), err) < 0 ||
+            event(e, "task_requeued", w, task, attempt, d, err) < 0)
+            rc = -1;
+        else
+            rc = 1;
+    }
+    task_rec_release(&t);
+    return rc;
+}
+
+/*
+ * Note an infrastructure-sign failure (te_infra_sign) of task/attempt on
+ * w. The TE_BLACKHOLE_FAILURES-th within TE_BLACKHOLE_WINDOW_S makes w a
+ * black hole (WORKERS.md 6.3): drain requested, so its next lease or
+ * heartbeat answers drain and it is leased nothing more; event
+ * worker_black_hole; the tasks of those failures go back to queued
+ * without using their infrastructure budget (black_hole_requeue). Inside
+ * the caller's transaction; 0 or -1 with err.
+ */
+static int black_hole_note(task_engine_t *e, struct mworker *w, long long task,
+                           long long attempt, exa_error_t *err)
+{
+    double now = now_of(e);
+    int k = 0, requeued = 0;
+    json_t *d;
+    /* keep only the failures inside the window, then add this one */
+    for (int i = 0; i < w->nbh; i++)
+        if (now - w->bh[i].at <= TE_BLACKHOLE_WINDOW_S)
+            w->bh[k++] = w->bh[i];
+    if (k == TE_BLACKHOLE_FAILURES) {
+        memmove(w->bh, w->bh + 1, (size_t)(k - 1) * sizeof(w->bh[0]));
+        k--;
+    }
+    w->bh[k].at = now;
+    w->bh[k].task = task;
+    w->bh[k].attempt = attempt;
+    w->nbh = k + 1;
+    if (w->nbh < TE_BLACKHOLE_FAILURES)
+        return 0;
+    if (store_worker_request_drain(e->st, w->id, err) < 0)
+        return -1;
+    for (int i = 0; i < w->nbh; i++) {
+        int r = black_hole_requeue(e, w, w->bh[i].task, w->bh[i].attempt, err);
+        if (r < 0)
+            return -1;
+        requeued += r;
+    }
+    d = json_object();
+    json_object_set_new(d, "failures", json_integer(w->nbh));
+    json_object_set_new(d, "window_s", json_integer(TE_BLACKHOLE_WINDOW_S));
+    json_object_set_new(d, "requeued", json_integer(requeued));
+    if (event(e, "worker_black_hole", w, TASK_NULL_INT, TASK_NULL_INT, d, err) <
+        0)
+        return -1;
+    w->nbh = 0;
+    e->c.black_holes++;
+    if (requeued)
+        e->qgen++;
+    return 0;
+}
+
 /* One result inside the caller's transaction; *kind gets the list it
  * belongs to (0 accepted, 1 duplicate, 2 stale, 3 missing). */
 static int one_result(task_engine_t *e, struct mworker *w,
@@ -1337,6 +1447,9 @@ static int one_result(task_engine_t *e, struct mworker *w,
             rc = store_task_set_state(e->st, t.id, "failed", why, r->exit_code,
                                       r->signal, r->attempt, now, 0, 0, err);
             free(why);
+            if (rc == 0 && te_infra_sign(r->exit_code, r->signal, r->started_at,
+                                         r->ended_at))
+                rc = black_hole_note(e, w, r->task, r->attempt, err);
         }
         *kind = 0;
         goto out;

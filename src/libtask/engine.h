@@ -164,6 +164,7 @@ struct te_counters {
     unsigned long long results[4]; /* accepted duplicate stale late_ok */
     unsigned long long worker_lost;
     unsigned long long parked;
+    unsigned long long black_holes; /* workers drained as black holes */
 };
 enum te_reg_result {
     TE_REG_OK,
@@ -178,6 +179,25 @@ enum te_reg_result {
 /* Wire name of a registration result ("ok", "expired", ...). */
 const char *te_reg_result_name(enum te_reg_result r);
 void te_counters_get(task_engine_t *e, struct te_counters *out);
+
+/*
+ * Black-hole workers (WORKERS.md 6.3, GlideinWMS's GLIDEIN_BLACKHOLE_*):
+ * TE_BLACKHOLE_FAILURES failed results with an infrastructure sign from
+ * one worker within TE_BLACKHOLE_WINDOW_S seconds drain it; the tasks of
+ * those failures are queued again without using their infrastructure
+ * budget, once per task (a task given back once that fails the same way
+ * again keeps its failure).
+ */
+#define TE_BLACKHOLE_FAILURES 5
+#define TE_BLACKHOLE_WINDOW_S 60
+#define TE_BLACKHOLE_FAST_S 10.0
+
+/* 1 when a result is an infrastructure sign: exit 126 (found, cannot be
+ * executed) or 127 (not found, or the worker could not spawn it: the
+ * shim's exec failed) with no signal, ended_at - started_at (epoch
+ * seconds) at most TE_BLACKHOLE_FAST_S; else 0. */
+int te_infra_sign(long long exit_code, long long signal, double started_at,
+                  double ended_at);
 
 /* ---- the operator side: no engine needed, only the store ---- */
 

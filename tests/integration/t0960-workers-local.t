@@ -17,7 +17,8 @@
 #   T15 200 noop tasks, capacity 4: never more than 4 leases at once;
 #       with sqlite_busy:8, 503 + Retry-After and every task done once;
 #   T16 protocol 99: exit 64, and the engine serves the next worker;
-#   cancel of a running task, SIGTERM drain, refusal to run as root, and
+#   a black-hole worker drained, its tasks given back; cancel of a
+#   running task, SIGTERM drain, refusal to run as root, and
 #   bad `exa task submit` input.
 . "$(dirname "$0")/lib.sh"
 exa_test_env
@@ -275,6 +276,33 @@ is "$(sql "select json_extract(detail, '$.reason') from worker_events where kind
 run_exa --json task show "$TS"
 json_ok "the task goes back to the queue without using its budget" '.state == "queued" and .infra_failures == 0'
 run_exa task cancel "$TS"
+
+# ---- black hole (WORKERS.md 6.3): five tasks that fail at once with exit
+# 127 on w12 drain it; the five go back to the queue without using their
+# budget, and attempt 2 of each completes on the next worker
+BH=()
+for i in 1 2 3 4 5; do
+    run_exa task submit -- sh -c '[ "$EXA_TASK_ATTEMPT" = 1 ] && exit 127; exit 0'
+    BH+=("$OUT")
+done
+worker w12 --max-idle 30
+wait_pid "$WPID" 20
+is "$?" 0 "a black-hole worker is drained and exits 0"
+is "$(sql "select count(*) from worker_events where kind = 'worker_black_hole' and worker_id = 'w12'")" 1 \
+    "one worker_black_hole event names it"
+is "$(sql "select json_extract(detail, '$.requeued') from worker_events where kind = 'worker_black_hole' and worker_id = 'w12'")" 5 \
+    "and says the five tasks were given back"
+is "$(sql "select count(*) from tasks where id in ($(IFS=,; echo "${BH[*]}")) and state = 'queued' and infra_failures = 0 and exit_code is null")" 5 \
+    "the five are queued again, their budget untouched"
+like "$(curl -s "http://127.0.0.1:$MPORT/metrics")" 'exa_worker_black_holes_total 1' \
+    "exa_worker_black_holes_total counts it"
+worker w13
+wait_pid "$WPID" 20
+is "$?" 0 "the next worker runs them and exits idle"
+is "$(sql "select count(*) from tasks where id in ($(IFS=,; echo "${BH[*]}")) and state = 'done' and done_attempt = 2")" 5 \
+    "attempt 2 of each is done"
+is "$(sql "select count(*) from task_attempts where task_id in ($(IFS=,; echo "${BH[*]}")) and attempt = 1 and outcome = 'failed' and cause = 'black_hole'")" 5 \
+    "attempt 1 of each stays failed, cause black_hole"
 
 # ---- T6: kill -9 the worker mid-task
 run_exa task submit -- sh -c 'echo "$$ $EXA_TASK_ATTEMPT" >> '"$T"'/marker; [ "$EXA_TASK_ATTEMPT" = 1 ] && sleep 20; exit 0'

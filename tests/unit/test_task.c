@@ -2,9 +2,9 @@
  * test_task.c - the task engine (libtask/engine.c) on a real platform.db
  * with a fake clock: join tokens (expired, replayed, wrong worker, forged,
  * rate limit), leases fenced by attempt, expiry and requeue, the
- * infrastructure budget, late results (late_ok and stale), lost lease
- * replies released by the heartbeat, cancel and revoke, bye, drain, the
- * absolute timeout cap, artifacts, restart grace, long-poll wake-up by
+ * infrastructure budget, black-hole workers, late results (late_ok and stale),
+ * lost lease replies released by the heartbeat, cancel and revoke, bye, drain,
+ * the absolute timeout cap, artifacts, restart grace, long-poll wake-up by
  * another connection, and the protocol decoder's refusals.
  */
 #include <pthread.h>
@@ -739,6 +739,132 @@ static void test_timeout_cap_and_bye_and_drain(void **state)
     free(s2);
 }
 
+/* Events of kind; returns how many and the last one's detail (caller
+ * frees) when detail is not NULL. */
+static size_t events_of(struct fx *f, const char *kind, char **detail)
+{
+    struct wevent_rec *v = NULL;
+    size_t n = 0;
+    exa_error_t err = EXA_ERROR_INIT;
+    assert_int_equal(store_wevent_list(f->st, kind, 0, 0, &v, &n, &err), 0);
+    if (detail)
+        *detail = n && v[n - 1].detail ? xstrdup(v[n - 1].detail) : NULL;
+    wevent_rec_free_list(v, n);
+    return n;
+}
+
+static int drain_requested(struct fx *f, const char *w)
+{
+    struct worker_rec r;
+    int d;
+    assert_int_equal(store_worker_get(f->st, w, &r, NULL), 1);
+    d = r.drain_requested;
+    worker_rec_release(&r);
+    return d;
+}
+
+/* WORKERS.md 6.3: five exit-127 results within 60 s drain the worker and
+ * give the five tasks back without using their budget; a task given back
+ * once keeps its second such failure; fewer, slower or ordinary failures
+ * change nothing. */
+static void test_black_hole(void **state)
+{
+    struct fx *f = *state;
+    long long id[6], ids[8];
+    char *s1 = attach(f, "w1", 8), *s2 = attach(f, "w2", 8);
+    char *s3 = attach(f, "w3", 8), *d = NULL;
+    struct task_rec t;
+    struct te_reply r = {0};
+    struct te_counters c;
+    for (int i = 0; i < 6; i++)
+        id[i] = submit(f, "{\"argv\":[\"/no/such/python\"]}");
+    assert_int_equal(lease(f, "w1", s1, 6, ids, NULL), 6);
+    /* the classification */
+    assert_int_equal(te_infra_sign(127, 0, 100.0, 100.2), 1);
+    assert_int_equal(te_infra_sign(126, 0, 100.0, 110.0), 1);
+    assert_int_equal(te_infra_sign(127, 0, 100.0, 110.5), 0);
+    assert_int_equal(te_infra_sign(1, 0, 100.0, 100.2), 0);
+    assert_int_equal(te_infra_sign(127, 9, 100.0, 100.2), 0);
+    /* four fast exit-127 failures and one exit 1: no black hole */
+    for (int i = 0; i < 4; i++) {
+        f->t += 1;
+        assert_string_equal(result(f, "w1", s1, id[i], 1, 127, NULL),
+                            "accepted");
+        task_state(f, id[i], "failed", 1);
+    }
+    assert_string_equal(result(f, "w1", s1, id[4], 1, 1, NULL), "accepted");
+    assert_int_equal(drain_requested(f, "w1"), 0);
+    assert_int_equal(events_of(f, "worker_black_hole", NULL), 0);
+    /* the fifth infrastructure sign within 60 s: w1 is a black hole */
+    f->t += 1;
+    assert_string_equal(result(f, "w1", s1, id[5], 1, 127, NULL), "accepted");
+    assert_int_equal(drain_requested(f, "w1"), 1);
+    assert_int_equal(events_of(f, "worker_black_hole", &d), 1);
+    assert_non_null(strstr(d, "\"failures\":5"));
+    assert_non_null(strstr(d, "\"requeued\":5"));
+    free(d);
+    te_counters_get(f->e, &c);
+    assert_int_equal(c.black_holes, 1);
+    for (int i = 0; i < 6; i++) {
+        char *o = outcome(f, id[i], 1);
+        if (i == 4) { /* exit 1 is the task's own failure */
+            task_state(f, id[i], "failed", 1);
+            assert_string_equal(o, "failed");
+        } else {
+            struct attempt_rec a;
+            task_state(f, id[i], "queued", 1);
+            assert_string_equal(o, "failed");
+            assert_int_equal(store_attempt_get(f->st, id[i], 1, &a, NULL), 1);
+            assert_string_equal(a.cause, "black_hole");
+            attempt_rec_release(&a);
+            assert_int_equal(store_task_get(f->st, id[i], &t, NULL), 0);
+            assert_int_equal(t.infra_failures, 0);
+            assert_null(t.reason);
+            task_rec_release(&t);
+        }
+        free(o);
+    }
+    assert_int_equal(events_of(f, "task_requeued", NULL), 5);
+    /* w1 is leased nothing more: its lease answers drain */
+    te_lease(f->e, "w1", s1, "{}", 2, 0, &r);
+    assert_int_equal(r.status, 200);
+    assert_true(json_is_true(json_object_get(r.body, "drain")));
+    assert_int_equal(json_array_size(json_object_get(r.body, "tasks")), 0);
+    te_reply_release(&r);
+    /* w2 takes them as attempt 2 and fails the same way: w2 is drained
+     * too, but the tasks were given back once and now keep the failure */
+    assert_int_equal(lease(f, "w2", s2, 8, ids, NULL), 5);
+    for (int i = 0; i < 6; i++) {
+        if (i == 4)
+            continue;
+        f->t += 2;
+        assert_string_equal(result(f, "w2", s2, id[i], 2, 127, NULL),
+                            "accepted");
+    }
+    assert_int_equal(drain_requested(f, "w2"), 1);
+    assert_int_equal(events_of(f, "worker_black_hole", &d), 2);
+    assert_non_null(strstr(d, "\"requeued\":0"));
+    free(d);
+    for (int i = 0; i < 6; i++)
+        if (i != 4)
+            task_state(f, id[i], "failed", 2);
+    /* slow failures (five take 80 s) are no black hole */
+    for (int i = 0; i < 5; i++) {
+        f->t += 20;
+        id[i] = submit(f, "{\"argv\":[\"/no/such/python\"]}");
+        assert_int_equal(lease(f, "w3", s3, 1, ids, NULL), 1);
+        assert_int_equal(ids[0], id[i]);
+        assert_string_equal(result(f, "w3", s3, id[i], 1, 127, NULL),
+                            "accepted");
+    }
+    assert_int_equal(drain_requested(f, "w3"), 0);
+    for (int i = 0; i < 5; i++)
+        task_state(f, id[i], "failed", 1);
+    free(s1);
+    free(s2);
+    free(s3);
+}
+
 static void test_artifacts_required(void **state)
 {
     struct fx *f = *state;
@@ -1031,6 +1157,7 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(test_timeout_cap_and_bye_and_drain,
                                         setup, teardown),
+        cmocka_unit_test_setup_teardown(test_black_hole, setup, teardown),
         cmocka_unit_test_setup_teardown(test_artifacts_required, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_restart_keeps_sessions_and_leases,
