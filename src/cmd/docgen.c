@@ -63,6 +63,9 @@ static const struct env_var {
     {"EXAMLOPS_SLURM_CMD_TIMEOUT", "30",
      "seconds one scheduler command may take"},
     {"EXAMLOPS_SLURM_MAX_WAIT_S", "86400", "seconds a wait may take in all"},
+    {"EXAMLOPS_ENGINE_ABSENT_S", "60",
+     "seconds 'exa pipeline run --via worker' waits while no task engine "
+     "runs on platform.db before it gives up (the task stays queued)"},
     {"EXAMLOPS_SLURM_MAX_UNKNOWN_POLLS", "5",
      "polls in a row a job may be unknown to the scheduler before a wait "
      "fails"},

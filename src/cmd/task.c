@@ -175,6 +175,14 @@ static int task_submit_cmd(struct exa_ctx *ctx, int argc, char **argv)
         goto fail;
     }
     tp_spec_release(&sp);
+    {
+        exa_error_t e2 = EXA_ERROR_INIT; /* a lock error: no warning */
+        if (te_engine_running(st->path, &e2) == 0)
+            out_warn(ctx,
+                     "no task engine is running on '%s' ('exa serve "
+                     "--worker-listen HOST:PORT'); queued until one starts",
+                     st->path);
+    }
     if (ctx->out == OUT_JSON) {
         json_t *d = json_object();
         json_object_set(d, "tasks", ids);

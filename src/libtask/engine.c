@@ -12,10 +12,12 @@
 #include "libtask/engine.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -54,6 +56,7 @@ struct failrec {
 
 struct task_engine {
     store_t *st;
+    int alive_fd; /* the liveness lock (te_engine_running), LOCK_SH */
     struct te_opts o;
     char id[9];
     long long epoch;
@@ -316,6 +319,7 @@ task_engine_t *te_open(store_t *st, const struct te_opts *o, exa_error_t *err)
 
     e->st = st;
     e->o = *o;
+    e->alive_fd = -1;
     e->fault_busy = o->fault_busy;
     pthread_mutex_init(&e->mu, NULL);
     pthread_cond_init(&e->cv, NULL);
@@ -328,6 +332,17 @@ task_engine_t *te_open(store_t *st, const struct te_opts *o, exa_error_t *err)
     dir = dir_of(st->path);
     e->artdir = xstrfmt("%s/artifacts", dir);
     free(dir);
+    {
+        char *lp = te_alive_path(st->path);
+        e->alive_fd = open(lp, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+        if (e->alive_fd < 0 || flock(e->alive_fd, LOCK_SH) < 0) {
+            exa_err(err, EXA_ECONFIG, "cannot lock '%s': %s", lp,
+                    strerror(errno));
+            free(lp);
+            goto fail;
+        }
+        free(lp);
+    }
     if (task_engine_id(st, e->id, err) < 0)
         goto fail;
     now = now_of(e);
@@ -372,6 +387,37 @@ fail:
     return NULL;
 }
 
+char *te_alive_path(const char *db_path)
+{
+    return xstrfmt("%s.engine-lock", db_path);
+}
+
+int te_engine_running(const char *db_path, exa_error_t *err)
+{
+    char *lp = te_alive_path(db_path);
+    int fd = open(lp, O_RDONLY | O_CLOEXEC), rc = 0;
+    if (fd < 0) {
+        if (errno == ENOENT) { /* no engine ever ran on this database */
+            free(lp);
+            return 0;
+        }
+        rc = exa_err(err, EXA_ECONFIG, "cannot open '%s': %s", lp,
+                     strerror(errno));
+        free(lp);
+        return rc;
+    }
+    if (flock(fd, LOCK_EX | LOCK_NB) == 0)
+        flock(fd, LOCK_UN); /* nobody holds it: no engine */
+    else if (errno == EWOULDBLOCK)
+        rc = 1;
+    else
+        rc = exa_err(err, EXA_ECONFIG, "cannot lock '%s': %s", lp,
+                     strerror(errno));
+    close(fd);
+    free(lp);
+    return rc;
+}
+
 void te_shutdown(task_engine_t *e)
 {
     pthread_mutex_lock(&e->mu);
@@ -404,6 +450,8 @@ void te_close(task_engine_t *e)
     pthread_cond_destroy(&e->cv);
     pthread_mutex_destroy(&e->mu);
     memset(&e->keys, 0, sizeof(e->keys));
+    if (e->alive_fd >= 0)
+        close(e->alive_fd); /* releases the liveness lock */
     free(e);
 }
 

@@ -73,6 +73,20 @@ task_engine_t *te_open(store_t *st, const struct te_opts *o, exa_error_t *err);
 void te_shutdown(task_engine_t *e);
 /* Wake parked long-polls (they answer 204) and free the engine. */
 void te_close(task_engine_t *e);
+
+/*
+ * Liveness of the task engine, for the CLI (`exa pipeline run --via
+ * worker`, `exa task submit`): te_open takes a shared flock(2) on
+ * te_alive_path(db) and holds it until te_close, or until the process
+ * ends however it ends (the kernel drops the lock with the descriptor).
+ * te_engine_running tries that lock exclusively without waiting: 1 when
+ * an engine holds it, 0 when none does (or none ever ran on this
+ * database), -1 with err (EXA_ECONFIG) when the file cannot be opened or
+ * locked. Same host only, as platform.db itself (SQLite on a local file
+ * system). The path is "<db_path>.engine-lock", malloc'ed.
+ */
+char *te_alive_path(const char *db_path);
+int te_engine_running(const char *db_path, exa_error_t *err);
 /* The engine id (8 hex digits) and epoch. */
 const char *te_engine_id(const task_engine_t *e);
 long long te_epoch(const task_engine_t *e);

@@ -25,6 +25,7 @@
 #include "libfleet/gate.h"
 #include "libpipeline/zoo.h"
 #include "libsched/tracker.h"
+#include "libtransport/transport.h"
 #include "libstore/audit.h"
 #include "libstore/tasks.h"
 #include "libtask/engine.h"
@@ -214,11 +215,14 @@ static int wait_task(store_t *st, long long id, const char *cluster,
                      struct cluster_run_result *res, exa_error_t *err)
 {
     struct tracker_opts o;
-    double t0 = time_monotonic(), deadline, poll, next = 0;
+    double t0 = time_monotonic(), deadline, poll, next = 0, absent_s,
+           absent_since = -1;
     char label[64];
     const char *last = "queued";
 
-    if (tracker_opts_from_env(&o, err) < 0)
+    if (tracker_opts_from_env(&o, err) < 0 ||
+        transport_env_seconds("EXAMLOPS_ENGINE_ABSENT_S", 60, &absent_s, err) <
+            0)
         return -1;
     deadline = t0 + o.max_wait_s;
     poll = o.poll_interval_s < 1 ? o.poll_interval_s : 1;
@@ -246,6 +250,13 @@ static int wait_task(store_t *st, long long id, const char *cluster,
         if (now >= next) {
             struct task_rec t;
             struct sched_job j;
+            int alive = te_engine_running(st->path, err);
+            if (alive < 0)
+                return -1;
+            if (alive)
+                absent_since = -1;
+            else if (absent_since < 0)
+                absent_since = now;
             if (store_task_get(st, id, &t, err) < 0)
                 return -1;
             sched_job_init(&j, label);
@@ -256,7 +267,10 @@ static int wait_task(store_t *st, long long id, const char *cluster,
                     ? "on "
                     : "",
                 t.worker_id && strcmp(t.state, "queued") ? t.worker_id : "",
-                !strcmp(t.state, "queued") && t.reason ? t.reason : "");
+                !strcmp(t.state, "queued") && absent_since >= 0
+                    ? "no task engine running"
+                : !strcmp(t.state, "queued") && t.reason ? t.reason
+                                                         : "");
             last = task_live(t.state) && !strcmp(t.state, "leased") ? "leased"
                                                                     : "queued";
             if (h && h->wait)
@@ -267,6 +281,13 @@ static int wait_task(store_t *st, long long id, const char *cluster,
             }
             task_rec_release(&t);
             next = now + poll;
+            if (absent_since >= 0 && now - absent_since >= absent_s)
+                return exa_err(
+                    err, EXA_EFAIL,
+                    "no task engine has run on '%s' for %g s (start 'exa "
+                    "serve --worker-listen HOST:PORT' on it); task %lld "
+                    "stays %s (the same command adopts it)",
+                    st->path, absent_s, id, last);
         }
         if (now >= deadline)
             return exa_err(err, EXA_ETIMEOUT,

@@ -17,7 +17,9 @@
 #   V4  a PENDING cluster: exit 6 and no task row; bad --via: exit 2;
 #       --via worker without --cluster: exit 2; --dry-run queues nothing;
 #   V5  a failing payload (a dataset path that does not exist): exit 1,
-#       no version, the tail of the task's stderr.
+#       no version, the tail of the task's stderr;
+#   V6  no engine running: exit 1 after EXAMLOPS_ENGINE_ABSENT_S, the
+#       task left queued; `exa task submit` warns.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-testbed.sh"
 require_testbed
@@ -92,6 +94,20 @@ is "$RC" 0 "--dry-run via worker"
 json_ok "the dry run shows the task it would queue" --arg exa "$EXA" --arg d "$DATA" \
     '.via == "worker" and .task.argv == [$exa, "train", "--model", "JPCP", "--dataset", "PM100Dataset", "--dataset-path", $d, "--out=out", "--dummy"] and .task.outputs == ["SHA256SUMS", "model.json", "encoders.json", "metrics.json"] and .task.outputs_dir == "out" and .task.timeout_s == 120'
 is "$(sql "select count(*) from tasks")" 0 "and queues nothing"
+
+# ---- V6: no task engine runs on platform.db (no exa serve yet): the run
+# shows it while it waits and gives up after EXAMLOPS_ENGINE_ABSENT_S,
+# leaving its task queued for the same command to adopt
+EXAMLOPS_ENGINE_ABSENT_S=2 run_exa pipeline run --cluster testa --via worker --dummy \
+    --dataset-path "$DATA" --time 2 --run-id noengine
+is "$RC" 1 "no engine: exit 1 after EXAMLOPS_ENGINE_ABSENT_S"
+like "$ERR" "no task engine has run on '$DB' for 2 s \\(start 'exa serve --worker-listen HOST:PORT' on it\\); task [0-9]+ stays queued" \
+    "one line naming the database and what to start"
+is "$(sql "select state from tasks where run_id = 'noengine'")" queued "the task stays queued"
+run_exa task submit -- /bin/true
+like "$ERR" "warning: no task engine is running on '$DB'" "exa task submit warns that no engine runs"
+NOENG_TASK=$OUT
+"$EXA" -q task cancel "$(sql "select id from tasks where run_id = 'noengine'")" "$NOENG_TASK"
 
 PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 ACC='"--account=research", "--partition=debug", "--time=5"'

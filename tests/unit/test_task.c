@@ -865,6 +865,23 @@ static void test_black_hole(void **state)
     free(s3);
 }
 
+/* The liveness lock: held from te_open to te_close, seen by another
+ * descriptor (as `exa pipeline run --via worker` sees it). */
+static void test_engine_running(void **state)
+{
+    struct fx *f = *state;
+    exa_error_t err = EXA_ERROR_INIT;
+    char *other = xstrfmt("%s/none.db", f->dir);
+    assert_int_equal(te_engine_running(f->db, &err), 1);
+    assert_int_equal(te_engine_running(other, &err), 0); /* never ran */
+    te_close(f->e);
+    f->e = NULL;
+    assert_int_equal(te_engine_running(f->db, &err), 0);
+    open_engine(f);
+    assert_int_equal(te_engine_running(f->db, &err), 1);
+    free(other);
+}
+
 static void test_artifacts_required(void **state)
 {
     struct fx *f = *state;
@@ -1158,6 +1175,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_timeout_cap_and_bye_and_drain,
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(test_black_hole, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_engine_running, setup, teardown),
         cmocka_unit_test_setup_teardown(test_artifacts_required, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_restart_keeps_sessions_and_leases,
