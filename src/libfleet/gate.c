@@ -1094,14 +1094,20 @@ int gate_job_record_batch(struct gate *g, const struct sched_job *jobs,
     if (m && g->s)
         sched_accounting_batch(g->s, ids, m, tries < 1 ? 1 : tries, acct, found,
                                NULL);
-    for (size_t i = 0; i < n && rc == 0; i++) {
+    /* every row is tried: one that fails does not keep the others
+     * behind; the first failure is what err reports */
+    for (size_t i = 0; i < n; i++) {
         const struct sched_acct *a = NULL;
+        exa_error_t e = EXA_ERROR_INIT;
         if (jobs[i].state == SCHED_UNKNOWN)
             continue;
         if (slot[i] >= 0 && found[slot[i]])
             a = &acct[slot[i]];
-        if (record_one(g->st, g->name, &jobs[i], a, err) < 0)
+        if (record_one(g->st, g->name, &jobs[i], a, &e) < 0) {
+            if (rc == 0 && err)
+                *err = e;
             rc = -1;
+        }
     }
     free(found);
     free(acct);

@@ -262,8 +262,9 @@ int gate_job_record(struct gate *g, const struct sched_job *j, int tries,
  * rounds for records still missing or incomplete), then each job's row is
  * written as gate_job_record() would; SCHED_UNKNOWN entries are skipped.
  * A failed accounting query leaves those jobs with their status only.
- * Returns 0, or -1 with err for a database error (rows before it are
- * written).
+ * Every row is tried: one whose write fails does not keep the others
+ * from being written. Returns 0, or -1 with err (the first database
+ * error) when any row failed.
  */
 int gate_job_record_batch(struct gate *g, const struct sched_job *jobs,
                           size_t n, int tries, exa_error_t *err);

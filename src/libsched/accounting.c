@@ -147,7 +147,9 @@ static int acct_complete(const struct sched_acct *a)
  * sched_accounting_batch() for Slurm: `sacct -P -j ID,ID,... -o FIELDS`
  * for up to SACCT_BATCH_IDS ids a call, each answer parsed once; ids
  * whose record is missing or incomplete are asked again, one second
- * apart, up to tries rounds.
+ * apart, up to tries rounds. A call that fails (transport, sacct, parse)
+ * costs only its own ids: they are not asked again, the other calls are
+ * still made and used, and the first failure is returned (-1, err).
  */
 static int slurm_accounting_batch(struct sched *s, const char *const *ids,
                                   size_t n, int tries, struct sched_acct *out,
@@ -158,7 +160,7 @@ static int slurm_accounting_batch(struct sched *s, const char *const *ids,
     int rc = 0;
 
     memset(want, 1, n);
-    for (int t = 0; t < tries && rc == 0; t++) {
+    for (int t = 0; t < tries; t++) {
         size_t left = 0, i = 0;
         for (size_t k = 0; k < n; k++)
             left += want[k];
@@ -166,12 +168,13 @@ static int slurm_accounting_batch(struct sched *s, const char *const *ids,
             break;
         if (t)
             sleep_s(1.0);
-        while (i < n && rc == 0) {
+        while (i < n) {
             struct strbuf list = STRBUF_INIT;
             struct transport_result res = TRANSPORT_RESULT_INIT;
             struct slurm_jobs jobs;
             const char *kind;
-            exa_error_t pe = EXA_ERROR_INIT;
+            exa_error_t pe = EXA_ERROR_INIT, ce = EXA_ERROR_INIT;
+            int failed = 0;
             size_t k = 0;
             for (; i < n && k < SACCT_BATCH_IDS; i++) {
                 if (!want[i])
@@ -185,13 +188,13 @@ static int slurm_accounting_batch(struct sched *s, const char *const *ids,
                 const char *argv[] = {"sacct", "-P",         "-j", list.buf,
                                       "-o",    SACCT_FIELDS, NULL};
                 memset(&jobs, 0, sizeof(jobs));
-                if (transport_run_ok(s->t, argv, NULL, 0, &res, err) < 0) {
-                    rc = -1;
+                if (transport_run_ok(s->t, argv, NULL, 0, &res, &ce) < 0) {
+                    failed = 1;
                 } else if (sacct_parse(res.out.buf, res.out.len, &jobs, &kind,
                                        &pe) < 0) {
-                    rc = exa_err(err, EXA_EPARSE,
-                                 "sacct output for job '%s': %s", ids[idx[0]],
-                                 pe.text);
+                    failed = 1;
+                    exa_err(&ce, EXA_EPARSE, "sacct output for job '%s': %s",
+                            ids[idx[0]], pe.text);
                 } else {
                     for (size_t j = 0; j < k; j++) {
                         struct sched_acct a;
@@ -204,6 +207,14 @@ static int slurm_accounting_batch(struct sched *s, const char *const *ids,
                     }
                 }
                 slurm_jobs_free(&jobs);
+                if (failed) {
+                    /* this chunk's ids go without; the rest go on */
+                    for (size_t j = 0; j < k; j++)
+                        want[idx[j]] = 0;
+                    if (rc == 0 && err)
+                        *err = ce;
+                    rc = -1;
+                }
             }
             transport_result_release(&res);
             strbuf_release(&list);

@@ -75,8 +75,11 @@ int sched_accounting(struct sched *s, const char *job_id, int tries,
  * tries rounds (< 1: 1); Flux: sched_accounting() per id. found[i] is 1
  * when out[i] holds a record (complete or the best there was), 0 when the
  * scheduler has none. Returns 0, or -1 with err (EXA_ETRANSPORT,
- * EXA_ESCHED, EXA_EPARSE; EXA_EUSAGE: mock and other schedulers without
- * accounting), after which found[] tells what was read before.
+ * EXA_ESCHED, EXA_EPARSE: the first sacct call that failed; EXA_EUSAGE:
+ * mock and other schedulers without accounting), after which found[]
+ * tells what was read: a failed sacct call leaves only its own ids
+ * unfound (and not asked again), the other calls are still made and
+ * their records kept.
  */
 int sched_accounting_batch(struct sched *s, const char *const *ids, size_t n,
                            int tries, struct sched_acct *out, int *found,

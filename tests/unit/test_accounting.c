@@ -241,6 +241,49 @@ static void test_accounting_batch(void **state)
     transport_close(t);
 }
 
+/* sched_accounting_batch: when one sacct call (one SACCT_BATCH_IDS chunk)
+ * fails, only its ids go without accounting; the calls after it are still
+ * made and their records used, and the failure is returned. */
+static void test_accounting_batch_chunk_fails(void **state)
+{
+    struct transport *t = transport_fake_new();
+    exa_error_t err = EXA_ERROR_INIT;
+    struct sched *s = sched_new("slurm", t, &err);
+    enum { N = 450 };
+    const char *ids[N];
+    char idbuf[N][16];
+    struct sched_acct out[N];
+    int found[N], nfound = 0;
+    struct strbuf all = STRBUF_INIT;
+
+    (void)state;
+    strbuf_addstr(&all, HDR);
+    for (int i = 0; i < N; i++) {
+        snprintf(idbuf[i], sizeof(idbuf[i]), "%d", 1000 + i);
+        ids[i] = idbuf[i];
+        strbuf_addf(&all,
+                    "%d|3600|cpu=2,gres/gpu=1,node=1|00:00:10" TIMES "|1|2\n",
+                    1000 + i);
+    }
+    transport_fake_add(t, "sacct -P -j *", all.buf, "", 0, 0, 0);
+    transport_fake_fail_nth(t, 2); /* the second chunk: ids 200..399 */
+    assert_int_equal(sched_accounting_batch(s, ids, N, 2, out, found, &err),
+                     -1);
+    assert_int_equal(err.code, EXA_ETRANSPORT);
+    /* three calls, and no second round for the failed chunk's ids */
+    assert_int_equal(transport_fake_ncalls(t), 3);
+    for (int i = 0; i < N; i++) {
+        assert_int_equal(found[i],
+                         i < SACCT_BATCH_IDS || i >= 2 * SACCT_BATCH_IDS);
+        nfound += found[i];
+    }
+    assert_int_equal(nfound, N - SACCT_BATCH_IDS);
+    assert_true(fabs(out[N - 1].gpu_hours - 1.0) < 1e-9);
+    strbuf_release(&all);
+    sched_free(s);
+    transport_close(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -250,6 +293,7 @@ int main(void)
         cmocka_unit_test(test_per_node_times_nodes),
         cmocka_unit_test(test_sbatch_streams),
         cmocka_unit_test(test_accounting_batch),
+        cmocka_unit_test(test_accounting_batch_chunk_fails),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

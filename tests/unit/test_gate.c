@@ -630,9 +630,60 @@ static void test_submit_reconcile_mock(void **state)
     free(w);
 }
 
+/* gate_job_record_batch tries every row: a row whose write fails (a
+ * trigger refuses job 'b') does not keep 'c' behind it unwritten, and the
+ * failure is reported. */
+static void test_record_batch_tries_every_row(void **state)
+{
+    exa_error_t err = EXA_ERROR_INIT;
+    struct gate_req req = {0};
+    struct sched_job jobs[3];
+    struct job_rec r;
+    struct gate *g;
+    static const char *const ids[] = {"a", "b", "c"};
+    char *w = xstrfmt("%s/work", dir);
+    (void)state;
+    setenv("EXAMLOPS_HPC_WORKDIR", w, 1);
+    unsetenv("EXAMLOPS_HPC_REMOTE_WORKDIR");
+    req.purpose = GATE_SCHEDULE;
+    req.use_env = 1;
+    g = gate_open(&req, &err);
+    assert_non_null(g);
+    for (int i = 0; i < 3; i++) {
+        job_rec_init(&r);
+        r.cluster = "default";
+        r.scheduler = "mock";
+        r.job_id = (char *)ids[i];
+        r.kind = "batch";
+        assert_int_equal(store_job_insert(gate_store(g), &r, NULL, &err), 0);
+        sched_job_init(&jobs[i], ids[i]);
+        jobs[i].state = SCHED_COMPLETED;
+        jobs[i].exit_code = 0;
+    }
+    assert_int_equal(store_exec(gate_store(g),
+                                "CREATE TEMP TRIGGER refuse_b BEFORE UPDATE ON "
+                                "jobs WHEN NEW.job_id = 'b' BEGIN SELECT "
+                                "RAISE(ABORT, 'row b refused'); END",
+                                &err),
+                     0);
+    assert_int_equal(gate_job_record_batch(g, jobs, 3, 1, &err), -1);
+    assert_non_null(strstr(err.text, "row b refused"));
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(
+            store_job_get(gate_store(g), "default", ids[i], &r, &err), 0);
+        assert_string_equal(r.state, i == 1 ? "PENDING" : "COMPLETED");
+        job_rec_release(&r);
+    }
+    gate_close(g);
+    unsetenv("EXAMLOPS_HPC_WORKDIR");
+    free(w);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_record_batch_tries_every_row,
+                                        setup, teardown),
         cmocka_unit_test(test_job_id_grammar),
         cmocka_unit_test(test_job_id_message),
         cmocka_unit_test(test_env_name),
