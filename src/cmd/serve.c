@@ -372,6 +372,10 @@ int cmd_serve(struct exa_ctx *ctx, int argc, char **argv)
     if (mctx.token && strlen(mctx.token) < 16)
         return out_usage(ctx, "--metrics-token must be at least 16 "
                               "characters");
+    /* libcrypto now, in main(): not lazily in the first request thread
+     * that compares a token */
+    if (dl_crypto_load(&err) < 0)
+        return out_error(ctx, &err, NULL);
 
     ex = obs_exporter_new(NULL, interval, obs_collect_factory, &cctx);
     if (once) {

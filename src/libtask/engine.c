@@ -68,9 +68,12 @@ struct task_engine {
     size_t nw, aw;
     struct failrec fails[256];
     int closing;
-    unsigned long long qgen; /* bumped when this process requeues */
-    int fault_busy;          /* requests left to fail as SQLITE_BUSY */
-    unsigned fault_tick;     /* every other request meets it */
+    unsigned long long qgen;  /* bumped when this process requeues */
+    int fault_busy;           /* requests left to fail as SQLITE_BUSY */
+    unsigned fault_tick;      /* every other request meets it */
+    pthread_mutex_t busy_mu;  /* the two below; e->mu is not always held */
+    double busy_logged;       /* when a 503's cause was last logged */
+    unsigned long busy_quiet; /* 503s since then, not logged */
     struct te_counters c;
 };
 
@@ -175,11 +178,39 @@ static int req_begin(task_engine_t *e, exa_error_t *err)
     return store_begin(e->st, err);
 }
 
-/* A database failure: 503 with Retry-After. The worker is told only that
- * the database is busy, never the engine's paths or SQLite's text. */
-static void reply_busy(struct te_reply *r, const exa_error_t *err)
+/* seconds between two log lines naming the cause of a 503 */
+#define BUSY_LOG_EVERY_S 10.0
+
+/*
+ * A database failure: 503 with Retry-After. The worker is told only that
+ * the database is busy, never the engine's paths or SQLite's text; the
+ * operator gets err's text in the engine's log (e->o.log), at most once
+ * every BUSY_LOG_EVERY_S (engine clock), with the count of the 503s not
+ * logged since the last line. e->mu held or not.
+ */
+static void reply_busy(task_engine_t *e, struct te_reply *r,
+                       const exa_error_t *err)
 {
-    (void)err;
+    double now = now_of(e);
+    char *line = NULL;
+    pthread_mutex_lock(&e->busy_mu);
+    if (!e->busy_logged || now - e->busy_logged >= BUSY_LOG_EVERY_S) {
+        line = e->busy_quiet
+                   ? xstrfmt("worker API: 503 (database busy): %s (and %lu "
+                             "more in the last %.0f s)",
+                             err->text[0] ? err->text : "unknown error",
+                             e->busy_quiet, now - e->busy_logged)
+                   : xstrfmt("worker API: 503 (database busy): %s",
+                             err->text[0] ? err->text : "unknown error");
+        e->busy_logged = now;
+        e->busy_quiet = 0;
+    } else {
+        e->busy_quiet++;
+    }
+    pthread_mutex_unlock(&e->busy_mu);
+    if (line && e->o.log)
+        e->o.log(e->o.log_ctx, line);
+    free(line);
     reply_err(r, 503, "unavailable", "the engine's database is busy");
     r->retry_after_s = 1 + (int)(time(NULL) % 4);
 }
@@ -322,6 +353,7 @@ task_engine_t *te_open(store_t *st, const struct te_opts *o, exa_error_t *err)
     e->alive_fd = -1;
     e->fault_busy = o->fault_busy;
     pthread_mutex_init(&e->mu, NULL);
+    pthread_mutex_init(&e->busy_mu, NULL);
     pthread_cond_init(&e->cv, NULL);
     kp = o->keyfile ? xstrdup(o->keyfile) : token_key_path(st->path);
     if (token_keys_load(kp, &e->keys, err) < 0) {
@@ -449,6 +481,7 @@ void te_close(task_engine_t *e)
     free(e->artdir);
     pthread_cond_destroy(&e->cv);
     pthread_mutex_destroy(&e->mu);
+    pthread_mutex_destroy(&e->busy_mu);
     memset(&e->keys, 0, sizeof(e->keys));
     if (e->alive_fd >= 0)
         close(e->alive_fd); /* releases the liveness lock */
@@ -693,7 +726,15 @@ static struct failrec *fail_slot(task_engine_t *e, const char *peer)
     return oldest;
 }
 
-static int limited(task_engine_t *e, const char *peer)
+/* refusals from one address in a minute before its further refusals are
+ * 429 (a valid token still registers) */
+#define FAIL_LIMIT 10
+/* refusals from one address in a minute before it is held back (429)
+ * before its token is even verified: a flood costs no HMAC or SHA-256 */
+#define FAIL_FLOOD 100
+
+/* The refusals counted for peer in the current minute (e->mu held). */
+static int fail_count(task_engine_t *e, const char *peer)
 {
     struct failrec *f = fail_slot(e, peer ? peer : "-");
     double now = now_of(e);
@@ -701,7 +742,12 @@ static int limited(task_engine_t *e, const char *peer)
         f->since = now;
         f->count = 0;
     }
-    return f->count >= 10;
+    return f->count;
+}
+
+static int limited(task_engine_t *e, const char *peer)
+{
+    return fail_count(e, peer) >= FAIL_LIMIT;
 }
 
 static void note_failure(task_engine_t *e, const char *peer)
@@ -728,6 +774,7 @@ static void refuse(task_engine_t *e, const char *peer, enum te_reg_result r,
      * login node), and a held-back failure writes no event */
     if (limited(e, peer)) {
         json_decref(d);
+        note_failure(e, peer); /* counts toward FAIL_FLOOD */
         e->c.registrations[TE_REG_LIMITED]++;
         reply_err(out, 429, "rate_limited",
                   "too many failed registrations from this address");
@@ -912,7 +959,7 @@ busy_rb:
 busy:
     free(session);
     join_rec_release(&j);
-    reply_busy(out, &err);
+    reply_busy(e, out, &err);
 }
 
 static void register_rejoin(task_engine_t *e, const struct tp_register *r,
@@ -972,7 +1019,7 @@ busy:
     free(session);
     if (!err.text[0])
         exa_err(&err, EXA_ECONFIG, "worker row missing");
-    reply_busy(out, &err);
+    reply_busy(e, out, &err);
 }
 
 void te_register(task_engine_t *e, const char *body, size_t len,
@@ -982,6 +1029,17 @@ void te_register(task_engine_t *e, const char *body, size_t len,
     exa_error_t err = EXA_ERROR_INIT;
     memset(&r, 0, sizeof(r));
     pthread_mutex_lock(&e->mu);
+    /* the cheap pre-check: a flooding address is held back before its
+     * body is decoded or its token verified, and the hold-back is not
+     * counted (the window ends a minute after it began) */
+    if (fail_count(e, peer) >= FAIL_FLOOD) {
+        e->c.registrations[TE_REG_LIMITED]++;
+        e->c.reg_held_back++;
+        reply_err(out, 429, "rate_limited",
+                  "too many failed registrations from this address");
+        out->retry_after_s = 60;
+        goto out;
+    }
     if (tp_decode_register(body, len, &r, &err) < 0) {
         if (err.code == EXA_EUSAGE) {
             json_t *sup = json_array();
@@ -1112,7 +1170,7 @@ void te_heartbeat(task_engine_t *e, const char *worker_id, const char *bearer,
 busy_rb:
     store_rollback(e->st);
 busy:
-    reply_busy(out, &err);
+    reply_busy(e, out, &err);
 out:
     pthread_mutex_unlock(&e->mu);
     json_decref(revoke);
@@ -1298,7 +1356,7 @@ void te_lease(task_engine_t *e, const char *worker_id, const char *bearer,
         w->last_seen = now_of(e);
     }
 busy:
-    reply_busy(out, &err);
+    reply_busy(e, out, &err);
 out:
     pthread_mutex_unlock(&e->mu);
     json_decref(tasks);
@@ -1590,7 +1648,7 @@ void te_results(task_engine_t *e, const char *worker_id, const char *bearer,
     reply(out, 200, b);
     goto out;
 busy:
-    reply_busy(out, &err);
+    reply_busy(e, out, &err);
 out:
     pthread_mutex_unlock(&e->mu);
     for (int i = 0; i < 4; i++)
@@ -1631,7 +1689,7 @@ void te_drain(task_engine_t *e, const char *worker_id, const char *bearer,
     reply(out, 200, json_object());
     goto out;
 busy:
-    reply_busy(out, &err);
+    reply_busy(e, out, &err);
 out:
     pthread_mutex_unlock(&e->mu);
     free(reason);
@@ -1670,7 +1728,7 @@ void te_bye(task_engine_t *e, const char *worker_id, const char *bearer,
     reply(out, 200, json_object());
     goto out;
 busy:
-    reply_busy(out, &err);
+    reply_busy(e, out, &err);
 out:
     pthread_mutex_unlock(&e->mu);
     free(reason);
@@ -1744,7 +1802,7 @@ int te_artifact_check(task_engine_t *e, const char *worker_id,
     rc = 0;
     goto out;
 busy:
-    reply_busy(out, &err);
+    reply_busy(e, out, &err);
 out:
     pthread_mutex_unlock(&e->mu);
     return rc;
@@ -1779,7 +1837,7 @@ void te_artifact_commit(task_engine_t *e, const char *worker_id, long long task,
     pthread_mutex_unlock(&e->mu);
     (void)worker_id;
     if (rc < 0)
-        reply_busy(out, &err);
+        reply_busy(e, out, &err);
     else if (rc == 2)
         reply_err(out, 409, "artifact_conflict", "stored with another sha256");
     else

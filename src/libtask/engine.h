@@ -57,6 +57,12 @@ struct te_opts {
     const char *keyfile; /* NULL: token_key_path(st->path) */
     int fault_busy;      /* tests: every other worker request fails as if
                             SQLite were locked (503 + Retry-After), N in all */
+    /* NULL: quiet; else called with one line (no newline, borrowed for
+     * the call) for what the operator must see and the worker is not
+     * told: the cause of a 503, at most once every 10 s. Called from
+     * request threads, so it must be thread-safe. */
+    void (*log)(void *ctx, const char *line);
+    void *log_ctx;
 };
 /* Fill o with the defaults above. */
 void te_opts_default(struct te_opts *o);
@@ -104,8 +110,11 @@ void te_reply_release(struct te_reply *r);
  * POST /v1/workers/register. body is the raw request body (decoded here
  * so a wrong protocol gets 426), peer the client address (for the
  * failed-auth limit: after 10 refusals in a minute, that address's
- * further refusals are 429 with no event; a valid token is never held
- * back), bearer the
+ * further refusals are 429 with no event, but a valid token still
+ * registers; after 100 refusals in a minute (the 429s count) every
+ * registration from it is 429 before the body is decoded or a token
+ * verified, until the minute is over, so a flood costs no HMAC or
+ * SHA-256 work), bearer the
  * Authorization bearer token or NULL (a rejoin with the session).
  * Success: 201 {session_token, worker_id, incarnation, engine_id,
  * engine_epoch, heartbeat_s, lease_ttl_s, longpoll_s, max_idle_s,
@@ -179,6 +188,8 @@ struct te_counters {
     unsigned long long worker_lost;
     unsigned long long parked;
     unsigned long long black_holes; /* workers drained as black holes */
+    unsigned long long reg_held_back; /* 429s of the flood pre-check (also
+                                         in registrations[LIMITED]) */
 };
 enum te_reg_result {
     TE_REG_OK,

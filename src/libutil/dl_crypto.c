@@ -14,6 +14,8 @@
 
 static struct dl_crypto table;
 static pthread_once_t crypto_once = PTHREAD_ONCE_INIT;
+static int load_rc; /* -1: dlib_open failed, load_err says why */
+static exa_error_t load_err = EXA_ERROR_INIT;
 
 static void crypto_open(void)
 {
@@ -44,18 +46,27 @@ static void crypto_open(void)
         syms,
         sizeof(syms) / sizeof(syms[0]),
     };
-    exa_error_t err = EXA_ERROR_INIT;
+    load_rc = dlib_open(&spec, &load_err) < 0 ? -1 : 0;
+}
 
-    if (dlib_open(&spec, &err) < 0) {
-        /* the one exit outside main(): see dl_crypto_int.h */
-        fprintf(stderr, "exa: error: %s\n", err.text);
-        fflush(stdout);
-        _Exit(exa_errc_exit(EXA_ECONFIG));
+int dl_crypto_load(exa_error_t *err)
+{
+    pthread_once(&crypto_once, crypto_open);
+    if (load_rc < 0) {
+        *err = load_err;
+        return -1;
     }
+    return 0;
 }
 
 const struct dl_crypto *dl_crypto(void)
 {
     pthread_once(&crypto_once, crypto_open);
+    if (load_rc < 0) {
+        /* the one exit outside main(): see dl_crypto_int.h */
+        fprintf(stderr, "exa: error: %s\n", load_err.text);
+        fflush(stdout);
+        _Exit(exa_errc_exit(EXA_ECONFIG));
+    }
     return &table;
 }

@@ -18,6 +18,8 @@
 #include <openssl/hmac.h>
 #include <openssl/rand.h>
 
+#include "libutil/error.h"
+
 /* libcrypto's soname (Debian's libssl3), the default of
  * EXAMLOPS_CRYPTO_LIBRARY. */
 #define DL_CRYPTO_LIBRARY "libcrypto.so.3"
@@ -52,5 +54,14 @@ struct dl_crypto {
  * exit status 3 (configuration).
  */
 const struct dl_crypto *dl_crypto(void);
+
+/*
+ * Load libcrypto now (the same once as dl_crypto()): 0, or -1 with err
+ * (EXA_ECONFIG, the text dl_crypto() would print) when it cannot be
+ * loaded. A long-running process (exa serve, exa worker) calls it at
+ * start-up so that the load, its file system reads and its failure happen
+ * in main() before any thread, never lazily inside a request thread.
+ */
+int dl_crypto_load(exa_error_t *err);
 
 #endif

@@ -9,13 +9,18 @@
  * thread turns SIGUSR1/SIGTERM/SIGINT into a drain. Tasks are separate
  * processes, so none of them can stall a heartbeat.
  *
- * Every call retries network failures and 503s with jittered
- * exponential backoff (1 s .. 30 s, +-20 %) for up to engine_lost_s, and
- * stops retrying at once on SIGTERM/SIGINT (the signal thread runs from
- * before the first registration, so a worker whose engine never answers
- * still ends on scancel); a
- * 410 means the engine declared this worker lost: its tasks are killed
- * (they were leased again elsewhere) and it rejoins with its session.
+ * Every call retries network failures (jittered exponential backoff,
+ * 1 s .. 30 s, +-20 %) and 503/429 (their Retry-After, +-20 %) for up to
+ * engine_lost_s in all, and stops retrying at once on SIGTERM/SIGINT
+ * (the signal thread runs from before the first registration, so a
+ * worker whose engine never answers still ends on scancel) - except the
+ * post of a finished task's result, which goes on retrying for up to
+ * TERM_GRACE_S after the signal so that a task that ended just then is
+ * not run again. A 410 means the engine declared this worker lost: its
+ * tasks are killed (they were leased again elsewhere) and it rejoins
+ * with its session, unless it was told to stop (SIGTERM/SIGINT): then it
+ * exits. SIGHUP from outside is ignored: the worker's own SIGHUP, which
+ * ends the signal thread at exit, is sent after w->stop is set.
  */
 #include "libworker/worker.h"
 
@@ -45,6 +50,10 @@ extern char **environ;
 
 enum astate { A_RUNNING, A_DONE, A_REPORTED };
 
+/* seconds after SIGTERM/SIGINT during which a finished task's result is
+ * still posted and retried (Slurm's KillWait is 30 s by default) */
+#define TERM_GRACE_S 20.0
+
 struct attempt {
     long long task, attempt;
     struct tp_spec spec;
@@ -65,7 +74,8 @@ struct worker {
     unsigned session_gen;
     int need_rejoin;
     int draining, drain_posted, stop, fatal;
-    int term; /* SIGTERM: kill tasks now */
+    int term;       /* SIGTERM: kill tasks now */
+    double term_at; /* when term was set */
     double heartbeat_s, longpoll_s, max_idle_s, engine_lost_s;
     double started, idle_since, end_time;
     int engine_gone; /* heartbeats unanswered past engine_lost_s */
@@ -215,22 +225,37 @@ static void call_once(struct worker *w, CURL *h, const char *method,
 }
 
 /*
- * Wait up to s seconds for a signal or the end of the run (w->mu not
- * held); 1 when the worker was told to stop (w->term or w->stop, at once
- * or during the wait), else 0.
+ * Wait up to s seconds before a retry (w->mu not held); 1 when the caller
+ * must stop retrying: the end of the run (w->stop), or SIGTERM/SIGINT
+ * (w->term) - at once without grace, TERM_GRACE_S after the signal with
+ * it - at once or during the wait; else 0.
  */
-static int pause_unless_term(struct worker *w, double s)
+static int pause_retry(struct worker *w, double s, int grace)
 {
-    struct timespec ts;
-    double u = now_s() + s;
-    int stop;
-    ts.tv_sec = (time_t)u;
-    ts.tv_nsec = (long)((u - (double)ts.tv_sec) * 1e9);
+    double until = now_s() + s;
+    int stop = 0;
     pthread_mutex_lock(&w->mu);
-    while (!(stop = w->term || w->stop) &&
-           pthread_cond_timedwait(&w->cv, &w->mu, &ts) == 0)
-        ;
-    stop = w->term || w->stop;
+    for (;;) {
+        struct timespec ts;
+        double t = now_s(), u = until;
+        if (w->stop) {
+            stop = 1;
+            break;
+        }
+        if (w->term) {
+            if (!grace || t >= w->term_at + TERM_GRACE_S) {
+                stop = 1;
+                break;
+            }
+            if (u > w->term_at + TERM_GRACE_S)
+                u = w->term_at + TERM_GRACE_S;
+        }
+        if (t >= u)
+            break;
+        ts.tv_sec = (time_t)u;
+        ts.tv_nsec = (long)((u - (double)ts.tv_sec) * 1e9);
+        pthread_cond_timedwait(&w->cv, &w->mu, &ts);
+    }
     pthread_mutex_unlock(&w->mu);
     return stop;
 }
@@ -241,42 +266,48 @@ static const char *err_reason(const struct call *c)
 }
 
 /*
- * call_once with retries: network failures, 429 and 503 are retried with
- * backoff for up to engine_lost_s; returns 0 with out set to the answer,
- * or -1 when the engine stayed away (out->status 0).
+ * call_once with retries: network failures, 429 and 503 are retried
+ * (backoff, or the answer's Retry-After) for up to engine_lost_s counted
+ * from the first failure. grace 1 (a result's post) keeps retrying for
+ * TERM_GRACE_S after SIGTERM/SIGINT, grace 0 stops at the signal.
+ * Returns 0 with out set to the answer (a 503/429 when told to stop), or
+ * -1 when the engine stayed away or busy past engine_lost_s, or was
+ * unreachable when told to stop (out->status 0 or the last 503/429;
+ * out->body NULL).
  */
 static int call(struct worker *w, CURL *h, const char *method, const char *path,
-                const char *body, double timeout_s, struct call *out)
+                const char *body, double timeout_s, int grace, struct call *out)
 {
     double first_fail = 0, backoff = 1;
     for (;;) {
-        double jit;
+        double wait;
         unsigned char r;
         call_once(w, h, method, path, body, -1, 0, NULL, timeout_s, out);
         if (out->status && out->status != 503 && out->status != 429)
             return 0;
-        if (out->status) {
-            double ra = out->retry_after > 0 ? out->retry_after : 1;
-            logf_(w, "%s %s: %ld %s, retrying in %.0f s", method, path,
-                  out->status, err_reason(out), ra);
-            if (pause_unless_term(
-                    w, ra * (0.8 + 0.4 * (double)(now_s() - (long)now_s()))))
-                return 0; /* told to stop: the 503/429 is the answer */
-            json_decref(out->body);
-            out->body = NULL;
-            continue;
-        }
         if (!first_fail)
             first_fail = now_s();
-        if (now_s() - first_fail > w->engine_lost_s)
+        if (out->status) {
+            wait = out->retry_after > 0 ? out->retry_after : 1;
+            logf_(w, "%s %s: %ld %s, retrying in %.0f s", method, path,
+                  out->status, err_reason(out), wait);
+        } else {
+            wait = backoff;
+            backoff = backoff * 2 > 30 ? 30 : backoff * 2;
+        }
+        if (now_s() - first_fail > w->engine_lost_s) {
+            json_decref(out->body);
+            out->body = NULL;
             return -1;
+        }
         dl_crypto()->RAND_bytes(&r, 1);
-        jit = 0.8 + 0.4 * (double)r / 255.0;
+        wait *= 0.8 + 0.4 * (double)r / 255.0;
         /* SIGTERM/SIGINT or the end of the run: no more retries (Slurm
          * sends SIGKILL KillWait seconds after SIGTERM) */
-        if (pause_unless_term(w, backoff * jit))
-            return -1;
-        backoff = backoff * 2 > 30 ? 30 : backoff * 2;
+        if (pause_retry(w, wait, grace))
+            return out->status ? 0 : -1; /* a 503/429 is the answer */
+        json_decref(out->body);
+        out->body = NULL;
     }
 }
 
@@ -332,7 +363,7 @@ static int do_register(struct worker *w, CURL *h)
 {
     char *body = register_body(w);
     struct call c;
-    int rc = call(w, h, "POST", "/v1/workers/register", body, 30, &c);
+    int rc = call(w, h, "POST", "/v1/workers/register", body, 30, 0, &c);
     dl_crypto()->OPENSSL_cleanse(body, strlen(body));
     free(body);
     if (rc < 0) {
@@ -490,7 +521,8 @@ static json_t *finish(struct worker *w, CURL *h, struct attempt *a, int status)
                 json_decref(c.body);
                 if (c.status && c.status != 503)
                     break;
-                if (now_s() - t0 > w->engine_lost_s || w->stop)
+                if (now_s() - t0 > w->engine_lost_s || w->stop ||
+                    (w->term && now_s() > w->term_at + TERM_GRACE_S))
                     break;
                 sleep_s(backoff);
                 backoff = backoff * 2 > 30 ? 30 : backoff * 2;
@@ -747,7 +779,7 @@ static void *reaper_main(void *arg)
             body = json_dumps(b, JSON_COMPACT);
             json_decref(b);
             pthread_mutex_unlock(&w->mu);
-            rc = call(w, h, "POST", path, body, 30, &c);
+            rc = call(w, h, "POST", path, body, 30, 1, &c);
             free(body);
             pthread_mutex_lock(&w->mu);
             if (rc < 0) {
@@ -802,9 +834,16 @@ static void *signal_main(void *arg)
         if (sigwait(&set, &sig) != 0)
             continue;
         pthread_mutex_lock(&w->mu);
-        if (sig == SIGHUP) { /* our own wake-up at exit */
+        if (sig == SIGHUP) {
+            /* our own wake-up at exit comes after w->stop is set; one
+             * from outside is not a reason to stop */
+            int mine = w->stop;
+            if (!mine)
+                logf_(w, "SIGHUP ignored");
             pthread_mutex_unlock(&w->mu);
-            break;
+            if (mine)
+                break;
+            continue;
         }
         if (sig == SIGCHLD) { /* a shim ended: wake the reaper */
             pthread_cond_broadcast(&w->cv);
@@ -813,6 +852,8 @@ static void *signal_main(void *arg)
         }
         w->draining = 1;
         if (sig != SIGUSR1) {
+            if (!w->term)
+                w->term_at = now_s();
             w->term = 1;
             kill_all(w);
         }
@@ -889,7 +930,8 @@ int worker_run(struct worker_opts *o, exa_error_t *err)
     char *lease_path;
     int pending;
 
-    if (dl_curl_load(err) < 0)
+    /* both libraries now, before any thread exists */
+    if (dl_curl_load(err) < 0 || dl_crypto_load(err) < 0)
         return -1;
     memset(&w, 0, sizeof(w));
     w.o = o;
@@ -926,6 +968,7 @@ int worker_run(struct worker_opts *o, exa_error_t *err)
         int term;
         pthread_mutex_lock(&w.mu);
         term = w.term;
+        w.stop = 1; /* before the SIGHUP: see signal_main */
         pthread_mutex_unlock(&w.mu);
         pthread_kill(sg, SIGHUP);
         pthread_join(sg, NULL);
@@ -978,6 +1021,13 @@ int worker_run(struct worker_opts *o, exa_error_t *err)
                 exa_err(&w.err, EXA_EFAIL,
                         "the engine no longer knows worker '%s'", o->worker_id);
             }
+            break;
+        }
+        if (w.need_rejoin && w.term) {
+            /* told to stop: the engine has already moved its tasks on */
+            kill_all(&w);
+            logf_(&w, "the engine declared this worker lost after a signal: "
+                      "exiting without rejoining");
             break;
         }
         if (w.need_rejoin) {
@@ -1033,7 +1083,7 @@ int worker_run(struct worker_opts *o, exa_error_t *err)
         }
         body = xstrfmt("{\"want\":%lld}", free_slots);
         pthread_mutex_unlock(&w.mu);
-        rc = call(&w, h, "POST", path, body, w.longpoll_s + 30, &c);
+        rc = call(&w, h, "POST", path, body, w.longpoll_s + 30, 0, &c);
         free(path);
         free(body);
         pthread_mutex_lock(&w.mu);

@@ -27,6 +27,7 @@
 #include "libstore/store.h"
 #include "libtask/proto.h"
 #include "libtask/upload.h"
+#include "libutil/log.h"
 #include "libutil/strbuf.h"
 #include "server/dl_mhd.h"
 #include "libutil/xalloc.h"
@@ -52,9 +53,10 @@ struct worker_listener {
     int proving;
     double prov_tick_s;
     char *db_path;
-    /* fault hook: drop the answer of the first drop_n requests of route */
+    /* fault hook: drop the answer of the first drop_n requests of route
+     * (drop_busy 0), or answer them 503 busy instead (drop_busy 1) */
     enum tp_route drop_route;
-    int drop_n;
+    int drop_n, drop_busy;
 };
 
 struct wconn {
@@ -154,6 +156,12 @@ static enum MHD_Result dispatch(struct worker_listener *wl,
     const struct tp_path *p = &cs->path;
     const char *bearer = bearer_of(c);
     char peer[64];
+    if (wl->drop_busy && take_drop(wl, p->route)) {
+        /* the fault busy_reply: the engine never sees the request */
+        err_reply(&r, 503, "unavailable", "the engine's database is busy");
+        r.retry_after_s = 1;
+        return send_reply(c, &r);
+    }
     switch (p->route) {
     case TP_PING:
         te_ping(wl->e, &r);
@@ -187,7 +195,7 @@ static enum MHD_Result dispatch(struct worker_listener *wl,
     }
     if (!r.status)
         err_reply(&r, 500, "internal", "no answer");
-    if (take_drop(wl, p->route)) {
+    if (!wl->drop_busy && take_drop(wl, p->route)) {
         te_reply_release(&r);
         return MHD_NO; /* committed; the connection is reset unanswered */
     }
@@ -323,6 +331,13 @@ static void *prov_main(void *arg)
     return NULL;
 }
 
+/* te_opts.log: the engine's lines on serve's stderr, as warnings */
+static void engine_log(void *ctx, const char *line)
+{
+    (void)ctx;
+    log_msg(LOG_WARN, "%s", line);
+}
+
 static int env_secs(const char *name, double *out, exa_error_t *err)
 {
     const char *v = getenv(name);
@@ -363,7 +378,8 @@ static int parse_fault(struct worker_listener *wl, struct te_opts *to,
             return 0;
         }
     }
-    if (skip_prefix(v, "drop_reply:", &p)) {
+    if (skip_prefix(v, "drop_reply:", &p) ||
+        (skip_prefix(v, "busy_reply:", &p) && (wl->drop_busy = 1))) {
         for (size_t i = 0; i < sizeof(routes) / sizeof(routes[0]); i++) {
             const char *n;
             if (skip_prefix(p, routes[i].name, &n) && *n == ':') {
@@ -379,7 +395,7 @@ static int parse_fault(struct worker_listener *wl, struct te_opts *to,
     }
     return exa_err(err, EXA_EUSAGE,
                    "EXAMLOPS_WORKER_FAULT '%s': expected "
-                   "drop_reply:register|heartbeat|lease|results:N, "
+                   "drop_reply|busy_reply:register|heartbeat|lease|results:N, "
                    "sqlite_busy:N or crash_after_sbatch",
                    v);
 }
@@ -456,6 +472,7 @@ worker_listener_start(const struct worker_listen_opts *o, exa_error_t *err)
     const union MHD_DaemonInfo *info;
 
     te_opts_default(&to);
+    to.log = engine_log;
     if (env_secs("EXAMLOPS_WORKER_HEARTBEAT_S", &to.heartbeat_s, err) < 0 ||
         env_secs("EXAMLOPS_WORKER_LEASE_TTL_S", &to.lease_ttl_s, err) < 0 ||
         env_secs("EXAMLOPS_WORKER_LONGPOLL_S", &to.longpoll_s, err) < 0 ||

@@ -12,6 +12,8 @@
 #       session carries on, the task completes with one attempt; T8b the
 #       engine away past --engine-lost: exit 75, cause restart, no charge;
 #   T9  a dropped reply on results: retried, answered duplicate, one row;
+#       a result meeting 503s as SIGTERM comes: still retried and recorded
+#       once, no rejoin; SIGHUP ignored; 503s bounded by --engine-lost;
 #   T10 wrong worker, flipped MAC, replayed, expired, rate limit;
 #   T11 the token is in no argv, environment, log or event;
 #   T15 200 noop tasks, capacity 4: never more than 4 leases at once;
@@ -229,6 +231,42 @@ is "$(sql "select count(*) from task_results where task_id = $T9")" 1 "one row i
 kill "$SERVE_PID"
 wait_pid "$SERVE_PID" 2>/dev/null
 
+# ---- a result posted just as SIGTERM comes: its 503s are still retried
+# (up to 20 s after the signal) and it is recorded once; an external SIGHUP
+# is ignored; after the signal the worker never registers again
+EXAMLOPS_WORKER_FAULT=busy_reply:results:2 start_serve
+run_exa task submit -- sh -c 'sleep 1; echo twenty'
+T20=$OUT
+worker w21 --max-idle 30
+wait_for 10 grep -q "task $T20 attempt 1 started" "$T/w21.log"
+kill -HUP "$WPID"
+sleep 0.3
+ok "an external SIGHUP does not stop the worker" kill -0 "$WPID"
+like "$(cat "$T/w21.log")" "SIGHUP ignored" "and it says so"
+wait_for 10 grep -q "results: 503" "$T/w21.log"
+kill -TERM "$WPID"
+wait_pid "$WPID" 30
+is "$?" 0 "SIGTERM while the result meets 503s: the worker exits 0"
+like "$(cat "$T/w21.log")" "task $T20 attempt 1 reported: exit 0" \
+    "after retrying the 503s past the signal"
+run_exa --json task show "$T20"
+json_ok "the task is done with its one attempt (not run again)" \
+    '.state == "done" and .attempt == 1'
+[ "$(jq -r .state <<<"$OUT")" = done ] || diag "$(cat "$T/w21.log")"
+is "$(sql "select count(*) from task_results where task_id = $T20")" 1 "one row in results"
+is "$(grep -c "registered as" "$T/w21.log")" 1 "no registration after the signal"
+kill "$SERVE_PID"
+wait_pid "$SERVE_PID" 2>/dev/null
+
+# ---- 503s are retried for --engine-lost, not forever
+EXAMLOPS_WORKER_FAULT=busy_reply:register:1000 start_serve
+worker w22 --engine-lost 3
+wait_pid "$WPID" 20
+is "$?" 75 "an engine busy (503) past --engine-lost: exit 75"
+like "$(cat "$T/w22.log")" "503 the engine's database is busy" "after retrying the 503s"
+kill "$SERVE_PID"
+wait_pid "$SERVE_PID" 2>/dev/null
+
 # ---- T15b: a locked database answers 503 + Retry-After; work goes on
 EXAMLOPS_WORKER_FAULT=sqlite_busy:8 start_serve
 run_exa task submit --noop --count 40
@@ -242,6 +280,10 @@ is "$(sql "select count(*) from task_results r join task_attempts a using (task_
 like "$(cat "$T/w20.log")" "503 the engine's database is busy, retrying in [0-9]+ s" \
     "the worker saw 503 with Retry-After and said so"
 ok "the 503 names no engine path" bash -c "! grep -q platform.db '$T/w20.log'"
+like "$(cat "$T/serve.log")" "503 \\(database busy\\): database '[^']*platform.db': database is locked" \
+    "exa serve logs the cause, with the database path"
+nbusy=$(grep -c "503 (database busy)" "$T/serve.log")
+ok "at most once every 10 s ($nbusy lines)" test "$nbusy" -le 3
 kill "$SERVE_PID"
 wait_pid "$SERVE_PID" 2>/dev/null
 start_serve

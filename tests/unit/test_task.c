@@ -1,10 +1,11 @@
 /*
  * test_task.c - the task engine (libtask/engine.c) on a real platform.db
  * with a fake clock: join tokens (expired, replayed, wrong worker, forged,
- * rate limit), leases fenced by attempt, expiry and requeue, the
- * infrastructure budget, black-hole workers, late results (late_ok and stale),
- * lost lease replies released by the heartbeat, cancel and revoke, bye, drain,
- * the absolute timeout cap, artifacts, restart grace, long-poll wake-up by
+ * rate limit, the flood pre-check), the rate-limited log of a 503's cause,
+ * leases fenced by attempt, expiry and requeue, the infrastructure budget,
+ * black-hole workers, late results (late_ok and stale), lost lease replies
+ * released by the heartbeat, cancel and revoke, bye, drain, the absolute
+ * timeout cap, artifacts, restart grace, long-poll wake-up by
  * another connection, and the protocol decoder's refusals.
  */
 #include <pthread.h>
@@ -1150,6 +1151,126 @@ static void test_proto_paths_and_bodies(void **state)
     }
 }
 
+/* Registration flood: 10 refusals, then 429 after verification (counted),
+ * and from the 100th refusal in a minute on, 429 before the body is even
+ * decoded (the pre-check), so a flood costs no HMAC or SHA-256 work; a
+ * valid token from another address still registers, and the flooding
+ * address is let in again once the minute is over. */
+static void test_registration_flood(void **state)
+{
+    struct fx *f = *state;
+    struct te_counters c0, c1;
+    struct te_reply r = {0};
+    char *tok, *b;
+    int refused401 = 0, limited = 0;
+    te_counters_get(f->e, &c0);
+    for (int i = 0; i < 125; i++) {
+        b = reg_body("w9", "exa1.k1.AAAA.BBBB", "nonce-dddddddddddddddd", 1,
+                     NULL);
+        te_register(f->e, b, strlen(b), "10.0.0.7", NULL, &r);
+        if (r.status == 401)
+            refused401++;
+        else if (r.status == 429)
+            limited++;
+        else
+            fail_msg("attempt %d: status %d", i, r.status);
+        if (i == 99 || i == 124)
+            assert_int_equal(r.retry_after_s, 60);
+        te_reply_release(&r);
+        free(b);
+    }
+    te_counters_get(f->e, &c1);
+    assert_int_equal(refused401, 10);
+    assert_int_equal(limited, 115);
+    assert_int_equal(c1.reg_held_back - c0.reg_held_back, 25);
+    assert_int_equal(c1.registrations[TE_REG_LIMITED] -
+                         c0.registrations[TE_REG_LIMITED],
+                     115);
+    /* held back before decoding: a malformed body is 429, not 400 */
+    te_register(f->e, "{", 1, "10.0.0.7", NULL, &r);
+    assert_int_equal(r.status, 429);
+    te_reply_release(&r);
+    /* and before verification: a valid token from it is held back too */
+    tok = mint(f, "w9", 600);
+    b = reg_body("w9", tok, "nonce-eeeeeeeeeeeeeeee", 1, NULL);
+    te_register(f->e, b, strlen(b), "10.0.0.7", NULL, &r);
+    assert_int_equal(r.status, 429);
+    te_reply_release(&r);
+    te_counters_get(f->e, &c1);
+    assert_int_equal(c1.reg_held_back - c0.reg_held_back, 27);
+    {
+        /* another address is not held back */
+        char *tok2 = mint(f, "w10", 60);
+        char *b2 = reg_body("w10", tok2, "nonce-ffffffffffffffff", 1, NULL);
+        te_register(f->e, b2, strlen(b2), "10.0.0.8", NULL, &r);
+        assert_int_equal(r.status, 201);
+        te_reply_release(&r);
+        free(b2);
+        free(tok2);
+    }
+    /* the minute over, the flooding address's valid token registers */
+    f->t += 61;
+    te_register(f->e, b, strlen(b), "10.0.0.7", NULL, &r);
+    assert_int_equal(r.status, 201);
+    te_reply_release(&r);
+    free(b);
+    free(tok);
+}
+
+struct logcap {
+    int n;
+    char last[512];
+};
+
+static void cap_log(void *ctx, const char *line)
+{
+    struct logcap *l = ctx;
+    l->n++;
+    xsnprintf(l->last, sizeof(l->last), "%s", line);
+}
+
+/* A 503's cause goes to the engine's log, once per 10 s with the count of
+ * the others; the reply names no path and no SQLite text. */
+static void test_busy_logged_rate_limited(void **state)
+{
+    struct fx *f = *state;
+    struct logcap lc = {0, ""};
+    char *sess = attach(f, "w1", 1);
+    int busy = 0, st;
+    json_t *b;
+    te_close(f->e);
+    f->o.fault_busy = 100;
+    f->o.log = cap_log;
+    f->o.log_ctx = &lc;
+    open_engine(f);
+    for (int i = 0; i < 6; i++) { /* every other one is 503 */
+        b = heartbeat(f, "w1", sess, "", &st);
+        if (st == 503) {
+            char *d = json_dumps(b, JSON_COMPACT);
+            busy++;
+            assert_null(strstr(d, f->db));
+            assert_null(strstr(d, "locked"));
+            free(d);
+        } else {
+            assert_int_equal(st, 200);
+        }
+        json_decref(b);
+        f->t += 1;
+    }
+    assert_int_equal(busy, 3);
+    assert_int_equal(lc.n, 1);
+    assert_non_null(strstr(lc.last, "database is locked (fault sqlite_busy)"));
+    assert_non_null(strstr(lc.last, f->db));
+    f->t += 10;
+    for (int i = 0; i < 2; i++) {
+        b = heartbeat(f, "w1", sess, "", &st);
+        json_decref(b);
+    }
+    assert_int_equal(lc.n, 2);
+    assert_non_null(strstr(lc.last, "and 2 more in the last"));
+    free(sess);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1158,6 +1279,10 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_failed_result_is_terminal, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_join_token_refusals, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_registration_flood, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_busy_logged_rate_limited, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_protocol_skew_and_bad_bodies,
                                         setup, teardown),
