@@ -187,7 +187,7 @@ struct te_counters {
     unsigned long long results[4]; /* accepted duplicate stale late_ok */
     unsigned long long worker_lost;
     unsigned long long parked;
-    unsigned long long black_holes; /* workers drained as black holes */
+    unsigned long long black_holes;   /* workers drained as black holes */
     unsigned long long reg_held_back; /* 429s of the flood pre-check (also
                                          in registrations[LIMITED]) */
 };
