@@ -18,6 +18,7 @@
 #include "libhostlist/hostlist.h"
 #include "libres/gres.h"
 #include "libsched/slurm_table.h"
+#include "libutil/arena.h"
 #include "libutil/json.h"
 #include "libutil/jsonw.h"
 #include "libutil/parse.h"
@@ -182,6 +183,7 @@ static int gres_like(const char *s)
 struct idx {
     size_t *slot; /* node index + 1, 0 = empty */
     size_t cap;
+    struct arena strs; /* every node's strings but its partitions */
 };
 
 static size_t hash_str(const char *s)
@@ -224,7 +226,7 @@ static struct sinfo_node *node_get(struct sinfo_result *res, const char *name)
     }
     ALLOC_GROW(res->nodes, res->nnodes + 1, res->nodes_alloc);
     memset(&res->nodes[res->nnodes], 0, sizeof(res->nodes[0]));
-    res->nodes[res->nnodes].name = xstrdup(name);
+    res->nodes[res->nnodes].name = arena_strdup(&ix->strs, name);
     strvec_init(&res->nodes[res->nnodes].partitions);
     ix->slot[h] = ++res->nnodes;
     return &res->nodes[res->nnodes - 1];
@@ -489,21 +491,142 @@ static size_t consensus_roles(const struct slurm_table *t, enum col **out)
     return w;
 }
 
+/* Partition p ('*', the default mark, dropped) on node n, once. */
 static void add_part(struct sinfo_node *n, const char *p)
 {
-    char *s = xstrdup(p);
-    size_t l = strlen(s);
-    if (l && s[l - 1] == '*')
-        s[l - 1] = '\0';
-    if (*s) {
-        int seen = 0;
-        for (size_t i = 0; i < n->partitions.nr; i++)
-            if (!strcmp(n->partitions.v[i], s))
-                seen = 1;
-        if (!seen)
-            strvec_push(&n->partitions, s);
+    size_t l = strlen(p);
+    char *s;
+    if (l && p[l - 1] == '*')
+        l--;
+    if (!l)
+        return;
+    for (size_t i = 0; i < n->partitions.nr; i++)
+        if (!strncmp(n->partitions.v[i], p, l) && !n->partitions.v[i][l])
+            return;
+    if (p[l] == '\0') {
+        strvec_push(&n->partitions, p);
+        return;
     }
+    s = xstrndup(p, l);
+    strvec_push(&n->partitions, s);
     free(s);
+}
+
+/*
+ * A table repeats a few distinct state and GRES strings; both parses are
+ * pure functions of the string, so the first MEMO_N distinct ones of each
+ * are kept with their results (a parse per row was a fifth of the time).
+ */
+#define MEMO_N 16
+struct memo {
+    struct {
+        char *key;
+        const char *state; /* slurm_node_state_normalize's static string */
+    } st[MEMO_N];
+    struct {
+        char *key;
+        long long gpus;
+        char *types;
+    } gr[MEMO_N];
+    size_t nst, ngr;
+};
+
+static const char *memo_state(struct memo *m, const char *s)
+{
+    const char *v;
+    for (size_t i = 0; i < m->nst; i++)
+        if (!strcmp(m->st[i].key, s))
+            return m->st[i].state;
+    v = slurm_node_state_normalize(s);
+    if (m->nst < MEMO_N) {
+        m->st[m->nst].key = xstrdup(s);
+        m->st[m->nst++].state = v;
+    }
+    return v;
+}
+
+/* gres_parse(s)'s GPU count; *types (when not NULL) gets a copy of its
+ * types or NULL: in arena a, or malloc'ed when a is NULL. */
+static long long memo_gres(struct memo *m, const char *s, struct arena *a,
+                           char **types)
+{
+    struct gres_info gi;
+    long long gpus;
+    for (size_t i = 0; i < m->ngr; i++)
+        if (!strcmp(m->gr[i].key, s)) {
+            if (types)
+                *types = !m->gr[i].types ? NULL
+                         : a             ? arena_strdup(a, m->gr[i].types)
+                                         : xstrdup(m->gr[i].types);
+            return m->gr[i].gpus;
+        }
+    gres_parse(s, &gi);
+    gpus = gi.gpus;
+    if (types)
+        *types = !gi.types ? NULL
+                 : a       ? arena_strdup(a, gi.types)
+                           : xstrdup(gi.types);
+    if (m->ngr < MEMO_N) {
+        m->gr[m->ngr].key = xstrdup(s);
+        m->gr[m->ngr].gpus = gpus;
+        m->gr[m->ngr++].types = gi.types; /* taken over */
+        gi.types = NULL;
+    }
+    gres_info_release(&gi);
+    return gpus;
+}
+
+static void memo_free(struct memo *m)
+{
+    for (size_t i = 0; i < m->nst; i++)
+        free(m->st[i].key);
+    for (size_t i = 0; i < m->ngr; i++) {
+        free(m->gr[i].key);
+        free(m->gr[i].types);
+    }
+}
+
+/* What one row says about the nodes it names. */
+struct row_vals {
+    long long cpus, mem;
+    const char *gres, *gres_used, *state, *addr;
+    const char *norm_state; /* normalized state, NULL when none */
+    const char **parts;
+    size_t nparts, nhosts;
+};
+
+/* Merge row v into the node named host (created on first sight). */
+static void node_apply(struct sinfo_result *res, struct memo *m,
+                       const char *host, const struct row_vals *v)
+{
+    struct sinfo_node *n = node_get(res, host);
+    struct arena *a = &((struct idx *)res->index)->strs;
+    if (!n->has_cpus && v->cpus >= 0) {
+        n->has_cpus = 1;
+        n->cpus = v->cpus;
+    }
+    if (!n->has_mem && v->mem >= 0) {
+        n->has_mem = 1;
+        n->mem_mb = v->mem;
+    }
+    if (!n->has_gres && v->gres) {
+        n->has_gres = 1;
+        n->gpus = memo_gres(m, v->gres, a, &n->gpu_type);
+    }
+    if (!n->has_gres_used && v->gres_used) {
+        n->has_gres_used = 1;
+        n->gpus_used = memo_gres(m, v->gres_used, NULL, NULL);
+    }
+    if (!n->raw_state && v->norm_state) {
+        n->raw_state = arena_strdup(a, v->state);
+        n->state = arena_strdup(a, v->norm_state);
+    }
+    for (size_t k = 0; k < v->nparts; k++)
+        add_part(n, v->parts[k]);
+    /* one address per -N row: a hostlist row has none */
+    if (!n->addr && v->addr && *v->addr && v->nhosts == 1 &&
+        !strpbrk(v->addr, "[],"))
+        n->addr = arena_strdup(a, v->addr);
 }
 
 int sinfo_parse(const char *buf, size_t len, struct sinfo_result *res,
@@ -520,8 +643,10 @@ int sinfo_parse_cmd(const char *buf, size_t len, const struct cmd_spec *spec,
     enum col *hroles = NULL, *cons = NULL;
     size_t nh = 0, cons_n = 0;
     int rc = -1;
+    struct memo memo;
 
     memset(&t, 0, sizeof(t));
+    memset(&memo, 0, sizeof(memo));
     *kind = "parse_error";
     if (spec && spec->tool != CMD_TOOL_SINFO)
         spec = NULL;
@@ -565,15 +690,25 @@ int sinfo_parse_cmd(const char *buf, size_t len, const struct cmd_spec *spec,
         cons_n = consensus_roles(&t, &cons);
     for (size_t r = 0; r < t.nrows; r++) {
         struct slurm_row *row = &t.rows[r];
-        enum col *role = xcalloc(row->nf ? row->nf : 1, sizeof(*role));
-        int groups = 0;
-        long long cpus = -1, mem = -1, count = -1, first_int = -1;
-        const char *name = NULL, *state = NULL, *gres = NULL, *gres_used = NULL;
-        const char *addr = NULL;
+        enum col role_buf[32], *role;
+        const char *parts_buf[32];
+        int groups = 0, gres_joined = 0;
+        long long first_int = -1, count = -1;
+        const char *name = NULL;
         struct strbuf gres_sb = STRBUF_INIT;
-        struct strvec parts = STRVEC_INIT;
+        struct row_vals v;
         int nints = 0, name_cut = 0;
 
+        memset(&v, 0, sizeof(v));
+        v.cpus = v.mem = -1;
+        if (row->nf <= 32) {
+            role = role_buf;
+            v.parts = parts_buf;
+            memset(role, 0, sizeof(role_buf));
+        } else {
+            role = xcalloc(row->nf, sizeof(*role));
+            v.parts = xcalloc(row->nf, sizeof(*v.parts));
+        }
         if (hroles) {
             for (size_t i = 0; i < row->nf && i < nh; i++)
                 role[i] = hroles[i];
@@ -593,88 +728,98 @@ int sinfo_parse_cmd(const char *buf, size_t len, const struct cmd_spec *spec,
             }
         }
         for (size_t i = 0; i < row->nf; i++) {
-            const char *v = row->f[i];
+            const char *f = row->f[i];
             long long x;
+            int64_t y;
             switch (role[i]) {
             case C_NAME:
-                name = v;
+                name = f;
                 name_cut = row->cut && row->cut[i];
                 break;
             case C_COUNT:
-                if (is_int(v))
-                    count = to_ll(v);
+                if (parse_count_str(f, &y) == 0)
+                    count = y;
                 break;
             case C_COUNT_AIOT: /* %F "A/I/O/T": the total */
-                if (cpustate_total(v, &x))
+                if (cpustate_total(f, &x))
                     count = x;
                 break;
             case C_COUNT_AI: { /* %A "A/I": allocated plus idle */
-                const char *sl = strchr(v, '/');
+                const char *sl = strchr(f, '/');
                 int64_t a, b;
-                if (sl && parse_count_span(v, (size_t)(sl - v), &a) == 0 &&
+                if (sl && parse_count_span(f, (size_t)(sl - f), &a) == 0 &&
                     parse_count_str(sl + 1, &b) == 0 && count_add(&a, b) == 0)
                     count = a;
                 break;
             }
             case C_CPUS:
-                if (is_int(v))
-                    cpus = to_ll(v);
+                if (parse_count_str(f, &y) == 0)
+                    v.cpus = y;
                 break;
             case C_CPUSTATE:
-                if (cpustate_total(v, &x))
-                    cpus = x;
+                if (cpustate_total(f, &x))
+                    v.cpus = x;
                 break;
             case C_MEM:
-                if (is_int(v))
-                    mem = to_ll(v);
+                if (parse_count_str(f, &y) == 0)
+                    v.mem = y;
                 break;
             case C_GRES:
+                /* entries the separator split are joined with ',' */
+                if (!v.gres) {
+                    v.gres = f;
+                    break;
+                }
+                if (!gres_joined) {
+                    strbuf_addstr(&gres_sb, v.gres);
+                    gres_joined = 1;
+                }
                 if (gres_sb.len)
                     strbuf_addch(&gres_sb, ',');
-                strbuf_addstr(&gres_sb, v);
-                gres = gres_sb.buf;
+                strbuf_addstr(&gres_sb, f);
+                v.gres = gres_sb.buf;
                 break;
             case C_GRESUSED:
-                gres_used = v;
+                v.gres_used = f;
                 break;
             case C_STATE:
-                state = v;
+                v.state = f;
                 break;
             case C_ADDR:
-                addr = v;
+                v.addr = f;
                 break;
             case C_PART:
-                strvec_push(&parts, v);
+                v.parts[v.nparts++] = f;
                 break;
             case C_INT:
-                x = to_ll(v);
+                x = parse_count_str(f, &y) == 0 ? (long long)y : -1;
                 if (!nints++)
                     first_int = x;
-                if (x > mem)
-                    mem = x;
+                if (x > v.mem)
+                    v.mem = x;
                 break;
             default:
                 break;
             }
         }
         /* headerless: with no a/i/o/t column the first integer is %c */
-        if (!hroles && cpus < 0 && nints >= 2) {
-            cpus = first_int;
-            mem = -1;
+        if (!hroles && v.cpus < 0 && nints >= 2) {
+            v.cpus = first_int;
+            v.mem = -1;
             nints = 0;
             for (size_t i = 0; i < row->nf; i++)
-                if (role[i] == C_INT && nints++ && to_ll(row->f[i]) > mem)
-                    mem = to_ll(row->f[i]);
+                if (role[i] == C_INT && nints++ && to_ll(row->f[i]) > v.mem)
+                    v.mem = to_ll(row->f[i]);
             /* "%m %c": two integers, the first far larger than any CPU
              * count and the second not, are memory (MiB) then CPUs */
-            if (nints == 2 && cpus > 4096 && mem <= 4096) {
-                long long x = cpus;
-                cpus = mem;
-                mem = x;
+            if (nints == 2 && v.cpus > 4096 && v.mem <= 4096) {
+                long long x = v.cpus;
+                v.cpus = v.mem;
+                v.mem = x;
             }
-        } else if (!hroles && cpus < 0 && nints == 1) {
-            cpus = first_int;
-            mem = -1;
+        } else if (!hroles && v.cpus < 0 && nints == 1) {
+            v.cpus = first_int;
+            v.mem = -1;
         }
         for (size_t i = 0; i < row->nf; i++) {
             if (role[i] == C_GRES)
@@ -684,114 +829,81 @@ int sinfo_parse_cmd(const char *buf, size_t len, const struct cmd_spec *spec,
             if (role[i] == C_STATE)
                 res->has_state_col = 1;
         }
+        if (v.state)
+            v.norm_state = memo_state(&memo, v.state);
         if (res->is_groups) {
             struct sinfo_group *g;
-            struct gres_info gi;
             ALLOC_GROW(res->groups, res->ngroups + 1, res->groups_alloc);
             g = &res->groups[res->ngroups++];
             memset(g, 0, sizeof(*g));
             g->nodes = count < 0 ? 0 : count;
-            if (parts.nr) {
-                size_t pl = strlen(parts.v[0]);
+            if (v.nparts) {
+                size_t pl = strlen(v.parts[0]);
                 g->partition = xstrndup(
-                    parts.v[0], pl && parts.v[0][pl - 1] == '*' ? pl - 1 : pl);
+                    v.parts[0], pl && v.parts[0][pl - 1] == '*' ? pl - 1 : pl);
             }
-            if (state && slurm_node_state_normalize(state)) {
-                g->raw_state = xstrdup(state);
-                g->state = xstrdup(slurm_node_state_normalize(state));
+            if (v.norm_state) {
+                g->raw_state = xstrdup(v.state);
+                g->state = xstrdup(v.norm_state);
             }
-            if (gres) {
-                gres_parse(gres, &gi);
+            if (v.gres) {
                 g->has_gres = 1;
-                g->gpus_per_node = gi.gpus;
-                g->gpu_type = gi.types; /* taken over */
-                gi.types = NULL;
+                g->gpus_per_node = memo_gres(&memo, v.gres, NULL, &g->gpu_type);
             }
-            if (gres_used) {
-                gres_parse(gres_used, &gi);
+            if (v.gres_used) {
                 g->has_gres_used = 1;
-                g->gpus_used_per_node = gi.gpus;
-                gres_info_release(&gi);
+                g->gpus_used_per_node =
+                    memo_gres(&memo, v.gres_used, NULL, NULL);
             }
         } else if (name) {
             struct strvec hosts = STRVEC_INIT;
+            const char *fail = NULL;
             /* a name that filled the width the command gave it (-O's
              * default 20) was cut: no node is made of part of a name */
             if (strchr(name, ':') || strchr(name, '(') || name_cut) {
                 exa_err(err, EXA_EPARSE,
                         "row %zu: node name '%s' ran into the next column",
                         r + 1, name);
-                *kind = "column_overflow";
-                strvec_clear(&parts);
-                strbuf_release(&gres_sb);
-                free(role);
-                goto out;
-            }
-            if (!strpbrk(name, "[],")) {
-                strvec_push(&hosts, name); /* -N rows: one plain name */
+                fail = "column_overflow";
+            } else if (!strpbrk(name, "[],")) {
+                v.nhosts = 1; /* -N rows: one plain name */
             } else if (hostlist_expand(name, &hosts, 0, err) < 0) {
-                *kind = "invalid_hostlist";
-                strvec_clear(&parts);
-                strbuf_release(&gres_sb);
-                free(role);
-                goto out;
+                fail = "invalid_hostlist";
+            } else {
+                v.nhosts = hosts.nr;
             }
-            if (res->nnodes > SINFO_MAX_NODES) {
+            if (!fail && res->nnodes > SINFO_MAX_NODES) {
                 exa_err(err, EXA_EPARSE, "more than %d nodes in sinfo output",
                         SINFO_MAX_NODES);
-                *kind = "too_large";
+                fail = "too_large";
+            }
+            if (fail) {
+                *kind = fail;
                 strvec_clear(&hosts);
-                strvec_clear(&parts);
                 strbuf_release(&gres_sb);
-                free(role);
+                if (role != role_buf) {
+                    free(role);
+                    free(v.parts);
+                }
                 goto out;
             }
-            for (size_t h = 0; h < hosts.nr; h++) {
-                struct sinfo_node *n = node_get(res, hosts.v[h]);
-                if (!n->has_cpus && cpus >= 0) {
-                    n->has_cpus = 1;
-                    n->cpus = cpus;
-                }
-                if (!n->has_mem && mem >= 0) {
-                    n->has_mem = 1;
-                    n->mem_mb = mem;
-                }
-                if (!n->has_gres && gres) {
-                    struct gres_info gi;
-                    gres_parse(gres, &gi);
-                    n->has_gres = 1;
-                    n->gpus = gi.gpus;
-                    n->gpu_type = gi.types; /* taken over */
-                }
-                if (!n->has_gres_used && gres_used) {
-                    struct gres_info gi;
-                    gres_parse(gres_used, &gi);
-                    n->has_gres_used = 1;
-                    n->gpus_used = gi.gpus;
-                    gres_info_release(&gi);
-                }
-                if (!n->raw_state && state &&
-                    slurm_node_state_normalize(state)) {
-                    n->raw_state = xstrdup(state);
-                    n->state = xstrdup(slurm_node_state_normalize(state));
-                }
-                for (size_t k = 0; k < parts.nr; k++)
-                    add_part(n, parts.v[k]);
-                /* one address per -N row: a hostlist row has none */
-                if (!n->addr && addr && *addr && hosts.nr == 1 &&
-                    !strpbrk(addr, "[],"))
-                    n->addr = xstrdup(addr);
-            }
+            if (!hosts.nr)
+                node_apply(res, &memo, name, &v);
+            for (size_t h = 0; h < hosts.nr; h++)
+                node_apply(res, &memo, hosts.v[h], &v);
             strvec_clear(&hosts);
         }
-        strvec_clear(&parts);
         strbuf_release(&gres_sb);
-        free(role);
+        if (role != role_buf) {
+            free(role);
+            free(v.parts);
+        }
     }
     rc = 0;
 out:
     free(hroles);
     free(cons);
+    memo_free(&memo);
     slurm_table_free(&t);
     return rc;
 }
@@ -799,13 +911,8 @@ out:
 void sinfo_result_free(struct sinfo_result *res)
 {
     for (size_t i = 0; i < res->nnodes; i++) {
-        struct sinfo_node *n = &res->nodes[i];
-        free(n->name);
-        free(n->addr);
-        free(n->gpu_type);
-        free(n->state);
-        free(n->raw_state);
-        strvec_clear(&n->partitions);
+        /* the other strings are the index's arena's */
+        strvec_clear(&res->nodes[i].partitions);
     }
     free(res->nodes);
     for (size_t i = 0; i < res->ngroups; i++) {
@@ -817,6 +924,7 @@ void sinfo_result_free(struct sinfo_result *res)
     free(res->groups);
     if (res->index) {
         free(((struct idx *)res->index)->slot);
+        arena_release(&((struct idx *)res->index)->strs);
         free(res->index);
     }
     memset(res, 0, sizeof(*res));
@@ -875,31 +983,31 @@ void sinfo_result_write_json(const struct sinfo_result *res, struct jsonw *w)
 {
     jsonw_obj_begin(w);
     if (res->is_groups) {
-        jsonw_key(w, "groups");
+        jsonw_key_lit(w, "groups");
         jsonw_arr_begin(w);
         for (size_t i = 0; i < res->ngroups; i++) {
             const struct sinfo_group *g = &res->groups[i];
             jsonw_obj_begin(w);
-            jsonw_key(w, "nodes");
+            jsonw_key_lit(w, "nodes");
             jsonw_int(w, g->nodes);
             if (g->partition) {
-                jsonw_key(w, "partition");
+                jsonw_key_lit(w, "partition");
                 jsonw_str(w, g->partition);
             }
             if (res->has_state_col) {
-                jsonw_key(w, "state");
+                jsonw_key_lit(w, "state");
                 jsonw_str(w, g->state);
-                jsonw_key(w, "raw_state");
+                jsonw_key_lit(w, "raw_state");
                 jsonw_str(w, g->raw_state);
             }
             if (res->has_gres_col) {
-                jsonw_key(w, "gpus_per_node");
+                jsonw_key_lit(w, "gpus_per_node");
                 jsonw_int_or_null(w, g->has_gres, g->gpus_per_node);
-                jsonw_key(w, "gpu_type");
+                jsonw_key_lit(w, "gpu_type");
                 jsonw_str(w, g->gpu_type);
             }
             if (res->has_gres_used_col) {
-                jsonw_key(w, "gpus_used_per_node");
+                jsonw_key_lit(w, "gpus_used_per_node");
                 jsonw_int_or_null(w, g->has_gres_used, g->gpus_used_per_node);
             }
             jsonw_obj_end(w);
@@ -908,32 +1016,32 @@ void sinfo_result_write_json(const struct sinfo_result *res, struct jsonw *w)
         jsonw_obj_end(w);
         return;
     }
-    jsonw_key(w, "nodes");
+    jsonw_key_lit(w, "nodes");
     jsonw_arr_begin(w);
     for (size_t i = 0; i < res->nnodes; i++) {
         const struct sinfo_node *n = &res->nodes[i];
         jsonw_obj_begin(w);
-        jsonw_key(w, "name");
+        jsonw_key_lit(w, "name");
         jsonw_str(w, n->name);
-        jsonw_key(w, "cpus");
+        jsonw_key_lit(w, "cpus");
         jsonw_int_or_null(w, n->has_cpus, n->cpus);
-        jsonw_key(w, "mem_mb");
+        jsonw_key_lit(w, "mem_mb");
         jsonw_int_or_null(w, n->has_mem, n->mem_mb);
-        jsonw_key(w, "gpus");
+        jsonw_key_lit(w, "gpus");
         jsonw_int_or_null(w, n->has_gres, n->gpus);
-        jsonw_key(w, "gpu_type");
+        jsonw_key_lit(w, "gpu_type");
         jsonw_str(w, n->gpu_type);
-        jsonw_key(w, "state");
+        jsonw_key_lit(w, "state");
         jsonw_str(w, n->state);
-        jsonw_key(w, "raw_state");
+        jsonw_key_lit(w, "raw_state");
         jsonw_str(w, n->raw_state);
-        jsonw_key(w, "partitions");
+        jsonw_key_lit(w, "partitions");
         jsonw_arr_begin(w);
         for (size_t k = 0; k < n->partitions.nr; k++)
             jsonw_str(w, n->partitions.v[k]);
         jsonw_arr_end(w);
         if (res->has_gres_used_col) {
-            jsonw_key(w, "gpus_used");
+            jsonw_key_lit(w, "gpus_used");
             jsonw_int_or_null(w, n->has_gres_used, n->gpus_used);
         }
         jsonw_obj_end(w);

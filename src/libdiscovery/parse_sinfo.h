@@ -20,6 +20,8 @@
 #include "libutil/jsonw.h"
 #include "libutil/strvec.h"
 
+/* A node's strings (all but its partitions) belong to the result: free
+ * them only with sinfo_result_free. */
 struct sinfo_node {
     char *name;
     int has_cpus;

@@ -18,42 +18,18 @@
 #include <string.h>
 #include <strings.h>
 
+#include "libutil/arena.h"
 #include "libutil/strbuf.h"
 #include "libutil/xalloc.h"
 
 #define MAX_ROWS 10000000
 
 /*
- * Field strings live in a per-table arena (chunks of at least 64 KiB,
- * freed together): a 20,000-row table is 140,000 small strings, and one
- * malloc each was most of the parse time.
+ * Field strings, field arrays and offsets live in the table's arena
+ * (libutil/arena.h, freed together): a 20,000-row table is 140,000 small
+ * strings, and one malloc each was most of the parse time.
  */
-struct arena_chunk {
-    struct arena_chunk *next;
-    size_t used, cap;
-    char data[];
-};
-
-static char *arena_strndup(struct slurm_table *t, const char *s, size_t n)
-{
-    struct arena_chunk *c = t->arena;
-    char *p;
-    if (!c || c->cap - c->used < n + 1) {
-        size_t cap = n + 1 > 65536 ? n + 1 : 65536;
-        c = xmalloc(sizeof(*c) + cap);
-        c->next = t->arena;
-        c->used = 0;
-        c->cap = cap;
-        t->arena = c;
-    }
-    p = c->data + c->used;
-    memcpy(p, s, n);
-    p[n] = '\0';
-    c->used += n + 1;
-    return p;
-}
-
-static char *trim_dup(struct slurm_table *t, const char *s, size_t n)
+static inline char *trim_dup(struct slurm_table *t, const char *s, size_t n)
 {
     while (n && (*s == ' ' || *s == '\t' || *s == '\r' || *s == '\n')) {
         s++;
@@ -62,15 +38,23 @@ static char *trim_dup(struct slurm_table *t, const char *s, size_t n)
     while (n && (s[n - 1] == ' ' || s[n - 1] == '\t' || s[n - 1] == '\r' ||
                  s[n - 1] == '\n'))
         n--;
-    return arena_strndup(t, s, n);
+    return arena_strndup(&t->arena, s, n);
 }
 
 /* Split blank-separated tokens of line (len bytes) into fields. */
 static size_t split_blanks(struct slurm_table *t, const char *line, size_t len,
                            char ***out)
 {
-    char **v = NULL;
-    size_t n = 0, alloc = 0, i = 0;
+    char **v;
+    size_t n = 0, i = 0, ntok = 0;
+    int in_tok = 0;
+    for (size_t k = 0; k < len; k++) {
+        int blank = line[k] == ' ' || line[k] == '\t' || line[k] == '\r';
+        if (!blank && !in_tok)
+            ntok++;
+        in_tok = !blank;
+    }
+    v = arena_alloc(&t->arena, (ntok ? ntok : 1) * sizeof(*v));
     while (i < len) {
         size_t j;
         while (i < len &&
@@ -81,8 +65,7 @@ static size_t split_blanks(struct slurm_table *t, const char *line, size_t len,
         j = i;
         while (j < len && line[j] != ' ' && line[j] != '\t' && line[j] != '\r')
             j++;
-        ALLOC_GROW(v, n + 1, alloc);
-        v[n++] = arena_strndup(t, line + i, j - i);
+        v[n++] = arena_strndup(&t->arena, line + i, j - i);
         i = j;
     }
     *out = v;
@@ -93,33 +76,46 @@ static size_t split_blanks(struct slurm_table *t, const char *line, size_t len,
 static size_t split_sep(struct slurm_table *t, const char *line, size_t len,
                         char sep, char ***out)
 {
-    char **v = NULL;
-    size_t n = 0, alloc = 0, i = 0;
+    size_t stack[128], *bnd = stack, cap = 64, n = 0, i = 0;
+    char **v;
+    /* field boundaries first, then the array at its size in the arena */
     for (;;) {
         size_t j = i;
-        int depth = 0;
-        while (j < len && (line[j] != sep || depth)) {
-            if (sep == ',' && (line[j] == '(' || line[j] == '['))
-                depth++;
-            else if (sep == ',' && (line[j] == ')' || line[j] == ']') && depth)
-                depth--;
-            j++;
+        if (sep != ',') {
+            const char *m = memchr(line + i, sep, len - i);
+            j = m ? (size_t)(m - line) : len;
+        } else {
+            int depth = 0;
+            while (j < len && (line[j] != sep || depth)) {
+                if (line[j] == '(' || line[j] == '[')
+                    depth++;
+                else if ((line[j] == ')' || line[j] == ']') && depth)
+                    depth--;
+                j++;
+            }
         }
-        ALLOC_GROW(v, n + 1, alloc);
-        v[n++] = trim_dup(t, line + i, j - i);
+        if (n == cap) {
+            size_t *nb = xmalloc(4 * cap * sizeof(*nb));
+            memcpy(nb, bnd, 2 * cap * sizeof(*nb));
+            if (bnd != stack)
+                free(bnd);
+            bnd = nb;
+            cap *= 2;
+        }
+        bnd[2 * n] = i;
+        bnd[2 * n + 1] = j;
+        n++;
         if (j >= len)
             break;
         i = j + 1;
     }
+    v = arena_alloc(&t->arena, n * sizeof(*v));
+    for (size_t k = 0; k < n; k++)
+        v[k] = trim_dup(t, line + bnd[2 * k], bnd[2 * k + 1] - bnd[2 * k]);
+    if (bnd != stack)
+        free(bnd);
     *out = v;
     return n;
-}
-
-/* The strings are the arena's; only the array is the row's. */
-static void free_fields(char **f, size_t n)
-{
-    (void)n;
-    free(f);
 }
 
 /* Upper-cased header name without a "%N" suffix. */
@@ -163,7 +159,7 @@ static int free_text_col(const char *name)
 static char **slice(struct slurm_table *t, const char *line, size_t len,
                     const size_t *starts, const size_t *ends, size_t ncols)
 {
-    char **f = xcalloc(ncols, sizeof(*f));
+    char **f = arena_alloc(&t->arena, ncols * sizeof(*f));
     for (size_t k = 0; k < ncols; k++) {
         size_t a = starts[k], b = k + 1 < ncols ? starts[k + 1] : len;
         if (ends && ends[k] < b && k + 1 < ncols)
@@ -261,21 +257,32 @@ int slurm_error_line(const char *p, size_t l)
         "sinfo: ",  "squeue: ", "sacct: ",    "scontrol: ",
         "sbatch: ", "srun: ",   "sacctmgr: ", NULL};
     static const char needle[] = "Unable to contact slurm controller";
+    const char *q, *e;
     while (l && (*p == ' ' || *p == '\t')) {
         p++;
         l--;
     }
-    if (l >= 11 && !strncmp(p, "slurm_load_", 11))
-        return 1;
-    if (l >= 7 && !strncasecmp(p, "error: ", 7))
-        return 1;
-    for (size_t i = 0; tools[i]; i++) {
-        size_t n = strlen(tools[i]);
-        if (l >= n + 5 && !strncmp(p, tools[i], n) &&
-            !strncasecmp(p + n, "error", 5))
+    /* every prefix below starts with 's', 'e' or 'E': most rows skip them */
+    if (l && (*p == 's' || *p == 'e' || *p == 'E')) {
+        if (l >= 11 && !strncmp(p, "slurm_load_", 11))
             return 1;
+        if (l >= 7 && !strncasecmp(p, "error: ", 7))
+            return 1;
+        for (size_t i = 0; tools[i]; i++) {
+            size_t n = strlen(tools[i]);
+            if (l >= n + 5 && !strncmp(p, tools[i], n) &&
+                !strncasecmp(p + n, "error", 5))
+                return 1;
+        }
     }
-    return memmem(p, l, needle, sizeof(needle) - 1) != NULL;
+    /* memmem(needle), by its first byte (rare in rows) */
+    for (q = p, e = p + l; (size_t)(e - q) >= sizeof(needle) - 1 &&
+                           (q = memchr(q, 'U', (size_t)(e - q))) != NULL;
+         q++)
+        if ((size_t)(e - q) >= sizeof(needle) - 1 &&
+            !memcmp(q, needle, sizeof(needle) - 1))
+            return 1;
+    return 0;
 }
 
 int slurm_table_split(const char *buf, size_t len, slurm_hdr_known_f known,
@@ -417,7 +424,6 @@ int slurm_table_split(const char *buf, size_t len, slurm_hdr_known_f known,
             }
         }
         if (t->nrows >= MAX_ROWS) {
-            free_fields(f, nf);
             free(starts);
             free(ends);
             return exa_err(err, EXA_EPARSE, "more than %d rows", MAX_ROWS);
@@ -437,7 +443,7 @@ int slurm_table_split(const char *buf, size_t len, slurm_hdr_known_f known,
             r->cut = NULL;
             if (t->sep == ' ' && nf) {
                 size_t i = 0, k = 0;
-                r->off = xcalloc(2 * nf, sizeof(size_t));
+                r->off = arena_alloc(&t->arena, 2 * nf * sizeof(size_t));
                 while (i < l && k < nf) {
                     while (i < l &&
                            (p[i] == ' ' || p[i] == '\t' || p[i] == '\r'))
@@ -451,9 +457,7 @@ int slurm_table_split(const char *buf, size_t len, slurm_hdr_known_f known,
             }
             if (t->sep == ' ' && t->hdr && starts && !ends && padded &&
                 should_slice(p, l, starts, t->nhdr)) {
-                char **s2 = slice(t, p, l, starts, NULL, t->nhdr);
-                free_fields(f, nf);
-                r->f = s2;
+                r->f = slice(t, p, l, starts, NULL, t->nhdr);
                 r->nf = t->nhdr;
                 r->sliced = 1;
             } else if (t->sep == ' ' && t->hdr && nf != t->nhdr) {
@@ -466,13 +470,11 @@ int slurm_table_split(const char *buf, size_t len, slurm_hdr_known_f known,
                             strbuf_addch(&sb, ' ');
                         strbuf_addstr(&sb, f[k]);
                     }
-                    f[t->nhdr - 1] = arena_strndup(t, sb.buf, sb.len);
+                    f[t->nhdr - 1] = arena_strndup(&t->arena, sb.buf, sb.len);
                     strbuf_release(&sb);
                     r->nf = t->nhdr;
                 } else if (starts && (ends || padded)) {
-                    char **s2 = slice(t, p, l, starts, ends, t->nhdr);
-                    free_fields(f, nf);
-                    r->f = s2;
+                    r->f = slice(t, p, l, starts, ends, t->nhdr);
                     r->nf = t->nhdr;
                     r->sliced = 1;
                 }
@@ -488,10 +490,10 @@ int slurm_table_split(const char *buf, size_t len, slurm_hdr_known_f known,
 /* The header names of spec as t->hdr (arena strings). */
 static void hdr_from_spec(struct slurm_table *t, const struct cmd_spec *spec)
 {
-    t->hdr = xcalloc(spec->ncols, sizeof(*t->hdr));
+    t->hdr = arena_alloc(&t->arena, spec->ncols * sizeof(*t->hdr));
     for (size_t i = 0; i < spec->ncols; i++)
-        t->hdr[i] =
-            arena_strndup(t, spec->cols[i].name, strlen(spec->cols[i].name));
+        t->hdr[i] = arena_strndup(&t->arena, spec->cols[i].name,
+                                  strlen(spec->cols[i].name));
     t->nhdr = spec->ncols;
 }
 
@@ -500,7 +502,7 @@ static void hdr_from_spec(struct slurm_table *t, const struct cmd_spec *spec)
 static char **slice_by_spec(struct slurm_table *t, const char *p, size_t l,
                             const struct cmd_spec *spec, unsigned char *cut)
 {
-    char **v = xcalloc(spec->ncols, sizeof(*v));
+    char **v = arena_alloc(&t->arena, spec->ncols * sizeof(*v));
     size_t i = 0;
     for (size_t k = 0; k < spec->ncols; k++) {
         const struct cmd_column *c = &spec->cols[k];
@@ -538,13 +540,18 @@ static char **slice_by_spec(struct slurm_table *t, const char *p, size_t l,
 static size_t split_str(struct slurm_table *t, const char *line, size_t len,
                         const char *sep, char ***out)
 {
-    char **v = NULL;
-    size_t n = 0, alloc = 0, i = 0, sl = strlen(sep);
+    char **v;
+    size_t n = 0, i = 0, sl = strlen(sep), nsep = 0;
+    for (size_t j = 0; sl && j + sl <= len; j++)
+        if (!memcmp(line + j, sep, sl)) {
+            nsep++;
+            j += sl - 1;
+        }
+    v = arena_alloc(&t->arena, (nsep + 1) * sizeof(*v));
     for (;;) {
         size_t j = i;
         while (j < len && !(j + sl <= len && !memcmp(line + j, sep, sl)))
             j++;
-        ALLOC_GROW(v, n + 1, alloc);
         v[n++] = trim_dup(t, line + i, j - i);
         if (j >= len)
             break;
@@ -628,7 +635,7 @@ int slurm_table_split_spec(const char *buf, size_t len, slurm_hdr_known_f known,
             if (spec->trailing_sep && nf > 1 && !f[nf - 1][0])
                 nf--;
         } else {
-            cut = xcalloc(spec->ncols, 1);
+            cut = arena_alloc(&t->arena, spec->ncols);
             f = slice_by_spec(t, p, l, spec, cut);
             nf = spec->ncols;
         }
@@ -636,19 +643,14 @@ int slurm_table_split_spec(const char *buf, size_t len, slurm_hdr_known_f known,
             first = 0;
             if (cells_are_header(f, nf, spec, known)) {
                 /* a printed header names the columns */
-                free(t->hdr);
                 t->hdr = f;
                 t->nhdr = nf;
-                free(cut);
                 p = e + 1;
                 continue;
             }
         }
-        if (t->nrows >= MAX_ROWS) {
-            free(f);
-            free(cut);
+        if (t->nrows >= MAX_ROWS)
             return exa_err(err, EXA_EPARSE, "more than %d rows", MAX_ROWS);
-        }
         ALLOC_GROW(t->rows, t->nrows + 1, t->alloc);
         {
             struct slurm_row *r = &t->rows[t->nrows++];
@@ -666,19 +668,9 @@ int slurm_table_split_spec(const char *buf, size_t len, slurm_hdr_known_f known,
 
 void slurm_table_free(struct slurm_table *t)
 {
-    if (t->hdr)
-        free_fields(t->hdr, t->nhdr);
-    for (size_t i = 0; i < t->nrows; i++) {
-        free_fields(t->rows[i].f, t->rows[i].nf);
-        free(t->rows[i].off);
-        free(t->rows[i].cut);
-    }
+    /* field, offset and cut arrays are the arena's too */
     free(t->rows);
-    while (t->arena) {
-        struct arena_chunk *c = t->arena;
-        t->arena = c->next;
-        free(c);
-    }
+    arena_release(&t->arena);
     memset(t, 0, sizeof(*t));
 }
 

@@ -10,6 +10,7 @@
 
 #include <stddef.h>
 
+#include "libutil/arena.h"
 #include "libutil/cmdspec.h"
 #include "libutil/error.h"
 
@@ -33,7 +34,7 @@ struct slurm_table {
     char sep;             /* '|', 0x1F, ',' or ' ' */
     int trailing_sep;     /* header ended with sep (sacct -p): dropped */
     int not_all_trailing; /* some row does not end with an empty field */
-    void *arena;          /* storage of every field string (private) */
+    struct arena arena;   /* storage of the fields and arrays (private) */
     char *error_line;     /* first Slurm client error line skipped, or NULL */
 };
 

@@ -191,12 +191,26 @@ static void quoted(struct jsonw *w, const char *s)
 void jsonw_key(struct jsonw *w, const char *key)
 {
     const unsigned char *p = (const unsigned char *)key;
-    size_t n = 0, ind;
-    char *d;
+    size_t n = 0;
 
     while (p[n] >= 0x20 && p[n] < 0x80 && p[n] != '"' && p[n] != '\\')
         n++;
-    if (p[n] || w->after_key || w->depth == 0) {
+    if (p[n]) {
+        before(w);
+        quoted(w, key);
+        strbuf_addstr(&w->buf, w->pretty ? ": " : ":");
+        w->after_key = 1;
+        return;
+    }
+    jsonw_keyn(w, key, n);
+}
+
+void jsonw_keyn(struct jsonw *w, const char *key, size_t n)
+{
+    size_t ind;
+    char *d;
+
+    if (w->after_key || w->depth == 0) {
         before(w);
         quoted(w, key);
         strbuf_addstr(&w->buf, w->pretty ? ": " : ":");

@@ -39,6 +39,11 @@ void jsonw_arr_begin(struct jsonw *w);
 void jsonw_arr_end(struct jsonw *w);
 /* The key of the next value (inside an object). */
 void jsonw_key(struct jsonw *w, const char *key);
+/* jsonw_key for a key of n bytes known to need no escape (printable
+ * ASCII, no '"' or '\\', no NUL): the same bytes without scanning it.
+ * jsonw_key_lit(w, "name") passes a string literal and its length. */
+void jsonw_keyn(struct jsonw *w, const char *key, size_t n);
+#define jsonw_key_lit(w, lit) jsonw_keyn((w), "" lit, sizeof(lit) - 1)
 /* A string value; NULL writes null. */
 void jsonw_str(struct jsonw *w, const char *s);
 void jsonw_int(struct jsonw *w, long long v);

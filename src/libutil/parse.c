@@ -29,7 +29,9 @@ int parse_u64(const char **cur, const char *end, uint64_t *out)
         return -1;
     for (; p < end && is_digit(*p); p++) {
         unsigned d = (unsigned)(*p - '0');
-        if (v > (UINT64_MAX - d) / 10)
+        /* v * 10 + d > UINT64_MAX, without a division per digit */
+        if (v >= UINT64_MAX / 10 &&
+            (v > UINT64_MAX / 10 || d > (unsigned)(UINT64_MAX % 10)))
             return -1;
         v = v * 10 + d;
     }

@@ -1,5 +1,5 @@
 /*
- * test_strbuf.c - strbuf, strvec and the JSON helpers of libutil.
+ * test_strbuf.c - strbuf, strvec, the arena and the JSON helpers of libutil.
  */
 #include <math.h>
 #include <setjmp.h>
@@ -8,6 +8,9 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <string.h>
+
+#include "libutil/arena.h"
 #include "libutil/error.h"
 #include "libutil/json.h"
 #include "libutil/strbuf.h"
@@ -106,6 +109,38 @@ static void test_error(void **state)
     assert_int_equal(exa_err(NULL, EXA_EFAIL, "x"), -1);
 }
 
+/* Arena objects are aligned, zeroed, independent, and survive a new
+ * chunk; an object larger than a chunk gets its own. */
+static void test_arena(void **state)
+{
+    struct arena a = {0};
+    char *first, *s, *big;
+    size_t *arr;
+    (void)state;
+    first = arena_strndup(&a, "gpu-00001|64", 9);
+    assert_string_equal(first, "gpu-00001");
+    assert_null(arena_strdup(&a, NULL));
+    assert_string_equal(arena_strdup(&a, ""), "");
+    for (int i = 0; i < 20000; i++) { /* several 64 KiB chunks */
+        arr = arena_alloc(&a, 3 * sizeof(*arr));
+        assert_int_equal((uintptr_t)arr % 16, 0);
+        assert_int_equal(arr[0] | arr[1] | arr[2], 0);
+        arr[0] = arr[1] = arr[2] = (size_t)i;
+        s = arena_strdup(&a, "node");
+        assert_string_equal(s, "node");
+    }
+    big = arena_alloc(&a, 200000);
+    memset(big, 'x', 200000);
+    s = arena_strndup(&a, "after", 5);
+    assert_string_equal(s, "after");
+    assert_string_equal(first, "gpu-00001");
+    assert_non_null(arena_alloc(&a, 0));
+    arena_release(&a);
+    assert_null(a.head);
+    assert_string_equal(arena_strdup(&a, "again"), "again");
+    arena_release(&a);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -115,6 +150,7 @@ int main(void)
         cmocka_unit_test(test_strvec),
         cmocka_unit_test(test_json_never_nan),
         cmocka_unit_test(test_error),
+        cmocka_unit_test(test_arena),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
