@@ -19,7 +19,7 @@ NLAT=${NLAT:-20}
 T=$(mktemp -d "${TMPDIR:-/tmp}/exa-bench-dialback.XXXXXX")
 PIDS=()
 WPIDS=()
-trap 'for p in "${PIDS[@]}"; do kill -9 "$p" 2>/dev/null; done; wait 2>/dev/null; rm -rf "$T"' EXIT
+trap 'for p in "${PIDS[@]}"; do kill -9 "$p" 2>/dev/null; done; pkill -9 -f -- "--url ${URL:-none} " 2>/dev/null; wait 2>/dev/null; rm -rf "$T"' EXIT
 export EXAMLOPS_DB=$T/db/platform.db EXAMLOPS_PROVISIONERS=$T/none.json \
     EXAMLOPS_WORKER_LONGPOLL_S=2 HOME=$T
 mkdir -p "$T/db"

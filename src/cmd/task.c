@@ -175,6 +175,7 @@ static int task_submit_cmd(struct exa_ctx *ctx, int argc, char **argv)
         goto fail;
     }
     tp_spec_release(&sp);
+    te_ring(st->path);
     {
         exa_error_t e2 = EXA_ERROR_INIT; /* a lock error: no warning */
         if (te_engine_running(st->path, &e2) == 0)

@@ -17,7 +17,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
+#include <stddef.h>
 #include <sys/file.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -57,6 +61,8 @@ struct failrec {
 struct task_engine {
     store_t *st;
     int alive_fd; /* the liveness lock (te_engine_running), LOCK_SH */
+    int bell_fd;  /* the doorbell (te_ring), -1 when another engine has it */
+    pthread_t bell_thread;
     struct te_opts o;
     char id[9];
     long long epoch;
@@ -339,6 +345,98 @@ static char *dir_of(const char *path)
     return xstrndup(path, (size_t)(slash - path));
 }
 
+/* The doorbell's abstract AF_UNIX name (unix(7): sun_path[0] == 0, no
+ * file, gone with the process): "exa-engine-bell-" and the FNV-1a hash
+ * of the database's real path, so that the CLI and the engine agree
+ * whatever path spelling each was given. 0, or -1 when the path cannot
+ * be resolved. */
+static int bell_addr(const char *db_path, struct sockaddr_un *a, socklen_t *len)
+{
+    char *rp = realpath(db_path, NULL);
+    unsigned long long h = 1469598103934665603ULL;
+    int n;
+    if (!rp)
+        return -1;
+    for (const unsigned char *p = (const unsigned char *)rp; *p; p++)
+        h = (h ^ *p) * 1099511628211ULL;
+    free(rp);
+    memset(a, 0, sizeof(*a));
+    a->sun_family = AF_UNIX;
+    n = snprintf(a->sun_path + 1, sizeof(a->sun_path) - 1,
+                 "exa-engine-bell-%016llx", h);
+    *len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + (size_t)n);
+    return 0;
+}
+
+/* The doorbell thread: every datagram (whatever its bytes: anyone on the
+ * host may ring, and a ring only makes parked leases look again) wakes
+ * the parked long-polls as a commit of the engine's own would; several
+ * rings in a row are one wake-up. Polls every 200 ms for te_close. */
+static void *bell_loop(void *arg)
+{
+    task_engine_t *e = arg;
+    char buf[16];
+    for (;;) {
+        struct pollfd p = {e->bell_fd, POLLIN, 0};
+        int r = poll(&p, 1, 200), rang = 0;
+        pthread_mutex_lock(&e->mu);
+        if (e->closing) {
+            pthread_mutex_unlock(&e->mu);
+            return NULL;
+        }
+        pthread_mutex_unlock(&e->mu);
+        if (r <= 0)
+            continue;
+        while (recv(e->bell_fd, buf, sizeof(buf), MSG_DONTWAIT) >= 0)
+            rang = 1;
+        if (!rang)
+            continue;
+        pthread_mutex_lock(&e->mu);
+        e->qgen++;
+        e->c.rings++;
+        pthread_cond_broadcast(&e->cv);
+        pthread_mutex_unlock(&e->mu);
+    }
+}
+
+/* Bind the doorbell and start its thread; without it (another engine on
+ * the same database has the name, or no socket) the engine still sees
+ * other processes' commits through PRAGMA data_version every 100 ms. */
+static void bell_open(task_engine_t *e, const char *db_path)
+{
+    struct sockaddr_un a;
+    socklen_t len;
+    int fd;
+    if (bell_addr(db_path, &a, &len) < 0)
+        return;
+    fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    if (fd < 0)
+        return;
+    if (bind(fd, (struct sockaddr *)&a, len) < 0) {
+        close(fd);
+        return;
+    }
+    e->bell_fd = fd;
+    if (pthread_create(&e->bell_thread, NULL, bell_loop, e) != 0) {
+        close(fd);
+        e->bell_fd = -1;
+    }
+}
+
+void te_ring(const char *db_path)
+{
+    struct sockaddr_un a;
+    socklen_t len;
+    int fd;
+    if (bell_addr(db_path, &a, &len) < 0)
+        return;
+    fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return;
+    (void)sendto(fd, "q", 1, MSG_DONTWAIT, (struct sockaddr *)&a, len);
+    close(fd);
+}
+
 task_engine_t *te_open(store_t *st, const struct te_opts *o, exa_error_t *err)
 {
     task_engine_t *e = xcalloc(1, sizeof(*e));
@@ -351,6 +449,7 @@ task_engine_t *te_open(store_t *st, const struct te_opts *o, exa_error_t *err)
     e->st = st;
     e->o = *o;
     e->alive_fd = -1;
+    e->bell_fd = -1;
     e->fault_busy = o->fault_busy;
     pthread_mutex_init(&e->mu, NULL);
     pthread_mutex_init(&e->busy_mu, NULL);
@@ -375,6 +474,7 @@ task_engine_t *te_open(store_t *st, const struct te_opts *o, exa_error_t *err)
         }
         free(lp);
     }
+    bell_open(e, st->path);
     if (task_engine_id(st, e->id, err) < 0)
         goto fail;
     now = now_of(e);
@@ -471,6 +571,11 @@ void te_close(task_engine_t *e)
         pthread_mutex_lock(&e->mu);
     }
     pthread_mutex_unlock(&e->mu);
+    if (e->bell_fd >= 0) { /* closing is set: the bell thread ends */
+        shutdown(e->bell_fd, SHUT_RDWR); /* wakes its poll(2) */
+        pthread_join(e->bell_thread, NULL);
+        close(e->bell_fd);
+    }
     for (size_t i = 0; i < e->nw; i++) {
         free(e->w[i]->labels);
         free(e->w[i]->cluster);

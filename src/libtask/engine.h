@@ -91,6 +91,15 @@ void te_close(task_engine_t *e);
  * locked. Same host only, as platform.db itself (SQLite on a local file
  * system). The path is "<db_path>.engine-lock", malloc'ed.
  */
+/*
+ * Ring the doorbell of the engine on db_path (after a commit that queued
+ * or changed tasks): one datagram to the engine's abstract AF_UNIX socket
+ * (unix(7)), so its parked long-polls look at once instead of at their
+ * next PRAGMA data_version poll (100 ms). Never blocks, never fails: with
+ * no engine listening the datagram is dropped.
+ */
+void te_ring(const char *db_path);
+
 char *te_alive_path(const char *db_path);
 int te_engine_running(const char *db_path, exa_error_t *err);
 /* The engine id (8 hex digits) and epoch. */
@@ -188,6 +197,7 @@ struct te_counters {
     unsigned long long worker_lost;
     unsigned long long parked;
     unsigned long long black_holes;   /* workers drained as black holes */
+    unsigned long long rings;         /* doorbell wake-ups (te_ring) */
     unsigned long long reg_held_back; /* 429s of the flood pre-check (also
                                          in registrations[LIMITED]) */
 };

@@ -622,6 +622,7 @@ int pipeline_task_run(const struct cluster_run_request *req,
             id = 0;
             goto out;
         }
+        te_ring(st->path);
         step(h, "queue",
              "task %lld for the workers of %s: %lld CPU(s), %lld GPU(s), "
              "timeout %.0f s, run %s",

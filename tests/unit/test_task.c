@@ -1033,6 +1033,44 @@ static void test_longpoll_wakes_on_other_connection(void **state)
     free(s);
 }
 
+/* te_ring from another connection wakes the engine's parked long-poll
+ * through the doorbell (counted), and the lease takes the new task. */
+static void test_doorbell(void **state)
+{
+    struct fx *f = *state;
+    char *s = attach(f, "w1", 1);
+    struct waiter w = {f, s, {0}};
+    pthread_t th;
+    exa_error_t err = EXA_ERROR_INIT;
+    store_t *other = store_open(f->db, &err);
+    struct tp_spec sp;
+    json_t *j = json_loads("{\"argv\":[\"x\"]}", 0, NULL);
+    struct te_counters c;
+    long long id;
+    assert_non_null(other);
+    te_counters_get(f->e, &c);
+    assert_int_equal(c.rings, 0);
+    assert_int_equal(pthread_create(&th, NULL, park, &w), 0);
+    usleep(100000);
+    assert_int_equal(tp_spec_decode(j, &sp, &err), 0);
+    assert_int_equal(task_submit(other, &sp, f->t, &id, &err), 0);
+    te_ring(f->db);
+    pthread_join(th, NULL);
+    assert_int_equal(w.r.status, 200);
+    assert_int_equal(json_array_size(json_object_get(w.r.body, "tasks")), 1);
+    for (int i = 0; i < 200 && c.rings == 0; i++) {
+        usleep(10000);
+        te_counters_get(f->e, &c);
+    }
+    assert_int_equal(c.rings, 1);
+    te_ring("/nonexistent/dir/platform.db"); /* no engine: nothing happens */
+    te_reply_release(&w.r);
+    tp_spec_release(&sp);
+    json_decref(j);
+    store_close(other);
+    free(s);
+}
+
 static void test_tokens(void **state)
 {
     struct fx *f = *state;
@@ -1307,6 +1345,7 @@ int main(void)
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(test_longpoll_wakes_on_other_connection,
                                         setup, teardown),
+        cmocka_unit_test_setup_teardown(test_doorbell, setup, teardown),
         cmocka_unit_test_setup_teardown(test_tokens, setup, teardown),
         cmocka_unit_test(test_proto_paths_and_bodies),
     };
