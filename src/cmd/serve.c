@@ -94,6 +94,13 @@ static int metrics_allowed(const struct metrics_ctx *m,
     return strlen(h) == n && dl_crypto()->CRYPTO_memcmp(h, m->token, n) == 0;
 }
 
+/* prom_write_f for `exa serve --once`: the bytes to stdout. */
+static int write_stdout(void *ctx, const char *bytes, size_t n)
+{
+    (void)ctx;
+    return fwrite(bytes, 1, n, stdout) == n ? 0 : -1;
+}
+
 /* /metrics streams the shared cached render: no per-scrape copy. */
 static int h_metrics(void *ctx, const struct http_request *req,
                      struct http_response *resp)
@@ -379,20 +386,11 @@ int cmd_serve(struct exa_ctx *ctx, int argc, char **argv)
 
     ex = obs_exporter_new(NULL, interval, obs_collect_factory, &cctx);
     if (once) {
-        struct obs_scrape *sc;
-        char chunk[65536];
-        size_t pos = 0, n;
-        if (obs_exporter_collect(ex, &err) < 0) {
+        /* written as it is rendered, never whole in memory */
+        if (obs_exporter_collect_stream(ex, write_stdout, NULL, &err) < 0) {
             obs_exporter_free(ex);
             return out_error(ctx, &err, NULL);
         }
-        /* streamed from the cached render, never copied whole */
-        sc = obs_exporter_scrape_begin(ex);
-        while ((n = obs_scrape_read(sc, pos, chunk, sizeof(chunk))) > 0) {
-            fwrite(chunk, 1, n, stdout);
-            pos += n;
-        }
-        obs_scrape_end(sc);
         obs_exporter_free(ex);
         /* a cluster the gate refused (host key, registration) fails the
          * one-shot collection with its own error, after the metrics of

@@ -301,12 +301,16 @@ static int store_metrics(struct obs_exporter *ex, struct prom_set *set,
     return 0;
 }
 
-int obs_exporter_collect(struct obs_exporter *ex, exa_error_t *err)
+/*
+ * One collection: every source run, exa's own families added. *setp gets
+ * the families (caller frees), *ages the cluster ages for the scrape-time
+ * families. Returns 0, or -1 with err (nothing to free).
+ */
+static int collect_set(struct obs_exporter *ex, struct prom_set **setp,
+                       struct strbuf *ages, exa_error_t *err)
 {
     struct prom_set *set;
     struct prom_family *fd, *fr, *fe;
-    struct strbuf out = STRBUF_INIT, ages = STRBUF_INIT;
-    struct obs_body *body, *old = NULL;
 
     if (!ex->st && !(ex->st = store_open(ex->db_path, err)))
         return -1;
@@ -345,23 +349,28 @@ int obs_exporter_collect(struct obs_exporter *ex, exa_error_t *err)
         add_or_bug(fr, l, (double)c->runs);
         add_or_bug(fe, l, (double)c->errors);
     }
-    prom_render(set, &out);
-    prom_set_free(set);
+    strbuf_init(ages, 0);
     for (size_t i = 0; i < ex->nslots; i++)
         if (ex->slots[i].last_ok >= 0)
-            strbuf_addf(&ages, "%s\t%.6f\n", ex->slots[i].cluster,
+            strbuf_addf(ages, "%s\t%.6f\n", ex->slots[i].cluster,
                         ex->slots[i].last_ok);
+    *setp = set;
+    return 0;
+}
 
-    body = xcalloc(1, sizeof(*body));
-    body->data = strbuf_detach(&out, &body->len);
-    body->refs = 1;
+/* Make body (may be NULL: streamed, not kept) and ages the current
+ * render, for the scrapes that begin from now on. */
+static void publish(struct obs_exporter *ex, struct obs_body *body,
+                    struct strbuf *ages)
+{
+    struct obs_body *old = NULL;
     pthread_mutex_lock(&ex->mu);
     if (ex->body && --ex->body->refs == 0)
         old = ex->body; /* freed below, outside the lock */
     ex->body = body;
     ex->body_at = now_mono();
     strbuf_release(&ex->ages);
-    ex->ages = ages;
+    ex->ages = *ages;
     ex->generation++;
     pthread_cond_broadcast(&ex->cv);
     pthread_mutex_unlock(&ex->mu);
@@ -369,6 +378,44 @@ int obs_exporter_collect(struct obs_exporter *ex, exa_error_t *err)
         free(old->data);
         free(old);
     }
+}
+
+int obs_exporter_collect(struct obs_exporter *ex, exa_error_t *err)
+{
+    struct prom_set *set;
+    struct strbuf out = STRBUF_INIT, ages;
+    struct obs_body *body;
+
+    if (collect_set(ex, &set, &ages, err) < 0)
+        return -1;
+    prom_render(set, &out);
+    prom_set_free(set);
+    body = xcalloc(1, sizeof(*body));
+    body->data = strbuf_detach(&out, &body->len);
+    body->refs = 1;
+    publish(ex, body, &ages);
+    return 0;
+}
+
+int obs_exporter_collect_stream(struct obs_exporter *ex, prom_write_f write,
+                                void *ctx, exa_error_t *err)
+{
+    struct prom_set *set;
+    struct strbuf ages;
+    struct obs_scrape *sc;
+    int rc;
+
+    if (collect_set(ex, &set, &ages, err) < 0)
+        return -1;
+    publish(ex, NULL, &ages);
+    rc = prom_render_stream(set, write, ctx);
+    prom_set_free(set);
+    sc = obs_exporter_scrape_begin(ex); /* the scrape-time families only */
+    if (rc == 0 && sc->tail.len && write(ctx, sc->tail.buf, sc->tail.len) < 0)
+        rc = -1;
+    obs_scrape_end(sc);
+    if (rc < 0)
+        return exa_err(err, EXA_EFAIL, "cannot write the exposition");
     return 0;
 }
 

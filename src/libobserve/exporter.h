@@ -72,6 +72,15 @@ void obs_exporter_free(struct obs_exporter *ex);
  */
 int obs_exporter_collect(struct obs_exporter *ex, exa_error_t *err);
 
+/*
+ * Collect once as obs_exporter_collect() does, but write the exposition
+ * (followed by the scrape-time families) through write(ctx, bytes, n) as
+ * it is rendered, in pieces of about 60 KiB, instead of caching it: the
+ * text is never whole in memory (`exa serve --once`). Later scrapes see
+ * no cached body. Returns 0, or -1 with err (the store, or write failed).
+ */
+int obs_exporter_collect_stream(struct obs_exporter *ex, prom_write_f write,
+                                void *ctx, exa_error_t *err);
 /* Start / stop the background collection thread (first run at once). */
 int obs_exporter_start(struct obs_exporter *ex, exa_error_t *err);
 void obs_exporter_stop(struct obs_exporter *ex);

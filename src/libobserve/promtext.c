@@ -447,21 +447,28 @@ void prom_format_value(struct strbuf *out, double v)
     strbuf_addstr(out, buf);
 }
 
-void prom_render(struct prom_set *set, struct strbuf *out)
+/*
+ * Write the exposition into out; with write set, hand out's bytes to it
+ * whenever they pass FLUSH_AT (and at the end) and reuse the buffer, so
+ * the text is never whole in memory. Returns 0, or -1 once write failed.
+ */
+#define FLUSH_AT ((size_t)60 << 10)
+static int render(struct prom_set *set, struct strbuf *out, prom_write_f write,
+                  void *ctx)
 {
     size_t need = 0;
     if (set->nr) /* qsort(3) needs a non-NULL base */
         qsort(set->fams, set->nr, sizeof(*set->fams), cmp_family);
-    /* one allocation of about the final size, not a doubling series of
-     * copies (a 20 MB exposition would peak at 1.5x that) */
-    for (size_t i = 0; i < set->nr; i++) {
+    /* one allocation of about the final size (or of one flush), not a
+     * doubling series of copies (a 20 MB exposition would peak at 1.5x) */
+    for (size_t i = 0; i < set->nr && (!write || need < FLUSH_AT); i++) {
         struct prom_family *f = set->fams[i];
         family_settle(f);
         need += 2 * f->name_len + (f->help ? strlen(f->help) : 0) + 32;
         for (size_t j = 0; j < f->nr; j++)
             need += f->name_len + f->samples[j].len + 8;
     }
-    room(out, need);
+    room(out, write && need > FLUSH_AT + 4096 ? FLUSH_AT + 4096 : need);
     for (size_t i = 0; i < set->nr; i++) {
         struct prom_family *f = set->fams[i];
         family_settle(f);
@@ -482,6 +489,30 @@ void prom_render(struct prom_set *set, struct strbuf *out)
             prom_format_value(out, sm->value);
             out->buf[out->len++] = '\n';
             out->buf[out->len] = '\0';
+            if (write && out->len >= FLUSH_AT) {
+                if (write(ctx, out->buf, out->len) < 0)
+                    return -1;
+                strbuf_reset(out);
+            }
         }
     }
+    if (write && out->len) {
+        if (write(ctx, out->buf, out->len) < 0)
+            return -1;
+        strbuf_reset(out);
+    }
+    return 0;
+}
+
+void prom_render(struct prom_set *set, struct strbuf *out)
+{
+    render(set, out, NULL, NULL);
+}
+
+int prom_render_stream(struct prom_set *set, prom_write_f write, void *ctx)
+{
+    struct strbuf buf = STRBUF_INIT;
+    int rc = render(set, &buf, write, ctx);
+    strbuf_release(&buf);
+    return rc;
 }

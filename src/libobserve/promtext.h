@@ -63,6 +63,14 @@ size_t prom_set_series(struct prom_set *set);
 
 /* Append the exposition of the whole set to out. */
 void prom_render(struct prom_set *set, struct strbuf *out);
+/*
+ * Write the exposition of the set through write(ctx, bytes, n) in pieces
+ * of about 60 KiB (the same bytes prom_render() would append), so the
+ * whole text is never in memory. write returns 0, or -1 to stop.
+ * Returns 0, or -1 when write failed (the output is then cut short).
+ */
+typedef int (*prom_write_f)(void *ctx, const char *bytes, size_t n);
+int prom_render_stream(struct prom_set *set, prom_write_f write, void *ctx);
 
 /* Append v formatted as a sample value (rules above) to out. */
 void prom_format_value(struct strbuf *out, double v);
