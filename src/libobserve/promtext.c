@@ -1,15 +1,18 @@
 /*
  * promtext.c - the Prometheus text exposition writer (format 0.0.4).
  *
- * The exporter builds a whole scrape in memory from a cached snapshot and
- * serves those bytes to every scraper, so the writer favours a simple
- * shape over streaming: a family keeps its samples as pre-rendered label
- * strings with a value, and rendering sorts them once (then merges equal
- * label sets by summing), which gives byte-stable output and lets callers
- * count by account or partition by adding 1 per job. Families are few
- * (tens), so they are found by a linear scan; samples may be hundreds of
- * thousands, so their label strings share a family's arena blocks (no
- * allocation per sample), carry their length, and are sorted with qsort.
+ * The exporter builds one collection's families in a set and writes the
+ * exposition either into one buffer (the cache every scraper shares) or
+ * through a sink in 60 KiB pieces (prom_render_stream(), `exa serve
+ * --once`: the text is never whole in memory). A family keeps its
+ * samples as pre-rendered label strings with a value, and rendering
+ * sorts them once (then merges equal label sets by summing), which gives
+ * byte-stable output and lets callers count by account or partition by
+ * adding 1 per job. Families are few (tens), so they are found by a
+ * linear scan; samples may be hundreds of thousands, so their label
+ * strings share a family's arena blocks (no allocation per sample), carry
+ * their length, and are sorted as pointers. A family of one series per
+ * job (prom_family_unique()) keeps no lookup index at all.
  */
 #include "libobserve/promtext.h"
 
@@ -51,6 +54,7 @@ struct prom_family {
      * sample index + 1, 0 is empty; rebuilt after a sort moved samples */
     size_t *slots, nslots;
     int index_stale;
+    int unindexed; /* prom_family_unique(): no index, merged at settle */
     struct strbuf scratch; /* the label string being built */
     struct arena_block *arena;
     const char *known[KNOWN_KEYS];
@@ -171,6 +175,14 @@ struct prom_family *prom_family(struct prom_set *set, const char *name,
     return f;
 }
 
+void prom_family_unique(struct prom_family *fam)
+{
+    fam->unindexed = 1;
+    free(fam->slots);
+    fam->slots = NULL;
+    fam->nslots = 0;
+}
+
 /* Length of the valid UTF-8 sequence at s (1-4), or 0 when invalid. */
 static size_t utf8_seq(const unsigned char *s)
 {
@@ -198,14 +210,26 @@ static size_t utf8_seq(const unsigned char *s)
     return n;
 }
 
+/* 1 for the bytes a label value carries as they are: printable ASCII
+ * but '\\' and '"' */
+static const unsigned char plain_byte[256] = {
+#define P4 1, 1, 1, 1
+#define P16 P4, P4, P4, P4
+    [0x20] = 1,   1,           0,  1,  P4, P4, P4,    /* 0x22 '"' */
+    [0x30] = P16, P16,                                /* 0x30-0x4f */
+    [0x50] = P4,  P4,          P4, 0,  1,  1,  1,     /* 0x5c '\\' */
+    [0x60] = P16, [0x70] = P4, P4, P4, 1,  1,  1,  0, /* 0x7f DEL */
+#undef P16
+#undef P4
+};
+
 void prom_escape_label(struct strbuf *out, const char *s)
 {
     const unsigned char *p = (const unsigned char *)s;
     size_t plain = 0;
 
     /* the common case, printable ASCII without '\\' or '"': one copy */
-    while (p[plain] >= 0x20 && p[plain] < 0x7f && p[plain] != '\\' &&
-           p[plain] != '"')
+    while (plain_byte[p[plain]])
         plain++;
     strbuf_add(out, p, plain);
     p += plain;
@@ -342,13 +366,22 @@ int prom_add(struct prom_family *fam, const char *const *labels, double value,
         sb->buf[sb->len] = '\0';
         first = 0;
         prom_escape_label(sb, v);
-        strbuf_addch(sb, '"');
+        room(sb, 2);
+        sb->buf[sb->len++] = '"';
+        sb->buf[sb->len] = '\0';
     }
-    if (!first)
-        strbuf_addch(sb, '}');
-    if (fam->index_stale || fam->nslots < (fam->nr + 1) * 2)
-        index_rebuild(fam, fam->nr + 1);
-    at = index_find(fam, sb->buf, sb->len);
+    if (!first) {
+        room(sb, 2);
+        sb->buf[sb->len++] = '}';
+        sb->buf[sb->len] = '\0';
+    }
+    if (fam->unindexed) {
+        at = fam->nr;
+    } else {
+        if (fam->index_stale || fam->nslots < (fam->nr + 1) * 2)
+            index_rebuild(fam, fam->nr + 1);
+        at = index_find(fam, sb->buf, sb->len);
+    }
     if (at < fam->nr) {
         fam->samples[at].value += value;
         strbuf_reset(sb);
@@ -358,7 +391,8 @@ int prom_add(struct prom_family *fam, const char *const *labels, double value,
     fam->samples[fam->nr].labels = arena_dup(fam, sb->buf, sb->len);
     fam->samples[fam->nr].len = sb->len;
     fam->samples[fam->nr].value = value;
-    index_put(fam, fam->nr);
+    if (!fam->unindexed)
+        index_put(fam, fam->nr);
     fam->nr++;
     fam->sorted = 0;
     strbuf_reset(sb);
@@ -380,23 +414,43 @@ static int cmp_family(const void *a, const void *b)
     return strcmp((*x)->name, (*y)->name);
 }
 
-/* Sort the samples of f and merge equal label sets by summing. */
+static int cmp_sample_ptr(const void *a, const void *b)
+{
+    return cmp_sample(*(const struct prom_sample *const *)a,
+                      *(const struct prom_sample *const *)b);
+}
+
+/*
+ * Sort the samples of f and merge equal label sets by summing. Pointers
+ * are sorted, not the 24-byte samples: qsort(3) moves a pointer-sized
+ * element by assignment, anything larger by memcpy per move (and needs a
+ * scratch copy of that size).
+ */
 static void family_settle(struct prom_family *f)
 {
-    size_t out = 0;
+    const struct prom_sample **p;
+    struct prom_sample *out;
+    size_t n = 0;
     if (f->sorted)
         return;
-    qsort(f->samples, f->nr, sizeof(*f->samples), cmp_sample);
+    p = xmalloc(f->nr * sizeof(*p));
+    for (size_t i = 0; i < f->nr; i++)
+        p[i] = &f->samples[i];
+    qsort(p, f->nr, sizeof(*p), cmp_sample_ptr);
+    out = xmalloc(f->nr * sizeof(*out));
     for (size_t i = 0; i < f->nr; i++) {
-        if (out && f->samples[out - 1].len == f->samples[i].len &&
-            !memcmp(f->samples[out - 1].labels, f->samples[i].labels,
-                    f->samples[i].len)) {
-            f->samples[out - 1].value += f->samples[i].value;
+        if (n && out[n - 1].len == p[i]->len &&
+            !memcmp(out[n - 1].labels, p[i]->labels, p[i]->len)) {
+            out[n - 1].value += p[i]->value;
             continue;
         }
-        f->samples[out++] = f->samples[i];
+        out[n++] = *p[i];
     }
-    f->nr = out;
+    free(p);
+    free(f->samples);
+    f->samples = out;
+    f->nr = n;
+    f->alloc = f->nr;
     f->sorted = 1;
     f->index_stale = 1;
 }

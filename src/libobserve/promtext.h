@@ -58,6 +58,13 @@ struct prom_family *prom_family(struct prom_set *set, const char *name,
 int prom_add(struct prom_family *fam, const char *const *labels, double value,
              exa_error_t *err);
 
+/*
+ * Hint that fam's samples are distinct (one per job, say): prom_add()
+ * then keeps no index to find an existing series (no hashing, no index
+ * memory). The output is the same: equal label sets are still summed,
+ * when the family is sorted for rendering.
+ */
+void prom_family_unique(struct prom_family *fam);
 /* Number of distinct series in the set (after merging duplicates). */
 size_t prom_set_series(struct prom_set *set);
 

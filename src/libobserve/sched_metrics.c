@@ -316,6 +316,96 @@ static int idset_add(struct idset *set, const char *id)
 }
 
 /*
+ * Jobs that share every label of the aggregate families: state, user,
+ * account, partition as printed and (pending) reason. The aggregates are
+ * added once per group, not once per job: a queue of 100,000 jobs of a
+ * few hundred users is a few thousand groups.
+ */
+struct jgroup {
+    const char *user, *acct, *part, *reason; /* borrowed from the jobs */
+    size_t si;                               /* index in job_states */
+    double n, cpus, gpus;
+    int cpus_known, gpus_known;
+};
+
+struct jgroups {
+    struct jgroup *v;
+    size_t nr, alloc;
+    size_t *slot, nslot; /* index + 1, 0 empty */
+};
+
+static size_t strhash(size_t h, const char *s)
+{
+    if (!s)
+        return h * 31 + 7;
+    while (*s)
+        h = h * 33 + (unsigned char)*s++;
+    return h * 33 + 0xff;
+}
+
+static int same(const char *a, const char *b)
+{
+    return a == b || (a && b && !strcmp(a, b));
+}
+
+static size_t group_hash(size_t si, const char *user, const char *acct,
+                         const char *part, const char *reason)
+{
+    size_t h = 5381 + si;
+    h = strhash(h, user);
+    h = strhash(h, acct);
+    h = strhash(h, part);
+    h = strhash(h, reason);
+    return h ^ (h >> 17);
+}
+
+static void groups_index(struct jgroups *g, size_t want)
+{
+    free(g->slot);
+    g->nslot = 64;
+    while (g->nslot < want * 2)
+        g->nslot *= 2;
+    g->slot = xcalloc(g->nslot, sizeof(*g->slot));
+    for (size_t i = 0; i < g->nr; i++) {
+        const struct jgroup *x = &g->v[i];
+        size_t k = group_hash(x->si, x->user, x->acct, x->part, x->reason) &
+                   (g->nslot - 1);
+        while (g->slot[k])
+            k = (k + 1) & (g->nslot - 1);
+        g->slot[k] = i + 1;
+    }
+}
+
+/* The group of these labels, created empty when new. */
+static struct jgroup *group_for(struct jgroups *g, size_t si, const char *user,
+                                const char *acct, const char *part,
+                                const char *reason)
+{
+    size_t k;
+    struct jgroup *x;
+    if (g->nslot < (g->nr + 1) * 2)
+        groups_index(g, g->nr + 1);
+    k = group_hash(si, user, acct, part, reason) & (g->nslot - 1);
+    while (g->slot[k]) {
+        x = &g->v[g->slot[k] - 1];
+        if (x->si == si && same(x->user, user) && same(x->acct, acct) &&
+            same(x->part, part) && same(x->reason, reason))
+            return x;
+        k = (k + 1) & (g->nslot - 1);
+    }
+    ALLOC_GROW(g->v, g->nr + 1, g->alloc);
+    x = &g->v[g->nr];
+    memset(x, 0, sizeof(*x));
+    x->si = si;
+    x->user = user;
+    x->acct = acct;
+    x->part = part;
+    x->reason = reason;
+    g->slot[k] = ++g->nr;
+    return x;
+}
+
+/*
  * Render job families; *cpus / *gpus get the running jobs' totals (-1
  * when no job reported a count). Job ids are Slurm's raw ids (squeue -O
  * JobID: SLURM_JOB_ID, the id the Prolog writes for dcgm-exporter).
@@ -344,6 +434,7 @@ static void render_jobs(struct prom_set *set, const char *px, const char *cl,
     double run_cpus = 0, run_gpus = 0;
     int cpus_known = 0, gpus_known = 0;
     struct idset seen;
+    struct jgroups groups = {0};
 
     seen.n = 16;
     while (seen.n < s->njobs * 2 + 2)
@@ -375,6 +466,11 @@ static void render_jobs(struct prom_set *set, const char *px, const char *cl,
                 "GPUs allocated to the job (running or suspended)");
     jcpus = fam(set, px, "job_cpus",
                 "CPUs allocated to the job (running or suspended)");
+    /* one series per job (or job and node): nothing to look up */
+    prom_family_unique(info);
+    prom_family_unique(nodejob);
+    prom_family_unique(jgpus);
+    prom_family_unique(jcpus);
     acc_pend = fam(set, px, "account_jobs_pending", "Pending jobs per account");
     acc_run = fam(set, px, "account_jobs_running", "Running jobs per account");
     acc_susp =
@@ -419,43 +515,20 @@ static void render_jobs(struct prom_set *set, const char *px, const char *cl,
         int suspended = !strcmp(state, "SUSPENDED");
         double cpus = j->cpus > 0 ? (double)j->cpus : 0;
         double gpus = j->gpus > 0 ? (double)j->gpus : 0;
+        struct jgroup *g;
 
         while (job_states[si] && strcmp(job_states[si], state))
             si++;
         if (!job_states[si])
             si = 7; /* UNKNOWN */
-        add(totals[si], (const char *[]){"cluster", cl, NULL}, 1);
+        g = group_for(&groups, si, user, acct, or_unknown(j->partition),
+                      pending ? or_unknown(j->reason) : NULL);
+        g->n += 1;
+        g->cpus += cpus;
+        g->gpus += gpus;
+        g->cpus_known |= j->cpus >= 0;
+        g->gpus_known |= j->gpus >= 0;
 
-        strvec_clear(&parts);
-        strvec_split(&parts, or_unknown(j->partition), ',');
-        for (size_t p = 0; p < parts.nr; p++) {
-            const char *pl[] = {
-                "cluster",   cl,
-                "user",      user,
-                "partition", parts.v[p],
-                "reason",    pending ? or_unknown(j->reason) : NULL,
-                NULL};
-            const char *ppl[] = {"cluster", cl, "partition", parts.v[p], NULL};
-            add(queue[si], pl, 1);
-            add(cores[si], pl, cpus);
-            if (pending)
-                add(part_pend, ppl, 1);
-            if (running) {
-                add(part_run, ppl, 1);
-                add(part_cpu, ppl, cpus);
-                add(part_gpu, ppl, gpus);
-            }
-        }
-
-        if (pending) {
-            const char *pl[] = {
-                "cluster", cl,   "partition", or_unknown(j->partition),
-                "account", acct, "user",      user,
-                NULL};
-            add(pend_jobs, pl, 1);
-            add(pend_cpus, pl, cpus);
-            add(pend_gpus, pl, gpus);
-        }
         if ((running || suspended) && j->id && *j->id &&
             idset_add(&seen, j->id)) {
             add(info,
@@ -473,19 +546,61 @@ static void render_jobs(struct prom_set *set, const char *px, const char *cl,
                     (const char *[]){"cluster", cl, "job_id", j->id, NULL},
                     cpus);
         }
+        if (running)
+            for (size_t k = 0; k < j->nodes.nr; k++)
+                add(nodejob,
+                    (const char *[]){"cluster", cl, "job_id", j->id, "node",
+                                     j->nodes.v[k], NULL},
+                    1);
+    }
 
+    for (size_t i = 0; i < groups.nr; i++) {
+        const struct jgroup *g = &groups.v[i];
+        const char *state = job_states[g->si];
+        const char *user = g->user, *acct = g->acct;
+        int running = !strcmp(state, "RUNNING");
+        int pending = !strcmp(state, "PENDING");
+        int suspended = !strcmp(state, "SUSPENDED");
+        double n = g->n, cpus = g->cpus, gpus = g->gpus;
+
+        add(totals[g->si], (const char *[]){"cluster", cl, NULL}, n);
+        strvec_clear(&parts);
+        strvec_split(&parts, g->part, ',');
+        for (size_t p = 0; p < parts.nr; p++) {
+            const char *pl[] = {"cluster", cl,          "user",
+                                user,      "partition", parts.v[p],
+                                "reason",  g->reason,   NULL};
+            const char *ppl[] = {"cluster", cl, "partition", parts.v[p], NULL};
+            add(queue[g->si], pl, n);
+            add(cores[g->si], pl, cpus);
+            if (pending)
+                add(part_pend, ppl, n);
+            if (running) {
+                add(part_run, ppl, n);
+                add(part_cpu, ppl, cpus);
+                add(part_gpu, ppl, gpus);
+            }
+        }
+        if (pending) {
+            const char *pl[] = {"cluster", cl,        "partition",
+                                g->part,   "account", acct,
+                                "user",    user,      NULL};
+            add(pend_jobs, pl, n);
+            add(pend_cpus, pl, cpus);
+            add(pend_gpus, pl, gpus);
+        }
         {
             const char *al[] = {"cluster", cl, "account", acct, NULL};
             const char *ul[] = {"cluster", cl, "user", user, NULL};
             if (pending) {
-                add(acc_pend, al, 1);
-                add(usr_pend, ul, 1);
+                add(acc_pend, al, n);
+                add(usr_pend, ul, n);
             } else if (suspended) {
-                add(acc_susp, al, 1);
-                add(usr_susp, ul, 1);
+                add(acc_susp, al, n);
+                add(usr_susp, ul, n);
             } else if (running) {
-                add(acc_run, al, 1);
-                add(usr_run, ul, 1);
+                add(acc_run, al, n);
+                add(usr_run, ul, n);
                 add(acc_cpu, al, cpus);
                 add(usr_cpu, ul, cpus);
                 add(acc_gpu, al, gpus);
@@ -495,15 +610,12 @@ static void render_jobs(struct prom_set *set, const char *px, const char *cl,
         if (running) {
             run_cpus += cpus;
             run_gpus += gpus;
-            cpus_known |= j->cpus >= 0;
-            gpus_known |= j->gpus >= 0;
-            for (size_t k = 0; k < j->nodes.nr; k++)
-                add(nodejob,
-                    (const char *[]){"cluster", cl, "job_id", j->id, "node",
-                                     j->nodes.v[k], NULL},
-                    1);
+            cpus_known |= g->cpus_known;
+            gpus_known |= g->gpus_known;
         }
     }
+    free(groups.v);
+    free(groups.slot);
     strvec_clear(&parts);
     free(seen.slot);
     *cpus_out = cpus_known ? run_cpus : -1;

@@ -7,6 +7,7 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -152,6 +153,92 @@ static void test_invalid_names(void **state)
     prom_set_free(set);
 }
 
+/* prom_render_stream's sink: appends the pieces, counts them. */
+struct sink {
+    struct strbuf sb;
+    int pieces, fail_at;
+};
+
+static int sink_write(void *ctx, const char *bytes, size_t n)
+{
+    struct sink *k = ctx;
+    if (++k->pieces == k->fail_at)
+        return -1;
+    assert_true(n > 0);
+    strbuf_add(&k->sb, bytes, n);
+    return 0;
+}
+
+/* A set of 20,000 series (about 1 MB) with a family hinted unique, one
+ * of whose series is added twice. */
+static struct prom_set *big_set(void)
+{
+    struct prom_set *set = prom_set_new();
+    struct prom_family *f =
+        prom_family(set, "slurm_job_info", PROM_GAUGE, "jobs", NULL);
+    struct prom_family *g =
+        prom_family(set, "slurm_user_jobs_running", PROM_GAUGE, NULL, NULL);
+    prom_family_unique(f);
+    for (int i = 20000; i > 0; i--) {
+        char id[16], user[16];
+        snprintf(id, sizeof(id), "%d", i);
+        snprintf(user, sizeof(user), "u%03d", i % 7);
+        assert_int_equal(prom_add(f,
+                                  (const char *[]){"cluster", "c", "job_id", id,
+                                                   "user", user, NULL},
+                                  1, NULL),
+                         0);
+        assert_int_equal(
+            prom_add(g, (const char *[]){"cluster", "c", "user", user, NULL}, 1,
+                     NULL),
+            0);
+    }
+    assert_int_equal(prom_add(f,
+                              (const char *[]){"cluster", "c", "job_id", "7",
+                                               "user", "u000", NULL},
+                              1, NULL),
+                     0);
+    return set;
+}
+
+static void test_stream_same_bytes(void **state)
+{
+    struct prom_set *a = big_set(), *b = big_set();
+    struct sink k = {STRBUF_INIT, 0, 0};
+    char *whole;
+    (void)state;
+    whole = render(a);
+    assert_int_equal(prom_render_stream(b, sink_write, &k), 0);
+    assert_true(k.pieces > 10); /* ~1 MB in ~60 KiB pieces */
+    assert_string_equal(k.sb.buf, whole);
+    /* the unique family still sums a series added twice, in order */
+    assert_non_null(strstr(whole, "slurm_job_info{cluster=\"c\",job_id=\"7\","
+                                  "user=\"u000\"} 2\n"));
+    assert_non_null(strstr(whole,
+                           "slurm_job_info{cluster=\"c\",job_id=\"1\","
+                           "user=\"u001\"} 1\n"
+                           "slurm_job_info{cluster=\"c\",job_id=\"10\","));
+    assert_non_null(
+        strstr(whole, "slurm_user_jobs_running{cluster=\"c\",user=\"u000\"} "
+                      "2857\n"));
+    assert_int_equal(prom_set_series(a), 20000 + 7);
+    free(whole);
+    strbuf_release(&k.sb);
+    prom_set_free(a);
+    prom_set_free(b);
+}
+
+static void test_stream_write_fails(void **state)
+{
+    struct prom_set *a = big_set();
+    struct sink k = {STRBUF_INIT, 0, 3};
+    (void)state;
+    assert_int_equal(prom_render_stream(a, sink_write, &k), -1);
+    assert_int_equal(k.pieces, 3); /* stopped at the failed write */
+    strbuf_release(&k.sb);
+    prom_set_free(a);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -160,6 +247,8 @@ int main(void)
         cmocka_unit_test(test_values),
         cmocka_unit_test(test_duplicates_summed),
         cmocka_unit_test(test_invalid_names),
+        cmocka_unit_test(test_stream_same_bytes),
+        cmocka_unit_test(test_stream_write_fails),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
