@@ -10,7 +10,8 @@
 # SLURM_SQUEUE_FORMAT with its header, 0x1E before each record and 0x1F
 # between fields; sacct --parsable2 --delimiter=0x1F -o SLURM_SACCT_FIELDS
 # with its header, one row in four a .batch step). With ICOUNT=1 it also
-# prints callgrind's instruction count of each parse (and of wc -l).
+# prints callgrind's instruction count of each parse (and of wc -l); with
+# EXA_BEFORE set, that build is measured too, in the same run, first.
 set -eu
 : "${EXA:?EXA must name the exa binary}"
 nodes=${BENCH_NODES:-10000}
@@ -41,14 +42,6 @@ best() { # best wall time in seconds of 5 runs of "$@" < FILE
     done
     echo "$b"
 }
-bytes=$(wc -c <"$tmp/sinfo.out")
-got=$("$EXA" debug parse sinfo <"$tmp/sinfo.out" | grep -c '"name"')
-[ "$got" -eq "$nodes" ] || { echo "parse.sh: parsed $got nodes, expected $nodes" >&2; exit 1; }
-p=$(best "$tmp/sinfo.out" "$EXA" debug parse sinfo)
-w=$(best "$tmp/sinfo.out" wc -l)
-printf 'sinfo %d nodes (%d rows, %d bytes): exa debug parse %.4fs, wc -l %.4fs, ratio %.1fx\n' \
-    "$nodes" $((nodes * 2)) "$bytes" "$p" "$w" "$(echo "$p / $w" | bc -l)"
-
 awk -v n="$rows" 'BEGIN {
     printf "\036JOBID\037STATE\037TIME\037TIME_LIMIT\037TIME_LEFT\037START_TIME"
     printf "\037END_TIME\037SUBMIT_TIME\037NODES\037CPUS\037PARTITION\037ACCOUNT"
@@ -86,28 +79,46 @@ awk -v n="$rows" 'BEGIN {
                 i % 9000 + 1, i % 9000 + 2, i % 200, i
     }
 }' >"$tmp/sacct.out"
-for k in squeue sacct; do
-    got=$("$EXA" debug parse "$k" <"$tmp/$k.out" | grep -c '"state"')
-    [ "$got" -eq "$rows" ] || { echo "parse.sh: $k: parsed $got rows, expected $rows" >&2; exit 1; }
-    p=$(best "$tmp/$k.out" "$EXA" debug parse "$k")
-    w=$(best "$tmp/$k.out" wc -l)
-    printf '%s %d rows (%d bytes): exa debug parse %.4fs, wc -l %.4fs, ratio %.1fx\n' \
-        "$k" "$rows" "$(wc -c <"$tmp/$k.out")" "$p" "$w" "$(echo "$p / $w" | bc -l)"
-done
 
-if [ "${ICOUNT:-}" = 1 ]; then
-    icount() { # instructions of "$@" < FILE, from callgrind
-        in=$1
-        shift
-        valgrind --tool=callgrind --callgrind-out-file=/dev/null \
-            --log-file="$tmp/vg.log" "$@" <"$in" >/dev/null
-        sed -n 's/.*Collected : \([0-9]*\).*/\1/p' "$tmp/vg.log"
-    }
+# measure BIN LABEL: wall (best of 5) of each parse against wc -l, and with
+# ICOUNT=1 callgrind's instruction counts
+measure() {
+    bin=$1
+    label=$2
     for k in sinfo squeue sacct; do
         nr=$rows
-        [ "$k" = sinfo ] && nr=$((nodes * 2))
-        c=$(icount "$tmp/$k.out" "$EXA" debug parse "$k")
-        cw=$(icount "$tmp/$k.out" wc -l)
-        printf '%s: %d instructions (%d per row), wc -l %d\n' "$k" "$c" $((c / nr)) "$cw"
+        what='"state"'
+        if [ "$k" = sinfo ]; then
+            nr=$((nodes * 2))
+            what='"name"'
+        fi
+        want=$rows
+        [ "$k" = sinfo ] && want=$nodes
+        got=$("$bin" debug parse "$k" <"$tmp/$k.out" | grep -c "$what")
+        [ "$got" -eq "$want" ] || { echo "parse.sh: $label $k: parsed $got, expected $want" >&2; exit 1; }
+        p=$(best "$tmp/$k.out" "$bin" debug parse "$k")
+        w=$(best "$tmp/$k.out" wc -l)
+        printf '%s%s %d rows (%d bytes): exa debug parse %.4fs, wc -l %.4fs, ratio %.1fx\n' \
+            "$label" "$k" "$nr" "$(wc -c <"$tmp/$k.out")" "$p" "$w" "$(echo "$p / $w" | bc -l)"
+        if [ "${ICOUNT:-}" = 1 ]; then
+            c=$(icount "$tmp/$k.out" "$bin" debug parse "$k")
+            cw=$(icount "$tmp/$k.out" wc -l)
+            printf '%s%s: %d instructions (%d per row), wc -l %d\n' "$label" "$k" "$c" $((c / nr)) "$cw"
+        fi
     done
+}
+icount() { # instructions of "$@" < FILE, from callgrind
+    in=$1
+    shift
+    valgrind --tool=callgrind --callgrind-out-file=/dev/null \
+        --log-file="$tmp/vg.log" "$@" <"$in" >/dev/null
+    sed -n 's/.*Collected : \([0-9]*\).*/\1/p' "$tmp/vg.log"
+}
+
+# EXA_BEFORE: an older build measured in the same run, before EXA
+if [ -n "${EXA_BEFORE:-}" ]; then
+    measure "$EXA_BEFORE" 'before: '
+    measure "$EXA" 'after:  '
+else
+    measure "$EXA" ''
 fi

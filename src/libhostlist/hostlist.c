@@ -92,6 +92,21 @@ static int parse_group(const char *s, size_t len, struct hl_piece *pc,
     return 0;
 }
 
+/* v in decimal, zero-padded to width digits (printf's "%0*llu" for a
+ * width >= 0, without a printf per host name). */
+static void add_padded(struct strbuf *sb, unsigned long long v, int width)
+{
+    char d[24];
+    size_t k = sizeof(d);
+    do {
+        d[--k] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    for (int z = (int)(sizeof(d) - k); z < width; z++)
+        strbuf_addch(sb, '0');
+    strbuf_add(sb, d + k, sizeof(d) - k);
+}
+
 /* Expand one top-level expression (no top-level commas) into out. */
 static int expand_one(const char *s, size_t len, struct strvec *out,
                       size_t *total, size_t cap, exa_error_t *err)
@@ -159,8 +174,7 @@ static int expand_one(const char *s, size_t len, struct strvec *out,
             if (pc[m].text)
                 strbuf_addstr(&name, pc[m].text);
             else
-                strbuf_addf(&name, "%0*llu", pc[m].ranges[idx[m]].width,
-                            val[m]);
+                add_padded(&name, val[m], pc[m].ranges[idx[m]].width);
         }
         strvec_push(out, name.buf);
         (*total)++;
@@ -197,6 +211,9 @@ long hostlist_expand(const char *expr, struct strvec *out, size_t max_hosts,
                      exa_error_t *err)
 {
     struct strvec tmp = STRVEC_INIT;
+    /* out is unchanged on error: an empty one is filled directly (and
+     * emptied again on error), else through tmp */
+    struct strvec *dst = out->nr ? &tmp : out;
     size_t total = 0, i = 0, len;
     const char *s = expr ? expr : "";
 
@@ -218,16 +235,38 @@ long hostlist_expand(const char *expr, struct strvec *out, size_t max_hosts,
                 depth--;
             j++;
         }
-        if (j > i &&
-            expand_one(s + i, j - i, &tmp, &total, max_hosts, err) < 0) {
-            strvec_clear(&tmp);
+        if (j > i && !memchr(s + i, '[', j - i) && !memchr(s + i, ']', j - i)) {
+            /* a plain name (most -N rows, sacct step lines): itself, as
+             * expand_one would give it, without its piece tables */
+            char buf[256], *name = j - i < sizeof(buf) ? buf : NULL;
+            if (total + 1 > max_hosts) {
+                exa_err(err, EXA_EPARSE,
+                        "hostlist expands to more than %zu hosts", max_hosts);
+                strvec_clear(dst);
+                return -1;
+            }
+            if (name) {
+                memcpy(buf, s + i, j - i);
+                buf[j - i] = '\0';
+            } else {
+                name = xstrndup(s + i, j - i);
+            }
+            strvec_push(dst, name);
+            if (name != buf)
+                free(name);
+            total++;
+        } else if (j > i &&
+                   expand_one(s + i, j - i, dst, &total, max_hosts, err) < 0) {
+            strvec_clear(dst);
             return -1;
         }
         i = j + 1;
     }
-    for (size_t k = 0; k < tmp.nr; k++)
-        strvec_push(out, tmp.v[k]);
-    strvec_clear(&tmp);
+    if (dst == &tmp) {
+        for (size_t k = 0; k < tmp.nr; k++)
+            strvec_push(out, tmp.v[k]);
+        strvec_clear(&tmp);
+    }
     return (long)total;
 }
 

@@ -45,8 +45,20 @@ static long long count_of(const char *s)
 
 int slurm_none_token(const char *v)
 {
-    return !*v || !strcasecmp(v, "Unknown") || !strcasecmp(v, "None") ||
-           !strcasecmp(v, "N/A") || !strcmp(v, "(null)");
+    switch (*v) {
+    case '\0':
+        return 1;
+    case 'U':
+    case 'u':
+        return !strcasecmp(v, "Unknown");
+    case 'N':
+    case 'n':
+        return !strcasecmp(v, "None") || !strcasecmp(v, "N/A");
+    case '(':
+        return !strcmp(v, "(null)");
+    default: /* most values: no compare */
+        return 0;
+    }
 }
 
 int slurm_is_iso(const char *v)
@@ -168,8 +180,9 @@ static char *time_value(const char *v)
 {
     if (slurm_none_token(v))
         return NULL;
-    if (is_int(v)) {
-        time_t t = (time_t)count_of(v);
+    long long secs = count_of(v); /* one parse: -1 when not a count */
+    if (secs >= 0) {
+        time_t t = (time_t)secs;
         struct tm tm;
         char buf[32];
         if (!gmtime_r(&t, &tm))
@@ -337,6 +350,7 @@ void slurm_build_job(struct slurm_job *j, char **f, size_t nf,
     for (size_t k = 0; k < nf && k < nroles; k++) {
         const char *v = f[k];
         double d;
+        long long x;
         switch (roles[k]) {
         case R_ID:
             if (!id)
@@ -394,9 +408,9 @@ void slurm_build_job(struct slurm_job *j, char **f, size_t nf,
             }
             break;
         case R_ELAPSED_RAW:
-            if (is_int(v)) {
+            if ((x = count_of(v)) >= 0) {
                 j->has_elapsed = 1;
-                j->elapsed_s = (double)count_of(v);
+                j->elapsed_s = (double)x;
             }
             break;
         /* a cut TRES field gives null (doc/formats.md "A truncated TRES field
@@ -423,8 +437,8 @@ void slurm_build_job(struct slurm_job *j, char **f, size_t nf,
             break;
         case R_NODES:
         case R_NNODES:
-            if (is_int(v)) {
-                nodes = count_of(v);
+            if ((x = count_of(v)) >= 0) {
+                nodes = x;
                 j->has_nnodes = 1;
                 j->nnodes = nodes;
             }
@@ -482,8 +496,8 @@ void slurm_build_job(struct slurm_job *j, char **f, size_t nf,
             j->have |= SJ_NAME;
             break;
         case R_NCPUS:
-            if (is_int(v)) {
-                j->ncpus = count_of(v);
+            if ((x = count_of(v)) >= 0) {
+                j->ncpus = x;
                 j->have |= SJ_NCPUS;
             }
             break;
@@ -499,8 +513,8 @@ void slurm_build_job(struct slurm_job *j, char **f, size_t nf,
             break;
         case R_TIMELIMIT_RAW:
             j->have |= SJ_TIME_LIMIT;
-            if (!j->has_time_limit && is_int(v)) {
-                int64_t lim = count_of(v);
+            if (!j->has_time_limit && (x = count_of(v)) >= 0) {
+                int64_t lim = x;
                 if (count_mul(&lim, 60) == 0) { /* minutes */
                     j->has_time_limit = 1;
                     j->time_limit_s = lim;
@@ -752,66 +766,66 @@ json_t *slurm_jobs_to_json(const struct slurm_jobs *jobs, int with_steps)
 static void job_write(const struct slurm_job *j, int is_step, struct jsonw *w)
 {
     jsonw_obj_begin(w);
-    jsonw_key(w, "id");
+    jsonw_key_lit(w, "id");
     jsonw_str(w, j->id);
-    jsonw_key(w, "state");
+    jsonw_key_lit(w, "state");
     jsonw_str(w, j->state);
-    jsonw_key(w, "raw_state");
+    jsonw_key_lit(w, "raw_state");
     jsonw_str(w, j->raw_state);
-    jsonw_key(w, "exit_code");
+    jsonw_key_lit(w, "exit_code");
     jsonw_int_or_null(w, j->has_exit, j->exit_code);
-    jsonw_key(w, "signal");
+    jsonw_key_lit(w, "signal");
     jsonw_int_or_null(w, j->has_signal, j->signal);
-    jsonw_key(w, "start");
+    jsonw_key_lit(w, "start");
     jsonw_str(w, j->start);
-    jsonw_key(w, "end");
+    jsonw_key_lit(w, "end");
     jsonw_str(w, j->end);
-    jsonw_key(w, "elapsed_s");
+    jsonw_key_lit(w, "elapsed_s");
     if (j->has_elapsed && j->elapsed_s == (double)(long long)j->elapsed_s)
         jsonw_int(w, (long long)j->elapsed_s);
     else if (j->has_elapsed)
         jsonw_real(w, j->elapsed_s);
     else
         jsonw_null(w);
-    jsonw_key(w, "gpus");
+    jsonw_key_lit(w, "gpus");
     jsonw_int_or_null(w, j->has_gpus, j->gpus);
     if (is_step) {
-        jsonw_key(w, "job_id");
+        jsonw_key_lit(w, "job_id");
         jsonw_str(w, j->job_id);
-        jsonw_key(w, "step");
+        jsonw_key_lit(w, "step");
         jsonw_str(w, j->step);
     }
     if (j->array_job_id) {
-        jsonw_key(w, "array_job_id");
+        jsonw_key_lit(w, "array_job_id");
         jsonw_str(w, j->array_job_id);
-        jsonw_key(w, "array_task");
+        jsonw_key_lit(w, "array_task");
         jsonw_str(w, j->array_task);
         if (j->array_task_count) {
-            jsonw_key(w, "array_task_count");
+            jsonw_key_lit(w, "array_task_count");
             jsonw_int(w, j->array_task_count);
         }
         if (j->array_task_ids) {
-            jsonw_key(w, "array_task_ids");
+            jsonw_key_lit(w, "array_task_ids");
             jsonw_arr_begin(w);
             for (size_t i = 0; i < j->n_array_task_ids; i++)
                 jsonw_int(w, j->array_task_ids[i]);
             jsonw_arr_end(w);
         }
         if (j->array_max_running) {
-            jsonw_key(w, "array_max_running");
+            jsonw_key_lit(w, "array_max_running");
             jsonw_int(w, j->array_max_running);
         }
     }
     if (j->het_job_id) {
-        jsonw_key(w, "het_job_id");
+        jsonw_key_lit(w, "het_job_id");
         jsonw_str(w, j->het_job_id);
-        jsonw_key(w, "het_offset");
+        jsonw_key_lit(w, "het_offset");
         jsonw_int(w, j->het_offset);
     }
 #define STR_IF(bit, key, field)                                                \
     do {                                                                       \
         if (j->have & (bit)) {                                                 \
-            jsonw_key(w, key);                                                 \
+            jsonw_key_lit(w, key);                                             \
             jsonw_str(w, j->field);                                            \
         }                                                                      \
     } while (0)
@@ -821,27 +835,27 @@ static void job_write(const struct slurm_job *j, int is_step, struct jsonw *w)
     STR_IF(SJ_NAME, "name", name);
     STR_IF(SJ_REASON, "reason", reason);
     if (j->have & SJ_NODELIST) {
-        jsonw_key(w, "nodelist");
+        jsonw_key_lit(w, "nodelist");
         jsonw_arr_begin(w);
         for (size_t i = 0; i < j->nodelist.nr; i++)
             jsonw_str(w, j->nodelist.v[i]);
         jsonw_arr_end(w);
     }
     if (j->have & SJ_NCPUS) {
-        jsonw_key(w, "ncpus");
+        jsonw_key_lit(w, "ncpus");
         jsonw_int(w, j->ncpus);
     }
     if (j->have & SJ_TIME_LIMIT) {
-        jsonw_key(w, "time_limit_s");
+        jsonw_key_lit(w, "time_limit_s");
         jsonw_int_or_null(w, j->has_time_limit, j->time_limit_s);
     }
     if (j->have & SJ_TIME_LEFT) {
-        jsonw_key(w, "time_left_s");
+        jsonw_key_lit(w, "time_left_s");
         jsonw_int_or_null(w, j->has_time_left, j->time_left_s);
     }
     STR_IF(SJ_SUBMIT, "submit", submit);
     if (j->have & SJ_TOTAL_CPU) {
-        jsonw_key(w, "total_cpu_s");
+        jsonw_key_lit(w, "total_cpu_s");
         if (j->has_total_cpu)
             jsonw_real(w, j->total_cpu_s);
         else
@@ -859,33 +873,33 @@ void slurm_jobs_write_json(const struct slurm_jobs *jobs, int with_steps,
                            struct jsonw *w)
 {
     jsonw_obj_begin(w);
-    jsonw_key(w, "jobs");
+    jsonw_key_lit(w, "jobs");
     jsonw_arr_begin(w);
     for (size_t i = 0; i < jobs->njobs; i++)
         job_write(&jobs->jobs[i], 0, w);
     jsonw_arr_end(w);
     if (with_steps) {
-        jsonw_key(w, "steps");
+        jsonw_key_lit(w, "steps");
         jsonw_arr_begin(w);
         for (size_t i = 0; i < jobs->nsteps; i++)
             job_write(&jobs->steps[i], 1, w);
         jsonw_arr_end(w);
     }
     if (jobs->nerrors) {
-        jsonw_key(w, "errors");
+        jsonw_key_lit(w, "errors");
         jsonw_arr_begin(w);
         for (size_t i = 0; i < jobs->nerrors; i++) {
             const struct slurm_rec_error *e = &jobs->errors[i];
             jsonw_obj_begin(w);
-            jsonw_key(w, "record");
+            jsonw_key_lit(w, "record");
             jsonw_int(w, (long long)e->record);
-            jsonw_key(w, "kind");
+            jsonw_key_lit(w, "kind");
             jsonw_str(w, e->kind);
-            jsonw_key(w, "expected_fields");
+            jsonw_key_lit(w, "expected_fields");
             jsonw_int(w, (long long)e->expected_fields);
-            jsonw_key(w, "got_fields");
+            jsonw_key_lit(w, "got_fields");
             jsonw_int(w, (long long)e->got_fields);
-            jsonw_key(w, "id");
+            jsonw_key_lit(w, "id");
             jsonw_str(w, e->id);
             jsonw_obj_end(w);
         }

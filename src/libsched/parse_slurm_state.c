@@ -74,13 +74,16 @@ const char *slurm_job_state_normalize(const char *token, char **raw)
         w[--n] = '\0';
     if (!n)
         return "UNKNOWN";
+    /* first bytes compared inline: a strcmp per table entry was most of
+     * a large sacct's state parsing */
     for (size_t i = 0; i < NSTATES; i++)
-        if (!strcmp(w, job_states[i].lng) || !strcmp(w, job_states[i].cmp))
+        if ((w[0] == job_states[i].lng[0] && !strcmp(w, job_states[i].lng)) ||
+            (w[0] == job_states[i].cmp[0] && !strcmp(w, job_states[i].cmp)))
             return job_states[i].norm;
     if (n < 4)
         return "UNKNOWN";
     for (size_t i = 0; i < NSTATES; i++)
-        if (!strncmp(job_states[i].lng, w, n)) {
+        if (w[0] == job_states[i].lng[0] && !strncmp(job_states[i].lng, w, n)) {
             if (!match || strcmp(match, job_states[i].norm))
                 nmatch++;
             match = job_states[i].norm;

@@ -67,9 +67,11 @@ int slurm_duration_parse(const char *s, double *secs)
         return -1;
     if (!buf[0])
         return 0;
-    for (int i = 0; none[i]; i++)
-        if (!strcasecmp(buf, none[i]))
-            return 0;
+    /* no blank word starts with a digit: most values skip the list */
+    if (!isdigit((unsigned char)buf[0]))
+        for (int i = 0; none[i]; i++)
+            if (!strcasecmp(buf, none[i]))
+                return 0;
     p = buf;
     if (strchr(buf, '-')) {
         if (read_uint(&p, &days) < 0 || *p != '-')

@@ -202,10 +202,10 @@ void jsonw_key(struct jsonw *w, const char *key)
         w->after_key = 1;
         return;
     }
-    jsonw_keyn(w, key, n);
+    jsonw_keyn_slow(w, key, n);
 }
 
-void jsonw_keyn(struct jsonw *w, const char *key, size_t n)
+void jsonw_keyn_slow(struct jsonw *w, const char *key, size_t n)
 {
     size_t ind;
     char *d;

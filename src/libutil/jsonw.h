@@ -16,6 +16,7 @@
 #define EXA_JSONW_H
 
 #include <stdio.h>
+#include <string.h>
 
 #include "libutil/strbuf.h"
 
@@ -42,7 +43,37 @@ void jsonw_key(struct jsonw *w, const char *key);
 /* jsonw_key for a key of n bytes known to need no escape (printable
  * ASCII, no '"' or '\\', no NUL): the same bytes without scanning it.
  * jsonw_key_lit(w, "name") passes a string literal and its length. */
-void jsonw_keyn(struct jsonw *w, const char *key, size_t n);
+void jsonw_keyn_slow(struct jsonw *w, const char *key, size_t n);
+static inline void jsonw_keyn(struct jsonw *w, const char *key, size_t n)
+{
+    /* inline for a member with room in the buffer (a key per value) */
+    size_t ind = w->pretty ? 1 + (size_t)w->depth * 2 : 0;
+    char *d;
+    if (w->after_key || w->depth == 0 ||
+        w->buf.alloc < w->buf.len + ind + n + 6) {
+        jsonw_keyn_slow(w, key, n);
+        return;
+    }
+    d = w->buf.buf + w->buf.len;
+    if (!w->empty[w->depth])
+        *d++ = ',';
+    w->empty[w->depth] = 0;
+    if (ind) {
+        *d++ = '\n';
+        memset(d, ' ', ind - 1);
+        d += ind - 1;
+    }
+    *d++ = '"';
+    memcpy(d, key, n);
+    d += n;
+    *d++ = '"';
+    *d++ = ':';
+    if (w->pretty)
+        *d++ = ' ';
+    *d = '\0';
+    w->buf.len = (size_t)(d - w->buf.buf);
+    w->after_key = 1;
+}
 #define jsonw_key_lit(w, lit) jsonw_keyn((w), "" lit, sizeof(lit) - 1)
 /* A string value; NULL writes null. */
 void jsonw_str(struct jsonw *w, const char *s);
