@@ -90,6 +90,12 @@ int worker_metrics_render(task_engine_t *e, struct provisioner *p, store_t *st,
         const char *l[] = {"outcome", outcomes[i], NULL};
         ADD(f, l, c.results[i]);
     }
+    if (!(f = prom_family(set, "exa_task_result_posts_total", PROM_COUNTER,
+                          "result requests answered 200 (a worker posts "
+                          "every result it has done in one)",
+                          err)))
+        goto fail;
+    ADD(f, NULL, c.result_posts);
     if (!(f = prom_family(set, "exa_longpoll_parked", PROM_GAUGE,
                           "lease requests parked now", err)))
         goto fail;

@@ -1743,6 +1743,7 @@ void te_results(task_engine_t *e, const char *worker_id, const char *bearer,
     }
     for (int i = 0; i < 3; i++)
         e->c.results[i] += cnt[i];
+    e->c.result_posts++;
     e->qgen++; /* slots freed: a parked lease of this worker may go on */
     pthread_cond_broadcast(&e->cv);
     b = json_object();

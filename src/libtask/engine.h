@@ -197,6 +197,7 @@ struct te_counters {
     unsigned long long worker_lost;
     unsigned long long parked;
     unsigned long long black_holes;   /* workers drained as black holes */
+    unsigned long long result_posts;  /* results requests answered 200 */
     unsigned long long rings;         /* doorbell wake-ups (te_ring) */
     unsigned long long reg_held_back; /* 429s of the flood pre-check (also
                                          in registrations[LIMITED]) */

@@ -719,7 +719,25 @@ static void *heartbeat_main(void *arg)
     return NULL;
 }
 
-/* Post done results until accepted (or stale/duplicate); reap children. */
+/* Results in one POST at most (the engine takes 1..256, libtask/proto.h). */
+#define WORKER_RESULTS_MAX 64
+
+/* 1 when the idem of result (a result item) is a string of list. */
+static int idem_listed(const json_t *list, const json_t *result)
+{
+    const char *idem = jx_get_str(result, "idem", "");
+    size_t i;
+    json_t *v;
+    json_array_foreach(list, i, v)
+    {
+        if (json_is_string(v) && !strcmp(json_string_value(v), idem))
+            return 1;
+    }
+    return 0;
+}
+
+/* Post done results until accepted (or stale/duplicate), every result
+ * done by then in one request; reap children. */
 static void *reaper_main(void *arg)
 {
     struct worker *w = arg;
@@ -727,7 +745,8 @@ static void *reaper_main(void *arg)
     char *path = xstrfmt("/v1/workers/%s/results", w->o->worker_id);
     pthread_mutex_lock(&w->mu);
     while (!w->stop || w->nrunning) {
-        struct attempt *todo = NULL;
+        struct attempt *todo[WORKER_RESULTS_MAX];
+        size_t ntodo;
         int status = 0;
         pid_t pid;
         /* reap any finished shim */
@@ -745,15 +764,16 @@ static void *reaper_main(void *arg)
             pthread_cond_broadcast(&w->cv);
             continue;
         }
+        ntodo = 0;
         for (struct attempt *a = w->list; a; a = a->next) {
             if (a->state == A_DONE && a->revoked) {
                 a->state = A_REPORTED; /* the engine moved on */
                 pthread_cond_broadcast(&w->cv);
-            } else if (a->state == A_DONE && !todo) {
-                todo = a;
+            } else if (a->state == A_DONE && ntodo < WORKER_RESULTS_MAX) {
+                todo[ntodo++] = a;
             }
         }
-        if (!todo || w->need_rejoin) {
+        if (!ntodo || w->need_rejoin) {
             struct timespec ts;
             double t = now_s() + 0.05;
             if (w->stop && !w->nrunning)
@@ -763,18 +783,23 @@ static void *reaper_main(void *arg)
             pthread_cond_timedwait(&w->cv, &w->mu, &ts);
             continue;
         }
-        if (!todo->result) {
-            int st = todo->pid < 0 ? -(todo->pid + 1) : 0;
-            pthread_mutex_unlock(&w->mu);
-            todo->result = finish(w, h, todo, st);
-            pthread_mutex_lock(&w->mu);
+        for (size_t i = 0; i < ntodo; i++) {
+            if (!todo[i]->result) {
+                int st = todo[i]->pid < 0 ? -(todo[i]->pid + 1) : 0;
+                pthread_mutex_unlock(&w->mu);
+                todo[i]->result = finish(w, h, todo[i], st);
+                pthread_mutex_lock(&w->mu);
+            }
         }
         {
-            json_t *b = json_object(), *arr = json_array();
+            /* every result done by now in one request (the engine takes
+             * 1..256 a POST); the reply lists them by idem */
+            json_t *b = json_object(), *arr = json_array(), *missing;
             char *body;
             struct call c;
             int rc;
-            json_array_append(arr, todo->result);
+            for (size_t i = 0; i < ntodo; i++)
+                json_array_append(arr, todo[i]->result);
             json_object_set_new(b, "results", arr);
             body = json_dumps(b, JSON_COMPACT);
             json_decref(b);
@@ -788,26 +813,28 @@ static void *reaper_main(void *arg)
                 pthread_cond_broadcast(&w->cv);
                 continue;
             }
-            if (c.status == 200) {
-                if (json_array_size(
-                        json_object_get(c.body, "missing_artifacts"))) {
-                    json_decref(todo->result);
-                    todo->result = NULL; /* upload again */
-                } else {
-                    todo->state = A_REPORTED;
-                    w->idle_since = now_s();
-                    logf_(w, "task %lld attempt %lld reported: exit %lld",
-                          todo->task, todo->attempt,
-                          jx_get_int(todo->result, "exit_code", -1));
+            missing = json_object_get(c.body, "missing_artifacts");
+            for (size_t i = 0; c.status == 200 && i < ntodo; i++) {
+                struct attempt *a = todo[i];
+                if (idem_listed(missing, a->result)) {
+                    json_decref(a->result);
+                    a->result = NULL; /* upload again */
+                    continue;
                 }
-            } else if (c.status == 410) {
+                a->state = A_REPORTED;
+                w->idle_since = now_s();
+                logf_(w, "task %lld attempt %lld reported: exit %lld", a->task,
+                      a->attempt, jx_get_int(a->result, "exit_code", -1));
+            }
+            if (c.status == 410) {
                 w->need_rejoin = 1;
             } else if (c.status == 401 || c.status == 404) {
                 w->fatal = 1;
-            } else {
-                logf_(w, "results for task %lld: %ld %s", todo->task, c.status,
-                      err_reason(&c));
-                todo->state = A_REPORTED;
+            } else if (c.status != 200) {
+                logf_(w, "results for %zu task(s), the first %lld: %ld %s",
+                      ntodo, todo[0]->task, c.status, err_reason(&c));
+                for (size_t i = 0; i < ntodo; i++)
+                    todo[i]->state = A_REPORTED;
             }
             json_decref(c.body);
             pthread_cond_broadcast(&w->cv);

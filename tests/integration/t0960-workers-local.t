@@ -204,6 +204,9 @@ is "$(sql "select count(*) from task_results r join task_attempts a using (task_
     200 "with exactly one result each"
 maxc=$(sql "select max(c) from (select (select count(*) from task_attempts b where b.worker_id = 'w8' and b.leased_at <= a.leased_at and b.ended_at > a.leased_at) c from task_attempts a where a.worker_id = 'w8')")
 ok "never more than 4 leases held at once (max $maxc)" test "$maxc" -le 4
+posts=$(curl -s "http://127.0.0.1:$MPORT/metrics" | sed -n 's/^exa_task_result_posts_total \([0-9]*\)$/\1/p')
+ok "results done together go in one request (200 results in $posts posts)" \
+    test "${posts:-200}" -lt 200
 
 # ---- /metrics of exa serve carries the workers' families, no token
 curl -s "http://127.0.0.1:$MPORT/metrics" >"$T/metrics.txt"
