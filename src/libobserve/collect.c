@@ -169,8 +169,10 @@ static void take_jobs(void *ctx, struct slurm_jobs *jobs)
         }
         j->cpus = (in->have & SJ_NCPUS) ? in->ncpus : -1;
         j->gpus = in->has_gpus ? in->gpus : -1;
-        for (size_t k = 0; k < in->nodelist.nr; k++)
-            strvec_push(&j->nodes, in->nodelist.v[k]);
+        /* the expanded node names are moved too */
+        strvec_clear(&j->nodes);
+        j->nodes = in->nodelist;
+        strvec_init(&in->nodelist);
     }
 }
 

@@ -29,8 +29,11 @@ struct prom_sample {
     double value;
 };
 
-/* Label strings live in blocks of at least ARENA_BLOCK bytes that never
- * move: one allocation per block, not per sample. */
+/* Label strings live in blocks that never move: one allocation per
+ * block, not per sample. A family's first block is ARENA_FIRST bytes and
+ * each next one twice the last, up to ARENA_BLOCK, so the tens of small
+ * families do not each hold a mostly empty large block. */
+#define ARENA_FIRST ((size_t)4 << 10)
 #define ARENA_BLOCK ((size_t)256 << 10)
 struct arena_block {
     struct arena_block *next;
@@ -76,7 +79,11 @@ static const char *arena_dup(struct prom_family *f, const char *s, size_t n)
     struct arena_block *b = f->arena;
     char *d;
     if (!b || b->size - b->used < n + 1) {
-        size_t size = n + 1 > ARENA_BLOCK ? n + 1 : ARENA_BLOCK;
+        size_t size = b ? 2 * b->size : ARENA_FIRST;
+        if (size > ARENA_BLOCK)
+            size = ARENA_BLOCK;
+        if (size < n + 1)
+            size = n + 1;
         b = xmalloc(sizeof(*b) + size);
         b->next = f->arena;
         b->used = 0;
