@@ -66,26 +66,30 @@ static void print_explain(struct exa_ctx *ctx, const struct place_result *r)
         printf("Objectives unavailable: %s\n", r->scorer->objective);
 }
 
+/* One warning per snapshot a refresh could not bring up to date. */
+static void warn_unrefreshed(struct exa_ctx *ctx, const struct strvec *failed,
+                             const struct strvec *errors)
+{
+    for (size_t i = 0; i < failed->nr; i++)
+        out_warn(ctx, "snapshot of '%s' is stale and was not refreshed: %s",
+                 failed->v[i], errors->v[i]);
+}
+
 /*
- * Refresh the stale or missing snapshots of f's ACTIVE clusters through
+ * Refresh the stale or missing snapshots of the ACTIVE clusters cands
+ * (place_load_candidates, whose summary rows the check reuses) through
  * each cluster's own connection (libfleet readops); what cannot be
  * refreshed is warned about and its error kept in failed (name -> error,
  * same index) for the JSON "stale_error". Returns the number refreshed.
  */
 static int refresh_stale(struct exa_ctx *ctx, store_t *st, const char *regpath,
-                         const struct fleet *f, int max_age_s,
-                         struct strvec *failed, struct strvec *errors)
+                         const struct place_cluster *cands, size_t ncands,
+                         int max_age_s, struct strvec *failed,
+                         struct strvec *errors)
 {
-    exa_error_t err = EXA_ERROR_INIT;
-    int n = fleet_refresh_stale(st, regpath, f, max_age_s, time(NULL), failed,
-                                errors, &err);
-    if (n < 0) {
-        out_warn(ctx, "stale snapshots were not refreshed: %s", err.text);
-        return 0;
-    }
-    for (size_t i = 0; i < failed->nr; i++)
-        out_warn(ctx, "snapshot of '%s' is stale and was not refreshed: %s",
-                 failed->v[i], errors->v[i]);
+    int n = fleet_refresh_stale_of(st, regpath, cands, ncands, max_age_s,
+                                   time(NULL), failed, errors);
+    warn_unrefreshed(ctx, failed, errors);
     return n;
 }
 
@@ -184,7 +188,8 @@ int cmd_hpc_place(struct exa_ctx *ctx, int argc, char **argv)
     /* Stale or missing snapshots are refreshed through the cluster's own
      * transport; what cannot be refreshed stays flagged. */
     if (refresh && max_age > 0 &&
-        refresh_stale(ctx, st, regpath, &f, max_age, &failed, &errors) > 0) {
+        refresh_stale(ctx, st, regpath, cands, ncands, max_age, &failed,
+                      &errors) > 0) {
         free(cands);
         node_rows_free(nodes, nnodes);
         cands = NULL;
@@ -297,7 +302,10 @@ int cmd_hpc_capacity(struct exa_ctx *ctx, int argc, char **argv)
             rc = out_error(ctx, &err, NULL);
             goto out;
         }
-        refresh_stale(ctx, st, regpath, &f, max_age, &failed, &errors);
+        if (fleet_refresh_stale(st, regpath, &f, max_age, time(NULL), &failed,
+                                &errors, &err) < 0)
+            out_warn(ctx, "stale snapshots were not refreshed: %s", err.text);
+        warn_unrefreshed(ctx, &failed, &errors);
     }
     if (capacity_report(st, regpath, &rows, &n, &err) < 0) {
         rc = out_error(ctx, &err, NULL);

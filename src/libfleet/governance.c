@@ -255,10 +255,55 @@ static json_t *jx_str_nz(const char *s)
     return s && *s ? json_string(s) : json_null();
 }
 
+/*
+ * The canonical document gov_row_digest hashes, written directly (keys in
+ * jansson's sorted order) when every field is ASCII; -1 otherwise (then
+ * jansson decides what a non-UTF-8 field becomes).
+ */
+static int row_canon_ascii(const struct cluster_row *r, struct strbuf *sb)
+{
+    const struct {
+        const char *key, *v;
+    } f[] = {{"approved_by", r->approved_by},
+             {"host", r->host},
+             {"host_key_fingerprint", r->host_key_fingerprint},
+             {"key_fingerprint", r->key_fingerprint},
+             {"name", r->name},
+             {"scheduler", r->scheduler},
+             {"ssh_key", r->ssh_key},
+             {"ssh_port", NULL},
+             {"ssh_user", r->ssh_user},
+             {"state", r->state},
+             {"transport", r->transport}};
+    char port[16];
+    xsnprintf(port, sizeof(port), "%d", port_of(r->port));
+    for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++) {
+        /* no strbuf_addf: a format per member was most of the digest */
+        strbuf_addch(sb, i ? ',' : '{');
+        strbuf_addch(sb, '"');
+        strbuf_addstr(sb, f[i].key);
+        strbuf_addstr(sb, "\":");
+        if (!strcmp(f[i].key, "ssh_port"))
+            strbuf_addstr(sb, port);
+        else if (jx_quote_ascii(sb, f[i].v && *f[i].v ? f[i].v : NULL) < 0)
+            return -1;
+    }
+    strbuf_addch(sb, '}');
+    return 0;
+}
+
 void gov_row_digest(const struct cluster_row *r, char hex[65])
 {
-    json_t *o = json_object();
+    struct strbuf sb = STRBUF_INIT;
+    json_t *o;
     char *canon;
+    if (row_canon_ascii(r, &sb) == 0) {
+        exa_sha256_hex(sb.buf, sb.len, hex);
+        strbuf_release(&sb);
+        return;
+    }
+    strbuf_release(&sb);
+    o = json_object();
     jx_set(o, "name", jx_str_nz(r->name));
     jx_set(o, "state", jx_str_nz(r->state));
     jx_set(o, "scheduler", jx_str_nz(r->scheduler));

@@ -109,46 +109,55 @@ int fleet_snapshot_refresh(store_t *st, const char *regpath, const char *name,
     return rc;
 }
 
-int fleet_refresh_stale(store_t *st, const char *regpath, const struct fleet *f,
-                        int max_age_s, time_t now, struct strvec *failed_names,
-                        struct strvec *failed_errors, exa_error_t *err)
+int fleet_refresh_stale_of(store_t *st, const char *regpath,
+                           const struct place_cluster *cands, size_t ncands,
+                           int max_age_s, time_t now,
+                           struct strvec *failed_names,
+                           struct strvec *failed_errors)
 {
     struct place_ask none = {0, 0, 1};
-    struct node_row *sum = NULL;
-    size_t nsum = 0, j = 0;
     int refreshed = 0;
     if (max_age_s <= 0)
         return 0;
-    /* one read of the node summary for the whole fleet (both sorted by
-     * cluster name, strcmp order), not one query per cluster */
-    if (store_node_summary_list(st, NULL, &sum, &nsum, err) < 0)
-        return -1;
-    for (size_t i = 0; i < f->nr; i++) {
-        const struct fleet_cluster *c = &f->v[i];
-        const struct node_row *nodes;
-        size_t nn = 0;
+    for (size_t i = 0; i < ncands; i++) {
+        const struct place_cluster *c = &cands[i];
         struct place_capacity cap;
         exa_error_t rerr = EXA_ERROR_INIT;
-        while (j < nsum && strcmp(sum[j].cluster, c->def.name) < 0)
-            j++;
-        nodes = sum + j;
-        while (j + nn < nsum && !strcmp(sum[j + nn].cluster, c->def.name))
-            nn++;
-        if (c->state != CLUSTER_ACTIVE || !probe_find(c->def.scheduler))
+        if (!probe_find(c->scheduler))
             continue;
-        place_capacity_of(nodes, nn, &none, now, &cap);
-        if (nn && cap.age_s >= 0 && cap.age_s <= max_age_s)
+        place_capacity_of(c->nodes, c->nnodes, &none, now, &cap);
+        if (c->nnodes && cap.age_s >= 0 && cap.age_s <= max_age_s)
             continue;
-        if (fleet_snapshot_refresh(st, regpath, c->def.name, 15, NULL, &rerr) ==
+        if (fleet_snapshot_refresh(st, regpath, c->name, 15, NULL, &rerr) ==
             0) {
             refreshed++;
         } else {
             if (failed_names)
-                strvec_push(failed_names, c->def.name);
+                strvec_push(failed_names, c->name);
             if (failed_errors)
                 strvec_push(failed_errors, rerr.text);
         }
     }
+    return refreshed;
+}
+
+int fleet_refresh_stale(store_t *st, const char *regpath, const struct fleet *f,
+                        int max_age_s, time_t now, struct strvec *failed_names,
+                        struct strvec *failed_errors, exa_error_t *err)
+{
+    struct place_cluster *cands = NULL;
+    struct node_row *sum = NULL;
+    size_t ncands = 0, nsum = 0;
+    int refreshed;
+    if (max_age_s <= 0)
+        return 0;
+    /* one read of the node summary for the whole fleet, not one query
+     * per cluster */
+    if (place_load_candidates(st, f, &cands, &ncands, &sum, &nsum, err) < 0)
+        return -1;
+    refreshed = fleet_refresh_stale_of(st, regpath, cands, ncands, max_age_s,
+                                       now, failed_names, failed_errors);
+    free(cands);
     node_rows_free(sum, nsum);
     return refreshed;
 }

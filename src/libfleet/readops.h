@@ -19,6 +19,7 @@
 struct fleet;
 struct fleet_cluster;
 struct inventory;
+struct place_cluster;
 struct strvec;
 
 /*
@@ -73,6 +74,20 @@ int fleet_snapshot_refresh(store_t *st, const char *regpath, const char *name,
 int fleet_refresh_stale(store_t *st, const char *regpath, const struct fleet *f,
                         int max_age_s, time_t now, struct strvec *failed_names,
                         struct strvec *failed_errors, exa_error_t *err);
+
+/*
+ * fleet_refresh_stale over candidates already read (place_load_candidates:
+ * the ACTIVE clusters with their node summary rows, borrowed), so a
+ * placement reads the summary once for its refresh check and its
+ * decision. The same clusters are refreshed, in the same order, with the
+ * same failures reported. Returns the number refreshed; after a return > 0
+ * the caller's candidates are out of date (read them again).
+ */
+int fleet_refresh_stale_of(store_t *st, const char *regpath,
+                           const struct place_cluster *cands, size_t ncands,
+                           int max_age_s, time_t now,
+                           struct strvec *failed_names,
+                           struct strvec *failed_errors);
 
 struct preflight_ask;
 struct preflight_report;

@@ -93,9 +93,19 @@ void registry_release(struct registry *reg)
 
 struct cluster_def *registry_find(const struct registry *reg, const char *name)
 {
-    for (size_t i = 0; i < reg->nr; i++)
-        if (!strcmp(reg->defs[i].name, name))
-            return &reg->defs[i];
+    /* defs are sorted by name (registry_put): a binary search, so a load
+     * of n definitions is n log n comparisons, not n^2 / 2 */
+    size_t lo = 0, hi = reg->nr;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int c = strcmp(reg->defs[mid].name, name);
+        if (!c)
+            return &reg->defs[mid];
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
     return NULL;
 }
 

@@ -126,7 +126,8 @@ typedef int (*registry_update_f)(struct registry *reg, void *arg,
 int registry_update(const char *path, registry_update_f fn, void *arg,
                     exa_error_t *err);
 
-/* Borrowed pointer to the named definition, or NULL. */
+/* Borrowed pointer to the named definition, or NULL (reg->defs sorted by
+ * name, as load and put keep them). */
 struct cluster_def *registry_find(const struct registry *reg, const char *name);
 
 /*

@@ -21,26 +21,38 @@ void audit_hash(const char *prev_hash, const char *ts, const char *source,
                 const char *actor, const char *action, const char *target,
                 const char *details_json, char hex[65])
 {
-    json_t *o = json_object();
-    json_t *details = NULL;
-    char *canon;
     struct strbuf sb = STRBUF_INIT;
 
-    if (details_json)
-        details = json_loads(details_json, JSON_DECODE_ANY, NULL);
-    jx_set(o, "action", jx_str(action));
-    jx_set(o, "actor", jx_str(actor));
-    jx_set(o, "details", details ? details : json_null());
-    jx_set(o, "source", jx_str(source));
-    jx_set(o, "target", jx_str(target));
-    jx_set(o, "ts", jx_str(ts));
-    canon = jx_dumps_canonical(o);
+    /* prev_hash then the canonical form of {action, actor, details,
+     * source, target, ts} (jx_dumps_canonical: keys sorted, compact),
+     * written here without a json_t per member; details is re-encoded
+     * only when it is not already canonical (audit.h) */
     strbuf_addstr(&sb, prev_hash);
-    strbuf_addstr(&sb, canon);
+    strbuf_addstr(&sb, "{\"action\":");
+    jx_quote(&sb, action);
+    strbuf_addstr(&sb, ",\"actor\":");
+    jx_quote(&sb, actor);
+    strbuf_addstr(&sb, ",\"details\":");
+    if (details_json && jx_is_canonical_flat(details_json)) {
+        strbuf_addstr(&sb, details_json);
+    } else {
+        json_t *details = details_json
+                              ? json_loads(details_json, JSON_DECODE_ANY, NULL)
+                              : NULL;
+        char *canon = details ? jx_dumps_canonical(details) : NULL;
+        strbuf_addstr(&sb, canon ? canon : "null");
+        free(canon);
+        json_decref(details);
+    }
+    strbuf_addstr(&sb, ",\"source\":");
+    jx_quote(&sb, source);
+    strbuf_addstr(&sb, ",\"target\":");
+    jx_quote(&sb, target);
+    strbuf_addstr(&sb, ",\"ts\":");
+    jx_quote(&sb, ts);
+    strbuf_addch(&sb, '}');
     exa_sha256_hex(sb.buf, sb.len, hex);
-    free(canon);
     strbuf_release(&sb);
-    json_decref(o);
 }
 
 /* Move the head forward to the event just inserted (same transaction). */

@@ -82,7 +82,15 @@ int audit_event_intact(const struct audit_event *ev);
 int audit_verify(store_t *st, long long *count, long long *bad_id,
                  exa_error_t *err);
 
-/* Compute the hash of one event into hex (65 bytes). Exposed for tests. */
+/*
+ * Compute the hash of one event into hex (65 bytes): SHA-256 of prev_hash
+ * followed by jx_dumps_canonical() of {"action", "actor", "details" (the
+ * JSON value details_json parses to, null when NULL or unparsable),
+ * "source", "target", "ts"} (NULL strings as null). The bytes are built
+ * directly, details_json copied as is when jx_is_canonical_flat() says it
+ * is its own canonical form; the digest is the one the json_t document
+ * gives (test_audit compares them). Exposed for tests.
+ */
 void audit_hash(const char *prev_hash, const char *ts, const char *source,
                 const char *actor, const char *action, const char *target,
                 const char *details_json, char hex[65]);

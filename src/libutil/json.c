@@ -158,6 +158,161 @@ int jx_dumpf(const json_t *doc, FILE *fp, int pretty)
     return fflush(fp) ? -1 : 0;
 }
 
+int jx_quote_ascii(struct strbuf *sb, const char *s)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    size_t n = 0;
+
+    if (!s) {
+        strbuf_add(sb, "null", 4);
+        return 0;
+    }
+    /* the common case: printable ASCII with nothing to escape, one copy */
+    while (p[n] >= 0x20 && p[n] < 0x80 && p[n] != '"' && p[n] != '\\')
+        n++;
+    if (!p[n]) {
+        strbuf_grow(sb, n + 2);
+        sb->buf[sb->len] = '"';
+        memcpy(sb->buf + sb->len + 1, p, n);
+        sb->buf[sb->len + n + 1] = '"';
+        sb->len += n + 2;
+        sb->buf[sb->len] = '\0';
+        return 0;
+    }
+    for (const unsigned char *q = p + n; *q; q++)
+        if (*q >= 0x80)
+            return -1;
+    strbuf_addch(sb, '"');
+    while (*p) {
+        const unsigned char *run = p;
+        while (*p >= 0x20 && *p != '"' && *p != '\\')
+            p++;
+        strbuf_add(sb, run, (size_t)(p - run));
+        if (!*p)
+            break;
+        switch (*p) {
+        case '"':
+            strbuf_addstr(sb, "\\\"");
+            break;
+        case '\\':
+            strbuf_addstr(sb, "\\\\");
+            break;
+        case '\b':
+            strbuf_addstr(sb, "\\b");
+            break;
+        case '\f':
+            strbuf_addstr(sb, "\\f");
+            break;
+        case '\n':
+            strbuf_addstr(sb, "\\n");
+            break;
+        case '\r':
+            strbuf_addstr(sb, "\\r");
+            break;
+        case '\t':
+            strbuf_addstr(sb, "\\t");
+            break;
+        default:
+            strbuf_addf(sb, "\\u%04X", *p);
+        }
+        p++;
+    }
+    strbuf_addch(sb, '"');
+    return 0;
+}
+
+void jx_quote(struct strbuf *sb, const char *s)
+{
+    json_t *j;
+    char *t;
+    if (jx_quote_ascii(sb, s) == 0)
+        return;
+    j = jx_str(s);
+    t = json_dumps(j, JSON_ENCODE_ANY);
+    strbuf_addstr(sb, t ? t : "null");
+    free(t);
+    json_decref(j);
+}
+
+/*
+ * The end of the canonical string literal at p (just past its closing
+ * quote), or NULL. Keys (key != 0) take no escapes.
+ */
+static const char *canon_string(const char *p, int key)
+{
+    if (*p++ != '"')
+        return NULL;
+    for (;;) {
+        unsigned char c = (unsigned char)*p;
+        if (c == '"')
+            return p + 1;
+        if (c < 0x20 || c >= 0x80)
+            return NULL;
+        if (c == '\\') {
+            if (key)
+                return NULL;
+            /* the escapes jx_quote_ascii writes, but no \u (its case of
+             * hex digits and its range are more to check than it saves) */
+            if (!strchr("\"\\bfnrt", p[1]) || !p[1])
+                return NULL;
+            p += 2;
+            continue;
+        }
+        p++;
+    }
+}
+
+/* The end of a canonical scalar value at p, or NULL. */
+static const char *canon_scalar(const char *p)
+{
+    size_t d = 0;
+    int neg = *p == '-';
+    if (*p == '"')
+        return canon_string(p, 0);
+    if (!strncmp(p, "null", 4) || !strncmp(p, "true", 4))
+        return p + 4;
+    if (!strncmp(p, "false", 5))
+        return p + 5;
+    p += neg;
+    if (*p == '0') /* "0", never "-0" (jansson writes 0) nor "01" */
+        return neg ? NULL : p + 1;
+    while (p[d] >= '0' && p[d] <= '9')
+        d++;
+    return d && d <= 18 ? p + d : NULL;
+}
+
+int jx_is_canonical_flat(const char *text)
+{
+    const char *p = text, *prev = NULL;
+    size_t prevlen = 0;
+    if (!p || *p++ != '{')
+        return 0;
+    if (*p == '}')
+        return p[1] == '\0';
+    for (;;) {
+        const char *k = p, *e = canon_string(p, 1);
+        size_t klen;
+        int c;
+        if (!e || *e != ':')
+            return 0;
+        klen = (size_t)(e - k) - 2;
+        if (prev) {
+            c = memcmp(prev, k + 1, klen < prevlen ? klen : prevlen);
+            if (c > 0 || (c == 0 && klen <= prevlen))
+                return 0;
+        }
+        prev = k + 1;
+        prevlen = klen;
+        p = canon_scalar(e + 1);
+        if (!p)
+            return 0;
+        if (*p == '}')
+            return p[1] == '\0';
+        if (*p++ != ',')
+            return 0;
+    }
+}
+
 char *jx_dumps_canonical(const json_t *doc)
 {
     char *s = json_dumps(doc, JSON_ENCODE_ANY | JSON_COMPACT | JSON_SORT_KEYS |

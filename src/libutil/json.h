@@ -40,4 +40,34 @@ int jx_dumpf(const json_t *doc, FILE *fp, int pretty);
 /* malloc'ed compact serialization (keys sorted). Caller frees. */
 char *jx_dumps_canonical(const json_t *doc);
 
+struct strbuf;
+/*
+ * Append to sb the JSON string literal jansson's encoder writes for the
+ * ASCII string s (JSON null for NULL): `"` and `\` escaped, \b \f \n \r
+ * \t, other bytes below 0x20 as \u00XX (jansson's "\\u%04X"), the rest as
+ * is. Returns 0, or -1 with nothing appended when s holds a byte >= 0x80
+ * (UTF-8 validation and U+FFFD replacement are jansson's: encode through
+ * jx_str() then).
+ */
+int jx_quote_ascii(struct strbuf *sb, const char *s);
+
+/* Append to sb the literal jansson writes for jx_str(s): jx_quote_ascii()
+ * or, for non-ASCII s, jansson's own encoding (invalid UTF-8 as U+FFFD). */
+void jx_quote(struct strbuf *sb, const char *s);
+
+/*
+ * 1 when text (NUL-terminated) is certainly its own canonical form, i.e.
+ * jx_dumps_canonical(json_loads(text, JSON_DECODE_ANY)) would give back
+ * the same bytes, so a hash over the canonical form can use it as is:
+ * a flat object, no whitespace, keys of printable ASCII without escapes
+ * in strictly increasing strcmp order (jansson's JSON_SORT_KEYS order, no
+ * duplicates), values null, true, false, integers of at most 18 digits
+ * (no leading zero, no "-0") and ASCII strings written as
+ * jx_quote_ascii() writes them. 0 otherwise (including for many canonical
+ * texts: nested values, reals, non-ASCII, \u escapes): the caller then
+ * goes through jansson. Pure; fuzz/fuzz_json_canon.c checks the claim
+ * against jansson.
+ */
+int jx_is_canonical_flat(const char *text);
+
 #endif

@@ -123,69 +123,7 @@ void jsonw_arr_end(struct jsonw *w)
 /* s as a JSON string literal, with jansson's escapes. */
 static void quoted(struct jsonw *w, const char *s)
 {
-    const unsigned char *p = (const unsigned char *)s;
-    size_t n = 0;
-    char *d;
-
-    /* the common case: printable ASCII with nothing to escape, one copy */
-    while (p[n] >= 0x20 && p[n] < 0x80 && p[n] != '"' && p[n] != '\\')
-        n++;
-    if (!p[n]) {
-        d = room(w, n + 2);
-        d[0] = '"';
-        memcpy(d + 1, p, n);
-        d[n + 1] = '"';
-        w->buf.len += n + 2;
-        w->buf.buf[w->buf.len] = '\0';
-        return;
-    }
-    for (const unsigned char *q = p + n; *q; q++) {
-        if (*q >= 0x80) {
-            /* non-ASCII: jansson's own encoding of jx_str's string */
-            json_t *j = jx_str(s);
-            char *t = json_dumps(j, JSON_ENCODE_ANY);
-            strbuf_addstr(&w->buf, t ? t : "null");
-            free(t);
-            json_decref(j);
-            return;
-        }
-    }
-    strbuf_addch(&w->buf, '"');
-    while (*p) {
-        const unsigned char *run = p;
-        while (*p >= 0x20 && *p != '"' && *p != '\\')
-            p++;
-        strbuf_add(&w->buf, run, (size_t)(p - run));
-        if (!*p)
-            break;
-        switch (*p) {
-        case '"':
-            strbuf_addstr(&w->buf, "\\\"");
-            break;
-        case '\\':
-            strbuf_addstr(&w->buf, "\\\\");
-            break;
-        case '\b':
-            strbuf_addstr(&w->buf, "\\b");
-            break;
-        case '\f':
-            strbuf_addstr(&w->buf, "\\f");
-            break;
-        case '\n':
-            strbuf_addstr(&w->buf, "\\n");
-            break;
-        case '\r':
-            strbuf_addstr(&w->buf, "\\r");
-            break;
-        case '\t':
-            strbuf_addstr(&w->buf, "\\t");
-            break;
-        default:
-            strbuf_addf(&w->buf, "\\u%04X", *p);
-        }
-        p++;
-    }
-    strbuf_addch(&w->buf, '"');
+    jx_quote(&w->buf, s);
 }
 
 void jsonw_key(struct jsonw *w, const char *key)

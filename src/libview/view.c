@@ -645,9 +645,8 @@ json_t *view_place(const struct view_ctx *vc, const struct view_place_ask *va,
                               err) < 0)
         goto out;
     if (va->refresh && max_age > 0) {
-        exa_error_t e = EXA_ERROR_INIT;
-        int n = fleet_refresh_stale(vc->st, rp, &f, max_age, time(NULL),
-                                    &failed, &errors, &e);
+        int n = fleet_refresh_stale_of(vc->st, rp, cands, ncands, max_age,
+                                       time(NULL), &failed, &errors);
         if (n > 0) {
             free(cands);
             node_rows_free(nodes, nnodes);

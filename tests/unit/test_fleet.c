@@ -20,6 +20,8 @@
 #include "libfleet/registry.h"
 #include "libstore/audit.h"
 #include "libstore/clusters.h"
+#include "libutil/json.h"
+#include "libutil/sha256.h"
 #include "libutil/strbuf.h"
 #include "libutil/xalloc.h"
 
@@ -602,6 +604,59 @@ static void test_audit_binds_state(void **state)
     audit_event_release(&ev);
 }
 
+/* gov_row_digest is SHA-256 of the canonical document of the row's
+ * identity, as built through json_t (NULL and "" as null). */
+static void reference_digest(const struct cluster_row *r, char hex[65])
+{
+    json_t *o = json_object();
+    char *canon;
+#define NZ(s) ((s) && *(s) ? json_string(s) : json_null())
+    jx_set(o, "name", NZ(r->name));
+    jx_set(o, "state", NZ(r->state));
+    jx_set(o, "scheduler", NZ(r->scheduler));
+    jx_set(o, "transport", NZ(r->transport));
+    jx_set(o, "host", NZ(r->host));
+    jx_set(o, "ssh_port", json_integer(r->port > 0 ? r->port : 22));
+    jx_set(o, "ssh_user", NZ(r->ssh_user));
+    jx_set(o, "ssh_key", NZ(r->ssh_key));
+    jx_set(o, "key_fingerprint", NZ(r->key_fingerprint));
+    jx_set(o, "host_key_fingerprint", NZ(r->host_key_fingerprint));
+    jx_set(o, "approved_by", NZ(r->approved_by));
+#undef NZ
+    canon = jx_dumps_canonical(o);
+    exa_sha256_hex(canon, strlen(canon), hex);
+    free(canon);
+    json_decref(o);
+}
+
+static void test_row_digest_document(void **state)
+{
+    static const char *const v[] = {
+        NULL, "", "login1", "a\"b", "c\\d\n\x01", "caf\xc3\xa9", "bad\xff"};
+    size_t nv = sizeof(v) / sizeof(v[0]);
+    (void)state;
+    for (size_t i = 0; i < nv; i++)
+        for (size_t k = 0; k < nv; k++) {
+            struct cluster_row r = {0};
+            char got[65], want[65];
+            r.name = (char *)"c1";
+            r.state = (char *)v[(i + 1) % nv];
+            r.scheduler = (char *)"slurm";
+            r.transport = (char *)v[k];
+            r.host = (char *)v[i];
+            r.port = (int)(i * 1000 + k) - 3;
+            r.ssh_user = (char *)v[(k + 2) % nv];
+            r.ssh_key = (char *)v[(i + k) % nv];
+            r.key_fingerprint = (char *)v[(i + 3) % nv];
+            r.host_key_fingerprint = (char *)v[(k + 4) % nv];
+            r.approved_by = (char *)v[(i + 5) % nv];
+            gov_row_digest(&r, got);
+            reference_digest(&r, want);
+            if (strcmp(got, want))
+                fail_msg("gov_row_digest differs for values %zu, %zu", i, k);
+        }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -615,6 +670,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_yaml_edit_returns_to_pending,
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(test_unknown_cluster, setup, teardown),
+        cmocka_unit_test(test_row_digest_document),
         cmocka_unit_test_setup_teardown(test_audit_binds_state, setup,
                                         teardown),
     };

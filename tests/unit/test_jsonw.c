@@ -19,6 +19,7 @@
 #include "libsched/parse_slurm.h"
 #include "libutil/json.h"
 #include "libutil/jsonw.h"
+#include "libutil/strbuf.h"
 
 static const char *const strs[] = {"plain",
                                    "",
@@ -271,12 +272,116 @@ static void test_parsers_stream_same_bytes(void **state)
     assert_int_equal(same_bytes("sacct", sacct_syn, strlen(sacct_syn)), 1);
 }
 
+/* jx_quote writes what jansson writes for jx_str(s), ASCII or not. */
+static void test_quote_matches_jansson(void **state)
+{
+    (void)state;
+    static const char *const cases[] = {"",
+                                        "plain",
+                                        "q\"uote",
+                                        "back\\slash",
+                                        "ctl\b\f\n\r\t\x01\x1f",
+                                        "del\x7f",
+                                        "caf\xc3\xa9",
+                                        "bad\xff utf8",
+                                        "/slash/",
+                                        NULL};
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        struct strbuf sb = STRBUF_INIT;
+        json_t *j = jx_str(cases[i]);
+        char *want = json_dumps(j, JSON_ENCODE_ANY);
+        int ascii = 1;
+        jx_quote(&sb, cases[i]);
+        assert_string_equal(sb.buf, want);
+        strbuf_reset(&sb);
+        for (const char *c = cases[i]; c && *c; c++)
+            ascii &= (unsigned char)*c < 0x80;
+        /* non-ASCII: jx_quote_ascii declines and appends nothing */
+        assert_int_equal(jx_quote_ascii(&sb, cases[i]), ascii ? 0 : -1);
+        if (ascii)
+            assert_string_equal(sb.buf, want);
+        else
+            assert_int_equal(sb.len, 0);
+        free(want);
+        json_decref(j);
+        strbuf_release(&sb);
+    }
+}
+
+/*
+ * Every text jx_is_canonical_flat accepts is what jansson's canonical
+ * dump of its parse gives back; the rejected ones are the texts it must
+ * not take as they are (and a few canonical ones it leaves to jansson).
+ */
+static void test_canonical_flat(void **state)
+{
+    static const struct {
+        const char *text;
+        int flat;
+    } cases[] = {
+        {"{}", 1},
+        {"{\"a\":1,\"b\":\"x\",\"c\":null,\"d\":true,\"e\":false}", 1},
+        {"{\"from_state\":\"PENDING\",\"host\":\"login5\","
+         "\"host_key_fingerprint\":null,\"row_sha256\":\"ab\",\"state\":"
+         "\"ACTIVE\"}",
+         1},
+        {"{\"a\":\"q\\\"b\\\\c\\n\\t\\r\\b\\f\"}", 1},
+        {"{\"a\":-5,\"ab\":0,\"b\":123456789012345678}", 1},
+        {"{\"\":1,\"a\":2}", 1},
+        {"{\"a\":\"del\x7f\"}", 1},
+        {"{\"b\":1,\"a\":2}", 0},  /* unsorted */
+        {"{\"a\":1,\"a\":2}", 0},  /* duplicate: jansson keeps 2 */
+        {"{\"ab\":1,\"a\":2}", 0}, /* prefix after the longer key */
+        {"{\"a\": 1}", 0},         /* whitespace */
+        {" {\"a\":1}", 0},
+        {"{\"a\":1} ", 0},
+        {"{\"a\":1}x", 0},
+        {"{\"a\":-0}", 0}, /* jansson writes 0 */
+        {"{\"a\":01}", 0},
+        {"{\"a\":1.0}", 0}, /* reals: left to jansson */
+        {"{\"a\":1e2}", 0},
+        {"{\"a\":1234567890123456789}", 0}, /* 19 digits */
+        {"{\"a\":\"\\u0041\"}", 0},         /* jansson writes A */
+        {"{\"a\":\"\\/\"}", 0},             /* jansson writes / */
+        {"{\"a\":\"caf\xc3\xa9\"}", 0},
+        {"{\"a\":\"tab\there\"}", 0}, /* raw control byte */
+        {"{\"a\\\"\":1}", 0},         /* escaped key */
+        {"{\"a\":{}}", 0},            /* nested */
+        {"{\"a\":[1]}", 0},
+        {"{\"a\":nul}", 0},
+        {"{\"a\":1,}", 0},
+        {"{\"a\"}", 0},
+        {"{\"a\":\"x}", 0},
+        {"[1]", 0},
+        {"\"x\"", 0},
+        {"", 0},
+        {"{", 0},
+    };
+    (void)state;
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        int got = jx_is_canonical_flat(cases[i].text);
+        if (got != cases[i].flat)
+            fail_msg("jx_is_canonical_flat(%s) = %d", cases[i].text, got);
+        if (got) {
+            json_t *j = json_loads(cases[i].text, JSON_DECODE_ANY, NULL);
+            char *canon = jx_dumps_canonical(j);
+            assert_non_null(j);
+            assert_string_equal(canon, cases[i].text);
+            free(canon);
+            json_decref(j);
+        }
+    }
+    assert_int_equal(jx_is_canonical_flat(NULL), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_pretty_matches_jansson),
         cmocka_unit_test(test_compact_matches_jansson),
         cmocka_unit_test(test_unbalanced_fails),
+        cmocka_unit_test(test_quote_matches_jansson),
+        cmocka_unit_test(test_canonical_flat),
         cmocka_unit_test(test_parsers_stream_same_bytes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -14,6 +14,8 @@
 
 #include "libstore/audit.h"
 #include "libstore/store.h"
+#include "libutil/json.h"
+#include "libutil/sha256.h"
 #include "libutil/strbuf.h"
 #include "libutil/xalloc.h"
 
@@ -203,6 +205,68 @@ static void test_actor(void **state)
     unsetenv("EXAMLOPS_ACTOR");
 }
 
+/* The hash audit_hash's contract describes, built through json_t (as it
+ * was computed before audit_hash wrote the document itself). */
+static void reference_hash(const char *prev, const char *ts, const char *source,
+                           const char *actor, const char *action,
+                           const char *target, const char *details_json,
+                           char hex[65])
+{
+    json_t *o = json_object();
+    json_t *d =
+        details_json ? json_loads(details_json, JSON_DECODE_ANY, NULL) : NULL;
+    struct strbuf sb = STRBUF_INIT;
+    char *canon;
+    jx_set(o, "action", jx_str(action));
+    jx_set(o, "actor", jx_str(actor));
+    jx_set(o, "details", d ? d : json_null());
+    jx_set(o, "source", jx_str(source));
+    jx_set(o, "target", jx_str(target));
+    jx_set(o, "ts", jx_str(ts));
+    canon = jx_dumps_canonical(o);
+    strbuf_addstr(&sb, prev);
+    strbuf_addstr(&sb, canon);
+    exa_sha256_hex(sb.buf, sb.len, hex);
+    free(canon);
+    strbuf_release(&sb);
+    json_decref(o);
+}
+
+static void test_audit_hash_document(void **state)
+{
+    static const char *const details[] = {
+        NULL,
+        "{}",
+        "{\"from_state\":\"PENDING\",\"host\":\"login5\","
+        "\"host_key_fingerprint\":null,\"row_sha256\":\"58dd\",\"state\":"
+        "\"ACTIVE\"}",
+        "{\"state\":\"ACTIVE\",\"host\":\"x\"}",
+        "{\"a\": 1, \"b\": [1, 2.5, {\"z\": \"\\u00e9\"}]}",
+        "{\"a\":-0,\"b\":1e3,\"c\":\"\\/\"}",
+        "{\"a\":1,\"a\":2}",
+        "not json",
+        "\"a string\"",
+        "42",
+        "{\"a\":\"caf\xc3\xa9\",\"b\":\"q\\\"\\n\"}",
+    };
+    static const char *const actors[] = {"alice", NULL, "q\"b\\\n\x01",
+                                         "caf\xc3\xa9", "bad\xff"};
+    (void)state;
+    for (size_t i = 0; i < sizeof(details) / sizeof(details[0]); i++)
+        for (size_t k = 0; k < sizeof(actors) / sizeof(actors[0]); k++) {
+            char got[65], want[65];
+            audit_hash("abc", "2026-12-02T00:00:00Z", "cli", actors[k],
+                       "cluster_approved", k == 2 ? NULL : "testa", details[i],
+                       got);
+            reference_hash("abc", "2026-12-02T00:00:00Z", "cli", actors[k],
+                           "cluster_approved", k == 2 ? NULL : "testa",
+                           details[i], want);
+            if (strcmp(got, want))
+                fail_msg("audit_hash differs for details %s, actor %zu",
+                         details[i] ? details[i] : "NULL", k);
+        }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -211,6 +275,7 @@ int main(void)
         cmocka_unit_test(test_newer_schema_refused),
         cmocka_unit_test(test_unwritable_dir),
         cmocka_unit_test(test_audit_chain),
+        cmocka_unit_test(test_audit_hash_document),
         cmocka_unit_test(test_actor),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
