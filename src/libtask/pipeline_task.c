@@ -435,9 +435,10 @@ static void keep_stderr(store_t *st, long long task, long long attempt,
     free(body);
 }
 
-static int finish(store_t *st, const struct task_rec *t, const char *cluster,
-                  const char *scheduler, const char *models_root,
-                  const struct zoo_model *zm, const struct zoo_dataset *zd,
+static int finish(store_t *st, struct gate *g, const struct task_rec *t,
+                  const char *cluster, const char *scheduler,
+                  const char *models_root, const struct zoo_model *zm,
+                  const struct zoo_dataset *zd,
                   const struct cluster_run_hooks *h,
                   struct cluster_run_result *res, exa_error_t *err)
 {
@@ -461,6 +462,12 @@ static int finish(store_t *st, const struct task_rec *t, const char *cluster,
                        "version registered",
                        t->id, cluster, t->state, t->reason ? " (" : "",
                        t->reason ? t->reason : "", t->reason ? ")" : "");
+    }
+    /* the cluster may have been rejected while the task ran: nothing of
+     * it is recorded then, as for a job row (gate_job_insert) */
+    if (gate_recheck_active(g, err) < 0) {
+        exa_error_t e = *err;
+        return exa_err(err, e.code, "task %lld is done, but %s", t->id, e.text);
     }
     staging =
         collect(st, t->id, att, models_root, zm->name, res->run_id, sha, err);
@@ -611,28 +618,41 @@ int pipeline_task_run(const struct cluster_run_request *req,
         }
     }
     if (!id) {
-        /* ACTIVE again in the transaction that queues the task */
+        /* ACTIVE again in the transaction that queues the task, and the
+         * run's task looked for again under its write lock: of two reruns
+         * racing past the look above, the second adopts the first's */
+        long long ended = 0, again = 0;
+        char state[16] = "";
         if (store_begin(st, err) < 0)
             goto out;
         if (gate_recheck_active(g, err) < 0 ||
-            task_submit_pinned(st, &spec, req->cluster, uuid,
-                               te_wallclock(NULL), &id, err) < 0 ||
+            (!req->new_run && (again = find_task(st, uuid, req->cluster, &ended,
+                                                 state, err)) < 0) ||
+            (!again && task_submit_pinned(st, &spec, req->cluster, uuid,
+                                          te_wallclock(NULL), &id, err) < 0) ||
             store_commit(st, err) < 0) {
             store_rollback(st);
             id = 0;
             goto out;
         }
-        te_ring(st->path);
-        step(h, "queue",
-             "task %lld for the workers of %s: %lld CPU(s), %lld GPU(s), "
-             "timeout %.0f s, run %s",
-             id, req->cluster, spec.cpus, spec.gpus, spec.timeout_s, uuid);
+        if (again) {
+            id = again;
+            res->adopted = 1;
+            step(h, "adopt", "adopting task %lld of run %s on %s (%s)", id,
+                 uuid, req->cluster, state);
+        } else {
+            te_ring(st->path);
+            step(h, "queue",
+                 "task %lld for the workers of %s: %lld CPU(s), %lld GPU(s), "
+                 "timeout %.0f s, run %s",
+                 id, req->cluster, spec.cpus, spec.gpus, spec.timeout_s, uuid);
+        }
     }
     res->task_id = id;
     if (wait_task(st, id, req->cluster, h, &t, res, err) < 0)
         goto out;
-    rc =
-        finish(st, &t, req->cluster, res->scheduler, root, zm, zd, h, res, err);
+    rc = finish(st, g, &t, req->cluster, res->scheduler, root, zm, zd, h, res,
+                err);
 out:
     if (res->task_id && !res->task_state) {
         struct task_rec now;

@@ -132,6 +132,19 @@ wait_pid() {
     wait "$pid"
 }
 
+# wait_for SECONDS CMD...: run CMD every 0.1 s until it succeeds (0) or
+# SECONDS have passed (1).
+wait_for() {
+    local n=$(($1 * 10))
+    shift
+    while [ $n -gt 0 ]; do
+        "$@" && return 0
+        sleep 0.1
+        n=$((n - 1))
+    done
+    return 1
+}
+
 # run_exa ARGS...: run $EXA, setting RC, OUT and ERR.
 run_exa() {
     local o e

@@ -31,9 +31,10 @@ export EXAMLOPS_WORKER_HEARTBEAT_S=1 EXAMLOPS_WORKER_LEASE_TTL_S=3 \
 DB=$EXAMLOPS_DB
 SERVE_PID=
 WPIDS=()
-cleanup() {
-    for p in "${WPIDS[@]}" $SERVE_PID; do kill -9 "$p" 2>/dev/null; done
-    wait 2>/dev/null
+cleanup() { # every background child, also those not in WPIDS, bounded
+    local p
+    for p in "${WPIDS[@]}" $SERVE_PID $(jobs -p); do kill -9 "$p" 2>/dev/null; done
+    for p in $(jobs -p); do wait_pid "$p" 5 2>/dev/null; done
 }
 trap 'cleanup; chmod -R u+w "$T" 2>/dev/null; rm -rf "$T"' EXIT
 
@@ -77,16 +78,6 @@ worker() {
 
 sql() { sqlite3 "$DB" "$@"; }
 
-wait_for() { # wait_for SECONDS CMD...: poll every 0.1 s
-    local n=$(($1 * 10))
-    shift
-    while [ $n -gt 0 ]; do
-        "$@" && return 0
-        sleep 0.1
-        n=$((n - 1))
-    done
-    return 1
-}
 
 start_serve
 like "$(cat "$T/serve.log")" "worker API on port [0-9]+" "exa serve starts the worker listener"

@@ -45,16 +45,6 @@ cleanup() {
 }
 trap cleanup EXIT
 sql() { sqlite3 "$DB" "$@"; }
-wait_for() { # wait_for SECONDS CMD...
-    local n=$(($1 * 10))
-    shift
-    while [ $n -gt 0 ]; do
-        "$@" && return 0
-        sleep 0.1
-        n=$((n - 1))
-    done
-    return 1
-}
 sacct_of() { tb_slurm testa sacct -X -P -n -j "$1" -o "$2" | head -n 1; }
 
 "$EXA" -y hpc connect "$H" --name testa --user "$U" --key "$KEY" \

@@ -17,9 +17,12 @@
 #   V4  a PENDING cluster: exit 6 and no task row; bad --via: exit 2;
 #       --via worker without --cluster: exit 2; --dry-run queues nothing;
 #   V5  a failing payload (a dataset path that does not exist): exit 1,
-#       no version, the tail of the task's stderr;
+#       no version, the tail of the task's stderr (naming the path);
 #   V6  no engine running: exit 1 after EXAMLOPS_ENGINE_ABSENT_S, the
-#       task left queued; `exa task submit` warns.
+#       task left queued; `exa task submit` warns;
+#   V7  two reruns of one run at once queue one task, not two; a cluster
+#       rejected while its task runs: the task ends done, yet nothing is
+#       registered, exit 6 naming the cluster.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-testbed.sh"
 require_testbed
@@ -57,16 +60,6 @@ cleanup() {
 }
 trap cleanup EXIT
 sql() { sqlite3 "$DB" "$@"; }
-wait_for() { # wait_for SECONDS CMD...
-    local n=$(($1 * 10))
-    shift
-    while [ $n -gt 0 ]; do
-        "$@" && return 0
-        sleep 0.1
-        n=$((n - 1))
-    done
-    return 1
-}
 
 # ---- V4 first: usage and the gate, before anything runs
 run_exa pipeline run --cluster testa --via nosuch --dummy
@@ -123,8 +116,14 @@ JSON
 "$EXA" serve --listen 127.0.0.1:0 --interval 3600 \
     --worker-listen "127.0.0.1:$PORT" >"$T/serve.log" 2>&1 &
 SERVE_PID=$!
-wait_for 5 grep -q "worker API on port" "$T/serve.log"
-ok "exa serve runs the worker listener" grep -q "worker API on port $PORT" "$T/serve.log"
+# as t0960/t0961's start_serve: up to 30 s, else fail at once with the log
+wait_for 30 grep -q "worker API on port" "$T/serve.log"
+if ! grep -q "worker API on port $PORT" "$T/serve.log"; then
+    ok "exa serve runs the worker listener (its log follows)" false
+    diag "$(cat "$T/serve.log")"
+    done_testing
+fi
+ok "exa serve runs the worker listener" true
 
 # ---- V3 setup: a hand-started worker of no cluster, idle beside the run
 "$EXA" worker token --worker-id hand1 --ttl 600 >"$T/hand.tok" 2>/dev/null
@@ -198,6 +197,7 @@ run_exa pipeline run --cluster testa --via worker --dummy --dataset-path /nonexi
 is "$RC" 1 "a failed task: exit 1"
 like "$ERR" "ended failed" "the task ended failed"
 like "$ERR" "stderr" "with the tail of its stderr"
+like "$ERR" "/nonexistent/pm100.csv" "whose text names the missing dataset"
 is "$(sql "select count(*) from model_versions")" 2 "and no version registered"
 # exa task submit --cluster: pinned to a cluster no worker and no profile
 # serves, it stays queued beside the idle unpinned worker
@@ -211,5 +211,44 @@ is "$(sql "select state || ' ' || cluster from tasks where id = $PIN")" "queued 
 run_exa task cancel "$PIN"
 is "$(sql "select count(*) from task_attempts a join tasks t on t.id = a.task_id where a.worker_id = 'hand1' and t.cluster is not null")" 0 \
     "the unpinned worker never leased a pinned task"
+
+# ---- V7: two concurrent runs of one run id queue one task (the second
+# looks again under the write lock and adopts the first's)
+export EXAMLOPS_SLURM_MAX_WAIT_S=1
+RACE=()
+for i in 1 2; do
+    "$EXA" pipeline run --cluster testa --via worker --dummy --dataset-path "$DATA" \
+        --time 2 --run-id race1 >"$T/race$i.out" 2>"$T/race$i.err" &
+    RACE+=($!)
+done
+for p in "${RACE[@]}"; do wait_pid "$p" 60; done
+is "$(sql "select count(*) from tasks where run_id = 'race1'")" 1 "two reruns at once queue one task"
+for id in $(sql "select id from tasks where run_id = 'race1'"); do "$EXA" task cancel "$id" >/dev/null 2>&1; done
+export EXAMLOPS_SLURM_MAX_WAIT_S=90
+
+# a cluster rejected while its task runs: the payload (through a wrapper
+# that waits for $T/go) is leased and running when testa is rejected; the
+# task then ends done, and the run registers nothing and exits 6
+cat >"$T/slow-exa" <<SH
+#!/bin/sh
+while [ ! -e "$T/go" ]; do sleep 0.2; done
+exec "$EXA" "\$@"
+SH
+chmod +x "$T/slow-exa"
+nver=$(sql "select count(*) from model_versions")
+EXAMLOPS_HPC_REMOTE_EXA=$T/slow-exa "$EXA" pipeline run --cluster testa --via worker \
+    --dummy --dataset-path "$DATA" --time 2 --run-id reject1 >"$T/rej.out" 2>"$T/rej.err" &
+RPID=$!
+wait_for 90 sh -c "sqlite3 '$DB' \"select state from tasks where run_id = 'reject1'\" | grep -q leased"
+is "$?" 0 "the run's task is leased by a worker of testa"
+"$EXA" -y hpc reject testa --reason "t0962 V7" >/dev/null 2>&1
+is "$(sql "select state from clusters where name = 'testa'")" REJECTED "testa is rejected while it runs"
+touch "$T/go"
+wait_pid "$RPID" 120
+is "$?" 6 "the run exits 6"
+is "$(sql "select state from tasks where run_id = 'reject1'")" done "though its task ended done"
+is "$(grep -c "error" "$T/rej.err")" 1 "with a one-line error" || diag "$(cat "$T/rej.err")"
+like "$(cat "$T/rej.err")" "cluster 'testa' is REJECTED" "naming the cluster"
+is "$(sql "select count(*) from model_versions")" "$nver" "and no version registered"
 
 done_testing
