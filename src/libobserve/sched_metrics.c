@@ -55,15 +55,18 @@ void obs_snapshot_free(struct obs_snapshot *s)
     }
     for (size_t i = 0; i < s->njobs; i++) {
         struct obs_job *j = &s->jobs[i];
-        free(j->id);
-        free(j->name);
-        free(j->user);
-        free(j->account);
-        free(j->partition);
-        free(j->state);
-        free(j->reason);
+        if (!j->pooled) {
+            free(j->id);
+            free(j->name);
+            free(j->user);
+            free(j->account);
+            free(j->partition);
+            free(j->state);
+            free(j->reason);
+        }
         strvec_clear(&j->nodes);
     }
+    arena_release(&s->strings);
     free(s->nodes);
     free(s->jobs);
     memset(s, 0, sizeof(*s));

@@ -18,6 +18,7 @@
 #include <stddef.h>
 
 #include "libobserve/promtext.h"
+#include "libutil/arena.h"
 #include "libutil/strvec.h"
 
 struct obs_node {
@@ -43,6 +44,10 @@ struct obs_job {
     long long cpus;  /* -1 unknown */
     long long gpus;  /* -1 unknown */
     struct strvec nodes; /* expanded node names of a running job */
+    /* 0: the strings above are malloc'ed, each freed by
+     * obs_snapshot_free(); 1: they live in the snapshot's arena (strings)
+     * and go with it (nodes is malloc'ed either way) */
+    int pooled;
 };
 
 struct obs_snapshot {
@@ -52,6 +57,9 @@ struct obs_snapshot {
     size_t njobs, jobs_alloc;
     int have_nodes; /* the node command succeeded */
     int have_jobs;  /* the job command succeeded */
+    /* the strings of pooled jobs: a collector of 100,000 jobs copies its
+     * five short strings per job here instead of keeping five mallocs */
+    struct arena strings;
 };
 
 /* Append a zeroed node/job (numbers -1, strvecs empty) and return it. */
