@@ -37,7 +37,8 @@ int cmd_train(struct exa_ctx *ctx, int argc, char **argv);
     "[--tls-cert FILE --tls-key FILE] [--insecure-http] "                      \
     "[--metrics-token TOKEN | --metrics-token-file FILE] [--secure-cookies] "  \
     "[--trusted-proxy ADDR] "                                                  \
-    "[--worker-listen HOST:PORT [--worker-insecure-http]]"
+    "[--worker-listen HOST:PORT [--worker-tls-cert FILE --worker-tls-key "     \
+    "FILE] [--worker-insecure-http]]"
 int cmd_serve(struct exa_ctx *ctx, int argc, char **argv);
 
 #endif

@@ -40,8 +40,8 @@ static int load(struct exa_ctx *ctx, struct prov_config *cfg, int *rc)
 static int status_cmd(struct exa_ctx *ctx, int argc, char **argv)
 {
     static const char *const cols[] = {
-        "Provisioner", "Profile", "Cpus",       "Gpus", "RAM_MB",
-        "Outstanding", "Breaker", "Last error", NULL};
+        "Provisioner", "Profile", "Cpus", "Gpus",       "RAM_MB",
+        "Outstanding", "Breaker", "Pin",  "Last error", NULL};
     static const char *const rcols[] = {"Request", "Profile", "Job",
                                         "State",   "Reason",  NULL};
     struct prov_config cfg;
@@ -68,6 +68,14 @@ static int status_cmd(struct exa_ctx *ctx, int argc, char **argv)
     }
     ps = json_object_get(doc, "provisioners");
     {
+        const char *pin =
+            jx_get_str(json_object_get(doc, "engine"), "worker_pin", NULL);
+        out_info(ctx, "Worker pin: %s",
+                 pin ? pin
+                     : "none (the worker listener is plain HTTP or has "
+                       "not run)");
+    }
+    {
         struct out_table *t = out_table_create(cols);
         for (size_t i = 0; i < json_array_size(ps); i++) {
             json_t *p = json_array_get(ps, i),
@@ -75,7 +83,8 @@ static int status_cmd(struct exa_ctx *ctx, int argc, char **argv)
             for (size_t k = 0; k < json_array_size(prof); k++) {
                 json_t *x = json_array_get(prof, k);
                 char c[24], g[24], r[24];
-                const char *row[9];
+                const char *row[10];
+                json_t *m = json_object_get(p, "pin_match");
                 xsnprintf(c, sizeof(c), "%lld", jx_get_int(x, "cpus", 0));
                 xsnprintf(g, sizeof(g), "%lld", jx_get_int(x, "gpus", 0));
                 xsnprintf(r, sizeof(r), "%lld", jx_get_int(x, "ram_mb", 0));
@@ -89,8 +98,13 @@ static int status_cmd(struct exa_ctx *ctx, int argc, char **argv)
                 row[6] = json_is_true(json_object_get(x, "breaker_open"))
                              ? "open"
                              : "closed";
-                row[7] = jx_get_str(x, "last_error", NULL);
-                row[8] = NULL;
+                /* its own pin against the engine's, or the engine's */
+                row[7] = json_is_boolean(m)
+                             ? (json_is_true(m) ? "match" : "mismatch")
+                         : jx_get_str(p, "pin", NULL) ? "engine's"
+                                                      : "none";
+                row[8] = jx_get_str(x, "last_error", NULL);
+                row[9] = NULL;
                 out_table_row(t, row);
             }
         }
@@ -187,9 +201,13 @@ static int shutdown_cmd(struct exa_ctx *ctx, int argc, char **argv)
 static const struct exa_cmd prov_cmds[] = {
     {"status", status_cmd, "",
      "profiles, outstanding requests, breakers and recent requests",
-     "Reads provisioners.json and platform.db: each profile with its\n"
-     "cluster, its outstanding request and breaker state, then the recent\n"
-     "requests. Takes no options; --json prints the document.\n"
+     "Reads provisioners.json and platform.db: the worker listener's\n"
+     "public-key pin (sha256//..., recorded by exa serve --worker-tls-cert),\n"
+     "each profile with its cluster, its outstanding request, breaker\n"
+     "state and Pin (match / mismatch: the provisioner's \"pin\" against\n"
+     "the engine's; engine's: its workers get the engine's pin; none),\n"
+     "then the recent requests. Takes no options; --json prints the\n"
+     "document (engine.worker_pin, provisioners[].pin, .pin_match).\n"
      "Example: exa provision status"},
     {"resume", resume_cmd, "PROFILE",
      "close a profile's breaker after repeated failed starts",

@@ -26,6 +26,7 @@
 #include "libutil/dl_crypto_int.h"
 #include "libutil/parse.h"
 #include "libutil/strbuf.h"
+#include "libutil/tlspin.h"
 #include "libutil/xalloc.h"
 #include "server/api.h"
 #include "server/console.h"
@@ -217,6 +218,57 @@ static char *read_pem(struct exa_ctx *ctx, const char *opt, const char *path,
     return strbuf_detach(&sb, NULL);
 }
 
+/* Free a PEM certificate and key (the key wiped first); NULLs are fine. */
+static void free_pem_pair(char *cert, char *key)
+{
+    if (key)
+        memset(key, 0, strlen(key));
+    free(key);
+    free(cert);
+}
+
+/*
+ * The worker listener's TLS pair and address check for exa serve: with
+ * cert_path, read both PEM files (*cert, *key: malloc'ed, the caller
+ * frees with free_pem_pair), compute the pin into pin and set o's TLS
+ * fields; then worker_listen_check. 0, or the exit code after a one-line
+ * error naming the file or the address (nothing is kept then).
+ */
+static int worker_tls(struct exa_ctx *ctx, struct worker_listen_opts *o,
+                      const char *cert_path, const char *key_path, char **cert,
+                      char **key, char pin[TLSPIN_LEN])
+{
+    exa_error_t err = EXA_ERROR_INIT;
+    int rc;
+    if (cert_path) {
+        char *nc, *nk;
+        if (!(*cert = read_pem(ctx, "--worker-tls-cert", cert_path, &rc)))
+            return rc;
+        if (!(*key = read_pem(ctx, "--worker-tls-key", key_path, &rc))) {
+            free_pem_pair(*cert, NULL);
+            *cert = NULL;
+            return rc;
+        }
+        nc = xstrfmt("--worker-tls-cert '%s'", cert_path);
+        nk = xstrfmt("--worker-tls-key '%s'", key_path);
+        rc = tlspin_from_pem(*cert, *key, nc, nk, pin, &err);
+        free(nc);
+        free(nk);
+        if (rc < 0)
+            goto fail;
+        o->tls_cert_pem = *cert;
+        o->tls_key_pem = *key;
+        o->pin = pin;
+    }
+    if (worker_listen_check(o, &err) == 0)
+        return 0;
+fail:
+    free_pem_pair(*cert, *key);
+    *cert = *key = NULL;
+    o->tls_cert_pem = o->tls_key_pem = o->pin = NULL;
+    return out_error(ctx, &err, NULL);
+}
+
 /*
  * The metrics token from the first line of path (no newline, trailing
  * blanks cut) into buf. 0, or the exit code after the error (3: the file
@@ -261,7 +313,9 @@ int cmd_serve(struct exa_ctx *ctx, int argc, char **argv)
         O_MTOKEN,
         O_MTOKEN_FILE,
         O_SECURE_COOKIES,
-        O_PROXY
+        O_PROXY,
+        O_WCERT,
+        O_WKEY
     };
     static const struct option opts[] = {
         {"listen", required_argument, NULL, 'l'},
@@ -275,6 +329,8 @@ int cmd_serve(struct exa_ctx *ctx, int argc, char **argv)
         {"secure-cookies", no_argument, NULL, O_SECURE_COOKIES},
         {"worker-listen", required_argument, NULL, 'w'},
         {"worker-insecure-http", no_argument, NULL, 'W'},
+        {"worker-tls-cert", required_argument, NULL, O_WCERT},
+        {"worker-tls-key", required_argument, NULL, O_WKEY},
         {"trusted-proxy", required_argument, NULL, O_PROXY},
         {NULL, 0, NULL, 0},
     };
@@ -297,10 +353,13 @@ int cmd_serve(struct exa_ctx *ctx, int argc, char **argv)
     struct mcp_mount *mcp;
     struct auth_throttle *thr;
     int fail_limit = 0, fail_delay = 0;
-    struct worker_listen_opts wopts = {NULL, 0, NULL};
+    struct worker_listen_opts wopts;
+    const char *wcert_path = NULL, *wkey_path = NULL;
+    char *wcert = NULL, *wkey = NULL, wpin[TLSPIN_LEN];
     struct worker_listener *wl = NULL;
     sigset_t set;
 
+    memset(&wopts, 0, sizeof(wopts));
     if (!listen || !*listen)
         listen = SERVE_DEFAULT_LISTEN;
     if (env_iv && *env_iv &&
@@ -366,6 +425,12 @@ int cmd_serve(struct exa_ctx *ctx, int argc, char **argv)
         case 'W':
             wopts.insecure_http = 1;
             break;
+        case O_WCERT:
+            wcert_path = optarg;
+            break;
+        case O_WKEY:
+            wkey_path = optarg;
+            break;
         default:
             return out_usage(ctx, "unknown option '%s'", argv[optind - 1]);
         }
@@ -379,11 +444,15 @@ int cmd_serve(struct exa_ctx *ctx, int argc, char **argv)
     if (mctx.token && strlen(mctx.token) < 16)
         return out_usage(ctx, "--metrics-token must be at least 16 "
                               "characters");
+    if (!wcert_path != !wkey_path)
+        return out_usage(ctx,
+                         "--worker-tls-cert and --worker-tls-key go together");
+    if (wcert_path && !wopts.listen)
+        return out_usage(ctx, "--worker-tls-cert needs --worker-listen");
     /* libcrypto now, in main(): not lazily in the first request thread
      * that compares a token */
     if (dl_crypto_load(&err) < 0)
         return out_error(ctx, &err, NULL);
-
     ex = obs_exporter_new(NULL, interval, obs_collect_factory, &cctx);
     if (once) {
         /* written as it is rendered, never whole in memory */
@@ -400,6 +469,14 @@ int cmd_serve(struct exa_ctx *ctx, int argc, char **argv)
         return 0;
     }
 
+    /* (not for --once) the worker listener's certificate, key and address
+     * before anything listens: a refusal starts nothing */
+    if (wopts.listen && (rc = worker_tls(ctx, &wopts, wcert_path, wkey_path,
+                                         &wcert, &wkey, wpin))) {
+        obs_exporter_free(ex);
+        return rc;
+    }
+
     sigemptyset(&set);
     sigaddset(&set, SIGINT);
     sigaddset(&set, SIGTERM);
@@ -409,6 +486,7 @@ int cmd_serve(struct exa_ctx *ctx, int argc, char **argv)
                       !(key = read_pem(ctx, "--tls-key", key_path, &rc)))) {
         free(cert);
         obs_exporter_free(ex);
+        free_pem_pair(wcert, wkey);
         return rc;
     }
     mctx.ex = ex;
@@ -440,6 +518,7 @@ int cmd_serve(struct exa_ctx *ctx, int argc, char **argv)
         mcp_unmount(mcp);
         auth_throttle_free(thr);
         obs_exporter_free(ex);
+        free_pem_pair(wcert, wkey);
         return out_error(ctx, &err, NULL);
     }
     if (!http_server_is_loopback(srv) && !http_server_is_tls(srv)) {
@@ -449,6 +528,7 @@ int cmd_serve(struct exa_ctx *ctx, int argc, char **argv)
             mcp_unmount(mcp);
             auth_throttle_free(thr);
             obs_exporter_free(ex);
+            free_pem_pair(wcert, wkey);
             return out_errorf(ctx, EXA_EUSAGE,
                               "give --tls-cert FILE --tls-key FILE, or "
                               "--insecure-http behind a TLS reverse proxy",
@@ -475,9 +555,13 @@ int cmd_serve(struct exa_ctx *ctx, int argc, char **argv)
         mcp_unmount(mcp);
         auth_throttle_free(thr);
         obs_exporter_free(ex);
+        free_pem_pair(wcert, wkey);
         return out_error(ctx, &err, NULL);
     }
-    if (wopts.listen && !(wl = worker_listener_start(&wopts, &err))) {
+    if (wopts.listen)
+        wl = worker_listener_start(&wopts, &err);
+    free_pem_pair(wcert, wkey);
+    if (wopts.listen && !wl) {
         http_server_free(srv);
         api_free(api);
         mcp_unmount(mcp);
@@ -491,10 +575,20 @@ int cmd_serve(struct exa_ctx *ctx, int argc, char **argv)
              http_server_port(srv), http_server_is_tls(srv) ? "https" : "http",
              interval);
     mctx.wl = wl;
-    if (wl)
-        out_info(ctx, "Serving the worker API on port %d (engine %s)",
-                 worker_listener_port(wl),
-                 te_engine_id(worker_listener_engine(wl)));
+    if (wl) {
+        if (wopts.pin)
+            out_info(ctx,
+                     "Serving the worker API on port %d: worker listener on "
+                     "%s over https (engine %s, pin %s)",
+                     worker_listener_port(wl), wopts.listen,
+                     te_engine_id(worker_listener_engine(wl)), wopts.pin);
+        else
+            out_info(ctx,
+                     "Serving the worker API on port %d: worker listener on "
+                     "%s over http (engine %s)",
+                     worker_listener_port(wl), wopts.listen,
+                     te_engine_id(worker_listener_engine(wl)));
+    }
     fflush(stdout);
     while (sigwait(&set, &sig) != 0)
         ;

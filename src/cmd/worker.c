@@ -24,6 +24,7 @@
 #include "libtask/view.h"
 #include "libutil/json.h"
 #include "libutil/strbuf.h"
+#include "libutil/tlspin.h"
 #include "libutil/xalloc.h"
 #include "libworker/worker.h"
 
@@ -177,6 +178,11 @@ static int worker_run_cmd(struct exa_ctx *ctx, int argc, char **argv)
                 return rc;
             break;
         case 'p':
+            if (!tlspin_valid(optarg))
+                return out_usage(ctx,
+                                 "--pin '%s': expected sha256//BASE64 (44 "
+                                 "base64 characters; ';' between several)",
+                                 optarg);
             o.pin = optarg;
             break;
         case 'R':

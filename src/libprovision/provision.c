@@ -33,6 +33,7 @@
 #include "libtransport/transport.h"
 #include "libutil/json.h"
 #include "libutil/shquote.h"
+#include "libutil/tlspin.h"
 #include "libutil/strbuf.h"
 #include "libutil/xalloc.h"
 
@@ -271,6 +272,11 @@ static int parse_entry(const json_t *o, struct prov_entry *e, exa_error_t *err)
                        where);
     if (!tp_name_ok(e->cluster))
         return exa_err(err, EXA_ECONFIG, "%s: 'cluster' must be a name", where);
+    if (e->pin && !tlspin_valid(e->pin))
+        return exa_err(err, EXA_ECONFIG,
+                       "%s: 'pin' must be sha256//BASE64 (44 base64 "
+                       "characters; ';' between several)",
+                       where);
     e->insecure_http = json_is_true(json_object_get(o, "insecure_http"));
     e->allow_root = json_is_true(json_object_get(o, "allow_root"));
     if (!strncmp(e->engine_url, "http://", 7) && !e->insecure_http &&
@@ -572,9 +578,10 @@ static int breaker_open(store_t *st, const struct prov_entry *e,
     return open;
 }
 
+/* pin: the entry's, else the engine's worker_pin, else NULL */
 static char *render_script(const struct prov_entry *e,
                            const struct prov_profile *pf, const char *wid,
-                           const char *req, const char *token)
+                           const char *req, const char *token, const char *pin)
 {
     struct strbuf sb = STRBUF_INIT;
     strbuf_addstr(&sb, "#!/bin/bash\n");
@@ -590,9 +597,9 @@ static char *render_script(const struct prov_entry *e,
     shquote_append(&sb, e->remote_exa);
     strbuf_addstr(&sb, " worker --url ");
     shquote_append(&sb, e->engine_url);
-    if (e->pin) {
+    if (pin) {
         strbuf_addstr(&sb, " --pin ");
-        shquote_append(&sb, e->pin);
+        shquote_append(&sb, pin);
     }
     strbuf_addf(&sb,
                 " --worker-id %s --cpus %lld --gpus %lld --ram-mb %lld"
@@ -661,7 +668,17 @@ static int submit(struct provisioner *p, const struct prov_entry *e,
     if (!g)
         goto failed;
     /* 2. the script, 3. sbatch with exa's options on its command line */
-    script = render_script(e, pf, wid, req, tok);
+    {
+        /* an https engine_url without its own pin: the engine's key */
+        char *epin = NULL;
+        if (!e->pin && !strncmp(e->engine_url, "https://", 8) &&
+            store_engine_get(p->st, "worker_pin", &epin, NULL) > 0 && !*epin) {
+            free(epin);
+            epin = NULL;
+        }
+        script = render_script(e, pf, wid, req, tok, e->pin ? e->pin : epin);
+        free(epin);
+    }
     mk = xstrfmt("mkdir -p -m 0700 %s", e->output_dir);
     {
         const char *argv[] = {"sh", "-c", mk, NULL};
@@ -1141,8 +1158,23 @@ json_t *prov_view_status(store_t *st, const struct prov_config *cfg,
                          long long limit, exa_error_t *err)
 {
     json_t *doc = json_object(), *ps = json_array(), *rs = json_array();
+    json_t *eng = json_object();
     struct provreq *v = NULL;
     size_t n = 0;
+    char *epin = NULL;
+    if (store_engine_get(st, "worker_pin", &epin, err) < 0) {
+        json_decref(eng);
+        json_decref(ps);
+        json_decref(rs);
+        json_decref(doc);
+        return NULL;
+    }
+    if (epin && !*epin) { /* the listener speaks plain HTTP */
+        free(epin);
+        epin = NULL;
+    }
+    json_object_set_new(eng, "worker_pin", jx_str(epin));
+    json_object_set_new(doc, "engine", eng);
     for (size_t i = 0; i < cfg->n; i++) {
         const struct prov_entry *e = &cfg->v[i];
         json_t *po = json_object(), *profs = json_array();
@@ -1152,6 +1184,7 @@ json_t *prov_view_status(store_t *st, const struct prov_config *cfg,
             int b = breaker_open(st, e, e->p[k].name, &last, err);
             int o = outstanding(st, e->name, e->p[k].name, err);
             if (b < 0 || o < 0) {
+                free(epin);
                 json_decref(pr);
                 json_decref(profs);
                 json_decref(po);
@@ -1176,9 +1209,17 @@ json_t *prov_view_status(store_t *st, const struct prov_config *cfg,
         json_object_set_new(po, "engine_url", json_string(e->engine_url));
         json_object_set_new(po, "insecure_http",
                             json_boolean(e->insecure_http));
+        /* the pin its workers get (its own, else the engine's) and, when
+         * it names one, whether the engine's key is among them */
+        json_object_set_new(po, "pin", jx_str(e->pin ? e->pin : epin));
+        json_object_set_new(po, "pin_match",
+                            !e->pin ? json_null()
+                            : epin ? json_boolean(tlspin_list_has(e->pin, epin))
+                                   : json_false());
         json_object_set_new(po, "profiles", profs);
         json_array_append_new(ps, po);
     }
+    free(epin);
     if (store_provreq_list(st, NULL, NULL, limit, &v, &n, err) < 0) {
         json_decref(ps);
         json_decref(rs);

@@ -35,6 +35,17 @@ static void crypto_open(void)
         DLIB_SYM(table, EVP_EncodeBlock, EVP_EncodeBlock),
         DLIB_SYM(table, EVP_DecodeBlock, EVP_DecodeBlock),
         DLIB_SYM(table, HMAC, HMAC),
+        DLIB_SYM(table, BIO_new_mem_buf, BIO_new_mem_buf),
+        DLIB_SYM(table, BIO_free, BIO_free),
+        DLIB_SYM(table, PEM_read_bio_X509, PEM_read_bio_X509),
+        DLIB_SYM(table, PEM_read_bio_PrivateKey, PEM_read_bio_PrivateKey),
+        DLIB_SYM(table, X509_free, X509_free),
+        DLIB_SYM(table, X509_get0_pubkey, X509_get0_pubkey),
+        DLIB_SYM(table, X509_check_private_key, X509_check_private_key),
+        DLIB_SYM(table, i2d_PUBKEY, i2d_PUBKEY),
+        DLIB_SYM(table, EVP_PKEY_free, EVP_PKEY_free),
+        DLIB_SYM(table, CRYPTO_free, CRYPTO_free),
+        DLIB_SYM(table, ERR_clear_error, ERR_clear_error),
     };
     const char *env = getenv("EXAMLOPS_CRYPTO_LIBRARY");
     const struct dlib_spec spec = {

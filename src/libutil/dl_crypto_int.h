@@ -15,7 +15,11 @@
 
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
+#include <openssl/bio.h>
+#include <openssl/err.h>
 #include <openssl/hmac.h>
+#include <openssl/pem.h>
+#include <openssl/x509.h>
 #include <openssl/rand.h>
 
 #include "libutil/error.h"
@@ -40,6 +44,18 @@ struct dl_crypto {
     __typeof__(&EVP_EncodeBlock) EVP_EncodeBlock;
     __typeof__(&EVP_DecodeBlock) EVP_DecodeBlock;
     __typeof__(&HMAC) HMAC;
+    /* libutil/tlspin.c: the certificate's key and its pin */
+    __typeof__(&BIO_new_mem_buf) BIO_new_mem_buf;
+    __typeof__(&BIO_free) BIO_free;
+    __typeof__(&PEM_read_bio_X509) PEM_read_bio_X509;
+    __typeof__(&PEM_read_bio_PrivateKey) PEM_read_bio_PrivateKey;
+    __typeof__(&X509_free) X509_free;
+    __typeof__(&X509_get0_pubkey) X509_get0_pubkey;
+    __typeof__(&X509_check_private_key) X509_check_private_key;
+    __typeof__(&i2d_PUBKEY) i2d_PUBKEY;
+    __typeof__(&EVP_PKEY_free) EVP_PKEY_free;
+    __typeof__(&CRYPTO_free) CRYPTO_free;
+    __typeof__(&ERR_clear_error) ERR_clear_error;
 };
 
 /*

@@ -84,6 +84,8 @@ struct worker {
     char nonce[33];
     exa_error_t err;
     int exit_code;
+    int untrusted;         /* TLS trust failure: exit 1 with trust_err */
+    exa_error_t trust_err; /* under mu */
 };
 
 static double now_s(void)
@@ -147,7 +149,33 @@ struct call {
     long status; /* 0: network failure */
     json_t *body;
     int retry_after;
+    int untrusted;   /* the engine's certificate or key was refused */
+    exa_error_t why; /* its cause when untrusted */
 };
+
+/*
+ * The TLS failures that no retry can mend: the engine's key is not the
+ * pinned one, or (without --pin) its certificate does not verify. They
+ * end the worker at once (exit 1) with this cause, never counted as an
+ * outage; NULL for every other code (handshake resets, timeouts, refused
+ * connections are retried).
+ */
+static const char *trust_failure(CURLcode rc, int pinned)
+{
+    switch (rc) {
+    case CURLE_SSL_PINNEDPUBKEYNOTMATCH:
+        return "public key does not match --pin";
+    case CURLE_PEER_FAILED_VERIFICATION:
+        return pinned ? "certificate refused"
+                      : "certificate not trusted (self-signed? give "
+                        "--pin sha256//...)";
+    case CURLE_SSL_CERTPROBLEM:
+    case CURLE_SSL_ISSUER_ERROR:
+        return "certificate refused";
+    default:
+        return NULL;
+    }
+}
 
 /* One request; body NULL for no body; upload_fd >= 0 streams a file. */
 static void call_once(struct worker *w, CURL *h, const char *method,
@@ -163,6 +191,7 @@ static void call_once(struct worker *w, CURL *h, const char *method,
     out->status = 0;
     out->body = NULL;
     out->retry_after = 0;
+    out->untrusted = 0;
     dl_curl.easy_reset(h);
     dl_curl.easy_setopt(h, CURLOPT_URL, url);
     dl_curl.easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
@@ -173,8 +202,18 @@ static void call_once(struct worker *w, CURL *h, const char *method,
     dl_curl.easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
     dl_curl.easy_setopt(h, CURLOPT_HEADERDATA, &out->retry_after);
     dl_curl.easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
-    if (w->o->pin)
+    if (w->o->pin) {
+        /* the pin is the trust (WORKERS.md §5.2): the engine's key must be
+         * the pinned one, whoever signed its certificate and whatever
+         * name it carries (a self-signed certificate of `exa serve` names
+         * no CA, and compute nodes may reach it by an address it does not
+         * list); curl checks the pin with peer verification off */
         dl_curl.easy_setopt(h, CURLOPT_PINNEDPUBLICKEY, w->o->pin);
+        dl_curl.easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 0L);
+        dl_curl.easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 0L);
+    }
+    /* without --pin: curl's default CA and host name verification */
+    dl_curl.easy_setopt(h, CURLOPT_SSLVERSION, (long)CURL_SSLVERSION_TLSv1_2);
     pthread_mutex_lock(&w->mu);
     if (w->session)
         auth = xstrfmt("Authorization: Bearer %s", w->session);
@@ -210,6 +249,9 @@ static void call_once(struct worker *w, CURL *h, const char *method,
         dl_curl.easy_getinfo(h, CURLINFO_RESPONSE_CODE, &out->status);
         if (resp.len)
             out->body = json_loadb(resp.buf, resp.len, 0, NULL);
+    } else if ((x = (char *)trust_failure(rc, w->o->pin != NULL))) {
+        out->untrusted = 1;
+        exa_err(&out->why, EXA_EFAIL, "engine %s: %s", w->o->url, x);
     } else {
         logf_(w, "%s %s: %s", method, path, dl_curl.easy_strerror(rc));
     }
@@ -265,6 +307,19 @@ static const char *err_reason(const struct call *c)
     return jx_get_str(json_object_get(c->body, "error"), "reason", "");
 }
 
+/* Record a trust failure (call's untrusted): exit 1 with why. */
+static void untrusted(struct worker *w, const exa_error_t *why)
+{
+    pthread_mutex_lock(&w->mu);
+    if (!w->untrusted) {
+        w->untrusted = 1;
+        w->trust_err = *why;
+    }
+    w->fatal = 1;
+    pthread_cond_broadcast(&w->cv);
+    pthread_mutex_unlock(&w->mu);
+}
+
 /*
  * call_once with retries: network failures, 429 and 503 are retried
  * (backoff, or the answer's Retry-After) for up to engine_lost_s counted
@@ -273,7 +328,8 @@ static const char *err_reason(const struct call *c)
  * Returns 0 with out set to the answer (a 503/429 when told to stop), or
  * -1 when the engine stayed away or busy past engine_lost_s, or was
  * unreachable when told to stop (out->status 0 or the last 503/429;
- * out->body NULL).
+ * out->body NULL), or at once when the engine's certificate or key is
+ * refused (w->untrusted set: exit 1, never retried).
  */
 static int call(struct worker *w, CURL *h, const char *method, const char *path,
                 const char *body, double timeout_s, int grace, struct call *out)
@@ -285,6 +341,10 @@ static int call(struct worker *w, CURL *h, const char *method, const char *path,
         call_once(w, h, method, path, body, -1, 0, NULL, timeout_s, out);
         if (out->status && out->status != 503 && out->status != 429)
             return 0;
+        if (out->untrusted) { /* not an outage: no retry can mend it */
+            untrusted(w, &out->why);
+            return -1;
+        }
         if (!first_fail)
             first_fail = now_s();
         if (out->status) {
@@ -366,6 +426,11 @@ static int do_register(struct worker *w, CURL *h)
     int rc = call(w, h, "POST", "/v1/workers/register", body, 30, 0, &c);
     dl_crypto()->OPENSSL_cleanse(body, strlen(body));
     free(body);
+    if (rc < 0 && w->untrusted) {
+        w->exit_code = WORKER_EXIT_REFUSED;
+        w->err = w->trust_err;
+        return -1;
+    }
     if (rc < 0) {
         w->exit_code = WORKER_EXIT_ENGINE_LOST;
         exa_err(&w->err, EXA_ETRANSPORT, "engine '%s' unreachable for %.0f s",
@@ -1114,6 +1179,11 @@ int worker_run(struct worker_opts *o, exa_error_t *err)
         free(path);
         free(body);
         pthread_mutex_lock(&w.mu);
+        if (rc < 0 && w.untrusted) {
+            w.exit_code = WORKER_EXIT_REFUSED;
+            w.err = w.trust_err;
+            break;
+        }
         if (rc < 0) {
             w.exit_code = WORKER_EXIT_ENGINE_LOST;
             exa_err(&w.err, EXA_ETRANSPORT,

@@ -25,6 +25,7 @@
 #include "libprovision/metrics.h"
 #include "libprovision/provision.h"
 #include "libstore/store.h"
+#include "libstore/tasks.h"
 #include "libtask/proto.h"
 #include "libtask/upload.h"
 #include "libutil/log.h"
@@ -57,6 +58,7 @@ struct worker_listener {
      * (drop_busy 0), or answer them 503 busy instead (drop_busy 1) */
     enum tp_route drop_route;
     int drop_n, drop_busy;
+    char *cert, *key; /* PEM text for libmicrohttpd (TLS), or NULL */
 };
 
 struct wconn {
@@ -460,16 +462,43 @@ static struct addrinfo *resolve(const char *listen, int *loopback,
     return res;
 }
 
+/* resolve() plus the loopback / TLS / insecure_http rule */
+static struct addrinfo *checked(const struct worker_listen_opts *o,
+                                exa_error_t *err)
+{
+    int loopback = 0;
+    struct addrinfo *res = resolve(o->listen, &loopback, err);
+    if (res && !loopback && !o->tls_cert_pem && !o->insecure_http) {
+        freeaddrinfo(res);
+        exa_err(err, EXA_EUSAGE,
+                "refusing to serve workers on '%s' beyond loopback without "
+                "TLS: give --worker-tls-cert FILE --worker-tls-key FILE, or "
+                "--worker-insecure-http on a trusted network",
+                o->listen);
+        return NULL;
+    }
+    return res;
+}
+
+int worker_listen_check(const struct worker_listen_opts *o, exa_error_t *err)
+{
+    struct addrinfo *res = checked(o, err);
+    if (!res)
+        return -1;
+    freeaddrinfo(res);
+    return 0;
+}
+
 struct worker_listener *
 worker_listener_start(const struct worker_listen_opts *o, exa_error_t *err)
 {
     struct worker_listener *wl;
     struct te_opts to;
     struct addrinfo *res;
-    int loopback = 0;
     unsigned flags = MHD_USE_THREAD_PER_CONNECTION |
                      MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG;
     const union MHD_DaemonInfo *info;
+    struct MHD_OptionItem tls[4] = {{MHD_OPTION_END, 0, NULL}};
 
     te_opts_default(&to);
     to.log = engine_log;
@@ -484,16 +513,16 @@ worker_listener_start(const struct worker_listen_opts *o, exa_error_t *err)
         return NULL;
     if (dl_mhd_load(err) < 0)
         return NULL;
-    if (!(res = resolve(o->listen, &loopback, err)))
+    if (!(res = checked(o, err)))
         return NULL;
-    if (!loopback && !o->insecure_http) {
-        freeaddrinfo(res);
-        exa_err(err, EXA_EUSAGE,
-                "worker listen address '%s' is beyond loopback and TLS is "
-                "not available yet: pass --worker-insecure-http to serve "
-                "plain HTTP on a trusted network",
-                o->listen);
-        return NULL;
+    if (o->tls_cert_pem) {
+        if (dl_mhd.is_feature_supported(MHD_FEATURE_TLS) != MHD_YES) {
+            freeaddrinfo(res);
+            exa_err(err, EXA_ECONFIG,
+                    "this libmicrohttpd was built without TLS");
+            return NULL;
+        }
+        flags |= MHD_USE_TLS;
     }
     wl = xcalloc(1, sizeof(*wl));
     pthread_mutex_init(&wl->mu, NULL);
@@ -508,13 +537,30 @@ worker_listener_start(const struct worker_listen_opts *o, exa_error_t *err)
     wl->e = te_open(wl->st, &to, err);
     if (!wl->e)
         goto fail;
+    if (store_engine_set(wl->st, "worker_pin", o->pin ? o->pin : "", err) < 0)
+        goto fail;
+    if (o->tls_cert_pem) {
+        /* libmicrohttpd keeps the pointers: the listener owns copies */
+        wl->cert = xstrdup(o->tls_cert_pem);
+        wl->key = xstrdup(o->tls_key_pem);
+    }
     if (res->ai_family == AF_INET6)
         flags |= MHD_USE_IPv6;
-    wl->d = dl_mhd.start_daemon(
-        flags, 0, NULL, NULL, on_request, wl, MHD_OPTION_SOCK_ADDR,
-        res->ai_addr, MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL,
-        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)90,
-        MHD_OPTION_CONNECTION_LIMIT, (unsigned)1024, MHD_OPTION_END);
+    if (wl->cert) {
+        tls[0] =
+            (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_CERT, 0, wl->cert};
+        tls[1] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_KEY, 0, wl->key};
+        /* TLS 1.2 and 1.3 only (GnuTLS priority strings), as server/http.c */
+        tls[2] = (struct MHD_OptionItem){
+            MHD_OPTION_HTTPS_PRIORITIES, 0,
+            (void *)"NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2"};
+    }
+    wl->d = dl_mhd.start_daemon(flags, 0, NULL, NULL, on_request, wl,
+                                MHD_OPTION_SOCK_ADDR, res->ai_addr,
+                                MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL,
+                                MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)90,
+                                MHD_OPTION_CONNECTION_LIMIT, (unsigned)1024,
+                                MHD_OPTION_ARRAY, tls, MHD_OPTION_END);
     if (!wl->d) {
         exa_err(err, EXA_ECONFIG, "cannot listen on '%s': %s", o->listen,
                 errno ? strerror(errno) : "bind failed");
@@ -615,6 +661,11 @@ void worker_listener_stop(struct worker_listener *wl)
     }
     te_close(wl->e);
     store_close(wl->st);
+    free(wl->cert);
+    if (wl->key) {
+        memset(wl->key, 0, strlen(wl->key));
+        free(wl->key);
+    }
     pthread_cond_destroy(&wl->cv);
     pthread_mutex_destroy(&wl->mu);
     free(wl);

@@ -116,6 +116,20 @@ done_testing() {
 # wait_pid PID [SECONDS]: wait for a background child, at most SECONDS
 # (default 120); returns its exit status, or 124 after killing it with
 # SIGKILL when it outlived the bound, so no test can hang the suite.
+# wait_worker_port LOG PID: up to 30 s for `exa serve` (PID) to log its
+# worker listener's port in LOG; prints the port, or nothing when serve
+# ended or never said it.
+wait_worker_port() {
+    local p i
+    for i in $(seq 300); do
+        p=$(sed -n 's/.*worker API on port \([0-9]*\).*/\1/p' "$1")
+        [ -n "$p" ] && break
+        kill -0 "$2" 2>/dev/null || break
+        sleep 0.1
+    done
+    printf '%s' "$p"
+}
+
 wait_pid() {
     local pid=$1 lim=${2:-120} n
     n=$((lim * 10))
