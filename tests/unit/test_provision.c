@@ -8,11 +8,13 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
 
 #include "libprovision/provision.h"
 #include "libstore/store.h"
+#include "libstore/tasks.h"
 #include "libutil/json.h"
 #include "libutil/strbuf.h"
 #include "libutil/xalloc.h"
@@ -84,6 +86,66 @@ static void test_refusals(void **state)
             "'engine_url' must start with http://");
     refused("{\"provisioners\": [{\"name\": \"a b\"}]}",
             "name must be [A-Za-z0-9._-]");
+    refused("{\"provisioners\": [{\"name\": \"a\", \"engine_url\": "
+            "\"https://127.0.0.1:1\", \"pin\": \"sha256//abc=\", "
+            "\"profiles\": [{\"name\": \"p\"}]}]}",
+            "provisioner 'a': 'pin' must be sha256//BASE64");
+}
+
+/* engine_kv worker_pin against each provisioner's "pin" */
+static void test_status_pin(void **state)
+{
+    static const char pa[] =
+        "sha256//gSGrAM/wMRhk/XNbIcb1KYRhEY+HpRfWI905jcE5AGY=";
+    static const char pb[] =
+        "sha256//PbPbn5sKPIt7zdm8Qj1GAaL+qvkkMU1bWrsRIArkJWc=";
+    char *dir = tu_mkdtemp(), *db = xstrfmt("%s/platform.db", dir);
+    char *text =
+        xstrfmt("{\"provisioners\": ["
+                "{\"name\": \"a\", \"engine_url\": \"https://127.0.0.1:1\", "
+                "\"pin\": \"%s\", \"profiles\": [{\"name\": \"p1\"}]},"
+                "{\"name\": \"b\", \"engine_url\": \"https://127.0.0.1:1\", "
+                "\"pin\": \"%s;%s\", \"profiles\": [{\"name\": \"p2\"}]},"
+                "{\"name\": \"c\", \"engine_url\": \"https://127.0.0.1:1\", "
+                "\"profiles\": [{\"name\": \"p3\"}]}]}",
+                pb, pb, pa);
+    exa_error_t err = EXA_ERROR_INIT;
+    store_t *st = store_open(db, &err);
+    struct prov_config c;
+    json_t *doc, *ps;
+    (void)state;
+    assert_non_null(st);
+    assert_int_equal(prov_config_parse(text, strlen(text), &c, &err), 0);
+    /* no listener has run: no pin, a provisioner's pin cannot match */
+    doc = prov_view_status(st, &c, 10, &err);
+    assert_non_null(doc);
+    assert_true(json_is_null(
+        json_object_get(json_object_get(doc, "engine"), "worker_pin")));
+    ps = json_object_get(doc, "provisioners");
+    assert_true(
+        json_is_false(json_object_get(json_array_get(ps, 0), "pin_match")));
+    json_decref(doc);
+    assert_int_equal(store_engine_set(st, "worker_pin", pa, &err), 0);
+    doc = prov_view_status(st, &c, 10, &err);
+    assert_non_null(doc);
+    assert_string_equal(
+        jx_get_str(json_object_get(doc, "engine"), "worker_pin", ""), pa);
+    ps = json_object_get(doc, "provisioners");
+    assert_true(
+        json_is_false(json_object_get(json_array_get(ps, 0), "pin_match")));
+    assert_true(
+        json_is_true(json_object_get(json_array_get(ps, 1), "pin_match")));
+    assert_true(
+        json_is_null(json_object_get(json_array_get(ps, 2), "pin_match")));
+    /* without its own pin a provisioner's workers get the engine's */
+    assert_string_equal(jx_get_str(json_array_get(ps, 2), "pin", ""), pa);
+    json_decref(doc);
+    prov_config_release(&c);
+    store_close(st);
+    free(text);
+    free(db);
+    tu_rmtree(dir);
+    free(dir);
 }
 
 static void test_status_and_resume(void **state)
@@ -127,6 +189,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_parse_defaults),
         cmocka_unit_test(test_refusals),
+        cmocka_unit_test(test_status_pin),
         cmocka_unit_test(test_status_and_resume),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
