@@ -160,24 +160,7 @@ void jsonw_keyn_slow(struct jsonw *w, const char *key, size_t n)
      * quarter of `exa --json hpc jobs --limit 0`) */
     ind = w->pretty ? 1 + (size_t)w->depth * 2 : 0;
     d = room(w, 1 + ind + n + 4);
-    if (!w->empty[w->depth])
-        *d++ = ',';
-    w->empty[w->depth] = 0;
-    if (ind) {
-        *d++ = '\n';
-        memset(d, ' ', ind - 1);
-        d += ind - 1;
-    }
-    *d++ = '"';
-    memcpy(d, key, n);
-    d += n;
-    *d++ = '"';
-    *d++ = ':';
-    if (w->pretty)
-        *d++ = ' ';
-    *d = '\0';
-    w->buf.len = (size_t)(d - w->buf.buf);
-    w->after_key = 1;
+    jsonw_put_member_key(w, d, key, n, ind);
 }
 
 void jsonw_str(struct jsonw *w, const char *s)

@@ -43,18 +43,12 @@ void jsonw_key(struct jsonw *w, const char *key);
 /* jsonw_key for a key of n bytes known to need no escape (printable
  * ASCII, no '"' or '\\', no NUL): the same bytes without scanning it.
  * jsonw_key_lit(w, "name") passes a string literal and its length. */
-void jsonw_keyn_slow(struct jsonw *w, const char *key, size_t n);
-static inline void jsonw_keyn(struct jsonw *w, const char *key, size_t n)
+/* Internal to jsonw_keyn and jsonw_keyn_slow: write ",", the indent,
+ * "key": at d, which has room for 1 + ind + n + 4 bytes at the end of
+ * w->buf; ind is the newline plus indent width (0 when not pretty). */
+static inline void jsonw_put_member_key(struct jsonw *w, char *d,
+                                        const char *key, size_t n, size_t ind)
 {
-    /* inline for a member with room in the buffer (a key per value) */
-    size_t ind = w->pretty ? 1 + (size_t)w->depth * 2 : 0;
-    char *d;
-    if (w->after_key || w->depth == 0 ||
-        w->buf.alloc < w->buf.len + ind + n + 6) {
-        jsonw_keyn_slow(w, key, n);
-        return;
-    }
-    d = w->buf.buf + w->buf.len;
     if (!w->empty[w->depth])
         *d++ = ',';
     w->empty[w->depth] = 0;
@@ -73,6 +67,20 @@ static inline void jsonw_keyn(struct jsonw *w, const char *key, size_t n)
     *d = '\0';
     w->buf.len = (size_t)(d - w->buf.buf);
     w->after_key = 1;
+}
+void jsonw_keyn_slow(struct jsonw *w, const char *key, size_t n);
+static inline void jsonw_keyn(struct jsonw *w, const char *key, size_t n)
+{
+    /* inline for a member with room in the buffer (a key per value) */
+    size_t ind = w->pretty ? 1 + (size_t)w->depth * 2 : 0;
+    char *d;
+    if (w->after_key || w->depth == 0 ||
+        w->buf.alloc < w->buf.len + ind + n + 6) {
+        jsonw_keyn_slow(w, key, n);
+        return;
+    }
+    d = w->buf.buf + w->buf.len;
+    jsonw_put_member_key(w, d, key, n, ind);
 }
 #define jsonw_key_lit(w, lit) jsonw_keyn((w), "" lit, sizeof(lit) - 1)
 /* A string value; NULL writes null. */
