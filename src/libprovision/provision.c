@@ -516,7 +516,9 @@ static int worker_fits(const struct worker_rec *w, const struct task_shape *s,
         const char *c = strchr(q, ',');
         size_t n = c ? (size_t)(c - q) : strlen(q);
         const char *h = w->labels;
-        int ok = 0;
+        /* the worker's profile name counts as a label, as in profile_fits */
+        int ok =
+            w->profile && strlen(w->profile) == n && !strncmp(w->profile, q, n);
         while (h && *h) {
             const char *d = strchr(h, ',');
             size_t m = d ? (size_t)(d - h) : strlen(h);

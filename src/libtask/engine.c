@@ -1287,16 +1287,19 @@ out:
 
 /* ---- lease ---- */
 
-/* 1 when every label of the comma list want is in the comma list have. */
-static int labels_fit(const char *want, const char *have)
+/* 1 when every label of the comma list want is in the comma list have or
+ * equals name (a provisioned worker's profile, which counts as one of its
+ * labels: WORKERS.md §9.2 step 3, "the label is in the profile's labels or
+ * equals its name"; NULL for a worker of no profile). */
+static int labels_fit(const char *want, const char *have, const char *name)
 {
     const char *p = want;
     while (p && *p) {
         const char *c = strchr(p, ',');
         size_t n = c ? (size_t)(c - p) : strlen(p);
         const char *q = have;
-        int ok = 0;
-        while (q && *q) {
+        int ok = name && strlen(name) == n && !strncmp(p, name, n);
+        while (!ok && q && *q) {
             const char *d = strchr(q, ',');
             size_t m = d ? (size_t)(d - q) : strlen(q);
             if (m == n && !strncmp(p, q, n)) {
@@ -1334,7 +1337,7 @@ static int try_lease(task_engine_t *e, struct mworker *w, long long n,
     for (size_t i = 0; i < nv && got < n; i++) {
         long long a;
         json_t *it, *spec;
-        if (!labels_fit(v[i].labels, w->labels))
+        if (!labels_fit(v[i].labels, w->labels, w->profile))
             continue;
         a = store_task_lease(e->st, v[i].id, w->id, now, now + e->o.lease_ttl_s,
                              err);

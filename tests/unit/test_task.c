@@ -624,6 +624,43 @@ static char *attach_of(struct fx *f, const char *worker, const char *cluster)
     return sess;
 }
 
+/* A provisioned worker's profile name counts as one of its labels
+ * (WORKERS.md §9.2 step 3): the provisioner fits a task labelled "cpu1"
+ * to profile cpu1, so cpu1's worker, whose --labels are empty, must lease
+ * it; a label that is neither the profile nor the worker's is not. */
+static void test_profile_name_is_label(void **state)
+{
+    struct fx *f = *state;
+    exa_error_t err = EXA_ERROR_INIT;
+    long long byname = submit(f, "{\"argv\":[\"x\"],\"labels\":[\"cpu1\"]}");
+    long long other = submit(f, "{\"argv\":[\"x\"],\"labels\":[\"a100\"]}");
+    long long both =
+        submit(f, "{\"argv\":[\"x\"],\"labels\":[\"cpu1\",\"a100\"]}");
+    long long ids[8];
+    char *tok = task_join_mint(f->st, NULL, "testa-cpu1-0a0b0c0d", "testa",
+                               "cpu1", NULL, 60, f->t, &err);
+    char *b, *s, *sn;
+    struct te_reply r = {0};
+    if (!tok)
+        fail_msg("mint: %s", err.text);
+    b = reg_body("testa-cpu1-0a0b0c0d", tok, "nonce-0123456789abcdef", 4, NULL);
+    te_register(f->e, b, strlen(b), "127.0.0.1", NULL, &r);
+    assert_int_equal(r.status, 201);
+    s = xstrdup(jx_get_str(r.body, "session_token", ""));
+    te_reply_release(&r);
+    /* a worker of no profile takes none of them */
+    sn = attach_of(f, "wn", NULL);
+    assert_int_equal(lease(f, "wn", sn, 8, ids, NULL), 0);
+    assert_int_equal(lease(f, "testa-cpu1-0a0b0c0d", s, 8, ids, NULL), 1);
+    assert_int_equal(ids[0], byname);
+    task_state(f, other, "queued", 0);
+    task_state(f, both, "queued", 0);
+    free(sn);
+    free(s);
+    free(b);
+    free(tok);
+}
+
 static void test_cluster_pin(void **state)
 {
     struct fx *f = *state;
@@ -1331,6 +1368,8 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(test_cancel_revokes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_fit_labels_and_walltime, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_profile_name_is_label, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_cluster_pin, setup, teardown),
         cmocka_unit_test_setup_teardown(test_capacity_bounds_leases, setup,
