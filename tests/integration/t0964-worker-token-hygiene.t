@@ -6,6 +6,10 @@
 # environment (/proc/PID/environ), not in exa serve's log, the job's
 # output file, /metrics or the events table; read back from the spool and
 # presented again, it is refused as replayed (401, a token_refused event).
+# T11's variant: testb keeps batch scripts in accounting
+# (AccountingStoreFlags=job_script, tests/testbed/up.sh), so anyone who may
+# run `sacct -B` on the worker's job reads the token there; read back that
+# way it is refused as replayed too (single use, burned at register).
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-testbed.sh"
 require_testbed
@@ -20,7 +24,10 @@ SERVE_PID=
 cleanup() {
     [ -n "$SERVE_PID" ] && kill -9 "$SERVE_PID" 2>/dev/null
     sqlite3 "$DB" "SELECT job_id FROM provision_requests WHERE job_id IS NOT NULL" 2>/dev/null |
-        while read -r id; do tb_slurm testa scancel "$id" >/dev/null 2>&1; done
+        while read -r id; do
+            tb_slurm testa scancel "$id" >/dev/null 2>&1
+            tb_slurm testb scancel "$id" >/dev/null 2>&1
+        done
     [ -n "$SERVE_PID" ] && wait_pid "$SERVE_PID" 5 2>/dev/null
     chmod -R u+w "$T" 2>/dev/null
     rm -rf "$T"
@@ -31,6 +38,9 @@ sql() { sqlite3 "$DB" "$@"; }
 "$EXA" -y hpc connect "$H" --name testa --user "$U" --key "$KEY" \
     --port "$TESTBED_SSH_PORT_TESTA" --scheduler slurm >/dev/null 2>&1
 "$EXA" -y hpc approve testa >/dev/null 2>&1
+"$EXA" -y hpc connect "$H" --name testb --user "$U" --key "$KEY" \
+    --port "$TESTBED_SSH_PORT_TESTB" --scheduler slurm >/dev/null 2>&1
+"$EXA" -y hpc approve testb >/dev/null 2>&1
 PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 cat >"$EXAMLOPS_PROVISIONERS" <<JSON
 {"provisioners": [
@@ -40,6 +50,14 @@ cat >"$EXAMLOPS_PROVISIONERS" <<JSON
   "submit_min_interval_s": 0, "reconcile_s": 1, "output_dir": "$T/prov",
   "profiles": [
    {"name": "cpu1", "cpus": 1, "ram_mb": 500,
+    "sbatch": ["--account=research", "--partition=debug", "--time=5"],
+    "walltime_s": 300}]},
+ {"name": "testb", "cluster": "testb", "engine_url": "http://127.0.0.1:$PORT",
+  "remote_exa": "$EXA", "allow_root": true, "provision_timeout_s": 60,
+  "max_idle_s": 3, "drain_s": 10, "provision_delay_s": 0.3,
+  "submit_min_interval_s": 0, "reconcile_s": 1, "output_dir": "$T/provb",
+  "profiles": [
+   {"name": "sb1", "cpus": 1, "ram_mb": 600,
     "sbatch": ["--account=research", "--partition=debug", "--time=5"],
     "walltime_s": 300}]}]}
 JSON
@@ -109,5 +127,31 @@ is "$(sql "select json_extract(detail, '$.reason') from worker_events where kind
 ok "the refusal's event holds no token either" \
     bash -c "! sqlite3 '$DB' 'select detail from worker_events' | grep -F -q -f '$T/tok.pat'"
 
+# ---- T11's variant: the token stored in accounting (testb), sacct -B
+# sb1 is larger than cpu1, so only a task asking for it by name goes there
+run_exa task submit --timeout 120 --label sb1 -- sleep 20
+TASKB=$OUT
+wait_for 60 sh -c "sqlite3 '$DB' \"select state from tasks where id = $TASKB\" | grep -q leased"
+is "$?" 0 "a task labelled with testb's profile name is leased"
+JOBB=$(sql "select job_id from provision_requests where provisioner = 'testb' and job_id is not null limit 1")
+WIDB=$(sql "select worker_id from provision_requests where job_id = '$JOBB'")
+is "$(sql "select w.cluster || '/' || w.profile from task_attempts a join workers w on w.id = a.worker_id where a.task_id = $TASKB")" \
+    testb/sb1 "by the worker provisioned on testb for profile sb1"
+# slurmdbd gets the script with the job's start record
+wait_for 30 sh -c "SLURM_CONF='$TESTBED_SLURM_CONF_TESTB' sacct -B -j '$JOBB' 2>/dev/null | grep -q 'exa1\\.'"
+SLURM_CONF=$TESTBED_SLURM_CONF_TESTB sacct -B -j "$JOBB" 2>/dev/null |
+    (umask 077 && grep -o 'exa1\.[A-Za-z0-9._-]*' | head -n 1 >"$T/tokb.pat")
+ok "sacct -B on testb shows the job's join token" test -s "$T/tokb.pat"
+jq -n --rawfile t "$T/tokb.pat" --arg w "$WIDB" \
+    '{protocol: 1, worker_id: $w, join_token: ($t | rtrimstr("\n")), register_nonce: "t0964-sacct-B-0123456789abcdef", capacity: 1, resources: {cpus: 1, gpus: 0, ram_mb: 100}}' \
+    >"$T/replayb.json"
+chmod 600 "$T/replayb.json"
+code=$(curl -s -o "$T/replayb.out" -w '%{http_code}' -H 'Content-Type: application/json' \
+    --data-binary @"$T/replayb.json" "http://127.0.0.1:$PORT/v1/workers/register")
+is "$code" 401 "the token read back with sacct -B: 401"
+is "$(jq -r .error.reason "$T/replayb.out")" replayed "refused as replayed"
+ok "nor is it in platform.db" bash -c "! sqlite3 '$DB' .dump | grep -F -q -f '$T/tokb.pat'"
+
 run_exa task cancel "$TASK"
+run_exa task cancel "$TASKB"
 done_testing

@@ -308,6 +308,17 @@ cluster_shape() { # NAME -> "cpus mem gpu_type gpu_count"
     if [ "$1" = "$tb_first" ]; then echo "4 8000 a100 4"; else echo "8 16000 h100 2"; fi
 }
 
+# The H100 sites keep each batch script in accounting (sacct -B), as sites
+# that audit job scripts do: the join-token test (t0964, WORKERS.md T11)
+# checks that a token read back from there is refused.
+store_flags_of() { # NAME -> a slurm.conf line
+    if [ "$1" = "$tb_first" ]; then
+        echo "# batch scripts are not stored in accounting (testb stores them)"
+    else
+        echo "AccountingStoreFlags=job_script"
+    fi
+}
+
 configure_cluster() {
     local c=$1 d=$tb_root/$1 node cpus mem gtype gcount k
     node=$(node_of "$c")
@@ -365,6 +376,7 @@ AccountingStoragePort=$tb_dbd_port
 AccountingStoragePass=$tb_munge_sock
 AccountingStorageTRES=gres/gpu,gres/gpu:$gtype
 AccountingStorageEnforce=associations
+$(store_flags_of "$c")
 # report the node as declared below, not the (smaller) real hardware
 SlurmdParameters=config_overrides
 ReturnToService=2
