@@ -110,14 +110,20 @@ ok "the events table does not ($(wc -l <"$T/events.txt") events)" \
 sql .dump >"$T/dump.sql"
 ok "nor does anything else in platform.db" bash -c "! grep -F -q -f '$T/tok.pat' '$T/dump.sql'"
 
+# present_token PATFILE WORKER NONCE BASE: register as WORKER with the token
+# in PATFILE (the request in BASE.json, mode 0600, never on a command line);
+# prints the HTTP status, the reply in BASE.out
+present_token() {
+    (umask 077 && jq -n --rawfile t "$1" --arg w "$2" --arg n "$3" \
+        '{protocol: 1, worker_id: $w, join_token: ($t | rtrimstr("\n")), register_nonce: $n, capacity: 1, resources: {cpus: 1, gpus: 0, ram_mb: 100}}' \
+        >"$4.json")
+    curl -s -o "$4.out" -w '%{http_code}' -H 'Content-Type: application/json' \
+        --data-binary @"$4.json" "http://127.0.0.1:$PORT/v1/workers/register"
+}
+
 # ---- read back and presented again: replayed
 refused0=$(sql "select count(*) from worker_events where kind = 'token_refused'")
-jq -n --rawfile t "$T/tok.pat" --arg w "$WID" \
-    '{protocol: 1, worker_id: $w, join_token: ($t | rtrimstr("\n")), register_nonce: "t0964-replay-0123456789abcdef", capacity: 1, resources: {cpus: 1, gpus: 0, ram_mb: 100}}' \
-    >"$T/replay.json"
-chmod 600 "$T/replay.json"
-code=$(curl -s -o "$T/replay.out" -w '%{http_code}' -H 'Content-Type: application/json' \
-    --data-binary @"$T/replay.json" "http://127.0.0.1:$PORT/v1/workers/register")
+code=$(present_token "$T/tok.pat" "$WID" t0964-replay-0123456789abcdef "$T/replay")
 is "$code" 401 "the spooled token presented again: 401"
 is "$(jq -r .error.reason "$T/replay.out")" replayed "refused as replayed"
 is "$(sql "select count(*) from worker_events where kind = 'token_refused'")" $((refused0 + 1)) \
@@ -142,12 +148,7 @@ wait_for 30 sh -c "SLURM_CONF='$TESTBED_SLURM_CONF_TESTB' sacct -B -j '$JOBB' 2>
 SLURM_CONF=$TESTBED_SLURM_CONF_TESTB sacct -B -j "$JOBB" 2>/dev/null |
     (umask 077 && grep -o 'exa1\.[A-Za-z0-9._-]*' | head -n 1 >"$T/tokb.pat")
 ok "sacct -B on testb shows the job's join token" test -s "$T/tokb.pat"
-jq -n --rawfile t "$T/tokb.pat" --arg w "$WIDB" \
-    '{protocol: 1, worker_id: $w, join_token: ($t | rtrimstr("\n")), register_nonce: "t0964-sacct-B-0123456789abcdef", capacity: 1, resources: {cpus: 1, gpus: 0, ram_mb: 100}}' \
-    >"$T/replayb.json"
-chmod 600 "$T/replayb.json"
-code=$(curl -s -o "$T/replayb.out" -w '%{http_code}' -H 'Content-Type: application/json' \
-    --data-binary @"$T/replayb.json" "http://127.0.0.1:$PORT/v1/workers/register")
+code=$(present_token "$T/tokb.pat" "$WIDB" t0964-sacct-B-0123456789abcdef "$T/replayb")
 is "$code" 401 "the token read back with sacct -B: 401"
 is "$(jq -r .error.reason "$T/replayb.out")" replayed "refused as replayed"
 ok "nor is it in platform.db" bash -c "! sqlite3 '$DB' .dump | grep -F -q -f '$T/tokb.pat'"
