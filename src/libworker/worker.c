@@ -84,7 +84,8 @@ struct worker {
     char nonce[33];
     exa_error_t err;
     int exit_code;
-    int untrusted;         /* TLS trust failure: exit 1 with trust_err */
+    int untrusted; /* TLS trust failure or a scheme the listener does not
+                    * speak: exit 1 with trust_err */
     exa_error_t trust_err; /* under mu */
 };
 
@@ -149,7 +150,8 @@ struct call {
     long status; /* 0: network failure */
     json_t *body;
     int retry_after;
-    int untrusted;   /* the engine's certificate or key was refused */
+    int untrusted;   /* the engine's certificate or key was refused, or
+                      * the listener speaks the other scheme */
     exa_error_t why; /* its cause when untrusted */
 };
 
@@ -175,6 +177,62 @@ static const char *trust_failure(CURLcode rc, int pinned)
     default:
         return NULL;
     }
+}
+
+/*
+ * Whether the worker listener behind url answers in the other scheme:
+ * url's host and port asked for GET /v1/ping over https when url is
+ * http://, over http when it is https:// (no session, no token, no
+ * certificate check: it only asks which protocol the port speaks).
+ * 1 when an HTTP status came back, else 0.
+ */
+static int speaks_other_scheme(const char *url)
+{
+    int https = !strncmp(url, "https://", 8);
+    const char *rest = url + (https ? 8 : 7);
+    char *probe = xstrfmt("%s://%.*s/v1/ping", https ? "http" : "https",
+                          (int)strcspn(rest, "/?#"), rest);
+    struct strbuf sink = STRBUF_INIT;
+    CURL *h = dl_curl.easy_init();
+    long status = 0;
+    if (h) {
+        dl_curl.easy_setopt(h, CURLOPT_URL, probe);
+        dl_curl.easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+        dl_curl.easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, 3000L);
+        dl_curl.easy_setopt(h, CURLOPT_TIMEOUT_MS, 5000L);
+        dl_curl.easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
+        dl_curl.easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 0L);
+        dl_curl.easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 0L);
+        dl_curl.easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
+        dl_curl.easy_setopt(h, CURLOPT_WRITEDATA, &sink);
+        if (dl_curl.easy_perform(h) == CURLE_OK)
+            dl_curl.easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
+        dl_curl.easy_cleanup(h);
+    }
+    strbuf_release(&sink);
+    free(probe);
+    return status >= 100 && status <= 599;
+}
+
+/*
+ * A scheme that the listener does not speak: an https:// URL whose
+ * handshake failed (a plain HTTP listener answers a ClientHello with an
+ * HTTP 400, which OpenSSL reads as "wrong version number"), or an http://
+ * URL that got no reply or a garbled one (libmicrohttpd over TLS closes a
+ * plaintext connection without a byte). Confirmed by speaks_other_scheme;
+ * then no retry can mend it. Returns the cause (static) or NULL.
+ */
+static const char *scheme_mismatch(const char *url, CURLcode rc)
+{
+    int https = !strncmp(url, "https://", 8);
+    if (https ? rc != CURLE_SSL_CONNECT_ERROR
+              : rc != CURLE_GOT_NOTHING && rc != CURLE_RECV_ERROR &&
+                    rc != CURLE_WEIRD_SERVER_REPLY)
+        return NULL;
+    if (!speaks_other_scheme(url))
+        return NULL; /* nothing answers either way: an outage */
+    return https ? "the TLS handshake failed; the worker listener speaks http"
+                 : "no HTTP reply; the worker listener speaks https";
 }
 
 /* One request; body NULL for no body; upload_fd >= 0 streams a file. */
@@ -249,7 +307,8 @@ static void call_once(struct worker *w, CURL *h, const char *method,
         dl_curl.easy_getinfo(h, CURLINFO_RESPONSE_CODE, &out->status);
         if (resp.len)
             out->body = json_loadb(resp.buf, resp.len, 0, NULL);
-    } else if ((x = (char *)trust_failure(rc, w->o->pin != NULL))) {
+    } else if ((x = (char *)trust_failure(rc, w->o->pin != NULL)) ||
+               (x = (char *)scheme_mismatch(w->o->url, rc))) {
         out->untrusted = 1;
         exa_err(&out->why, EXA_EFAIL, "engine %s: %s", w->o->url, x);
     } else {

@@ -8,7 +8,9 @@
 #   --pin: exit 2; a plain-HTTP worker listener beyond loopback refused
 #   before anything binds (203.0.113.7, TEST-NET-3); unreadable, non-PEM
 #   and mismatched certificate/key files: one line naming the file, exit 3,
-#   nothing listening; `exa provision status` shows the pin and whether
+#   nothing listening; http:// at the TLS listener and https:// at a
+#   plain one: exit 1 at once naming the scheme the listener speaks, no
+#   lease (a port with no listener is still an outage); `exa provision status` shows the pin and whether
 #   each provisioner's "pin" matches, and the job script carries --pin.
 . "$(dirname "$0")/lib.sh"
 exa_test_env
@@ -140,6 +142,22 @@ ok "at once" [ $(($(date +%s) - start)) -le 5 ]
 like "$(cat "$T/wnopin.log")" "engine $URL: certificate not trusted" "saying why"
 is "$(leases)" 0 "no task was leased"
 
+# http:// at the TLS listener (libmicrohttpd closes a plaintext
+# connection without a byte): exit 1 at once, saying it speaks https
+"$EXA" worker token --worker-id wplain --ttl 60 >"$T/wplain.tok"
+start=$(date +%s)
+"$EXA" worker --url "http://127.0.0.1:$PORT" --worker-id wplain \
+    --join-token-stdin --allow-root --max-idle 2 --engine-lost 60 \
+    <"$T/wplain.tok" 2>"$T/wplain.log"
+is "$?" 1 "http:// at the https listener: exit 1"
+ok "at once, not retried as an outage" [ $(($(date +%s) - start)) -le 5 ]
+like "$(cat "$T/wplain.log")" \
+    "engine http://127.0.0.1:$PORT: no HTTP reply; the worker listener speaks https\$" \
+    "naming the URL and the listener's scheme"
+is "$(grep -c 'error' "$T/wplain.log")" 1 "one error line"
+is "$(leases)" 0 "no task was leased"
+is "$(sql "select count(*) from workers where id = 'wplain'")" 0 "nor a worker registered"
+
 # the right pin (in a list with another): the task runs to done
 "$EXA" worker token --worker-id wgood --ttl 60 >"$T/wgood.tok"
 "$EXA" worker --url "$URL" --worker-id wgood --pin "$PIN_B;$PIN_A" --join-token-stdin \
@@ -174,6 +192,38 @@ run_exa provision status
 like "$OUT" "Worker pin: $(printf '%s' "$PIN_A" | sed 's/[+/]/\\&/g')" "the table shows the pin"
 like "$OUT" "stale.*mismatch" "and the stale provisioner's mismatch"
 
+kill "$SERVE_PID"
+wait "$SERVE_PID" 2>/dev/null
+SERVE_PID=
+
+# ---- https:// at a plain-HTTP listener (it answers the ClientHello with
+# an HTTP 400: "wrong version number"): exit 1 at once, it speaks http
+: >"$T/plain.log"
+"$EXA" serve --listen 127.0.0.1:0 --interval 3600 --worker-listen 127.0.0.1:0 \
+    >>"$T/plain.log" 2>&1 &
+SERVE_PID=$!
+PPORT=$(wait_worker_port "$T/plain.log" "$SERVE_PID")
+"$EXA" worker token --worker-id wtls --ttl 60 >"$T/wtls.tok"
+start=$(date +%s)
+"$EXA" worker --url "https://127.0.0.1:$PPORT" --worker-id wtls --pin "$PIN_A" \
+    --join-token-stdin --allow-root --max-idle 2 --engine-lost 60 \
+    <"$T/wtls.tok" 2>"$T/wtls.log"
+is "$?" 1 "https:// at a plain-HTTP listener: exit 1"
+ok "at once, not retried as an outage" [ $(($(date +%s) - start)) -le 5 ]
+like "$(cat "$T/wtls.log")" \
+    "engine https://127.0.0.1:$PPORT: the TLS handshake failed; the worker listener speaks http\$" \
+    "naming the URL and the listener's scheme"
+is "$(grep -c 'error' "$T/wtls.log")" 1 "one error line"
+is "$(sql "select count(*) from task_attempts where worker_id = 'wtls'")" 0 "no task was leased"
+is "$(sql "select count(*) from workers where id = 'wtls'")" 0 "nor a worker registered"
+# nothing listens at all: still an outage, retried (not a mismatch)
+DEAD=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+start=$(date +%s)
+"$EXA" worker --url "https://127.0.0.1:$DEAD" --worker-id wtls --pin "$PIN_A" \
+    --join-token-stdin --allow-root --max-idle 2 --engine-lost 2 \
+    <"$T/wtls.tok" 2>"$T/wdead.log"
+is "$?" 75 "a port with no listener: the engine-lost exit (75), after retrying"
+unlike "$(cat "$T/wdead.log")" "speaks" "and no claim about a protocol"
 kill "$SERVE_PID"
 wait "$SERVE_PID" 2>/dev/null
 SERVE_PID=
