@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cmd/groups.h"
 #include "libprovision/provision.h"
@@ -15,6 +16,7 @@
 #include "libtask/engine.h"
 #include "libutil/json.h"
 #include "libutil/strbuf.h"
+#include "libutil/timeutil.h"
 #include "libutil/xalloc.h"
 
 static int load(struct exa_ctx *ctx, struct prov_config *cfg, int *rc)
@@ -44,6 +46,8 @@ static int status_cmd(struct exa_ctx *ctx, int argc, char **argv)
         "Outstanding", "Breaker", "Pin",  "Last error", NULL};
     static const char *const rcols[] = {"Request", "Profile", "Job",
                                         "State",   "Reason",  NULL};
+    static const char *const xcols[] = {"Cluster", "Profile", "Excluded node",
+                                        "Until",   "Reason",  NULL};
     struct prov_config cfg;
     exa_error_t err = EXA_ERROR_INIT;
     store_t *st;
@@ -57,7 +61,7 @@ static int status_cmd(struct exa_ctx *ctx, int argc, char **argv)
         prov_config_release(&cfg);
         return out_error(ctx, &err, NULL);
     }
-    doc = prov_view_status(st, &cfg, 20, &err);
+    doc = prov_view_status(st, &cfg, 20, (double)time(NULL), &err);
     store_close(st);
     prov_config_release(&cfg);
     if (!doc)
@@ -107,6 +111,27 @@ static int status_cmd(struct exa_ctx *ctx, int argc, char **argv)
                 row[9] = NULL;
                 out_table_row(t, row);
             }
+        }
+        out_table_print(ctx, t);
+    }
+    /* black-hole nodes: sbatch --exclude until the time shown */
+    rs = json_object_get(doc, "exclusions");
+    if (json_array_size(rs)) {
+        struct out_table *t = out_table_create(xcols);
+        for (size_t i = 0; i < json_array_size(rs); i++) {
+            json_t *x = json_array_get(rs, i);
+            char until[TIME_ISO_MAX];
+            const char *row[6];
+            time_format_iso8601(
+                (time_t)json_number_value(json_object_get(x, "until")), until,
+                sizeof(until));
+            row[0] = jx_get_str(x, "cluster", NULL);
+            row[1] = jx_get_str(x, "profile", NULL);
+            row[2] = jx_get_str(x, "node", NULL);
+            row[3] = until;
+            row[4] = jx_get_str(x, "reason", NULL);
+            row[5] = NULL;
+            out_table_row(t, row);
         }
         out_table_print(ctx, t);
     }

@@ -333,3 +333,15 @@ char *hostlist_compress(const char *const *hosts, size_t n)
     }
     return strbuf_detach(&sb, NULL);
 }
+
+int hostlist_node_ok(const char *s)
+{
+    size_t n = 0;
+    if (!s || !isalnum((unsigned char)s[0]) || strstr(s, ".."))
+        return 0;
+    for (; s[n]; n++)
+        if (n >= 128 || !(isalnum((unsigned char)s[n]) || s[n] == '.' ||
+                          s[n] == '_' || s[n] == '-'))
+            return 0;
+    return 1;
+}

@@ -31,6 +31,14 @@ long hostlist_expand(const char *expr, struct strvec *out, size_t max_hosts,
                      exa_error_t *err);
 
 /*
+ * 1 when s is one Slurm node name that may go on a command line as it is
+ * (sbatch --exclude=...): 1 to 128 of [A-Za-z0-9._-], starting with a
+ * letter or a digit (so never an option), no "..". Hostlist expressions
+ * ("n[1-2]"), blanks, commas and shell characters are refused; 0 for NULL.
+ */
+int hostlist_node_ok(const char *s);
+
+/*
  * Compress n host names into one expression: consecutive names sharing a
  * prefix and a numeric suffix of the same width become one bracket group
  * ("n1,n2,n3,x" -> "n[1-3],x"). Order is kept; nothing is sorted.

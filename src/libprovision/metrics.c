@@ -6,6 +6,7 @@
 #include "libprovision/metrics.h"
 
 #include <string.h>
+#include <time.h>
 
 #include "libobserve/promtext.h"
 #include "libstore/provreq.h"
@@ -31,7 +32,8 @@ int worker_metrics_render(task_engine_t *e, struct provisioner *p, store_t *st,
     struct te_counters c;
     struct worker_rec *ws = NULL;
     struct provreq *rq = NULL;
-    size_t nws = 0, nrq = 0;
+    struct node_exclusion *xv = NULL;
+    size_t nws = 0, nrq = 0, nx = 0;
     long long counts[5];
     int rc = -1;
 
@@ -140,12 +142,48 @@ int worker_metrics_render(task_engine_t *e, struct provisioner *p, store_t *st,
                                rq[i].profile, NULL};
             ADD(f, l, 1);
         }
+        /* black-hole nodes (WORKERS.md §9.4): how many, never which (a
+         * node name is no bounded label); 0 for every configured profile */
+        if (store_node_exclusions(st, NULL, NULL, (double)time(NULL), &xv, &nx,
+                                  err) < 0)
+            goto fail;
+        if (!(f = prom_family(set, "exa_provision_excluded_nodes", PROM_GAUGE,
+                              "nodes excluded from a profile's sbatch "
+                              "(--exclude) after two failed starts or "
+                              "black-hole drains there",
+                              err)))
+            goto fail;
+        {
+            const struct prov_config *cfg = prov_config_of(p);
+            for (size_t i = 0; i < cfg->n; i++)
+                for (size_t k = 0; k < cfg->v[i].np; k++) {
+                    const char *cl = cfg->v[i].cluster;
+                    const char *pr = cfg->v[i].p[k].name;
+                    const char *l[] = {"cluster", cl, "profile", pr, NULL};
+                    int dup = 0;
+                    long long cnt = 0;
+                    /* two provisioners may share a cluster and a name */
+                    for (size_t a = 0; a <= i && !dup; a++)
+                        for (size_t b = 0; b < cfg->v[a].np && !dup; b++)
+                            if ((a < i || b < k) &&
+                                !strcmp(cfg->v[a].cluster, cl) &&
+                                !strcmp(cfg->v[a].p[b].name, pr))
+                                dup = 1;
+                    if (dup)
+                        continue;
+                    for (size_t x = 0; x < nx; x++)
+                        cnt += !strcmp(xv[x].cluster, cl) &&
+                               !strcmp(xv[x].profile, pr);
+                    ADD(f, l, cnt);
+                }
+        }
     }
     prom_render(set, out);
     rc = 0;
 fail:
     worker_rec_free_list(ws, nws);
     provreq_free_list(rq, nrq);
+    node_exclusions_free(xv, nx);
     prom_set_free(set);
     return rc;
 }

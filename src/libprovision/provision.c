@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "libfleet/gate.h"
+#include "libhostlist/hostlist.h"
 #include "libsched/parse_slurm.h"
 #include "libsched/sched.h"
 #include "libstore/provreq.h"
@@ -35,6 +36,7 @@
 #include "libutil/shquote.h"
 #include "libutil/tlspin.h"
 #include "libutil/strbuf.h"
+#include "libutil/strvec.h"
 #include "libutil/xalloc.h"
 
 /* ---- configuration ---- */
@@ -224,6 +226,7 @@ static int parse_entry(const json_t *o, struct prov_entry *e, exa_error_t *err)
                                        "provision_delay_s",
                                        "submit_min_interval_s",
                                        "reconcile_s",
+                                       "exclude_node_s",
                                        "output_dir",
                                        "breaker",
                                        "profiles",
@@ -263,7 +266,9 @@ static int parse_entry(const json_t *o, struct prov_entry *e, exa_error_t *err)
         get_secs(o, "submit_min_interval_s", 10, 0, 3600,
                  &e->submit_min_interval_s, where, err) < 0 ||
         get_secs(o, "reconcile_s", 30, 0.5, 3600, &e->reconcile_s, where, err) <
-            0)
+            0 ||
+        get_secs(o, "exclude_node_s", PROV_EXCLUDE_NODE_S, 0,
+                 PROV_EXCLUDE_NODE_MAX_S, &e->exclude_node_s, where, err) < 0)
         return -1;
     if (strncmp(e->engine_url, "http://", 7) &&
         strncmp(e->engine_url, "https://", 8))
@@ -450,6 +455,11 @@ void prov_counters_get(struct provisioner *p, struct prov_counters *out)
     *out = p->c;
 }
 
+const struct prov_config *prov_config_of(const struct provisioner *p)
+{
+    return &p->cfg;
+}
+
 static struct prov_cstate *cstate(struct provisioner *p, const char *name)
 {
     for (size_t i = 0; i < p->ncs; i++)
@@ -633,6 +643,109 @@ static struct gate *open_cluster(struct provisioner *p, const char *cluster,
     return gate_open(&gr, err);
 }
 
+void prov_sbatch_argv(const struct prov_entry *e, const char *job_name,
+                      const char *exclude, struct strvec *argv)
+{
+    strvec_push(argv, "sbatch");
+    strvec_push(argv, "--parsable");
+    strvec_pushf(argv, "--job-name=%s", job_name);
+    strvec_pushf(argv, "--output=%s/%%j.out", e->output_dir);
+    strvec_push(argv, "--no-requeue");
+    strvec_pushf(argv, "--signal=B:USR1@%.0f", e->drain_s);
+    if (exclude && *exclude)
+        strvec_pushf(argv, "--exclude=%s", exclude);
+}
+
+/* The strikes of (e's cluster, pf) inside the window: a node with two
+ * becomes an exclusion (event worker_node_excluded). Returns the number
+ * of new exclusions, -1 with err. */
+static int refresh_profile(store_t *st, const struct prov_entry *e,
+                           const char *prof, double now, exa_error_t *err)
+{
+    struct node_strikes *v = NULL;
+    size_t n = 0;
+    int made = 0;
+    if (e->exclude_node_s <= 0)
+        return 0;
+    if (store_node_strikes_since(st, e->cluster, prof, now - e->exclude_node_s,
+                                 &v, &n, err) < 0)
+        return -1;
+    for (size_t i = 0; i < n; i++) {
+        json_t *d;
+        double until = now + e->exclude_node_s;
+        if (v[i].count < PROV_EXCLUDE_STRIKES || !hostlist_node_ok(v[i].node))
+            continue;
+        if (store_begin(st, err) < 0)
+            goto fail;
+        d = json_object();
+        json_object_set_new(d, "node", json_string(v[i].node));
+        json_object_set_new(d, "profile", json_string(prof));
+        json_object_set_new(d, "cluster", json_string(e->cluster));
+        json_object_set_new(d, "reason", jx_str(v[i].kinds));
+        json_object_set_new(d, "strikes", json_integer(v[i].count));
+        json_object_set_new(d, "until", jx_real(until));
+        if (store_node_exclude(st, e->cluster, prof, v[i].node, v[i].kinds, now,
+                               until, err) < 0 ||
+            event(st, now, "worker_node_excluded", e->cluster, prof, NULL, d,
+                  err) < 0 ||
+            store_commit(st, err) < 0) {
+            store_rollback(st);
+            goto fail;
+        }
+        made++;
+    }
+    node_strikes_free(v, n);
+    return made;
+fail:
+    node_strikes_free(v, n);
+    return -1;
+}
+
+int prov_exclusions_refresh(store_t *st, const struct prov_config *cfg,
+                            double now, exa_error_t *err)
+{
+    int made = 0;
+    for (size_t i = 0; i < cfg->n; i++)
+        for (size_t k = 0; k < cfg->v[i].np; k++) {
+            int r =
+                refresh_profile(st, &cfg->v[i], cfg->v[i].p[k].name, now, err);
+            if (r < 0)
+                return -1;
+            made += r;
+        }
+    return made;
+}
+
+int prov_excluded_nodes(store_t *st, const char *cluster, const char *profile,
+                        double now, struct strbuf *out, exa_error_t *err)
+{
+    struct node_exclusion *v = NULL;
+    size_t n = 0;
+    if (store_node_exclusions(st, cluster, profile, now, &v, &n, err) < 0)
+        return -1;
+    for (size_t i = 0; i < n; i++) {
+        if (!hostlist_node_ok(v[i].node))
+            continue; /* never onto a command line */
+        if (out->len)
+            strbuf_addch(out, ',');
+        strbuf_addstr(out, v[i].node);
+    }
+    node_exclusions_free(v, n);
+    return 0;
+}
+
+int prov_node_strike(store_t *st, const struct prov_entry *e,
+                     const char *profile, const char *node, const char *kind,
+                     const char *ref, double now, exa_error_t *err)
+{
+    if (e->exclude_node_s <= 0)
+        return 0;
+    if (store_node_strike_add(st, e->cluster, profile, node, kind, ref, now,
+                              err) < 0)
+        return -1;
+    return refresh_profile(st, e, profile, now, err);
+}
+
 /* Ask for one job of profile pf of e. 1 submitted, 0 failed (recorded),
  * -1 database error. */
 static int submit(struct provisioner *p, const struct prov_entry *e,
@@ -640,7 +753,9 @@ static int submit(struct provisioner *p, const struct prov_entry *e,
 {
     struct provreq r;
     char req[9], wid[300], name[300], *tok = NULL, *script = NULL;
-    char *out_opt = NULL, *sig_opt = NULL, *name_opt = NULL, *mk = NULL;
+    char *mk = NULL;
+    struct strvec av = STRVEC_INIT;
+    struct strbuf excl = STRBUF_INIT;
     struct gate *g;
     exa_error_t serr = EXA_ERROR_INIT;
     struct transport_result res = TRANSPORT_RESULT_INIT;
@@ -688,17 +803,16 @@ static int submit(struct provisioner *p, const struct prov_entry *e,
         transport_run(gate_transport(g), argv, NULL, 0, 30, &mr, NULL);
         transport_result_release(&mr);
     }
-    name_opt = xstrfmt("--job-name=%s", name);
-    out_opt = xstrfmt("--output=%s/%%j.out", e->output_dir);
-    sig_opt = xstrfmt("--signal=B:USR1@%.0f", e->drain_s);
-    {
-        const char *argv[] = {"sbatch",       "--parsable", name_opt, out_opt,
-                              "--no-requeue", sig_opt,      NULL};
-        if (transport_run(gate_transport(g), argv, script, strlen(script), 60,
-                          &res, &serr) < 0) {
-            gate_close(g);
-            goto failed;
-        }
+    /* black-hole nodes (WORKERS.md §9.4): on the command line, so the
+     * profile's own lines cannot undo it; a database error here leaves
+     * the submission without it rather than not asking at all */
+    if (refresh_profile(p->st, e, pf->name, now, NULL) >= 0)
+        prov_excluded_nodes(p->st, e->cluster, pf->name, now, &excl, NULL);
+    prov_sbatch_argv(e, name, excl.buf, &av);
+    if (transport_run(gate_transport(g), (const char *const *)av.v, script,
+                      strlen(script), 60, &res, &serr) < 0) {
+        gate_close(g);
+        goto failed;
     }
     gate_close(g);
     memset(&sr, 0, sizeof(sr));
@@ -772,9 +886,8 @@ out:
         free(script);
     }
     free(mk);
-    free(name_opt);
-    free(out_opt);
-    free(sig_opt);
+    strvec_clear(&av);
+    strbuf_release(&excl);
     return rc;
 }
 
@@ -879,14 +992,16 @@ out:
 
 static int fail_request(struct provisioner *p, const struct prov_entry *e,
                         const struct provreq *r, const char *state,
-                        const char *reason, const char *detail, double now,
-                        exa_error_t *err)
+                        const char *reason, const char *detail,
+                        const char *node, double now, exa_error_t *err)
 {
     json_t *d = json_object();
     int was_open;
     json_object_set_new(d, "reason", json_string(reason));
     json_object_set_new(d, "job", jx_str(r->job_id));
     json_object_set_new(d, "detail", jx_str(detail));
+    if (node && *node)
+        json_object_set_new(d, "node", json_string(node));
     was_open = e ? breaker_open(p->st, e, r->profile, NULL, NULL) == 1 : 1;
     if (store_begin(p->st, err) < 0) {
         json_decref(d);
@@ -987,7 +1102,7 @@ static int reconcile_cluster(struct provisioner *p, const char *cluster,
                 }
             } else if (fail_request(p, e, &v[i], "failed", "lost_intent",
                                     "no job with this name after a restart",
-                                    now, err) < 0) {
+                                    NULL, now, err) < 0) {
                 rc = -1;
                 goto out;
             }
@@ -998,7 +1113,7 @@ static int reconcile_cluster(struct provisioner *p, const char *cluster,
                 sched_cancel(gate_sched(g), qj->id, NULL);
                 p->c.timeouts++;
                 if (fail_request(p, e, &v[i], "timeout", "timeout",
-                                 qj->reason ? qj->reason : qj->state, now,
+                                 qj->reason ? qj->reason : qj->state, NULL, now,
                                  err) < 0) {
                     rc = -1;
                     goto out;
@@ -1034,7 +1149,13 @@ static int reconcile_cluster(struct provisioner *p, const char *cluster,
                 strbuf_setlen(&det, 2000);
             p->c.start_failed++;
             rc = fail_request(p, e, &v[i], "failed", "ended_before_attach",
-                              det.buf, now, err);
+                              det.buf, sj.node, now, err);
+            /* the node it ran on (sacct NodeList): a strike (§9.4); a
+             * name that is no node name strikes nothing */
+            if (rc == 0 && e && hostlist_node_ok(sj.node) &&
+                prov_node_strike(p->st, e, v[i].profile, sj.node,
+                                 "failed_start", v[i].id, now, err) < 0)
+                rc = -1;
             strbuf_release(&log);
             strbuf_release(&det);
             if (rc < 0)
@@ -1062,6 +1183,11 @@ int prov_reconcile(struct provisioner *p, double now, exa_error_t *err)
         if (reconcile_cluster(p, p->cfg.v[i].cluster, now, err) < 0)
             return -1;
     }
+    /* the engine's black-hole strikes since the last pass, then forget
+     * what no window can reach */
+    if (prov_exclusions_refresh(p->st, &p->cfg, now, err) < 0 ||
+        store_node_strikes_prune(p->st, now - PROV_EXCLUDE_NODE_MAX_S, err) < 0)
+        return -1;
     p->last_reconcile = now;
     return 0;
 }
@@ -1157,14 +1283,18 @@ static json_t *req_json(const struct provreq *r)
 }
 
 json_t *prov_view_status(store_t *st, const struct prov_config *cfg,
-                         long long limit, exa_error_t *err)
+                         long long limit, double now, exa_error_t *err)
 {
     json_t *doc = json_object(), *ps = json_array(), *rs = json_array();
-    json_t *eng = json_object();
+    json_t *eng = json_object(), *xs = json_array();
     struct provreq *v = NULL;
-    size_t n = 0;
+    struct node_exclusion *xv = NULL;
+    size_t n = 0, nx = 0;
     char *epin = NULL;
-    if (store_engine_get(st, "worker_pin", &epin, err) < 0) {
+    json_object_set_new(doc, "exclusions", xs);
+    if (store_node_exclusions(st, NULL, NULL, now, &xv, &nx, err) < 0 ||
+        store_engine_get(st, "worker_pin", &epin, err) < 0) {
+        node_exclusions_free(xv, nx);
         json_decref(eng);
         json_decref(ps);
         json_decref(rs);
@@ -1186,6 +1316,7 @@ json_t *prov_view_status(store_t *st, const struct prov_config *cfg,
             int b = breaker_open(st, e, e->p[k].name, &last, err);
             int o = outstanding(st, e->name, e->p[k].name, err);
             if (b < 0 || o < 0) {
+                node_exclusions_free(xv, nx);
                 free(epin);
                 json_decref(pr);
                 json_decref(profs);
@@ -1204,6 +1335,14 @@ json_t *prov_view_status(store_t *st, const struct prov_config *cfg,
             json_object_set_new(pr, "breaker_open", json_boolean(b));
             json_object_set_new(pr, "last_error", jx_str(b ? last : NULL));
             free(last);
+            {
+                json_t *ex = json_array();
+                for (size_t x = 0; x < nx; x++)
+                    if (!strcmp(xv[x].cluster, e->cluster) &&
+                        !strcmp(xv[x].profile, e->p[k].name))
+                        json_array_append_new(ex, json_string(xv[x].node));
+                json_object_set_new(pr, "excluded_nodes", ex);
+            }
             json_array_append_new(profs, pr);
         }
         json_object_set_new(po, "name", json_string(e->name));
@@ -1222,6 +1361,17 @@ json_t *prov_view_status(store_t *st, const struct prov_config *cfg,
         json_array_append_new(ps, po);
     }
     free(epin);
+    for (size_t x = 0; x < nx; x++) {
+        json_t *o = json_object();
+        json_object_set_new(o, "cluster", json_string(xv[x].cluster));
+        json_object_set_new(o, "profile", json_string(xv[x].profile));
+        json_object_set_new(o, "node", json_string(xv[x].node));
+        json_object_set_new(o, "reason", jx_str(xv[x].reason));
+        json_object_set_new(o, "since", jx_real(xv[x].since));
+        json_object_set_new(o, "until", jx_real(xv[x].until));
+        json_array_append_new(xs, o);
+    }
+    node_exclusions_free(xv, nx);
     if (store_provreq_list(st, NULL, NULL, limit, &v, &n, err) < 0) {
         json_decref(ps);
         json_decref(rs);

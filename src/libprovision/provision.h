@@ -11,7 +11,8 @@
  *     "insecure_http": false, "allow_root": false,
  *     "provision_timeout_s": 900, "max_idle_s": 300, "drain_s": 300,
  *     "provision_delay_s": 5, "submit_min_interval_s": 10,
- *     "reconcile_s": 30, "output_dir": ".exa/provision",
+ *     "reconcile_s": 30, "exclude_node_s": 3600,
+ *     "output_dir": ".exa/provision",
  *     "breaker": {"failed_starts": 3, "failed_submits": 10},
  *     "profiles": [{"name": "cpu1", "cpus": 1, "gpus": 0, "ram_mb": 1000,
  *       "labels": [], "sbatch": ["--partition=debug", "--time=5"],
@@ -32,6 +33,19 @@
  * intent row finds its job by name or fails. A squeue that fails changes
  * nothing. The breaker opens after failed_starts start failures (or
  * failed_submits submit errors) in a row, until `exa provision resume`.
+ *
+ * Black-hole nodes (WORKERS.md §9.4): a request that ended before
+ * attaching strikes the node sacct's NodeList names, a black-hole drain
+ * (§6.3, libtask/engine.c) the node the worker registered from; the
+ * PROV_EXCLUDE_STRIKES-th strike on one node for a cluster's profile
+ * within exclude_node_s excludes it: that profile's sbatch command line
+ * gets --exclude=NODE[,NODE...] (the command line beats the profile's
+ * #SBATCH lines, sbatch(1) "INPUT ENVIRONMENT VARIABLES") until
+ * exclude_node_s later, event worker_node_excluded. A strike counts
+ * toward one exclusion only. On a cluster whose every node of the
+ * partition is excluded, sbatch refuses the job ("Requested node
+ * configuration is not available"): a submit error, as the breaker
+ * counts them.
  */
 #ifndef EXA_PROVISION_H
 #define EXA_PROVISION_H
@@ -41,6 +55,16 @@
 
 #include "libstore/store.h"
 #include "libutil/error.h"
+#include "libutil/strbuf.h"
+#include "libutil/strvec.h"
+
+/* Black-hole nodes: the default of "exclude_node_s" (1 h, GlideinWMS's
+ * 20 min sleep made longer because exa keeps going meanwhile), its
+ * largest value (7 days; strikes older than that are forgotten), and the
+ * strikes that exclude a node. */
+#define PROV_EXCLUDE_NODE_S 3600.0
+#define PROV_EXCLUDE_NODE_MAX_S (7 * 86400.0)
+#define PROV_EXCLUDE_STRIKES 2
 
 struct prov_profile {
     char *name;
@@ -55,6 +79,7 @@ struct prov_entry {
     int insecure_http, allow_root;
     double provision_timeout_s, max_idle_s, drain_s, provision_delay_s;
     double submit_min_interval_s, reconcile_s;
+    double exclude_node_s; /* black-hole nodes: window and exclusion, 0 off */
     long long failed_starts, failed_submits;
     struct prov_profile *p;
     size_t np;
@@ -111,17 +136,54 @@ int prov_shutdown_store(store_t *st, const struct prov_config *cfg,
                         const char *regpath, int drain, double now,
                         exa_error_t *err);
 
+/*
+ * sbatch's argv for one request of e (exa's own options, WORKERS.md §9.3):
+ * sbatch --parsable --job-name=JOB_NAME --output=OUTPUT_DIR/%j.out
+ * --no-requeue --signal=B:USR1@DRAIN_S, then --exclude=EXCLUDE when
+ * exclude is neither NULL nor "" (a comma list of node names that
+ * prov_excluded_nodes checked). Appended to argv (caller-owned).
+ */
+void prov_sbatch_argv(const struct prov_entry *e, const char *job_name,
+                      const char *exclude, struct strvec *argv);
+/*
+ * The nodes excluded at now (s) from (cluster, profile), appended to out
+ * as a comma list ("n1,n2", sorted; only names hostlist_node_ok accepts).
+ * 0 or -1 with err.
+ */
+int prov_excluded_nodes(store_t *st, const char *cluster, const char *profile,
+                        double now, struct strbuf *out, exa_error_t *err);
+/*
+ * Record a strike of kind ("failed_start" or "black_hole"; ref the request
+ * or worker id) on node for e's cluster and profile at now, then exclude
+ * the node when that made PROV_EXCLUDE_STRIKES (prov_exclusions_refresh).
+ * Nothing when e->exclude_node_s is 0. Returns 1 when the node became
+ * excluded, 0 not, -1 with err (EXA_EUSAGE for a node that is no Slurm
+ * node name; nothing recorded).
+ */
+int prov_node_strike(store_t *st, const struct prov_entry *e,
+                     const char *profile, const char *node, const char *kind,
+                     const char *ref, double now, exa_error_t *err);
+/* Turn the strikes of every profile of cfg into exclusions (two on one
+ * node within its entry's exclude_node_s, counted since the node's last
+ * exclusion began). Returns the number of new exclusions, -1 with err. */
+int prov_exclusions_refresh(store_t *st, const struct prov_config *cfg,
+                            double now, exa_error_t *err);
+
 /* Counters for /metrics (bounded labels). */
 struct prov_counters {
     unsigned long long submitted, submit_failed, timeouts, start_failed;
     unsigned long long orphans, squeue_errors, attached;
 };
 void prov_counters_get(struct provisioner *p, struct prov_counters *out);
+/* p's configuration (borrowed; valid until prov_free). */
+const struct prov_config *prov_config_of(const struct provisioner *p);
 
 /* {"provisioners": [{name, cluster, profiles: [{name, cpus, gpus, ram_mb,
- * outstanding, breaker_open, last_error}]}], "requests": [...]} */
+ * outstanding, breaker_open, last_error, excluded_nodes: [NODE]}]}],
+ * "exclusions": [{cluster, profile, node, reason, since, until}] (those in
+ * force at now), "requests": [...]} */
 json_t *prov_view_status(store_t *st, const struct prov_config *cfg,
-                         long long limit, exa_error_t *err);
+                         long long limit, double now, exa_error_t *err);
 /* Close the breaker of profile (name, or "provisioner/name"). 0, or -1
  * with err (EXA_ENOTFOUND for an unknown profile). */
 int prov_resume(store_t *st, const struct prov_config *cfg, const char *profile,

@@ -63,6 +63,9 @@ struct sched_job {
     int gpus;            /* allocated GPUs, -1 unknown */
     int cpus;            /* allocated CPUs, -1 unknown */
     int nodes;           /* allocated nodes, -1 unknown */
+    char node[129];      /* where its batch script ran: Slurm's BatchHost,
+                          * else the first of NodeList (sacct's, squeue's
+                          * %N, scontrol's); "" unknown (Flux, mock) */
 };
 /* Reset j to "nothing known" for id. */
 void sched_job_init(struct sched_job *j, const char *id);

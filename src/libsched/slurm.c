@@ -47,9 +47,12 @@
  * header kept: JOBID STATE REASON SUBMIT_TIME START_TIME END_TIME. */
 static const char squeue_fmt[] =
     "\x1e%i" US "%T" US "%r" US "%V" US "%S" US "%e";
-/* sacct fields (sacct(1) --format); header kept. */
+/* sacct fields (sacct(1) --format); header kept. NodeList: where a job
+ * that left the queue ran (sched_job.node; the provisioner's black-hole
+ * nodes, WORKERS.md §9.4). */
 static const char sacct_fields[] =
-    "JobID,State,ExitCode,Submit,Start,End,ElapsedRaw,AllocTRES,NCPUS,NNodes";
+    "JobID,State,ExitCode,Submit,Start,End,ElapsedRaw,AllocTRES,NCPUS,NNodes,"
+    "NodeList";
 
 /* Where a record came from: scontrol reports requested, not allocated,
  * resources for a pending job. */
@@ -116,6 +119,10 @@ static int job_from_record(const struct slurm_job *r, enum rec_src src,
         j->cpus = int_count((r->have & SJ_NCPUS) != 0, r->ncpus);
         j->nodes = int_count(r->has_nnodes, r->nnodes);
     }
+    if (r->batch_host && *r->batch_host && strcmp(r->batch_host, "None"))
+        copy_cut(j->node, sizeof(j->node), r->batch_host);
+    else if (r->nodelist.nr)
+        copy_cut(j->node, sizeof(j->node), r->nodelist.v[0]);
     return 0;
 }
 

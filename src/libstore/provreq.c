@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "libhostlist/hostlist.h"
 #include "libutil/xalloc.h"
 
 static char *col_dup(sqlite3_stmt *s, int i)
@@ -293,5 +294,192 @@ int store_task_shape_reason(store_t *st, const struct task_shape *sh,
     sqlite3_finalize(s);
     if (rc != SQLITE_DONE)
         return store_err(st, err, "marking queued tasks");
+    return 0;
+}
+
+/* ---- black-hole nodes (migration 10) ---- */
+
+int store_node_strike_add(store_t *st, const char *cluster, const char *profile,
+                          const char *node, const char *kind, const char *ref,
+                          double at, exa_error_t *err)
+{
+    sqlite3_stmt *s;
+    int rc;
+    if (!hostlist_node_ok(node))
+        return exa_err(err, EXA_EUSAGE,
+                       "node '%.128s': expected a Slurm node name "
+                       "([A-Za-z0-9._-], from a letter or digit)",
+                       node ? node : "");
+    if (strcmp(kind, "failed_start") && strcmp(kind, "black_hole"))
+        return exa_err(err, EXA_EUSAGE,
+                       "strike kind '%s': expected failed_start or black_hole",
+                       kind);
+    s = store_prepare(st,
+                      "INSERT INTO node_strikes (cluster, profile, node, kind,"
+                      " at, ref) VALUES (?, ?, ?, ?, ?, ?)",
+                      err);
+    if (!s)
+        return -1;
+    store_bind_text(s, 1, cluster);
+    store_bind_text(s, 2, profile);
+    store_bind_text(s, 3, node);
+    store_bind_text(s, 4, kind);
+    sqlite3_bind_double(s, 5, at);
+    store_bind_text(s, 6, ref);
+    rc = sqlite3_step(s);
+    sqlite3_finalize(s);
+    if (rc != SQLITE_DONE)
+        return store_err(st, err, "recording a node strike");
+    return 0;
+}
+
+void node_strikes_free(struct node_strikes *v, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        free(v[i].node);
+        free(v[i].kinds);
+    }
+    free(v);
+}
+
+int store_node_strikes_since(store_t *st, const char *cluster,
+                             const char *profile, double since,
+                             struct node_strikes **v, size_t *n,
+                             exa_error_t *err)
+{
+    sqlite3_stmt *s = store_prepare(
+        st,
+        "SELECT node, (SELECT group_concat(k, ',') FROM (SELECT DISTINCT"
+        " kind AS k FROM node_strikes t WHERE t.cluster = ?1 AND"
+        " t.profile = ?2 AND t.node = s.node AND t.at > ?3 AND t.at >"
+        " IFNULL((SELECT since FROM node_exclusions x WHERE x.cluster = ?1"
+        " AND x.profile = ?2 AND x.node = s.node), -1) ORDER BY k)),"
+        " count(*), max(at) FROM node_strikes s WHERE cluster = ?1 AND"
+        " profile = ?2 AND at > ?3 AND at > IFNULL((SELECT since FROM"
+        " node_exclusions x WHERE x.cluster = ?1 AND x.profile = ?2 AND"
+        " x.node = s.node), -1) GROUP BY node ORDER BY node",
+        err);
+    struct node_strikes *out = NULL;
+    size_t cnt = 0, alloc = 0;
+    int rc;
+    if (!s)
+        return -1;
+    store_bind_text(s, 1, cluster);
+    store_bind_text(s, 2, profile);
+    sqlite3_bind_double(s, 3, since);
+    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+        ALLOC_GROW(out, cnt + 1, alloc);
+        out[cnt].node = col_dup(s, 0);
+        out[cnt].kinds = col_dup(s, 1);
+        out[cnt].count = sqlite3_column_int64(s, 2);
+        out[cnt].last_at = col_time(s, 3);
+        cnt++;
+    }
+    sqlite3_finalize(s);
+    if (rc != SQLITE_DONE) {
+        node_strikes_free(out, cnt);
+        return store_err(st, err, "reading node strikes");
+    }
+    *v = out;
+    *n = cnt;
+    return 0;
+}
+
+void node_exclusions_free(struct node_exclusion *v, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        free(v[i].cluster);
+        free(v[i].profile);
+        free(v[i].node);
+        free(v[i].reason);
+    }
+    free(v);
+}
+
+int store_node_exclude(store_t *st, const char *cluster, const char *profile,
+                       const char *node, const char *reason, double since,
+                       double until, exa_error_t *err)
+{
+    sqlite3_stmt *s;
+    int rc;
+    if (!hostlist_node_ok(node))
+        return exa_err(err, EXA_EUSAGE,
+                       "node '%.128s': expected a Slurm node name",
+                       node ? node : "");
+    s = store_prepare(st,
+                      "INSERT OR REPLACE INTO node_exclusions (cluster,"
+                      " profile, node, reason, since, until)"
+                      " VALUES (?, ?, ?, ?, ?, ?)",
+                      err);
+    if (!s)
+        return -1;
+    store_bind_text(s, 1, cluster);
+    store_bind_text(s, 2, profile);
+    store_bind_text(s, 3, node);
+    store_bind_text(s, 4, reason);
+    sqlite3_bind_double(s, 5, since);
+    sqlite3_bind_double(s, 6, until);
+    rc = sqlite3_step(s);
+    sqlite3_finalize(s);
+    if (rc != SQLITE_DONE)
+        return store_err(st, err, "recording a node exclusion");
+    return 0;
+}
+
+int store_node_exclusions(store_t *st, const char *cluster, const char *profile,
+                          double now, struct node_exclusion **v, size_t *n,
+                          exa_error_t *err)
+{
+    sqlite3_stmt *s =
+        store_prepare(st,
+                      "SELECT cluster, profile, node, reason, since, until FROM"
+                      " node_exclusions WHERE (?1 IS NULL OR cluster = ?1) AND"
+                      " (?2 IS NULL OR profile = ?2) AND until > ?3"
+                      " ORDER BY cluster, profile, node",
+                      err);
+    struct node_exclusion *out = NULL;
+    size_t cnt = 0, alloc = 0;
+    int rc;
+    if (!s)
+        return -1;
+    store_bind_text(s, 1, cluster);
+    store_bind_text(s, 2, profile);
+    sqlite3_bind_double(s, 3, now);
+    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+        ALLOC_GROW(out, cnt + 1, alloc);
+        out[cnt].cluster = col_dup(s, 0);
+        out[cnt].profile = col_dup(s, 1);
+        out[cnt].node = col_dup(s, 2);
+        out[cnt].reason = col_dup(s, 3);
+        out[cnt].since = col_time(s, 4);
+        out[cnt].until = col_time(s, 5);
+        cnt++;
+    }
+    sqlite3_finalize(s);
+    if (rc != SQLITE_DONE) {
+        node_exclusions_free(out, cnt);
+        return store_err(st, err, "reading node exclusions");
+    }
+    *v = out;
+    *n = cnt;
+    return 0;
+}
+
+int store_node_strikes_prune(store_t *st, double before, exa_error_t *err)
+{
+    static const char *const q[] = {
+        "DELETE FROM node_strikes WHERE at < ?",
+        "DELETE FROM node_exclusions WHERE until < ?"};
+    for (size_t i = 0; i < 2; i++) {
+        sqlite3_stmt *s = store_prepare(st, q[i], err);
+        int rc;
+        if (!s)
+            return -1;
+        sqlite3_bind_double(s, 1, before);
+        rc = sqlite3_step(s);
+        sqlite3_finalize(s);
+        if (rc != SQLITE_DONE)
+            return store_err(st, err, "pruning node strikes");
+    }
     return 0;
 }

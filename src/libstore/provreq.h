@@ -46,6 +46,56 @@ int store_provreq_by_name(store_t *st, const char *name, struct provreq *out,
 /* Mark request id attached (from intent or submitted); 0 or -1. */
 int store_provreq_attach(store_t *st, const char *id, exa_error_t *err);
 
+/*
+ * Black-hole nodes (migration 10; WORKERS.md §9.4). A strike: kind
+ * "failed_start" (ref: the request id) or "black_hole" (ref: the worker
+ * id) on node (hostlist_node_ok) for (cluster, profile) at time at (s).
+ * Refused with EXA_EUSAGE naming the node when it is not a node name or
+ * kind is neither. 0 or -1 with err.
+ */
+int store_node_strike_add(store_t *st, const char *cluster, const char *profile,
+                          const char *node, const char *kind, const char *ref,
+                          double at, exa_error_t *err);
+
+/* Strikes of one node: how many, their kinds ("black_hole,failed_start",
+ * distinct, sorted) and the latest time. */
+struct node_strikes {
+    char *node, *kinds;
+    long long count;
+    double last_at;
+};
+void node_strikes_free(struct node_strikes *v, size_t n);
+/*
+ * The strikes of (cluster, profile) later than since and later than the
+ * start of the node's latest exclusion (a strike counts toward one
+ * exclusion only), grouped by node, ordered by node. *v caller-freed with
+ * node_strikes_free. 0 or -1.
+ */
+int store_node_strikes_since(store_t *st, const char *cluster,
+                             const char *profile, double since,
+                             struct node_strikes **v, size_t *n,
+                             exa_error_t *err);
+
+/* One exclusion; strings owned. */
+struct node_exclusion {
+    char *cluster, *profile, *node, *reason;
+    double since, until; /* s since the epoch */
+};
+void node_exclusions_free(struct node_exclusion *v, size_t n);
+/* Exclude node from (cluster, profile) from since to until, replacing an
+ * earlier exclusion of the same node. 0 or -1. */
+int store_node_exclude(store_t *st, const char *cluster, const char *profile,
+                       const char *node, const char *reason, double since,
+                       double until, exa_error_t *err);
+/* The exclusions in force at now (until > now) of cluster and profile
+ * (NULL: any), ordered by cluster, profile, node. 0 or -1. */
+int store_node_exclusions(store_t *st, const char *cluster, const char *profile,
+                          double now, struct node_exclusion **v, size_t *n,
+                          exa_error_t *err);
+/* Forget strikes older than before and exclusions that ended before it.
+ * 0 or -1. */
+int store_node_strikes_prune(store_t *st, double before, exa_error_t *err);
+
 /* One group of queued tasks of the same shape (WORKERS.md §9.2). */
 struct task_shape {
     long long cpus, gpus, ram_mb, count;

@@ -281,6 +281,23 @@ static const char *const migrations[] = {
     "ALTER TABLE model_versions ADD COLUMN task_id INTEGER;"
     "ALTER TABLE model_versions ADD COLUMN task_attempt INTEGER;"
     "ALTER TABLE model_versions ADD COLUMN worker_id TEXT;",
+    /*
+     * 10: black-hole nodes of the provisioner (shared/WORKERS.md §9.4,
+     * libstore/provreq.h): a strike is a failed start (a request that
+     * ended before attaching, its node from sacct NodeList) or a
+     * black-hole drain (§6.3) on a node, for a cluster's profile; two
+     * inside the window exclude the node from that profile's sbatch
+     * (--exclude) until `until`.
+     */
+    "CREATE TABLE node_strikes ("
+    "  cluster TEXT NOT NULL, profile TEXT NOT NULL, node TEXT NOT NULL,"
+    "  kind TEXT NOT NULL CHECK (kind IN ('failed_start','black_hole')),"
+    "  at REAL NOT NULL, ref TEXT);"
+    "CREATE INDEX ix_node_strikes ON node_strikes(cluster, profile, at);"
+    "CREATE TABLE node_exclusions ("
+    "  cluster TEXT NOT NULL, profile TEXT NOT NULL, node TEXT NOT NULL,"
+    "  reason TEXT NOT NULL, since REAL NOT NULL, until REAL NOT NULL,"
+    "  PRIMARY KEY (cluster, profile, node));",
 };
 
 #define NMIGRATIONS ((int)(sizeof(migrations) / sizeof(migrations[0])))

@@ -26,6 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "libhostlist/hostlist.h"
 #include "libstore/provreq.h"
 #include "libstore/tasks.h"
 #include "libutil/json.h"
@@ -1546,6 +1547,40 @@ static int black_hole_requeue(task_engine_t *e, const struct mworker *w,
 }
 
 /*
+ * A provisioned worker's black-hole drain is a strike against its node for
+ * its cluster's profile (WORKERS.md §9.4; the provisioner excludes a node
+ * with two): the node is the one its registration named (SLURMD_NODENAME),
+ * else its host name up to the first dot. A worker with no cluster or
+ * profile (not provisioned), or whose node is no Slurm node name
+ * (hostlist_node_ok), strikes nothing. The node goes into d ("node").
+ * Inside the caller's transaction; 0 or -1 with err.
+ */
+static int black_hole_strike(task_engine_t *e, const struct mworker *w,
+                             double now, json_t *d, exa_error_t *err)
+{
+    struct worker_rec r;
+    char node[129] = "";
+    int found = store_worker_get(e->st, w->id, &r, err), rc = 0;
+    if (found < 0)
+        return -1;
+    if (!found)
+        return 0;
+    if (r.node && *r.node)
+        xsnprintf(node, sizeof(node), "%.128s", r.node);
+    else if (r.host && *r.host)
+        xsnprintf(node, sizeof(node), "%.*s", (int)strcspn(r.host, "."),
+                  r.host);
+    if (hostlist_node_ok(node)) {
+        json_object_set_new(d, "node", json_string(node));
+        if (r.cluster && r.profile)
+            rc = store_node_strike_add(e->st, r.cluster, r.profile, node,
+                                       "black_hole", w->id, now, err);
+    }
+    worker_rec_release(&r);
+    return rc;
+}
+
+/*
  * Note an infrastructure-sign failure (te_infra_sign) of task/attempt on
  * w. The TE_BLACKHOLE_FAILURES-th within TE_BLACKHOLE_WINDOW_S makes w a
  * black hole (WORKERS.md 6.3): drain requested, so its next lease or
@@ -1586,6 +1621,10 @@ static int black_hole_note(task_engine_t *e, struct mworker *w, long long task,
     json_object_set_new(d, "failures", json_integer(w->nbh));
     json_object_set_new(d, "window_s", json_integer(TE_BLACKHOLE_WINDOW_S));
     json_object_set_new(d, "requeued", json_integer(requeued));
+    if (black_hole_strike(e, w, now, d, err) < 0) {
+        json_decref(d);
+        return -1;
+    }
     if (event(e, "worker_black_hole", w, TASK_NULL_INT, TASK_NULL_INT, d, err) <
         0)
         return -1;

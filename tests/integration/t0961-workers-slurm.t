@@ -13,7 +13,9 @@
 #       (sacct CANCELLED, reason timeout);
 #   T5  a job that fails fast is reported within a reconcile tick with its
 #       output ("boom") and FAILED 3:0; three in a row open the breaker,
-#       and `exa provision resume` closes it;
+#       and `exa provision resume` closes it (black-hole node exclusion
+#       is off here, "exclude_node_s": 0: testa has one node, and its
+#       exclusion after two failures is t0965's);
 #   T13a a job carrying our prefix and no row is cancelled; another name
 #       is not;
 #   T12 SIGTERM of exa serve cancels the outstanding request;
@@ -61,6 +63,7 @@ cat >"$EXAMLOPS_PROVISIONERS" <<EOF
   "remote_exa": "$EXA", "allow_root": true, "provision_timeout_s": 60,
   "max_idle_s": 3, "drain_s": 10, "provision_delay_s": 0.3,
   "submit_min_interval_s": 0, "reconcile_s": 1, "output_dir": "$T/prov",
+  "exclude_node_s": 0,
   "profiles": [
    {"name": "cpu1", "cpus": 1, "ram_mb": 500, "sbatch": [$ACC], "walltime_s": 300},
    {"name": "cpu4", "cpus": 4, "ram_mb": 500, "sbatch": [$ACC], "walltime_s": 300},

@@ -503,6 +503,40 @@ static void test_sacct_fixture_states(void **state)
     transport_close(t);
 }
 
+/* the node a job that left the queue ran on: sacct's NodeList, the first
+ * host of a hostlist, "" for "None assigned" (WORKERS.md §9.4) */
+static void test_sacct_node(void **state)
+{
+    struct transport *t = transport_fake_new();
+    exa_error_t err = EXA_ERROR_INIT;
+    struct sched *s = sched_new("slurm", t, &err);
+    const char *ids[] = {"7", "8"};
+    struct sched_job out[2];
+    (void)state;
+    transport_fake_add(t, "squeue *", "",
+                       "slurm_load_jobs error: Invalid job id specified\n", 1,
+                       0, 0);
+    transport_fake_add(t, "sacct *",
+                       "JobID\x1fState\x1f"
+                       "ExitCode\x1fNodeList\n"
+                       "7\x1f"
+                       "FAILED\x1f"
+                       "3:0\x1fgpu[03-04]\n"
+                       "8\x1f"
+                       "CANCELLED by 0\x1f"
+                       "0:0\x1fNone assigned\n",
+                       "", 0, 0, 0);
+    assert_int_equal(sched_status_batch(s, ids, 2, out, &err), 0);
+    assert_int_equal(out[0].state, SCHED_FAILED);
+    assert_string_equal(out[0].node, "gpu03");
+    /* sacct is asked for NodeList */
+    assert_non_null(strstr(transport_fake_call(t, 1), ",NodeList"));
+    assert_int_equal(out[1].state, SCHED_CANCELLED);
+    assert_string_equal(out[1].node, "");
+    sched_free(s);
+    transport_close(t);
+}
+
 static void test_scontrol_fallback(void **state)
 {
     struct transport *t = transport_fake_new();
@@ -524,6 +558,7 @@ static void test_scontrol_fallback(void **state)
     assert_string_equal(out[0].end, "2026-11-30T00:59:48");
     assert_int_equal(out[1].state, SCHED_FAILED);
     assert_int_equal(out[1].exit_code, 3);
+    assert_string_equal(out[1].node, "testa-n1"); /* BatchHost= */
     /* the next poll skips sacct: accounting is known to be absent */
     assert_int_equal(sched_status_batch(s, ids, 2, out, &err), 0);
     assert_int_equal(transport_fake_count(t, "sacct *"), 1);
@@ -1328,6 +1363,7 @@ int main(void)
         cmocka_unit_test(test_tracker_round_200),
         cmocka_unit_test(test_chunking_10000),
         cmocka_unit_test(test_sacct_fixture_states),
+        cmocka_unit_test(test_sacct_node),
         cmocka_unit_test(test_scontrol_fallback),
         cmocka_unit_test(test_array_aggregation),
         cmocka_unit_test(test_unknown_streak),

@@ -20,6 +20,7 @@
 #include <cmocka.h>
 
 #include "libstore/store.h"
+#include "libstore/provreq.h"
 #include "libstore/tasks.h"
 #include "libtask/engine.h"
 #include "libtask/proto.h"
@@ -805,6 +806,81 @@ static int drain_requested(struct fx *f, const char *w)
  * give the five tasks back without using their budget; a task given back
  * once keeps its second such failure; fewer, slower or ordinary failures
  * change nothing. */
+/* Make worker w (session sess) a black hole: five fast exit-127 failures
+ * of the first five queued tasks (after five fresh ones are queued; an
+ * earlier black hole's tasks come first, as attempt 2). */
+static void black_hole_of(struct fx *f, const char *w, const char *sess)
+{
+    long long ids[5], atts[5];
+    for (int i = 0; i < 5; i++)
+        submit(f, "{\"argv\":[\"/no/such/python\"]}");
+    assert_int_equal(lease(f, w, sess, 5, ids, atts), 5);
+    for (int i = 0; i < 5; i++) {
+        f->t += 1;
+        assert_string_equal(result(f, w, sess, ids[i], atts[i], 127, NULL),
+                            "accepted");
+    }
+    assert_int_equal(drain_requested(f, w), 1);
+}
+
+/* A provisioned worker's black-hole drain strikes its node for its
+ * cluster's profile (WORKERS.md §9.4): the node it registered from
+ * (SLURMD_NODENAME), else its host name's first label; the event names
+ * the node; a name that is no node name strikes nothing. */
+static void test_black_hole_strikes_node(void **state)
+{
+    struct fx *f = *state;
+    static const struct {
+        const char *w, *extra, *node;
+    } cases[] = {
+        {"wn", ",\"slurm\":{\"node\":\"testa-n1\",\"job_id\":\"77\"}",
+         "testa-n1"},
+        {"wh", ",\"host\":\"n9.example.org\"", "n9"},
+        {"wbad", ",\"slurm\":{\"node\":\"a;b\"}", NULL},
+    };
+    struct node_strikes *v = NULL;
+    size_t n = 0;
+    char *d = NULL;
+    for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+        char *tok = mint(f, cases[c].w, 60), *sess;
+        char *b = reg_body(cases[c].w, tok, "nonce-0123456789abcdef", 8,
+                           cases[c].extra);
+        struct te_reply r = {0};
+        te_register(f->e, b, strlen(b), "127.0.0.1", NULL, &r);
+        assert_int_equal(r.status, 201);
+        sess = xstrdup(jx_get_str(r.body, "session_token", ""));
+        te_reply_release(&r);
+        free(b);
+        free(tok);
+        black_hole_of(f, cases[c].w, sess);
+        free(sess);
+    }
+    assert_int_equal(events_of(f, "worker_black_hole", &d), 3);
+    free(d);
+    assert_int_equal(
+        store_node_strikes_since(f->st, "testa", "cpu1", 0, &v, &n, NULL), 0);
+    assert_int_equal(n, 2);
+    assert_string_equal(v[0].node, "n9");
+    assert_string_equal(v[1].node, "testa-n1");
+    for (size_t i = 0; i < n; i++) {
+        assert_int_equal(v[i].count, 1);
+        assert_string_equal(v[i].kinds, "black_hole");
+    }
+    node_strikes_free(v, n);
+    {
+        struct wevent_rec *ev = NULL;
+        size_t ne = 0;
+        assert_int_equal(
+            store_wevent_list(f->st, "worker_black_hole", 0, 0, &ev, &ne, NULL),
+            0);
+        assert_int_equal(ne, 3);
+        assert_non_null(strstr(ev[0].detail, "\"node\":\"testa-n1\""));
+        assert_non_null(strstr(ev[1].detail, "\"node\":\"n9\""));
+        assert_null(strstr(ev[2].detail, "\"node\""));
+        wevent_rec_free_list(ev, ne);
+    }
+}
+
 static void test_black_hole(void **state)
 {
     struct fx *f = *state;
@@ -1377,6 +1453,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_timeout_cap_and_bye_and_drain,
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(test_black_hole, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_black_hole_strikes_node, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(test_engine_running, setup, teardown),
         cmocka_unit_test_setup_teardown(test_artifacts_required, setup,
                                         teardown),
