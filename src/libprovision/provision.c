@@ -421,6 +421,7 @@ struct provisioner {
     struct prov_config cfg;
     char *regpath, *keyfile;
     double last_reconcile;
+    double token_slack_s; /* past provision_timeout_s: the token's exp */
     struct prov_cstate cs[64];
     size_t ncs;
     struct prov_counters c;
@@ -437,7 +438,14 @@ struct provisioner *prov_new(store_t *st, const char *engine_id,
     memset(cfg, 0, sizeof(*cfg));
     p->regpath = regpath ? xstrdup(regpath) : NULL;
     p->keyfile = keyfile ? xstrdup(keyfile) : NULL;
+    p->token_slack_s = 120;
     return p;
+}
+
+void prov_set_token_slack(struct provisioner *p, double slack_s)
+{
+    if (slack_s >= 0)
+        p->token_slack_s = slack_s;
 }
 
 void prov_free(struct provisioner *p)
@@ -777,7 +785,7 @@ static int submit(struct provisioner *p, const struct prov_entry *e,
     if (store_provreq_insert(p->st, &r, err) < 0)
         return -1;
     tok = task_join_mint(p->st, p->keyfile, wid, e->cluster, pf->name, req,
-                         e->provision_timeout_s + 120, now, err);
+                         e->provision_timeout_s + p->token_slack_s, now, err);
     if (!tok)
         return -1;
     cstate(p, e->cluster)->last_submit = now;

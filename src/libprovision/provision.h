@@ -115,6 +115,12 @@ struct provisioner *prov_new(store_t *st, const char *engine_id,
                              struct prov_config *cfg, const char *regpath,
                              const char *keyfile);
 void prov_free(struct provisioner *p);
+/* The clock allowance in seconds (>= 0; default 120) that a join token
+ * gets past its request's provision_timeout_s: exp = submit +
+ * provision_timeout_s + slack_s (WORKERS.md 5.1). exa serve passes the
+ * engine's own join_skew_s (EXAMLOPS_WORKER_JOIN_SKEW_S), the tolerance
+ * it applies to nbf/exp, so both ends use one number. */
+void prov_set_token_slack(struct provisioner *p, double slack_s);
 
 /* One pass at time now: the decision (every call) and the reconcile (at
  * start and every reconcile_s). Returns the number of sbatch calls made,

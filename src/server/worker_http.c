@@ -594,6 +594,7 @@ worker_listener_start(const struct worker_listen_opts *o, exa_error_t *err)
             }
             wl->pcfg = copy;
             wl->prov = prov_new(wl->pst, te_engine_id(wl->e), &cfg, NULL, NULL);
+            prov_set_token_slack(wl->prov, to.join_skew_s);
             if (pthread_create(&wl->pthread, NULL, prov_main, wl) == 0)
                 wl->proving = 1;
         } else {
