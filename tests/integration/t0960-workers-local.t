@@ -350,7 +350,7 @@ kill -9 "$WPID"
 wait_for 2 sh -c "! kill -0 $tpid 2>/dev/null"
 is "$?" 0 "within 2 s of kill -9 of the worker its task is gone (the shim's death signal)"
 worker w13
-wait_for 10 sh -c "sqlite3 '$DB' \"select state from tasks where id = $T6\" | grep -q done"
+wait_for 30 sh -c "sqlite3 '$DB' \"select state from tasks where id = $T6\" | grep -q done"
 is "$?" 0 "after the TTL attempt 2 runs on another worker and completes"
 run_exa --json task attempts "$T6"
 json_ok "attempt 1 lost (dead), attempt 2 ok" \
