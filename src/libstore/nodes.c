@@ -194,11 +194,12 @@ int store_node_summary_list(store_t *st, const char *cluster,
         r->cluster = col(s, 0);
         r->captured_at = col(s, 1);
         r->state = col(s, 2);
-        r->gpus = (int)icol(s, 3);
-        r->gpus_used = (int)icol(s, 4);
-        r->cpus = (int)icol(s, 5);
+        /* NOT NULL columns (a NULL is stored as -1): no type check */
+        r->gpus = sqlite3_column_int(s, 3);
+        r->gpus_used = sqlite3_column_int(s, 4);
+        r->cpus = sqlite3_column_int(s, 5);
         r->mem_mb = -1;
-        r->count = icol(s, 6);
+        r->count = sqlite3_column_int64(s, 6);
     }
     if (rc != SQLITE_DONE) {
         store_err(st, err, "reading the node summary");
