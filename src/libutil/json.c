@@ -313,6 +313,37 @@ int jx_is_canonical_flat(const char *text)
     }
 }
 
+int jx_flat_str(const char *text, const char *key, const char **val,
+                size_t *len)
+{
+    const char *p = text + 1; /* past '{' */
+    size_t klen = strlen(key);
+    if (*p == '}')
+        return 0;
+    for (;;) {
+        /* keys take no escapes: the member's key is its bytes */
+        const char *e = canon_string(p, 1), *v, *ve;
+        if (!e)
+            return 0;
+        v = e + 1;
+        ve = canon_scalar(v);
+        if (!ve)
+            return 0;
+        if ((size_t)(e - p) == klen + 2 && !memcmp(p + 1, key, klen)) {
+            if (*v != '"')
+                return 0;
+            if (memchr(v + 1, '\\', (size_t)(ve - v) - 2))
+                return -1;
+            *val = v + 1;
+            *len = (size_t)(ve - v) - 2;
+            return 1;
+        }
+        if (*ve != ',')
+            return 0;
+        p = ve + 1;
+    }
+}
+
 char *jx_dumps_canonical(const json_t *doc)
 {
     char *s = json_dumps(doc, JSON_ENCODE_ANY | JSON_COMPACT | JSON_SORT_KEYS |

@@ -70,4 +70,15 @@ void jx_quote(struct strbuf *sb, const char *s);
  */
 int jx_is_canonical_flat(const char *text);
 
+/*
+ * The string member key of text, a text jx_is_canonical_flat() accepted
+ * (undefined otherwise): 1 with *val pointing into text at its value
+ * (*len bytes, no quotes) when the member is a string without escapes,
+ * so the bytes are the string jansson would decode; 0 when text has no
+ * member key or its value is not a string (jx_get_str's default case);
+ * -1 when the value has an escape (decode it through jansson). Pure.
+ */
+int jx_flat_str(const char *text, const char *key, const char **val,
+                size_t *len);
+
 #endif

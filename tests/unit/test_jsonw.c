@@ -374,6 +374,64 @@ static void test_canonical_flat(void **state)
     assert_int_equal(jx_is_canonical_flat(NULL), 0);
 }
 
+/*
+ * jx_flat_str reads a string member of a flat canonical text as jansson's
+ * parse does (what governance_verify_cluster reads of an audit event):
+ * found (1) exactly when jx_get_str gives a string of the same bytes, not
+ * found (0) when it gives NULL, and -1 only for an escaped string.
+ */
+static void test_flat_str(void **state)
+{
+    static const char *const texts[] = {
+        "{}",
+        "{\"state\":\"ACTIVE\"}",
+        "{\"from_state\":\"PENDING\",\"host\":\"login5\","
+        "\"host_key_fingerprint\":null,\"row_sha256\":\"ab12\",\"state\":"
+        "\"ACTIVE\"}",
+        "{\"a\":1,\"state\":null}",
+        "{\"row_sha256\":5,\"state\":true}",
+        "{\"state\":\"\"}",
+        "{\"state\":\"ACT\\nIVE\"}",
+        "{\"sta\":\"x\",\"statee\":\"y\",\"to_state\":\"REJECTED\"}",
+        "{\"a\":\"\\\"state\\\":\\\"ACTIVE\\\"\",\"b\":-3}",
+        "{\"\":\"state\",\"z\":\"q\\\\\"}",
+    };
+    static const char *const keys[] = {"state", "to_state", "row_sha256",
+                                       "a",     "",         "z"};
+    (void)state;
+    for (size_t i = 0; i < sizeof(texts) / sizeof(texts[0]); i++) {
+        json_t *j = json_loads(texts[i], 0, NULL);
+        assert_non_null(j);
+        if (!jx_is_canonical_flat(texts[i]))
+            fail_msg("not flat canonical: %s", texts[i]);
+        for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++) {
+            const char *want = jx_get_str(j, keys[k], NULL), *v = NULL;
+            size_t len = 0;
+            int rc = jx_flat_str(texts[i], keys[k], &v, &len);
+            if (rc == 1 &&
+                (!want || strlen(want) != len || memcmp(want, v, len)))
+                fail_msg("jx_flat_str(%s, %s) read '%.*s'", texts[i], keys[k],
+                         (int)len, v);
+            if (rc == 0 && want)
+                fail_msg("jx_flat_str(%s, %s) missed '%s'", texts[i], keys[k],
+                         want);
+            if (rc == -1 && (!want || !strpbrk(texts[i], "\\")))
+                fail_msg("jx_flat_str(%s, %s) = -1", texts[i], keys[k]);
+        }
+        json_decref(j);
+    }
+    {
+        const char *v;
+        size_t len;
+        assert_int_equal(jx_flat_str(texts[2], "state", &v, &len), 1);
+        assert_int_equal(len, 6);
+        assert_memory_equal(v, "ACTIVE", 6);
+        assert_int_equal(jx_flat_str(texts[6], "state", &v, &len), -1);
+        assert_int_equal(jx_flat_str(texts[3], "state", &v, &len), 0);
+        assert_int_equal(jx_flat_str(texts[8], "state", &v, &len), 0);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -382,6 +440,7 @@ int main(void)
         cmocka_unit_test(test_unbalanced_fails),
         cmocka_unit_test(test_quote_matches_jansson),
         cmocka_unit_test(test_canonical_flat),
+        cmocka_unit_test(test_flat_str),
         cmocka_unit_test(test_parsers_stream_same_bytes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
