@@ -409,11 +409,10 @@ out:
     return rc;
 }
 
-int registry_load(const char *path, struct registry *reg, exa_error_t *err)
+int registry_read(const char *path, struct strbuf *text, exa_error_t *err)
 {
-    struct strbuf sb = STRBUF_INIT;
     char buf[16384];
-    int fd = open(path, O_RDONLY | O_CLOEXEC), rc;
+    int fd = open(path, O_RDONLY | O_CLOEXEC), rc = 1;
     if (fd < 0) {
         if (errno == ENOENT)
             return 0;
@@ -427,21 +426,28 @@ int registry_load(const char *path, struct registry *reg, exa_error_t *err)
         if (n < 0) {
             rc = exa_err(err, EXA_ECONFIG, "cannot read clusters.yaml '%s': %s",
                          path, strerror(errno));
-            goto out;
+            break;
         }
         if (n == 0)
             break;
-        if (sb.len + (size_t)n > REGISTRY_MAX_BYTES) {
+        if (text->len + (size_t)n > REGISTRY_MAX_BYTES) {
             rc =
                 exa_err(err, EXA_ECONFIG, "clusters.yaml '%s' exceeds %u bytes",
                         path, REGISTRY_MAX_BYTES);
-            goto out;
+            break;
         }
-        strbuf_add(&sb, buf, (size_t)n);
+        strbuf_add(text, buf, (size_t)n);
     }
-    rc = registry_parse(sb.buf, sb.len, path, reg, err);
-out:
     close(fd);
+    return rc;
+}
+
+int registry_load(const char *path, struct registry *reg, exa_error_t *err)
+{
+    struct strbuf sb = STRBUF_INIT;
+    int rc = registry_read(path, &sb, err);
+    if (rc > 0)
+        rc = registry_parse(sb.buf, sb.len, path, reg, err);
     strbuf_release(&sb);
     return rc;
 }

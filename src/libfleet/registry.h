@@ -23,6 +23,8 @@
 
 #include "libutil/error.h"
 
+struct strbuf;
+
 #define REGISTRY_NODE_EXPORTER_PORT 9100
 #define REGISTRY_DCGM_EXPORTER_PORT 9400
 
@@ -94,6 +96,14 @@ int registry_parse(const char *text, size_t len, const char *where,
  * 0 or -1 with err (EXA_ECONFIG).
  */
 int registry_load(const char *path, struct registry *reg, exa_error_t *err);
+
+/*
+ * Append the bytes of path (at most REGISTRY_MAX_BYTES) to text, unparsed:
+ * what registry_load parses. Returns 1, 0 when the file does not exist
+ * (text unchanged), or -1 with err (EXA_ECONFIG; text may hold part of
+ * the file).
+ */
+int registry_read(const char *path, struct strbuf *text, exa_error_t *err);
 
 /*
  * Serialize reg as `clusters: {NAME: {...}}`, keys sorted, absent fields

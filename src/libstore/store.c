@@ -453,6 +453,11 @@ int store_begin(store_t *st, exa_error_t *err)
     return store_exec(st, "BEGIN IMMEDIATE", err);
 }
 
+int store_begin_read(store_t *st, exa_error_t *err)
+{
+    return store_exec(st, "BEGIN DEFERRED", err);
+}
+
 int store_commit(store_t *st, exa_error_t *err)
 {
     return store_exec(st, "COMMIT", err);

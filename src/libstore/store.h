@@ -78,6 +78,11 @@ int store_schema_version(void);
 int store_begin(store_t *st, exa_error_t *err);
 int store_commit(store_t *st, exa_error_t *err);
 void store_rollback(store_t *st);
+/* BEGIN DEFERRED: a read transaction, one snapshot for the reads until
+ * store_commit() or store_rollback(), no lock taken for writing (each
+ * statement outside a transaction opens and closes one of its own: file
+ * locks and a stat per statement). 0 or -1 with err. */
+int store_begin_read(store_t *st, exa_error_t *err);
 
 /*
  * 1 when st is inside a transaction (BEGIN without COMMIT or ROLLBACK

@@ -13,13 +13,16 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 #include <cmocka.h>
 
 #include "libfleet/governance.h"
+#include "libfleet/placement.h"
 #include "libfleet/registry.h"
 #include "libstore/audit.h"
 #include "libstore/clusters.h"
+#include "libstore/nodes.h"
 #include "libutil/json.h"
 #include "libutil/sha256.h"
 #include "libutil/strbuf.h"
@@ -657,6 +660,128 @@ static void test_row_digest_document(void **state)
         }
 }
 
+/* The decision as JSON (choice, candidates and the explanation). */
+static char *decision_json(const struct place_cluster *c, size_t n, time_t now)
+{
+    struct place_ask ask = {8, 32, 2};
+    struct place_result res;
+    json_t *doc;
+    char *s;
+    memset(&res, 0, sizeof(res));
+    assert_int_equal(
+        place_choose(c, n, &ask, place_scorer_find(NULL), 300, now, &res, NULL),
+        0);
+    doc = place_result_json(&res, 1);
+    s = json_dumps(doc,
+                   JSON_SORT_KEYS | JSON_COMPACT | JSON_REAL_PRECISION(17));
+    json_decref(doc);
+    place_result_release(&res);
+    return s;
+}
+
+/*
+ * Placement through fleet_load (the one cluster list of the reconcile, the
+ * flat reading of the audit events, the summary table) decides as a
+ * reference built from the node rows of the clusters that really are
+ * approved: c5 set ACTIVE by an UPDATE and c4's ssh_user edited are not
+ * candidates although they have the most idle GPUs, and the choice and
+ * explanation are the reference's byte for byte.
+ */
+static void test_place_through_fleet_load(void **state)
+{
+    struct env *e = *state;
+    exa_error_t err = EXA_ERROR_INIT;
+    struct fleet f = {NULL, 0};
+    struct place_cluster *cands = NULL, ref[3];
+    struct node_row *sum = NULL, *rows = NULL;
+    size_t ncands = 0, nsum = 0, nrows = 0, j = 0;
+    static const char *const names[] = {"c1", "c2", "c3", "c4", "c5"};
+    char *cmd = xstrfmt("mkdir -p '%s/cfg'", e->dir), *got, *want, stamp[32];
+    time_t now = time(NULL);
+
+    assert_int_equal(system(cmd), 0);
+    free(cmd);
+    strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
+    write_text(e->reg, "clusters:\n"
+                       "  c1: {scheduler: slurm, host: login1}\n"
+                       "  c2: {scheduler: slurm, host: login2}\n"
+                       "  c3: {scheduler: slurm, host: login3, "
+                       "carbon_intensity: 80}\n"
+                       "  c4: {scheduler: slurm, host: login4}\n"
+                       "  c5: {scheduler: slurm, host: login5}\n");
+    assert_int_equal(gov_reconcile(e->st, e->reg, "root", NULL, &err), 0);
+    for (int c = 0; c < 4; c++)
+        assert_int_equal(
+            gov_approve(e->st, e->reg, names[c], NULL, "ops", NULL, &err), 0);
+    for (int c = 0; c < 5; c++) {
+        struct node_row nr[12];
+        char nn[12][8];
+        memset(nr, 0, sizeof(nr));
+        for (int i = 0; i < 12; i++) {
+            snprintf(nn[i], sizeof(nn[i]), "n%02d", i);
+            nr[i].node = nn[i];
+            /* c5, then c4, have the most idle GPUs */
+            nr[i].state = (char *)(i % 4 == 3  ? "down"
+                                   : i < c * 2 ? "idle"
+                                               : "mixed");
+            nr[i].gpus = 8;
+            nr[i].gpus_used = i < c * 2 ? 0 : (i + c) % 9;
+            nr[i].cpus = 64;
+            nr[i].mem_mb = -1;
+            nr[i].captured_at = stamp;
+        }
+        assert_int_equal(
+            store_nodes_replace(e->st, names[c], "slurm", nr, 12, &err), 0);
+    }
+    assert_int_equal(store_exec(e->st,
+                                "UPDATE clusters SET state='ACTIVE' WHERE "
+                                "name='c5'; UPDATE clusters SET "
+                                "ssh_user='eve' WHERE name='c4'",
+                                &err),
+                     0);
+
+    assert_int_equal(fleet_load(e->st, e->reg, &f, &err), 0);
+    assert_int_equal(f.nr, 5);
+    assert_non_null(fleet_find(&f, "c4")->audit_mismatch);
+    assert_non_null(fleet_find(&f, "c5")->audit_mismatch);
+    assert_int_equal(
+        place_load_candidates(e->st, &f, &cands, &ncands, &sum, &nsum, &err),
+        0);
+    assert_int_equal(ncands, 3);
+    got = decision_json(cands, ncands, now);
+
+    /* the reference: c1..c3 with their node rows, one per node */
+    assert_int_equal(store_nodes_list(e->st, NULL, &rows, &nrows, &err), 0);
+    memset(ref, 0, sizeof(ref));
+    for (int c = 0; c < 3; c++) {
+        const struct cluster_def *d = &fleet_find(&f, names[c])->def;
+        ref[c].name = d->name;
+        ref[c].scheduler = d->scheduler;
+        ref[c].has_carbon_intensity = d->has_carbon_intensity;
+        ref[c].carbon_intensity = d->carbon_intensity;
+        while (j < nrows && strcmp(rows[j].cluster, names[c]) < 0)
+            j++;
+        ref[c].nodes = rows + j;
+        while (j < nrows && !strcmp(rows[j].cluster, names[c])) {
+            ref[c].nnodes++;
+            j++;
+        }
+        assert_int_equal(ref[c].nnodes, 12);
+    }
+    want = decision_json(ref, 3, now);
+    assert_string_equal(got, want);
+    if (!strstr(got, "\"chosen\":\"c2\""))
+        fail_msg("%s", got);
+    assert_null(strstr(got, "\"c4\""));
+    assert_null(strstr(got, "\"c5\""));
+    free(got);
+    free(want);
+    free(cands);
+    node_rows_free(sum, nsum);
+    node_rows_free(rows, nrows);
+    fleet_release(&f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -672,6 +797,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_unknown_cluster, setup, teardown),
         cmocka_unit_test(test_row_digest_document),
         cmocka_unit_test_setup_teardown(test_audit_binds_state, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_place_through_fleet_load, setup,
                                         teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
