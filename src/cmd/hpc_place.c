@@ -27,6 +27,7 @@
 #include "libfleet/registry.h"
 #include "libstore/nodes.h"
 #include "libutil/json.h"
+#include "libutil/jsonw.h"
 #include "libutil/strbuf.h"
 #include "libutil/strvec.h"
 #include "libutil/xalloc.h"
@@ -211,22 +212,24 @@ int cmd_hpc_place(struct exa_ctx *ctx, int argc, char **argv)
      * no cluster is ACTIVE (nothing approved), 1 when none fits. */
     rc = res.chosen >= 0 ? 0 : ncands == 0 ? 6 : 1;
     if (ctx->out == OUT_JSON) {
-        json_t *doc = place_result_json(&res, explain);
-        place_json_mark_stale(json_object_get(doc, "candidates"), "name",
-                              &failed, &errors);
-        if (explain)
-            place_json_mark_stale(
-                json_object_get(json_object_get(doc, "explain"), "candidates"),
-                "cluster", &failed, &errors);
+        /* place_result_json() marked by place_json_mark_stale(), as the
+         * REST API and MCP views build it, streamed (the same bytes) */
+        struct jsonw w;
+        jsonw_init(&w, stdout, 1);
+        jsonw_obj_begin(&w);
+        place_result_write(&w, &res, explain, &failed, &errors);
         if (rc) {
-            jx_set(doc, "error", jx_str(res.reason));
-            jx_set(doc, "exit_code", json_integer(rc));
-            jx_set(doc, "hint",
-                   jx_str(rc == 6 ? "approve a cluster: exa hpc approve NAME"
+            jsonw_key_lit(&w, "error");
+            jsonw_str(&w, res.reason);
+            jsonw_key_lit(&w, "exit_code");
+            jsonw_int(&w, rc);
+            jsonw_key_lit(&w, "hint");
+            jsonw_str(&w, rc == 6 ? "approve a cluster: exa hpc approve NAME"
                                   : "ask for fewer GPUs or nodes, or see "
-                                    "'exa hpc place --explain'"));
+                                    "'exa hpc place --explain'");
         }
-        out_json(ctx, doc);
+        jsonw_obj_end(&w);
+        out_jsonw_finish(ctx, &w);
     } else {
         struct out_table *t = out_table_create(cols);
         if (res.chosen >= 0)

@@ -16,6 +16,7 @@
 
 #include "libfleet/governance.h"
 #include "libutil/json.h"
+#include "libutil/jsonw.h"
 #include "libutil/strbuf.h"
 #include "libutil/strvec.h"
 #include "libutil/xalloc.h"
@@ -371,6 +372,160 @@ json_t *place_result_json(const struct place_result *res, int explain)
     return doc;
 }
 
+/* The stale_error of cluster name (the last match, as
+ * place_json_mark_stale sets it), or NULL when its refresh did not fail. */
+static const char *stale_error_of(const char *name, const struct strvec *failed,
+                                  const struct strvec *errors)
+{
+    const char *e = NULL;
+    for (size_t k = 0; k < failed->nr; k++)
+        if (!strcmp(failed->v[k], name))
+            e = errors->v[k];
+    return e;
+}
+
+/* cand_json(c, rank) as marked by place_json_mark_stale. */
+static void cand_write(struct jsonw *w, const struct place_candidate *c,
+                       int rank, const struct strvec *failed,
+                       const struct strvec *errors)
+{
+    int failed_here = 0;
+    const char *e = NULL;
+    for (size_t k = 0; k < failed->nr; k++)
+        if (!strcmp(failed->v[k], c->name))
+            failed_here = 1;
+    if (failed_here)
+        e = stale_error_of(c->name, failed, errors);
+    jsonw_obj_begin(w);
+    if (rank > 0) {
+        jsonw_key_lit(w, "rank");
+        jsonw_int(w, rank);
+        jsonw_key_lit(w, "cluster");
+    } else {
+        jsonw_key_lit(w, "name");
+    }
+    jsonw_str(w, c->name);
+    jsonw_key_lit(w, "scheduler");
+    jsonw_str(w, c->scheduler);
+    jsonw_key_lit(w, "fits");
+    jsonw_bool(w, c->fits);
+    jsonw_key_lit(w, "score");
+    jsonw_real(w, c->score);
+    if (rank > 0) {
+        jsonw_key_lit(w, "margin_to_best");
+        jsonw_real(w, c->margin_to_best);
+    }
+    jsonw_key_lit(w, "idle_gpus");
+    jsonw_int(w, c->cap.idle_gpus);
+    jsonw_key_lit(w, "total_gpus");
+    jsonw_int(w, c->cap.total_gpus);
+    jsonw_key_lit(w, "idle_nodes");
+    jsonw_int(w, c->cap.idle_nodes);
+    jsonw_key_lit(w, "total_nodes");
+    jsonw_int(w, c->cap.total_nodes);
+    jsonw_key_lit(w, "fit_nodes");
+    jsonw_int(w, c->cap.fit_nodes);
+    jsonw_key_lit(w, "snapshot_age_s");
+    jsonw_int_or_null(w, c->cap.age_s >= 0, (long long)c->cap.age_s);
+    jsonw_key_lit(w, "captured_at");
+    if (c->cap.captured_at > 0) {
+        char buf[32];
+        struct tm tm;
+        time_t t = c->cap.captured_at;
+        gmtime_r(&t, &tm);
+        strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
+        jsonw_str(w, buf);
+    } else {
+        jsonw_null(w);
+    }
+    jsonw_key_lit(w, "stale");
+    jsonw_bool(w, c->stale || failed_here);
+    jsonw_key_lit(w, "objective_available");
+    jsonw_bool(w, c->objective_available);
+    jsonw_key_lit(w, "why");
+    jsonw_str(w, c->why);
+    jsonw_key_lit(w, "stale_error");
+    jsonw_str(w, e);
+    jsonw_obj_end(w);
+}
+
+static void unavailable_write(struct jsonw *w, const struct place_result *res)
+{
+    jsonw_arr_begin(w);
+    for (size_t i = 0; i < res->n; i++)
+        if (res->cands[i].fits && !res->cands[i].objective_available) {
+            jsonw_obj_begin(w);
+            jsonw_key_lit(w, "cluster");
+            jsonw_str(w, res->cands[i].name);
+            jsonw_key_lit(w, "objective");
+            jsonw_str(w, res->scorer->objective);
+            jsonw_obj_end(w);
+        }
+    jsonw_arr_end(w);
+}
+
+static void objectives_write(struct jsonw *w, const struct place_result *res)
+{
+    jsonw_obj_begin(w);
+    jsonw_key_lit(w, "provider");
+    jsonw_str(w, res->scorer->name);
+    jsonw_key_lit(w, "objective");
+    jsonw_str(w, res->scorer->objective);
+    jsonw_obj_end(w);
+}
+
+void place_result_write(struct jsonw *w, const struct place_result *res,
+                        int explain, const struct strvec *failed,
+                        const struct strvec *errors)
+{
+    const struct place_candidate *ch =
+        res->chosen >= 0 ? &res->cands[res->chosen] : NULL;
+    jsonw_key_lit(w, "cluster");
+    jsonw_str(w, ch ? ch->name : NULL);
+    jsonw_key_lit(w, "scheduler");
+    jsonw_str(w, ch ? ch->scheduler : NULL);
+    jsonw_key_lit(w, "reason");
+    jsonw_str(w, res->reason);
+    jsonw_key_lit(w, "candidates");
+    jsonw_arr_begin(w);
+    for (size_t i = 0; i < res->n; i++)
+        cand_write(w, &res->cands[i], 0, failed, errors);
+    jsonw_arr_end(w);
+    jsonw_key_lit(w, "objectives_unavailable");
+    unavailable_write(w, res);
+    jsonw_key_lit(w, "objectives");
+    objectives_write(w, res);
+    if (!explain)
+        return;
+    jsonw_key_lit(w, "explain");
+    jsonw_obj_begin(w);
+    jsonw_key_lit(w, "provider");
+    jsonw_str(w, res->scorer->name);
+    jsonw_key_lit(w, "ask");
+    jsonw_obj_begin(w);
+    jsonw_key_lit(w, "gpus");
+    jsonw_int(w, res->ask.gpus);
+    jsonw_key_lit(w, "cpus");
+    jsonw_int(w, res->ask.cpus);
+    jsonw_key_lit(w, "nodes");
+    jsonw_int(w, res->ask.nodes);
+    jsonw_obj_end(w);
+    jsonw_key_lit(w, "chosen");
+    jsonw_str(w, ch ? ch->name : NULL);
+    jsonw_key_lit(w, "objectives");
+    objectives_write(w, res);
+    jsonw_key_lit(w, "objectives_unavailable");
+    unavailable_write(w, res);
+    jsonw_key_lit(w, "max_snapshot_age_s");
+    jsonw_int(w, res->max_age_s);
+    jsonw_key_lit(w, "candidates");
+    jsonw_arr_begin(w);
+    for (size_t i = 0; i < res->n; i++)
+        cand_write(w, &res->cands[i], (int)i + 1, failed, errors);
+    jsonw_arr_end(w);
+    jsonw_obj_end(w);
+}
+
 int place_max_age_from_env(void)
 {
     const char *e = getenv("EXAMLOPS_HPC_SNAPSHOT_MAX_AGE_S");
@@ -441,7 +596,7 @@ void place_json_mark_stale(json_t *arr, const char *key,
         for (size_t k = 0; k < failed->nr; k++)
             if (!strcmp(failed->v[k], name)) {
                 json_decref(e);
-                e = json_string(errors->v[k]);
+                e = jx_str(errors->v[k]); /* invalid UTF-8 as U+FFFD */
                 json_object_set_new(o, "stale", json_true());
             }
         json_object_set_new(o, "stale_error", e);

@@ -257,6 +257,15 @@ void jsonw_null(struct jsonw *w)
     put(w, "null", 4);
 }
 
+void jsonw_bool(struct jsonw *w, int v)
+{
+    before(w);
+    if (v)
+        put(w, "true", 4);
+    else
+        put(w, "false", 5);
+}
+
 void jsonw_int_or_null(struct jsonw *w, int has_value, long long v)
 {
     if (has_value)

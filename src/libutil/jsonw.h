@@ -87,6 +87,8 @@ static inline void jsonw_keyn(struct jsonw *w, const char *key, size_t n)
 void jsonw_str(struct jsonw *w, const char *s);
 void jsonw_int(struct jsonw *w, long long v);
 void jsonw_null(struct jsonw *w);
+/* true when v is non-zero, else false (as json_boolean(v)). */
+void jsonw_bool(struct jsonw *w, int v);
 /* x as jx_real(x) dumps (jansson's %.15g form; null when not finite). */
 void jsonw_real(struct jsonw *w, double x);
 /* v when has_value, else null (as jx_int_or_null). */

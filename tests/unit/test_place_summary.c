@@ -5,7 +5,8 @@
  * store_nodes_replace (duplicate node names included, which INSERT OR
  * REPLACE resolves), edited by hand with UPDATE and DELETE, then every
  * ask and scorer gives the same place_result_json from both sources; and
- * the summary's counts match the rows'.
+ * the summary's counts match the rows'. The JSON `exa hpc place` streams
+ * is that document byte for byte (check_writer).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -23,7 +24,9 @@
 #include "libstore/nodes.h"
 #include "libstore/store.h"
 #include "libutil/json.h"
+#include "libutil/jsonw.h"
 #include "libutil/strbuf.h"
+#include "libutil/strvec.h"
 #include "libutil/xalloc.h"
 
 #define NCL 40
@@ -74,6 +77,66 @@ static char *choose_json(const struct place_cluster *c, size_t n,
     json_decref(doc);
     place_result_release(&res);
     return s;
+}
+
+/*
+ * place_result_write (what `exa hpc place --json` streams) writes the
+ * bytes jx_dumpf gives for place_result_json marked by
+ * place_json_mark_stale, with and without the explanation, with no
+ * failed refresh and with failures (a cluster failing twice: the last
+ * error; a name that is no candidate; errors with quotes, a newline,
+ * UTF-8 and a byte that is not UTF-8).
+ */
+static void check_writer(const struct place_cluster *c, size_t n,
+                         const struct place_ask *ask,
+                         const struct place_scorer *sc, time_t now)
+{
+    struct place_result res;
+    struct strvec failed = STRVEC_INIT, errors = STRVEC_INIT;
+    memset(&res, 0, sizeof(res));
+    assert_int_equal(place_choose(c, n, ask, sc, 300, now, &res, NULL), 0);
+    for (int round = 0; round < 2; round++) {
+        if (round) {
+            strvec_push(&failed, "c002");
+            strvec_push(&errors, "ssh: \"login2\" refused\nretry");
+            strvec_push(&failed, "c005");
+            strvec_push(&errors, "first");
+            strvec_push(&failed, "nosuch");
+            strvec_push(&errors, "caf\xc3\xa9");
+            strvec_push(&failed, "c005");
+            strvec_push(&errors, "timed out \xff");
+        }
+        for (int explain = 0; explain < 2; explain++) {
+            json_t *doc = place_result_json(&res, explain);
+            char *want = NULL, *got = NULL;
+            size_t wn = 0, gn = 0;
+            FILE *fp = open_memstream(&want, &wn);
+            struct jsonw w;
+            place_json_mark_stale(json_object_get(doc, "candidates"), "name",
+                                  &failed, &errors);
+            if (explain)
+                place_json_mark_stale(
+                    json_object_get(json_object_get(doc, "explain"),
+                                    "candidates"),
+                    "cluster", &failed, &errors);
+            assert_int_equal(jx_dumpf(doc, fp, 1), 0);
+            fclose(fp);
+            fp = open_memstream(&got, &gn);
+            jsonw_init(&w, fp, 1);
+            jsonw_obj_begin(&w);
+            place_result_write(&w, &res, explain, &failed, &errors);
+            jsonw_obj_end(&w);
+            assert_int_equal(jsonw_finish(&w), 0);
+            fclose(fp);
+            assert_string_equal(got, want);
+            free(want);
+            free(got);
+            json_decref(doc);
+        }
+    }
+    strvec_clear(&failed);
+    strvec_clear(&errors);
+    place_result_release(&res);
 }
 
 static void test_summary_same_choice(void **state)
@@ -160,6 +223,7 @@ static void test_summary_same_choice(void **state)
                 assert_string_equal(x, y);
                 free(x);
                 free(y);
+                check_writer(sum_c, nsum_c, &asks[a], sc[k], now);
             }
         }
         free(sum_c);
