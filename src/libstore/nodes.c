@@ -28,8 +28,21 @@ void node_row_release(struct node_row *r)
 
 void node_rows_free(struct node_row *rows, size_t n)
 {
-    for (size_t i = 0; i < n; i++)
-        node_row_release(&rows[i]);
+    /* last to first: a string a row shares with the row before it
+     * (store_node_summary_list) is freed with that row */
+    for (size_t i = n; i-- > 0;) {
+        struct node_row *r = &rows[i];
+        if (i) {
+            const struct node_row *p = &rows[i - 1];
+            if (r->cluster == p->cluster)
+                r->cluster = NULL;
+            if (r->captured_at == p->captured_at)
+                r->captured_at = NULL;
+            if (r->state == p->state)
+                r->state = NULL;
+        }
+        node_row_release(r);
+    }
     free(rows);
 }
 
@@ -167,6 +180,18 @@ int store_nodes_list(store_t *st, const char *cluster, struct node_row **rows,
     return 0;
 }
 
+/* Column i as the string prev (the row before's) when it is equal, else a
+ * copy; NULL for NULL. */
+static char *col_shared(sqlite3_stmt *s, int i, char *prev)
+{
+    const unsigned char *t = sqlite3_column_text(s, i);
+    if (!t)
+        return NULL;
+    if (prev && !strcmp(prev, (const char *)t))
+        return prev;
+    return xstrdup((const char *)t);
+}
+
 int store_node_summary_list(store_t *st, const char *cluster,
                             struct node_row **rows, size_t *n, exa_error_t *err)
 {
@@ -191,9 +216,12 @@ int store_node_summary_list(store_t *st, const char *cluster,
         ALLOC_GROW(v, nr + 1, alloc);
         r = &v[nr++];
         memset(r, 0, sizeof(*r));
-        r->cluster = col(s, 0);
-        r->captured_at = col(s, 1);
-        r->state = col(s, 2);
+        /* the rows of a cluster share its name, snapshot time and (in key
+         * order) state: one copy each, not one per row */
+        r->cluster = col_shared(s, 0, nr > 1 ? v[nr - 2].cluster : NULL);
+        r->captured_at =
+            col_shared(s, 1, nr > 1 ? v[nr - 2].captured_at : NULL);
+        r->state = col_shared(s, 2, nr > 1 ? v[nr - 2].state : NULL);
         /* NOT NULL columns (a NULL is stored as -1): no type check */
         r->gpus = sqlite3_column_int(s, 3);
         r->gpus_used = sqlite3_column_int(s, 4);

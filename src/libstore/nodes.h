@@ -45,13 +45,16 @@ void node_row_release(struct node_row *row);
  * so it always agrees with the rows: a state other than idle or mixed
  * reads as "other" with gpus_used and cpus -1 (placement only counts
  * such a node and its GPUs), a NULL number as -1. node, scheduler and
- * the other text fields are NULL. Free with node_rows_free(). 0 or -1
- * with err.
+ * the other text fields are NULL. A row's cluster, captured_at and
+ * state may be the very string of the row before it (one copy per run of
+ * equal values): free the array with node_rows_free(), never a row
+ * alone. 0 or -1 with err.
  */
 int store_node_summary_list(store_t *st, const char *cluster,
                             struct node_row **rows, size_t *n,
                             exa_error_t *err);
-/* Release n rows and free the array. */
+/* Release n rows and free the array (a cluster, captured_at or state
+ * string a row shares with the row before it is freed once). */
 void node_rows_free(struct node_row *rows, size_t n);
 
 /*
