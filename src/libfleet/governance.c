@@ -427,44 +427,44 @@ static int mismatch(exa_error_t *err, const char *name, const char *why)
                    name, why);
 }
 
-int governance_verify_cluster(store_t *st, const struct cluster_row *row,
-                              exa_error_t *err)
+/*
+ * governance_verify_cluster against ev, the cluster's newest "cluster_"
+ * event (NULL: it has none): 0, or -1 with err (EXA_ENOTAPPROVED).
+ */
+static int verify_against(const struct cluster_row *row,
+                          const struct audit_event *ev, exa_error_t *err)
 {
-    struct audit_event ev = {0};
     struct strbuf why = STRBUF_INIT;
     struct event_fields details = {0};
     char digest[65];
     const char *recorded;
     enum cluster_state want, have = cluster_state_parse(row->state);
-    int found, rc = -1;
+    int rc = -1;
 
-    found = audit_latest(st, row->name, "cluster_", &ev, err);
-    if (found < 0)
-        return -1;
-    if (!found) {
+    if (!ev) {
         rc = mismatch(err, row->name, "no audit event records it");
         goto out;
     }
-    if (!row->audit_hash || strcmp(row->audit_hash, ev.hash)) {
+    if (!row->audit_hash || strcmp(row->audit_hash, ev->hash)) {
         strbuf_addf(&why,
                     "the row is not bound to its latest audit event (%lld, "
                     "%s)",
-                    ev.id, ev.action);
+                    ev->id, ev->action);
         rc = mismatch(err, row->name, why.buf);
         goto out;
     }
-    if (!audit_event_intact(&ev)) {
-        strbuf_addf(&why, "its latest audit event (%lld) was altered", ev.id);
+    if (!audit_event_intact(ev)) {
+        strbuf_addf(&why, "its latest audit event (%lld) was altered", ev->id);
         rc = mismatch(err, row->name, why.buf);
         goto out;
     }
-    event_fields_read(ev.details, &details);
-    want = event_state(&ev, &details);
+    event_fields_read(ev->details, &details);
+    want = event_state(ev, &details);
     if (want != have) {
         strbuf_addf(&why,
                     "the row says %s but its latest audit event (%lld, %s) "
                     "left it %s",
-                    row->state ? row->state : "nothing", ev.id, ev.action,
+                    row->state ? row->state : "nothing", ev->id, ev->action,
                     cluster_state_name(want));
         rc = mismatch(err, row->name, why.buf);
         goto out;
@@ -475,7 +475,7 @@ int governance_verify_cluster(store_t *st, const struct cluster_row *row,
         strbuf_addf(&why,
                     "the row's identity differs from what its latest audit "
                     "event (%lld, %s) recorded",
-                    ev.id, ev.action);
+                    ev->id, ev->action);
         rc = mismatch(err, row->name, why.buf);
         goto out;
     }
@@ -483,6 +483,17 @@ int governance_verify_cluster(store_t *st, const struct cluster_row *row,
 out:
     json_decref(details.doc);
     strbuf_release(&why);
+    return rc;
+}
+
+int governance_verify_cluster(store_t *st, const struct cluster_row *row,
+                              exa_error_t *err)
+{
+    struct audit_event ev = {0};
+    int found = audit_latest(st, row->name, "cluster_", &ev, err), rc;
+    if (found < 0)
+        return -1;
+    rc = verify_against(row, found ? &ev : NULL, err);
     audit_event_release(&ev);
     return rc;
 }
@@ -806,7 +817,8 @@ int fleet_load(store_t *st, const char *regpath, struct fleet *out,
     struct registry reg = REGISTRY_INIT;
     struct strbuf text = STRBUF_INIT, again = STRBUF_INIT;
     struct cluster_row *rows = NULL;
-    size_t nrows = 0, i = 0, j = 0, alloc = 0;
+    struct audit_event *evs = NULL;
+    size_t nrows = 0, nevs = 0, i = 0, j = 0, k = 0, alloc = 0;
     char *actor = audit_actor();
     struct fleet f = {NULL, 0};
     int rc = -1, fd, exists, now, own_read = 0;
@@ -842,6 +854,9 @@ int fleet_load(store_t *st, const char *regpath, struct fleet *out,
     own_read = !store_in_transaction(st);
     if (own_read && store_begin_read(st, err) < 0)
         goto out;
+    /* the newest event of every cluster, in name order as the rows */
+    if (nrows && audit_latest_of_clusters(st, "cluster_", &evs, &nevs, err) < 0)
+        goto out;
     /* Both lists are sorted by name (strcmp; SQLite's BINARY collation). */
     while (i < reg.nr || j < nrows) {
         const struct cluster_def *y = NULL;
@@ -861,7 +876,13 @@ int fleet_load(store_t *st, const char *regpath, struct fleet *out,
         memset(&f.v[f.nr], 0, sizeof(f.v[f.nr]));
         if (r) {
             exa_error_t verr = EXA_ERROR_INIT;
-            if (governance_verify_cluster(st, r, &verr) < 0) {
+            while (k < nevs && strcmp(evs[k].target, r->name) < 0)
+                k++;
+            if (verify_against(r,
+                               k < nevs && !strcmp(evs[k].target, r->name)
+                                   ? &evs[k]
+                                   : NULL,
+                               &verr) < 0) {
                 if (verr.code != EXA_ENOTAPPROVED) {
                     if (err)
                         *err = verr;
@@ -903,6 +924,7 @@ out:
     if (own_read)
         store_rollback(st);
     rows_free(rows, nrows);
+    audit_events_free(evs, nevs);
     registry_release(&reg);
     strbuf_release(&text);
     strbuf_release(&again);

@@ -364,6 +364,42 @@ int audit_latest(store_t *st, const char *target, const char *prefix,
     return rc;
 }
 
+int audit_latest_of_clusters(store_t *st, const char *prefix,
+                             struct audit_event **v, size_t *n,
+                             exa_error_t *err)
+{
+    /* per cluster the search audit_latest does (ix_audit_events_target,
+     * newest first), as a correlated subquery: one statement, not one
+     * bind, step and reset per cluster */
+    sqlite3_stmt *s = store_prepare(
+        st,
+        "SELECT e.id, e.ts, e.source, e.actor, e.action, e.target, "
+        "e.details, e.prev_hash, e.hash FROM clusters c JOIN audit_events e "
+        "ON e.id = (SELECT id FROM audit_events WHERE target = c.name AND "
+        "substr(action, 1, length(?1)) = ?1 ORDER BY id DESC LIMIT 1) "
+        "ORDER BY c.name",
+        err);
+    struct audit_event *out = NULL;
+    size_t nr = 0, alloc = 0;
+    int step;
+    if (!s)
+        return -1;
+    store_bind_text(s, 1, prefix ? prefix : "");
+    while ((step = sqlite3_step(s)) == SQLITE_ROW) {
+        ALLOC_GROW(out, nr + 1, alloc);
+        memset(&out[nr], 0, sizeof(out[nr]));
+        read_event(s, &out[nr++]);
+    }
+    sqlite3_finalize(s);
+    if (step != SQLITE_DONE) {
+        audit_events_free(out, nr);
+        return store_err(st, err, "reading the clusters' audit events");
+    }
+    *v = out;
+    *n = nr;
+    return 0;
+}
+
 int audit_event_intact(const struct audit_event *ev)
 {
     char hex[65];

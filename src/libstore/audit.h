@@ -68,6 +68,18 @@ int audit_list(store_t *st, const char *target, const char *since,
 int audit_latest(store_t *st, const char *target, const char *prefix,
                  struct audit_event *out, exa_error_t *err);
 
+/*
+ * audit_latest(st, NAME, prefix, ...) for every row of the clusters table
+ * in one statement: *v holds, in cluster name order (strcmp, as
+ * store_cluster_list orders them), the newest event of each cluster that
+ * has one (a cluster without one has no entry; an entry's target names
+ * its cluster). Free with audit_events_free. 0 or -1 with err
+ * (EXA_ECONFIG).
+ */
+int audit_latest_of_clusters(store_t *st, const char *prefix,
+                             struct audit_event **v, size_t *n,
+                             exa_error_t *err);
+
 /* 1 when ev's stored hash is the hash of its own fields, else 0. */
 int audit_event_intact(const struct audit_event *ev);
 

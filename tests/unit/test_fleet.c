@@ -683,8 +683,10 @@ static char *decision_json(const struct place_cluster *c, size_t n, time_t now)
  * Placement through fleet_load (the one cluster list of the reconcile, the
  * flat reading of the audit events, the summary table) decides as a
  * reference built from the node rows of the clusters that really are
- * approved: c5 set ACTIVE by an UPDATE and c4's ssh_user edited are not
- * candidates although they have the most idle GPUs, and the choice and
+ * approved: c5 set ACTIVE by an UPDATE, c4's ssh_user edited and c0
+ * inserted ACTIVE with no event are not candidates although c5 and c4
+ * have the most idle GPUs (audit_latest_of_clusters agrees with
+ * audit_latest for each cluster), and the choice and
  * explanation are the reference's byte for byte.
  */
 static void test_place_through_fleet_load(void **state)
@@ -740,8 +742,37 @@ static void test_place_through_fleet_load(void **state)
                                 &err),
                      0);
 
+    /* c0: a row no event records, ACTIVE by an INSERT */
+    assert_int_equal(store_exec(e->st,
+                                "INSERT INTO clusters (name, scheduler, "
+                                "state, created_at, updated_at) VALUES "
+                                "('c0', 'slurm', 'ACTIVE', 'x', 'x')",
+                                &err),
+                     0);
+    {
+        /* the batch lookup is audit_latest per cluster */
+        struct audit_event *evs = NULL;
+        size_t nevs = 0, k = 0;
+        assert_int_equal(
+            audit_latest_of_clusters(e->st, "cluster_", &evs, &nevs, &err), 0);
+        assert_int_equal(nevs, 5);
+        for (int c = 0; c < 5; c++) {
+            struct audit_event one = {0};
+            assert_int_equal(
+                audit_latest(e->st, names[c], "cluster_", &one, &err), 1);
+            assert_string_equal(evs[k].target, names[c]);
+            assert_int_equal(evs[k].id, one.id);
+            assert_string_equal(evs[k].hash, one.hash);
+            assert_string_equal(evs[k].details, one.details);
+            k++;
+            audit_event_release(&one);
+        }
+        audit_events_free(evs, nevs);
+    }
     assert_int_equal(fleet_load(e->st, e->reg, &f, &err), 0);
-    assert_int_equal(f.nr, 5);
+    assert_int_equal(f.nr, 6);
+    assert_non_null(strstr(fleet_find(&f, "c0")->audit_mismatch,
+                           "no audit event records it"));
     assert_non_null(fleet_find(&f, "c4")->audit_mismatch);
     assert_non_null(fleet_find(&f, "c5")->audit_mismatch);
     assert_int_equal(
