@@ -717,7 +717,7 @@ static void test_place_through_fleet_load(void **state)
             gov_approve(e->st, e->reg, names[c], NULL, "ops", NULL, &err), 0);
     for (int c = 0; c < 5; c++) {
         struct node_row nr[12];
-        char nn[12][8];
+        char nn[12][16];
         memset(nr, 0, sizeof(nr));
         for (int i = 0; i < 12; i++) {
             snprintf(nn[i], sizeof(nn[i]), "n%02d", i);
