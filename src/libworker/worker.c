@@ -1315,11 +1315,25 @@ int worker_run(struct worker_opts *o, exa_error_t *err)
 
 static volatile pid_t shim_task_pgid;
 
+/* SIGTERM/SIGINT (the worker's death signal, or a cancel): kill the
+ * task's process group and reap the task itself before exiting, so that no
+ * zombie of it is left to whichever ancestor inherits it (PID 1 of a
+ * container may reap late or never). waitpid(2) and kill(2) are
+ * async-signal-safe (signal-safety(7)); after SIGKILL the wait returns as
+ * soon as the kernel has torn the task down. */
 static void shim_on_term(int sig)
 {
+    int saved = errno;
+    pid_t pg = shim_task_pgid;
     (void)sig;
-    if (shim_task_pgid > 0)
-        kill(-shim_task_pgid, SIGKILL);
+    if (pg > 0) {
+        kill(-pg, SIGKILL);
+        while (waitpid(pg, NULL, 0) < 0 && errno == EINTR)
+            ;
+        while (waitpid(-1, NULL, WNOHANG) > 0)
+            ;
+    }
+    errno = saved;
     _exit(128 + SIGTERM);
 }
 

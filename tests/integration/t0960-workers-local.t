@@ -349,7 +349,10 @@ tpid=$(cut -d' ' -f1 "$T/marker")
 kill -9 "$WPID"
 wait_for 2 sh -c "! kill -0 $tpid 2>/dev/null"
 is "$?" 0 "within 2 s of kill -9 of the worker its task is gone (the shim's death signal)"
-worker w13
+# w13 must outlive the 3 s TTL that declares w12 lost: it starts at once
+# now that the shim reaps its task, and an idle limit of 2 s would end it
+# before the task is queued again
+worker w13 --max-idle 8
 wait_for 30 sh -c "sqlite3 '$DB' \"select state from tasks where id = $T6\" | grep -q done"
 is "$?" 0 "after the TTL attempt 2 runs on another worker and completes"
 run_exa --json task attempts "$T6"
