@@ -637,6 +637,35 @@ fail:
     return NULL;
 }
 
+/*
+ * PRAGMA journal_mode=WAL, retried while the database is busy, for up to
+ * the 10 s of the busy timeout. Turning a new database into WAL mode needs
+ * its exclusive lock, and when two connections do it at once (exa serve's
+ * collector thread and its worker engine on a fresh platform.db, or two
+ * commands started together) SQLite answers SQLITE_BUSY at once instead of
+ * calling the busy handler, since waiting could deadlock
+ * (https://www.sqlite.org/wal.html#concurrency and sqlite3_busy_handler(3):
+ * "the busy handler is not invoked ... if it would deadlock"). The
+ * statement has ended when sqlite3_exec returns, so this connection holds
+ * no lock while it sleeps and the other one can finish.
+ */
+static int set_wal(store_t *st, exa_error_t *err)
+{
+    struct timespec pause = {0, 10 * 1000 * 1000}, start, now; /* 10 ms */
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    for (;;) {
+        int rc = sqlite3_exec(st->db, "PRAGMA journal_mode=WAL", NULL, NULL,
+                              NULL);
+        if (rc == SQLITE_OK)
+            return 0;
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        if (((rc & 0xff) != SQLITE_BUSY && (rc & 0xff) != SQLITE_LOCKED) ||
+            now.tv_sec - start.tv_sec >= 10)
+            return store_err(st, err, "setting journal_mode=WAL");
+        nanosleep(&pause, NULL);
+    }
+}
+
 store_t *store_open(const char *path, exa_error_t *err)
 {
     store_t *st;
@@ -702,7 +731,7 @@ store_t *store_open(const char *path, exa_error_t *err)
         }
         sqlite3_finalize(stmt);
     }
-    if (store_exec(st, "PRAGMA journal_mode=WAL", err) < 0 ||
+    if (set_wal(st, err) < 0 ||
         store_exec(st, "PRAGMA foreign_keys=ON", err) < 0 ||
         store_exec(st, "PRAGMA synchronous=NORMAL", err) < 0 ||
         /* a row INSERT OR REPLACE replaces fires its DELETE triggers

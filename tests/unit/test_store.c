@@ -1,13 +1,17 @@
 /*
  * test_store.c - platform.db: migrations, permissions, refusal to touch a
  * corrupt or newer database, and the audit chain (append-only triggers,
- * recomputation, tamper detection).
+ * recomputation, tamper detection), and connections opening a new
+ * database at the same moment.
  */
 #include <fcntl.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <cmocka.h>
@@ -69,6 +73,73 @@ static void test_open_creates_0600_and_migrates(void **state)
                      store_schema_version());
     store_close(st);
     free(path);
+    rm_rf(dir);
+    free(dir);
+}
+
+/* Four connections (threads, as in exa serve: the collector and the worker
+ * engine) opening one new platform.db at the same moment: each must open
+ * it, in WAL mode and migrated. Before set_wal() one of them failed about
+ * one time in six with "database is locked" (journal_mode=WAL answers
+ * SQLITE_BUSY at once when two connections switch a new file together),
+ * and exa serve exited at start-up. */
+#define RACERS 4
+struct racer {
+    pthread_barrier_t *go;
+    const char *path;
+    int ok;
+    char mode[16];
+    int version;
+};
+
+static void *race_open(void *arg)
+{
+    struct racer *r = arg;
+    exa_error_t err = EXA_ERROR_INIT;
+    store_t *st;
+    pthread_barrier_wait(r->go);
+    st = store_open(r->path, &err);
+    r->ok = st != NULL;
+    if (st) {
+        sqlite3_stmt *stmt = store_prepare(st, "PRAGMA journal_mode", NULL);
+        if (stmt && sqlite3_step(stmt) == SQLITE_ROW)
+            snprintf(r->mode, sizeof(r->mode), "%s",
+                     (const char *)sqlite3_column_text(stmt, 0));
+        sqlite3_finalize(stmt);
+        r->version = scalar_int(st, "PRAGMA user_version");
+        store_close(st);
+    } else {
+        fprintf(stderr, "racer: %s\n", err.text);
+    }
+    return NULL;
+}
+
+static void test_concurrent_first_open(void **state)
+{
+    char *dir = tmpdir_path();
+    (void)state;
+    for (int round = 0; round < 40; round++) {
+        char *path = xstrfmt("%s/r%d/platform.db", dir, round);
+        pthread_barrier_t go;
+        pthread_t th[RACERS];
+        struct racer r[RACERS];
+        pthread_barrier_init(&go, NULL, RACERS);
+        for (int i = 0; i < RACERS; i++) {
+            memset(&r[i], 0, sizeof(r[i]));
+            r[i].go = &go;
+            r[i].path = path;
+            assert_int_equal(pthread_create(&th[i], NULL, race_open, &r[i]), 0);
+        }
+        for (int i = 0; i < RACERS; i++)
+            pthread_join(th[i], NULL);
+        pthread_barrier_destroy(&go);
+        for (int i = 0; i < RACERS; i++) {
+            assert_true(r[i].ok);
+            assert_string_equal(r[i].mode, "wal");
+            assert_int_equal(r[i].version, store_schema_version());
+        }
+        free(path);
+    }
     rm_rf(dir);
     free(dir);
 }
@@ -271,6 +342,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_open_creates_0600_and_migrates),
+        cmocka_unit_test(test_concurrent_first_open),
         cmocka_unit_test(test_corrupt_db_untouched),
         cmocka_unit_test(test_newer_schema_refused),
         cmocka_unit_test(test_unwritable_dir),
