@@ -64,7 +64,8 @@ static void scontrol_one(const char *s, size_t len, struct slurm_jobs *jobs)
     const char *jobid = NULL, *ajid = NULL, *atid = NULL, *hjid = NULL,
                *hoff = NULL, *uid = NULL;
     struct slurm_job j;
-    struct slurm_row_ctx ctx = {1, HOSTLIST_MAX_HOSTS, 0, NULL, NULL};
+    struct slurm_row_ctx ctx = {1,    HOSTLIST_MAX_HOSTS, 0,
+                                NULL, NULL,               &jobs->strings};
     size_t nf = 0;
 
     while (p < end) {
@@ -133,19 +134,23 @@ static void scontrol_one(const char *s, size_t len, struct slurm_jobs *jobs)
         }
     }
     if (jobid) {
+        char *id;
         slurm_build_job(&j, f, nf, roles, nf, &ctx);
         if (ajid && atid)
-            j.id = xstrfmt("%s_%s", ajid, atid);
+            id = xstrfmt("%s_%s", ajid, atid);
         else if (hjid && hoff)
-            j.id = xstrfmt("%s+%s", hjid, hoff);
+            id = xstrfmt("%s+%s", hjid, hoff);
         else
-            j.id = xstrdup(jobid);
+            id = xstrdup(jobid);
+        j.id = arena_strdup(&jobs->strings, id);
+        free(id);
         if (uid) {
             const char *par = strchr(uid, '(');
-            j.user = xstrndup(uid, par ? (size_t)(par - uid) : strlen(uid));
+            j.user = arena_strndup(&jobs->strings, uid,
+                                   par ? (size_t)(par - uid) : strlen(uid));
             j.have |= SJ_USER;
         }
-        slurm_id_parts(&j);
+        slurm_id_parts(&j, &jobs->strings);
         ALLOC_GROW(jobs->jobs, jobs->njobs + 1, jobs->jobs_alloc);
         jobs->jobs[jobs->njobs++] = j;
     }

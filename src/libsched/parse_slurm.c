@@ -21,6 +21,7 @@
 #include "libres/gres.h"
 #include "libhostlist/hostlist.h"
 #include "libsched/parse_slurm_int.h"
+#include "libutil/arena.h"
 #include "libutil/duration.h"
 #include "libutil/json.h"
 #include "libutil/jsonw.h"
@@ -136,10 +137,10 @@ int slurm_valid_for(enum slurm_role r, const char *v)
         {
             /* the exit part may be negative ("-2:0", sacct(1) prints
              * the return code as a signed int) */
-            char *a = xstrndup(v, (size_t)(c - v));
-            int ok = is_int(a[0] == '-' ? a + 1 : a) && is_int(c + 1);
-            free(a);
-            return ok;
+            const char *a = v[0] == '-' ? v + 1 : v;
+            int64_t x;
+            return parse_count_span(a, (size_t)(c - a), &x) == 0 &&
+                   is_int(c + 1);
         }
     }
     case R_START:
@@ -176,7 +177,14 @@ int slurm_valid_for(enum slurm_role r, const char *v)
 
 /* ------------------------------------------------------------- records */
 
-static char *time_value(const char *v)
+/* A copy of v in a. */
+static char *adup(struct arena *a, const char *v)
+{
+    return arena_strndup(a, v, strlen(v));
+}
+
+/* The time cell v as the record holds it (in a), or NULL. */
+static char *time_value(struct arena *a, const char *v)
 {
     if (slurm_none_token(v))
         return NULL;
@@ -188,9 +196,9 @@ static char *time_value(const char *v)
         if (!gmtime_r(&t, &tm))
             return NULL;
         strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
-        return xstrdup(buf);
+        return adup(a, buf);
     }
-    return xstrdup(v);
+    return adup(a, v);
 }
 
 #define MAX_ARRAY_IDS 10000
@@ -202,7 +210,7 @@ static char *time_value(const char *v)
  * tasks is one squeue line; listing it would be untrusted input turned
  * into unbounded memory).
  */
-static void array_ranges(const char *s, struct slurm_job *j)
+static void array_ranges(const char *s, struct slurm_job *j, struct arena *a)
 {
     int64_t count = 0;
     for (int pass = 0; pass < 2; pass++) {
@@ -211,7 +219,8 @@ static void array_ranges(const char *s, struct slurm_job *j)
         if (pass == 1) {
             if (!count || count > MAX_ARRAY_IDS)
                 return;
-            j->array_task_ids = xcalloc((size_t)count, sizeof(long long));
+            j->array_task_ids =
+                arena_alloc(a, (size_t)count * sizeof(long long));
         }
         while (p < end) {
             int64_t lo, hi, step = 1, terms;
@@ -247,7 +256,7 @@ static void array_ranges(const char *s, struct slurm_job *j)
 }
 
 /* Fill array / het parts from the id. */
-void slurm_id_parts(struct slurm_job *j)
+void slurm_id_parts(struct slurm_job *j, struct arena *a)
 {
     const char *id = j->job_id ? j->job_id : j->id;
     const char *us, *plus;
@@ -257,8 +266,8 @@ void slurm_id_parts(struct slurm_job *j)
     plus = strchr(id, '+');
     if (us) {
         const char *task = us + 1;
-        j->array_job_id = xstrndup(id, (size_t)(us - id));
-        j->array_task = xstrdup(task);
+        j->array_job_id = arena_strndup(a, id, (size_t)(us - id));
+        j->array_task = adup(a, task);
         if (*task == '[') {
             /* "[2-4%25]" or "[5-1024]" or "[1,3,5-7]" */
             char *inner = xstrdup(task + 1), *pct, *rb;
@@ -273,11 +282,11 @@ void slurm_id_parts(struct slurm_job *j)
                 if (parse_count(&q, q + strlen(q), &m) == 0)
                     j->array_max_running = m;
             }
-            array_ranges(inner, j);
+            array_ranges(inner, j, a);
             free(inner);
         }
     } else if (plus && isdigit((unsigned char)plus[1])) {
-        j->het_job_id = xstrndup(id, (size_t)(plus - id));
+        j->het_job_id = arena_strndup(a, id, (size_t)(plus - id));
         const char *q = plus + 1;
         int64_t off;
         if (parse_count(&q, q + strlen(q), &off) == 0)
@@ -341,6 +350,7 @@ void slurm_build_job(struct slurm_job *j, char **f, size_t nf,
     const char *state = NULL, *state_c = NULL, *start = NULL, *end = NULL;
     const char *tres_alloc = NULL, *tres_job = NULL, *tres_node = NULL;
     const char *id = NULL, *id2 = NULL;
+    struct arena *a = ctx->strings;
     long long nodes = -1;
     int have_alloc = 0, cut_tres = 0;
 
@@ -359,8 +369,7 @@ void slurm_build_job(struct slurm_job *j, char **f, size_t nf,
                 id2 = v;
             break;
         case R_ID_RAW:
-            free(j->job_id_raw);
-            j->job_id_raw = xstrdup(v);
+            j->job_id_raw = adup(a, v);
             j->have |= SJ_JOB_ID_RAW;
             break;
         case R_STATE:
@@ -397,8 +406,7 @@ void slurm_build_job(struct slurm_job *j, char **f, size_t nf,
             end = v;
             break;
         case R_SUBMIT:
-            free(j->submit);
-            j->submit = time_value(v);
+            j->submit = time_value(a, v);
             j->have |= SJ_SUBMIT;
             break;
         case R_ELAPSED:
@@ -444,13 +452,11 @@ void slurm_build_job(struct slurm_job *j, char **f, size_t nf,
             }
             break;
         case R_STDOUT:
-            free(j->std_out);
-            j->std_out = slurm_none_token(v) ? NULL : xstrdup(v);
+            j->std_out = slurm_none_token(v) ? NULL : adup(a, v);
             break;
         case R_NODELIST_REASON:
             if (*v == '(' && v[strlen(v) - 1] == ')') {
-                free(j->reason);
-                j->reason = xstrndup(v + 1, strlen(v) - 2);
+                j->reason = arena_strndup(a, v + 1, strlen(v) - 2);
                 j->have |= SJ_REASON;
                 break;
             }
@@ -471,28 +477,23 @@ void slurm_build_job(struct slurm_job *j, char **f, size_t nf,
             }
             break;
         case R_REASON:
-            free(j->reason);
-            j->reason = xstrdup(v);
+            j->reason = adup(a, v);
             j->have |= SJ_REASON;
             break;
         case R_PARTITION:
-            free(j->partition);
-            j->partition = *v || ctx->delimited ? xstrdup(v) : NULL;
+            j->partition = *v || ctx->delimited ? adup(a, v) : NULL;
             j->have |= SJ_PARTITION;
             break;
         case R_ACCOUNT:
-            free(j->account);
-            j->account = *v || ctx->delimited ? xstrdup(v) : NULL;
+            j->account = *v || ctx->delimited ? adup(a, v) : NULL;
             j->have |= SJ_ACCOUNT;
             break;
         case R_USER:
-            free(j->user);
-            j->user = *v || ctx->delimited ? xstrdup(v) : NULL;
+            j->user = *v || ctx->delimited ? adup(a, v) : NULL;
             j->have |= SJ_USER;
             break;
         case R_NAME:
-            free(j->name);
-            j->name = *v || ctx->delimited ? xstrdup(v) : NULL;
+            j->name = *v || ctx->delimited ? adup(a, v) : NULL;
             j->have |= SJ_NAME;
             break;
         case R_NCPUS:
@@ -536,18 +537,15 @@ void slurm_build_job(struct slurm_job *j, char **f, size_t nf,
             }
             break;
         case R_MAXRSS:
-            free(j->max_rss);
-            j->max_rss = *v ? xstrdup(v) : NULL;
+            j->max_rss = *v ? adup(a, v) : NULL;
             j->have |= SJ_MAX_RSS;
             break;
         case R_BATCHHOST:
-            free(j->batch_host);
-            j->batch_host = slurm_none_token(v) ? NULL : xstrdup(v);
+            j->batch_host = slurm_none_token(v) ? NULL : adup(a, v);
             j->have |= SJ_BATCH_HOST;
             break;
         case R_CLUSTER:
-            free(j->cluster);
-            j->cluster = xstrdup(v);
+            j->cluster = adup(a, v);
             j->have |= SJ_CLUSTER;
             break;
         default:
@@ -561,29 +559,39 @@ void slurm_build_job(struct slurm_job *j, char **f, size_t nf,
             id = id2;
             id2 = tmp;
         }
-        free(j->job_id_raw);
-        j->job_id_raw = xstrdup(id2);
+        j->job_id_raw = adup(a, id2);
         j->have |= SJ_JOB_ID_RAW;
     }
     if (id && *id)
-        j->id = xstrdup(id);
+        j->id = adup(a, id);
     else if (j->job_id_raw && *j->job_id_raw)
-        j->id = xstrdup(j->job_id_raw); /* JobIDRaw alone names the job */
+        j->id = j->job_id_raw; /* JobIDRaw alone names the job */
     if (state && !*state)
         state = NULL;
     if (state_c && !*state_c)
         state_c = NULL;
-    if (state || state_c)
-        j->state =
-            slurm_job_state_normalize(state ? state : state_c, &j->raw_state);
+    if (state || state_c) {
+        const char *t = state ? state : state_c;
+        size_t n;
+        j->state = slurm_job_state_normalize(t, NULL);
+        /* raw_state: the token without surrounding blanks (as
+         * slurm_trim_dup gives it) */
+        while (*t == ' ' || *t == '\t' || *t == '\r' || *t == '\n')
+            t++;
+        n = strlen(t);
+        while (n && (t[n - 1] == ' ' || t[n - 1] == '\t' || t[n - 1] == '\r' ||
+                     t[n - 1] == '\n'))
+            n--;
+        j->raw_state = arena_strndup(a, t, n);
+    }
     else if (ctx->state_filter && !has_state_col(roles, nroles))
         /* no state column, but the command asked for one state only
          * (squeue -t R): every row is in it */
         j->state = slurm_job_state_normalize(ctx->state_filter, NULL);
     if (start && !(ctx->squeue && j->state && !strcmp(j->state, "PENDING")))
-        j->start = time_value(start);
+        j->start = time_value(a, start);
     if (end && !(ctx->squeue && !slurm_job_state_terminal(j->state)))
-        j->end = time_value(end);
+        j->end = time_value(a, end);
     if (have_alloc && tres_alloc) {
         long long g;
         if (tres_gpus(tres_alloc, &g)) {
@@ -613,43 +621,20 @@ void slurm_build_job(struct slurm_job *j, char **f, size_t nf,
     }
 }
 
-static void job_free(struct slurm_job *j)
-{
-    free(j->id);
-    free(j->job_id);
-    free(j->step);
-    free(j->array_job_id);
-    free(j->array_task);
-    free(j->array_task_ids);
-    free(j->het_job_id);
-    free(j->raw_state);
-    free(j->start);
-    free(j->end);
-    free(j->submit);
-    free(j->partition);
-    free(j->account);
-    free(j->user);
-    free(j->name);
-    free(j->reason);
-    free(j->batch_host);
-    free(j->job_id_raw);
-    free(j->max_rss);
-    free(j->cluster);
-    free(j->std_out);
-    strvec_clear(&j->nodelist);
-}
-
 void slurm_jobs_free(struct slurm_jobs *jobs)
 {
+    /* the strings are in jobs->strings; only the node lists are each
+     * record's own */
     for (size_t i = 0; i < jobs->njobs; i++)
-        job_free(&jobs->jobs[i]);
+        strvec_clear(&jobs->jobs[i].nodelist);
     for (size_t i = 0; i < jobs->nsteps; i++)
-        job_free(&jobs->steps[i]);
+        strvec_clear(&jobs->steps[i].nodelist);
     for (size_t i = 0; i < jobs->nerrors; i++)
         free(jobs->errors[i].id);
     free(jobs->jobs);
     free(jobs->steps);
     free(jobs->errors);
+    arena_release(&jobs->strings);
     memset(jobs, 0, sizeof(*jobs));
 }
 

@@ -13,6 +13,7 @@
 #include <jansson.h>
 #include <stddef.h>
 
+#include "libutil/arena.h"
 #include "libutil/cmdspec.h"
 #include "libutil/error.h"
 #include "libutil/jsonw.h"
@@ -114,6 +115,12 @@ struct slurm_rec_error {
     char *id; /* job id if readable, else NULL */
 };
 
+/*
+ * A parse result. The strings of every record (struct slurm_job's char *
+ * fields, and array_task_ids) live in strings, freed with the result by
+ * slurm_jobs_free: copy what must outlive it. Each record's nodelist is
+ * its own strvec (malloc'ed names) that a caller may move out.
+ */
 struct slurm_jobs {
     struct slurm_job *jobs;
     size_t njobs, jobs_alloc;
@@ -121,6 +128,7 @@ struct slurm_jobs {
     size_t nsteps, steps_alloc;
     struct slurm_rec_error *errors;
     size_t nerrors, errors_alloc;
+    struct arena strings; /* the records' strings (see above) */
 };
 
 /*
@@ -156,8 +164,9 @@ int squeue_parse_cmd(const char *buf, size_t len, const struct cmd_spec *spec,
  * squeue_parse_cmd over a large output a block at a time: the header line
  * (the first non-empty line of buf, which must be squeue's header) is
  * parsed with each run of up to block_rows following rows, and each
- * block's jobs are handed to cb, which takes what it wants (it may move
- * strings out and set them NULL); they are freed after cb returns. So
+ * block's jobs are handed to cb, which copies the strings it wants (they
+ * live in jobs->strings) and may move a record's nodelist out (leaving
+ * an empty strvec); all of it is freed after cb returns. So
  * 100,000 rows never exist as 100,000 struct slurm_job at once. Returns
  * 0, or -1 with err from the first block that fails (earlier blocks were
  * already handed over). block_rows 0 means 4096.

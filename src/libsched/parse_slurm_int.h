@@ -72,6 +72,8 @@ struct slurm_row_ctx {
     const unsigned char *cut; /* this row's slurm_row.cut, or NULL */
     const char *state_filter; /* the command's one-state filter (squeue
                                * -t R), or NULL */
+    struct arena *strings;    /* where the record's strings go: the
+                               * result's slurm_jobs.strings */
 };
 
 /* squeue's column names (parse_squeue.c); the table walk tells squeue
@@ -104,11 +106,14 @@ int slurm_is_job_id(const char *v);
 /* Non-zero when value v fits a column of role r (untyped roles: always). */
 int slurm_valid_for(enum slurm_role r, const char *v);
 
-/* Fill j's array / het fields from j->job_id (else j->id); no-op without. */
-void slurm_id_parts(struct slurm_job *j);
+/* Fill j's array / het fields from j->job_id (else j->id), their strings
+ * in a; no-op without. */
+void slurm_id_parts(struct slurm_job *j, struct arena *a);
 
-/* Build *j (overwritten, caller frees) from nf cells f with roles; ids are
- * not split into array/het parts (slurm_id_parts does that). */
+/* Build *j (overwritten) from nf cells f with roles, its strings in
+ * ctx->strings (j->nodelist is malloc'ed: the caller frees it, as
+ * slurm_jobs_free does); ids are not split into array/het parts
+ * (slurm_id_parts does that). */
 void slurm_build_job(struct slurm_job *j, char **f, size_t nf,
                      const enum slurm_role *roles, size_t nroles,
                      struct slurm_row_ctx *ctx);

@@ -576,7 +576,8 @@ int slurm_parse_table(const char *buf, size_t len, struct slurm_jobs *jobs,
     enum slurm_role roles[128];
     size_t nroles = 0;
     int merge_tail = 0;
-    struct slurm_row_ctx ctx = {!is_sacct, HOST_BUDGET, 0, NULL, NULL};
+    struct slurm_row_ctx ctx = {!is_sacct, HOST_BUDGET, 0,
+                                NULL,      NULL,        &jobs->strings};
     size_t ext[512];
     int have_ext = 0;
 
@@ -681,13 +682,13 @@ int slurm_parse_table(const char *buf, size_t len, struct slurm_jobs *jobs,
     built:
         if (is_sacct && j.id && strchr(j.id, '.')) {
             const char *dot = strchr(j.id, '.');
-            j.job_id = xstrndup(j.id, (size_t)(dot - j.id));
-            j.step = xstrdup(dot + 1);
-            slurm_id_parts(&j);
+            j.job_id = arena_strndup(&jobs->strings, j.id, (size_t)(dot - j.id));
+            j.step = arena_strndup(&jobs->strings, dot + 1, strlen(dot + 1));
+            slurm_id_parts(&j, &jobs->strings);
             ALLOC_GROW(jobs->steps, jobs->nsteps + 1, jobs->steps_alloc);
             jobs->steps[jobs->nsteps++] = j;
         } else {
-            slurm_id_parts(&j);
+            slurm_id_parts(&j, &jobs->strings);
             ALLOC_GROW(jobs->jobs, jobs->njobs + 1, jobs->jobs_alloc);
             jobs->jobs[jobs->njobs++] = j;
         }
