@@ -30,9 +30,12 @@ static void flush(struct jsonw *w)
     strbuf_reset(&w->buf);
 }
 
-static void put(struct jsonw *w, const char *s, size_t n)
+static inline void put(struct jsonw *w, const char *s, size_t n)
 {
-    strbuf_add(&w->buf, s, n);
+    char *d = room(w, n);
+    memcpy(d, s, n);
+    w->buf.len += n;
+    d[n] = '\0';
     if (w->buf.len >= FLUSH_AT)
         flush(w);
 }
@@ -57,7 +60,7 @@ void jsonw_init(struct jsonw *w, FILE *fp, int pretty)
 
 /* What goes before a value or a key: nothing after a key; else "," when
  * the container has members already, and the member's line. */
-static void before(struct jsonw *w)
+static inline void before(struct jsonw *w)
 {
     if (w->after_key) {
         w->after_key = 0;
@@ -163,13 +166,54 @@ void jsonw_keyn_slow(struct jsonw *w, const char *key, size_t n)
     jsonw_put_member_key(w, d, key, n, ind);
 }
 
+/* 1 for the bytes a string cannot copy as they are: NUL (its end), the
+ * controls below 0x20, '"', '\\', and every byte >= 0x80 (UTF-8 is
+ * checked, and invalid sequences replaced, by jx_quote) */
+static const unsigned char not_plain[256] = {
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, /* 0x00 */
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, /* 0x10 */
+    0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, /* 0x20: '"' */
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, /* 0x30 */
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, /* 0x40 */
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, /* 0x50: '\\' */
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, /* 0x60 */
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, /* 0x70 */
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, /* 0x80 */
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, /* 0x90 */
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, /* 0xa0 */
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, /* 0xb0 */
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, /* 0xc0 */
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, /* 0xd0 */
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, /* 0xe0 */
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, /* 0xf0 */
+};
+
 void jsonw_str(struct jsonw *w, const char *s)
 {
+    const unsigned char *p = (const unsigned char *)s;
+    size_t n = 0;
+    char *d;
+
+    if (!s) {
+        before(w);
+        put(w, "null", 4);
+        return;
+    }
+    /* most values are printable ASCII with nothing to escape: one scan
+     * and one copy; anything else is jx_quote's (the same bytes) */
+    while (!not_plain[p[n]])
+        n++;
     before(w);
-    if (s)
+    if (p[n]) {
         quoted(w, s);
-    else
-        strbuf_addstr(&w->buf, "null");
+    } else {
+        d = room(w, n + 2);
+        d[0] = '"';
+        memcpy(d + 1, s, n);
+        d[n + 1] = '"';
+        d[n + 2] = '\0';
+        w->buf.len += n + 2;
+    }
     if (w->buf.len >= FLUSH_AT)
         flush(w);
 }
