@@ -24,9 +24,19 @@
 static int read_uint(const char **p, long long *v)
 {
     const char *s = *p;
-    int64_t x;
-    /* parse.h: overflow-checked; a field past 10^12 is no duration */
-    if (parse_count(&s, s + strlen(s), &x) < 0 || x > 1000000000000LL)
+    long long x = 0;
+    int over = 0;
+    /* a field past 10^12 is no duration (nor one past INT64_MAX): once
+     * past it the digits are only skipped, so nothing overflows */
+    if (!isdigit((unsigned char)*s))
+        return -1;
+    for (; isdigit((unsigned char)*s); s++) {
+        if (x > 1000000000000LL)
+            over = 1;
+        else
+            x = x * 10 + (*s - '0');
+    }
+    if (over || x > 1000000000000LL)
         return -1;
     *v = x;
     *p = s;
