@@ -24,7 +24,9 @@ struct hl_range {
 };
 
 struct hl_piece {
-    char *text;              /* literal text, or NULL for a group */
+    const char *text;        /* literal text (tlen bytes of the
+                              * expression), or NULL for a group */
+    size_t tlen;
     struct hl_range *ranges; /* group ranges */
     size_t nranges, alloc;
     unsigned long long count; /* hosts in the group */
@@ -32,10 +34,8 @@ struct hl_piece {
 
 static void pieces_free(struct hl_piece *p, size_t n)
 {
-    for (size_t i = 0; i < n; i++) {
-        free(p[i].text);
+    for (size_t i = 0; i < n; i++)
         free(p[i].ranges);
-    }
     free(p);
 }
 
@@ -93,8 +93,9 @@ static int parse_group(const char *s, size_t len, struct hl_piece *pc,
 }
 
 /* v in decimal, zero-padded to width digits (printf's "%0*llu" for a
- * width >= 0, without a printf per host name). */
-static void add_padded(struct strbuf *sb, unsigned long long v, int width)
+ * width >= 0, without a printf per host name), written at o (room for
+ * max(width, 20) bytes); returns the end. */
+static char *put_padded(char *o, unsigned long long v, int width)
 {
     char d[24];
     size_t k = sizeof(d);
@@ -103,8 +104,9 @@ static void add_padded(struct strbuf *sb, unsigned long long v, int width)
         v /= 10;
     } while (v);
     for (int z = (int)(sizeof(d) - k); z < width; z++)
-        strbuf_addch(sb, '0');
-    strbuf_add(sb, d + k, sizeof(d) - k);
+        *o++ = '0';
+    memcpy(o, d + k, sizeof(d) - k);
+    return o + (sizeof(d) - k);
 }
 
 /* Expand one top-level expression (no top-level commas) into out. */
@@ -114,9 +116,11 @@ static int expand_one(const char *s, size_t len, struct strvec *out,
     struct hl_piece *pc = NULL;
     size_t npc = 0, alloc = 0, i = 0;
     unsigned long long product = 1;
-    size_t *idx = NULL; /* current range index per piece */
-    unsigned long long *val = NULL;
-    struct strbuf name = STRBUF_INIT;
+    /* current range index and value per piece; the name being built:
+     * on the stack for the usual few pieces and short names */
+    size_t idx_s[16], *idx = idx_s, need = 1;
+    unsigned long long val_s[16], *val = val_s;
+    char name_s[512], *name = name_s;
     int rc = -1;
 
     while (i < len) {
@@ -152,7 +156,8 @@ static int expand_one(const char *s, size_t len, struct strvec *out,
             size_t j = i;
             while (j < len && s[j] != '[' && s[j] != ']')
                 j++;
-            pc[npc].text = xstrndup(s + i, j - i);
+            pc[npc].text = s + i;
+            pc[npc].tlen = j - i;
             npc++;
             i = j;
         }
@@ -162,21 +167,41 @@ static int expand_one(const char *s, size_t len, struct strvec *out,
                 cap);
         goto out;
     }
-    idx = xcalloc(npc ? npc : 1, sizeof(*idx));
-    val = xcalloc(npc ? npc : 1, sizeof(*val));
-    for (size_t k = 0; k < npc; k++)
-        if (!pc[k].text)
-            val[k] = pc[k].ranges[0].lo;
+    if (npc > 16) {
+        idx = xcalloc(npc, sizeof(*idx));
+        val = xcalloc(npc, sizeof(*val));
+    }
+    for (size_t k = 0; k < npc; k++) {
+        idx[k] = 0;
+        if (pc[k].text) {
+            need += pc[k].tlen;
+            continue;
+        }
+        val[k] = pc[k].ranges[0].lo;
+        /* the widest number of the group: 20 digits, or its width */
+        {
+            size_t w = 20;
+            for (size_t r = 0; r < pc[k].nranges; r++)
+                if ((size_t)pc[k].ranges[r].width > w)
+                    w = (size_t)pc[k].ranges[r].width;
+            need += w;
+        }
+    }
+    if (need > sizeof(name_s))
+        name = xmalloc(need);
     for (;;) {
         ssize_t k;
-        strbuf_reset(&name);
+        char *o = name;
         for (size_t m = 0; m < npc; m++) {
-            if (pc[m].text)
-                strbuf_addstr(&name, pc[m].text);
-            else
-                add_padded(&name, val[m], pc[m].ranges[idx[m]].width);
+            if (pc[m].text) {
+                memcpy(o, pc[m].text, pc[m].tlen);
+                o += pc[m].tlen;
+            } else {
+                o = put_padded(o, val[m], pc[m].ranges[idx[m]].width);
+            }
         }
-        strvec_push(out, name.buf);
+        *o = '\0';
+        strvec_push(out, name);
         (*total)++;
         /* odometer: the last group turns fastest */
         for (k = (ssize_t)npc - 1; k >= 0; k--) {
@@ -200,9 +225,12 @@ static int expand_one(const char *s, size_t len, struct strvec *out,
     }
     rc = 0;
 out:
-    free(idx);
-    free(val);
-    strbuf_release(&name);
+    if (idx != idx_s) {
+        free(idx);
+        free(val);
+    }
+    if (name != name_s)
+        free(name);
     pieces_free(pc, npc);
     return rc;
 }
