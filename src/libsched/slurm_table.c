@@ -72,48 +72,63 @@ static size_t split_blanks(struct slurm_table *t, const char *line, size_t len,
     return n;
 }
 
-/* Split on sep; with ',' commas inside () or [] do not split. */
+static inline int trim_byte(char c)
+{
+    return c == ' ' || c == '\t' || c == '\r' || c == '\n';
+}
+
+/* Split on sep; with ',' commas inside () or [] do not split. The line
+ * is copied into the arena once and each field cut out of the copy in
+ * place: its end (the separator, or the first of its trailing blanks)
+ * becomes its NUL, and it starts past its leading blanks, the string
+ * trim_dup would give. */
 static size_t split_sep(struct slurm_table *t, const char *line, size_t len,
                         char sep, char ***out)
 {
-    size_t stack[128], *bnd = stack, cap = 64, n = 0, i = 0;
+    char *stack[128], **fs = stack;
+    size_t cap = 128, n = 0;
+    char *c = arena_strndup(&t->arena, line, len), *end = c + len, *i = c;
     char **v;
-    /* field boundaries first, then the array at its size in the arena */
     for (;;) {
-        size_t j = i;
+        char *j = i, *a = i, *b;
         if (sep != ',') {
-            const char *m = memchr(line + i, sep, len - i);
-            j = m ? (size_t)(m - line) : len;
+            while (j < end && *j != sep)
+                j++;
         } else {
             int depth = 0;
-            while (j < len && (line[j] != sep || depth)) {
-                if (line[j] == '(' || line[j] == '[')
+            while (j < end && (*j != sep || depth)) {
+                if (*j == '(' || *j == '[')
                     depth++;
-                else if ((line[j] == ')' || line[j] == ']') && depth)
+                else if ((*j == ')' || *j == ']') && depth)
                     depth--;
                 j++;
             }
         }
+        b = j;
+        while (a < b && trim_byte(*a))
+            a++;
+        while (b > a && trim_byte(b[-1]))
+            b--;
         if (n == cap) {
-            size_t *nb = xmalloc(4 * cap * sizeof(*nb));
-            memcpy(nb, bnd, 2 * cap * sizeof(*nb));
-            if (bnd != stack)
-                free(bnd);
-            bnd = nb;
+            char **nb = xmalloc(2 * cap * sizeof(*nb));
+            memcpy(nb, fs, cap * sizeof(*nb));
+            if (fs != stack)
+                free(fs);
+            fs = nb;
             cap *= 2;
         }
-        bnd[2 * n] = i;
-        bnd[2 * n + 1] = j;
-        n++;
-        if (j >= len)
+        fs[n++] = a;
+        if (j >= end) {
+            *b = '\0';
             break;
+        }
+        *b = '\0';
         i = j + 1;
     }
     v = arena_alloc(&t->arena, n * sizeof(*v));
-    for (size_t k = 0; k < n; k++)
-        v[k] = trim_dup(t, line + bnd[2 * k], bnd[2 * k + 1] - bnd[2 * k]);
-    if (bnd != stack)
-        free(bnd);
+    memcpy(v, fs, n * sizeof(*v));
+    if (fs != stack)
+        free(fs);
     *out = v;
     return n;
 }
