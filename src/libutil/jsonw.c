@@ -162,7 +162,7 @@ void jsonw_keyn_slow(struct jsonw *w, const char *key, size_t n)
      * and ": " write, in one reservation (a key per value made them a
      * quarter of `exa --json hpc jobs --limit 0`) */
     ind = w->pretty ? 1 + (size_t)w->depth * 2 : 0;
-    d = room(w, 1 + ind + n + 4);
+    d = room(w, 1 + ind + n + 4 + JSONW_KEY_SLACK);
     jsonw_put_member_key(w, d, key, n, ind);
 }
 

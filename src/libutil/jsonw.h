@@ -44,8 +44,11 @@ void jsonw_key(struct jsonw *w, const char *key);
  * ASCII, no '"' or '\\', no NUL): the same bytes without scanning it.
  * jsonw_key_lit(w, "name") passes a string literal and its length. */
 /* Internal to jsonw_keyn and jsonw_keyn_slow: write ",", the indent,
- * "key": at d, which has room for 1 + ind + n + 4 bytes at the end of
- * w->buf; ind is the newline plus indent width (0 when not pretty). */
+ * "key": at d, which has room for 1 + ind + n + 4 + JSONW_KEY_SLACK
+ * bytes at the end of w->buf; ind is the newline plus indent width (0
+ * when not pretty). The indent goes in 16-byte stores (no memset call
+ * per key), which may write up to 15 bytes past it, into that slack. */
+#define JSONW_KEY_SLACK 16
 static inline void jsonw_put_member_key(struct jsonw *w, char *d,
                                         const char *key, size_t n, size_t ind)
 {
@@ -53,8 +56,10 @@ static inline void jsonw_put_member_key(struct jsonw *w, char *d,
         *d++ = ',';
     w->empty[w->depth] = 0;
     if (ind) {
+        static const char spaces[16] = "                ";
         *d++ = '\n';
-        memset(d, ' ', ind - 1);
+        for (size_t k = 0; k < ind - 1; k += 16)
+            memcpy(d + k, spaces, 16);
         d += ind - 1;
     }
     *d++ = '"';
@@ -75,7 +80,7 @@ static inline void jsonw_keyn(struct jsonw *w, const char *key, size_t n)
     size_t ind = w->pretty ? 1 + (size_t)w->depth * 2 : 0;
     char *d;
     if (w->after_key || w->depth == 0 ||
-        w->buf.alloc < w->buf.len + ind + n + 6) {
+        w->buf.alloc < w->buf.len + ind + n + 6 + JSONW_KEY_SLACK) {
         jsonw_keyn_slow(w, key, n);
         return;
     }
