@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "libutil/arena.h"
 #include "libutil/parse.h"
 #include "libutil/strbuf.h"
 #include "libutil/xalloc.h"
@@ -109,8 +110,27 @@ static char *put_padded(char *o, unsigned long long v, int width)
     return o + (sizeof(d) - k);
 }
 
+/* Where the names go: pushed on sv, or (sv NULL) copied into a with
+ * their pointers collected in v (malloc'ed until the end). */
+struct hl_out {
+    struct strvec *sv;
+    struct arena *a;
+    const char **v;
+    size_t nr, alloc;
+};
+
+static void out_push(struct hl_out *o, const char *name, size_t n)
+{
+    if (o->sv) {
+        strvec_push(o->sv, name);
+        return;
+    }
+    ALLOC_GROW(o->v, o->nr + 2, o->alloc);
+    o->v[o->nr++] = arena_strndup(o->a, name, n);
+}
+
 /* Expand one top-level expression (no top-level commas) into out. */
-static int expand_one(const char *s, size_t len, struct strvec *out,
+static int expand_one(const char *s, size_t len, struct hl_out *out,
                       size_t *total, size_t cap, exa_error_t *err)
 {
     struct hl_piece *pc = NULL;
@@ -201,7 +221,7 @@ static int expand_one(const char *s, size_t len, struct strvec *out,
             }
         }
         *o = '\0';
-        strvec_push(out, name);
+        out_push(out, name, (size_t)(o - name));
         (*total)++;
         /* odometer: the last group turns fastest */
         for (k = (ssize_t)npc - 1; k >= 0; k--) {
@@ -235,13 +255,11 @@ out:
     return rc;
 }
 
-long hostlist_expand(const char *expr, struct strvec *out, size_t max_hosts,
-                     exa_error_t *err)
+/* hostlist_expand into o: the count, or -1 with err (what o collected
+ * is then the caller's to drop). */
+static long expand_into(const char *expr, struct hl_out *o, size_t max_hosts,
+                        exa_error_t *err)
 {
-    struct strvec tmp = STRVEC_INIT;
-    /* out is unchanged on error: an empty one is filled directly (and
-     * emptied again on error), else through tmp */
-    struct strvec *dst = out->nr ? &tmp : out;
     size_t total = 0, i = 0, len;
     const char *s = expr ? expr : "";
 
@@ -270,7 +288,6 @@ long hostlist_expand(const char *expr, struct strvec *out, size_t max_hosts,
             if (total + 1 > max_hosts) {
                 exa_err(err, EXA_EPARSE,
                         "hostlist expands to more than %zu hosts", max_hosts);
-                strvec_clear(dst);
                 return -1;
             }
             if (name) {
@@ -279,23 +296,59 @@ long hostlist_expand(const char *expr, struct strvec *out, size_t max_hosts,
             } else {
                 name = xstrndup(s + i, j - i);
             }
-            strvec_push(dst, name);
+            out_push(o, name, j - i);
             if (name != buf)
                 free(name);
             total++;
         } else if (j > i &&
-                   expand_one(s + i, j - i, dst, &total, max_hosts, err) < 0) {
-            strvec_clear(dst);
+                   expand_one(s + i, j - i, o, &total, max_hosts, err) < 0) {
             return -1;
         }
         i = j + 1;
     }
-    if (dst == &tmp) {
+    return (long)total;
+}
+
+long hostlist_expand(const char *expr, struct strvec *out, size_t max_hosts,
+                     exa_error_t *err)
+{
+    struct strvec tmp = STRVEC_INIT;
+    /* out is unchanged on error: an empty one is filled directly (and
+     * emptied again on error), else through tmp */
+    struct hl_out o = {out->nr ? &tmp : out, NULL, NULL, 0, 0};
+    long n = expand_into(expr, &o, max_hosts, err);
+
+    if (n < 0) {
+        strvec_clear(o.sv);
+        return -1;
+    }
+    if (o.sv == &tmp) {
         for (size_t k = 0; k < tmp.nr; k++)
             strvec_push(out, tmp.v[k]);
         strvec_clear(&tmp);
     }
-    return (long)total;
+    return n;
+}
+
+long hostlist_expand_arena(const char *expr, struct arena *a,
+                           const char ***names, size_t max_hosts,
+                           exa_error_t *err)
+{
+    struct hl_out o = {NULL, a, NULL, 0, 0};
+    long n = expand_into(expr, &o, max_hosts, err);
+    const char **v;
+
+    if (n < 0) {
+        free(o.v);
+        return -1;
+    }
+    v = arena_alloc(a, ((size_t)n + 1) * sizeof(*v));
+    if (n)
+        memcpy(v, o.v, (size_t)n * sizeof(*v));
+    v[n] = NULL;
+    free(o.v);
+    *names = v;
+    return n;
 }
 
 /* Split name into prefix length and numeric suffix; 0 if no digits. */

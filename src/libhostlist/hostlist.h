@@ -13,6 +13,7 @@
 
 #include <stddef.h>
 
+#include "libutil/arena.h"
 #include "libutil/error.h"
 #include "libutil/strvec.h"
 
@@ -29,6 +30,17 @@
  */
 long hostlist_expand(const char *expr, struct strvec *out, size_t max_hosts,
                      exa_error_t *err);
+
+/*
+ * hostlist_expand with the names in the arena a (libutil/arena.h): on
+ * success *names is a NULL-terminated array of the names, the array and
+ * every name in a (valid until arena_release), and the count is
+ * returned; -1 with err as hostlist_expand (*names untouched). A parse
+ * that expands many node lists makes no malloc per name.
+ */
+long hostlist_expand_arena(const char *expr, struct arena *a,
+                           const char ***names, size_t max_hosts,
+                           exa_error_t *err);
 
 /*
  * 1 when s is one Slurm node name that may go on a command line as it is

@@ -161,10 +161,19 @@ static void take_jobs(void *ctx, struct slurm_jobs *jobs)
             j->reason = pool(s, in->reason);
         j->cpus = (in->have & SJ_NCPUS) ? in->ncpus : -1;
         j->gpus = in->has_gpus ? in->gpus : -1;
-        /* the expanded node names are moved too */
-        strvec_clear(&j->nodes);
-        j->nodes = in->nodelist;
-        strvec_init(&in->nodelist);
+        /* the expanded node names too (the array is the job's own) */
+        if (in->nodelist.nr) {
+            size_t nr = in->nodelist.nr;
+            const char **v = xmalloc((nr + 1) * sizeof(*v));
+            for (size_t k = 0; k < nr; k++)
+                v[k] = arena_strndup(&s->strings, in->nodelist.v[k],
+                                     strlen(in->nodelist.v[k]));
+            v[nr] = NULL;
+            strvec_clear(&j->nodes);
+            j->nodes.v = v;
+            j->nodes.nr = nr;
+            j->nodes.alloc = nr + 1;
+        }
     }
 }
 

@@ -63,8 +63,10 @@ void obs_snapshot_free(struct obs_snapshot *s)
             free(j->partition);
             free(j->state);
             free(j->reason);
+            strvec_clear(&j->nodes);
+        } else if (j->nodes.v != strvec_empty) {
+            free(j->nodes.v); /* the names are in s->strings */
         }
-        strvec_clear(&j->nodes);
     }
     arena_release(&s->strings);
     free(s->nodes);

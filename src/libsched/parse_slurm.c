@@ -463,17 +463,27 @@ void slurm_build_job(struct slurm_job *j, char **f, size_t nf,
             /* fall through */
         case R_NODELIST:
             j->have |= SJ_NODELIST;
-            strvec_clear(&j->nodelist);
+            strvec_init(&j->nodelist);
             if (!slurm_none_token(v) && strcmp(v, "None assigned")) {
                 exa_error_t e = EXA_ERROR_INIT;
                 size_t cap = ctx->host_budget < HOSTLIST_MAX_HOSTS
                                  ? ctx->host_budget
                                  : HOSTLIST_MAX_HOSTS;
-                long n = cap ? hostlist_expand(v, &j->nodelist, cap, &e) : -1;
-                if (n < 0)
-                    strvec_push(&j->nodelist, v);
-                else
+                const char **names = NULL;
+                long n =
+                    cap ? hostlist_expand_arena(v, a, &names, cap, &e) : -1;
+                if (n < 0) {
+                    /* not a hostlist (or over the budget): as printed */
+                    names = arena_alloc(a, 2 * sizeof(*names));
+                    names[0] = adup(a, v);
+                    n = 1;
+                } else {
                     ctx->host_budget -= (size_t)n;
+                }
+                if (n) {
+                    j->nodelist.v = names;
+                    j->nodelist.nr = (size_t)n;
+                }
             }
             break;
         case R_REASON:
@@ -623,12 +633,7 @@ void slurm_build_job(struct slurm_job *j, char **f, size_t nf,
 
 void slurm_jobs_free(struct slurm_jobs *jobs)
 {
-    /* the strings are in jobs->strings; only the node lists are each
-     * record's own */
-    for (size_t i = 0; i < jobs->njobs; i++)
-        strvec_clear(&jobs->jobs[i].nodelist);
-    for (size_t i = 0; i < jobs->nsteps; i++)
-        strvec_clear(&jobs->steps[i].nodelist);
+    /* the records' strings and node lists are all in jobs->strings */
     for (size_t i = 0; i < jobs->nerrors; i++)
         free(jobs->errors[i].id);
     free(jobs->jobs);

@@ -94,7 +94,10 @@ struct slurm_job {
     unsigned have; /* enum slurm_job_have */
     char *partition, *account, *user, *name, *reason, *batch_host, *job_id_raw,
         *max_rss, *cluster;
-    struct strvec nodelist; /* expanded hostlist */
+    struct strvec nodelist; /* expanded hostlist; in a parse result its
+                             * array and names live in slurm_jobs.strings
+                             * (alloc 0): read it, never push on or clear
+                             * it */
     long long ncpus;
     int has_time_limit;
     long long time_limit_s;
@@ -117,9 +120,9 @@ struct slurm_rec_error {
 
 /*
  * A parse result. The strings of every record (struct slurm_job's char *
- * fields, and array_task_ids) live in strings, freed with the result by
- * slurm_jobs_free: copy what must outlive it. Each record's nodelist is
- * its own strvec (malloc'ed names) that a caller may move out.
+ * fields, array_task_ids, and the nodelist's array and names) live in
+ * strings, freed with the result by slurm_jobs_free: copy what must
+ * outlive it.
  */
 struct slurm_jobs {
     struct slurm_job *jobs;
@@ -164,9 +167,9 @@ int squeue_parse_cmd(const char *buf, size_t len, const struct cmd_spec *spec,
  * squeue_parse_cmd over a large output a block at a time: the header line
  * (the first non-empty line of buf, which must be squeue's header) is
  * parsed with each run of up to block_rows following rows, and each
- * block's jobs are handed to cb, which copies the strings it wants (they
- * live in jobs->strings) and may move a record's nodelist out (leaving
- * an empty strvec); all of it is freed after cb returns. So
+ * block's jobs are handed to cb, which copies what it wants (every
+ * string and node list lives in jobs->strings); all of it is freed after
+ * cb returns. So
  * 100,000 rows never exist as 100,000 struct slurm_job at once. Returns
  * 0, or -1 with err from the first block that fails (earlier blocks were
  * already handed over). block_rows 0 means 4096.
