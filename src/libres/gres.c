@@ -146,7 +146,9 @@ static int key_is(const char *k, size_t kl, const char *name)
     return kl == strlen(name) && !memcmp(k, name, kl);
 }
 
-int tres_parse(const char *s, struct tres_info *out)
+/* tres_parse; all 0: only the GPU count is wanted (cpu, node and mem,
+ * which never make a string invalid, are not parsed). */
+static int tres_walk(const char *s, struct tres_info *out, int all)
 {
     struct tres_info t;
     int64_t untyped = -1, typed = 0;
@@ -187,6 +189,8 @@ int tres_parse(const char *s, struct tres_info *out)
         } else if (kl > 9 && !strncmp(s + i, "gres/gpu:", 9)) {
             if (parse_count_span(v, vl, &n) < 0 || count_add(&typed, n) < 0)
                 return 0;
+        } else if (!all) {
+            /* cpu, node, mem: no effect on the GPU count */
         } else if (key_is(s + i, kl, "cpu")) {
             if (parse_count_span(v, vl, &n) == 0) {
                 t.has_cpus = 1;
@@ -214,11 +218,16 @@ int tres_parse(const char *s, struct tres_info *out)
     return 1;
 }
 
+int tres_parse(const char *s, struct tres_info *out)
+{
+    return tres_walk(s, out, 1);
+}
+
 int tres_gpus(const char *s, long long *gpus)
 {
     struct tres_info t;
 
-    if (!tres_parse(s, &t))
+    if (!tres_walk(s, &t, 0))
         return 0;
     *gpus = t.gpus;
     return 1;
