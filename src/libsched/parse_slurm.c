@@ -30,18 +30,29 @@
 
 /* ------------------------------------------------------------ validators */
 
+/* The count s (digits only, at most INT64_MAX: parse_count_str's
+ * grammar, read in place without its strlen and calls; a large parse
+ * reads several a row), or -1 when it is none. */
+static inline long long count_of(const char *s)
+{
+    uint64_t v = 0;
+    if (!(*s >= '0' && *s <= '9'))
+        return -1;
+    for (; *s >= '0' && *s <= '9'; s++) {
+        unsigned d = (unsigned)(*s - '0');
+        /* v * 10 + d > INT64_MAX, without a division per digit */
+        if (v >= (uint64_t)INT64_MAX / 10 &&
+            (v > (uint64_t)INT64_MAX / 10 || d > (unsigned)(INT64_MAX % 10)))
+            return -1;
+        v = v * 10 + d;
+    }
+    return *s ? -1 : (long long)v;
+}
+
 /* A count: digits only, at most INT64_MAX (libutil/parse.h). */
 static int is_int(const char *s)
 {
-    int64_t v;
-    return parse_count_str(s, &v) == 0;
-}
-
-/* The count s, or -1 when it is none (callers usually checked is_int). */
-static long long count_of(const char *s)
-{
-    int64_t v;
-    return parse_count_str(s, &v) == 0 ? (long long)v : -1;
+    return count_of(s) >= 0;
 }
 
 int slurm_none_token(const char *v)
