@@ -92,8 +92,9 @@ static size_t split_sep(struct slurm_table *t, const char *line, size_t len,
     for (;;) {
         char *j = i, *a = i, *b;
         if (sep != ',') {
-            while (j < end && *j != sep)
-                j++;
+            j = memchr(i, sep, (size_t)(end - i));
+            if (!j)
+                j = end;
         } else {
             int depth = 0;
             while (j < end && (*j != sep || depth)) {
