@@ -28,9 +28,9 @@ static int read_uint(const char **p, long long *v)
     int over = 0;
     /* a field past 10^12 is no duration (nor one past INT64_MAX): once
      * past it the digits are only skipped, so nothing overflows */
-    if (!isdigit((unsigned char)*s))
+    if (!(*s >= '0' && *s <= '9'))
         return -1;
-    for (; isdigit((unsigned char)*s); s++) {
+    for (; *s >= '0' && *s <= '9'; s++) {
         if (x > 1000000000000LL)
             over = 1;
         else
@@ -68,7 +68,7 @@ int slurm_duration_parse(const char *s, double *secs)
     char buf[64];
     const char *p;
     long long f[3], days = 0;
-    int nf = 0;
+    int nf = 0, dash;
     double frac = 0;
 
     if (!s)
@@ -83,7 +83,8 @@ int slurm_duration_parse(const char *s, double *secs)
             if (!strcasecmp(buf, none[i]))
                 return 0;
     p = buf;
-    if (strchr(buf, '-')) {
+    dash = strchr(buf, '-') != NULL;
+    if (dash) {
         if (read_uint(&p, &days) < 0 || *p != '-')
             return -1;
         p++;
@@ -112,7 +113,7 @@ int slurm_duration_parse(const char *s, double *secs)
     }
     if (*p)
         return -1;
-    if (strchr(buf, '-')) {
+    if (dash) {
         /* D-H, D-H:M, D-H:M:S */
         long long h = f[0], m = nf > 1 ? f[1] : 0, sec = nf > 2 ? f[2] : 0;
         if (nf > 1 && m > 59)
