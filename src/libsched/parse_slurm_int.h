@@ -110,10 +110,10 @@ int slurm_valid_for(enum slurm_role r, const char *v);
  * in a; no-op without. */
 void slurm_id_parts(struct slurm_job *j, struct arena *a);
 
-/* Build *j (overwritten) from nf cells f with roles, its strings in
- * ctx->strings (j->nodelist is malloc'ed: the caller frees it, as
- * slurm_jobs_free does); ids are not split into array/het parts
- * (slurm_id_parts does that). */
+/* Build *j (overwritten) from nf cells f with roles, its strings and its
+ * nodelist's array and names in ctx->strings (nothing for the caller to
+ * free: slurm_jobs_free releases the arena); ids are not split into
+ * array/het parts (slurm_id_parts does that). */
 void slurm_build_job(struct slurm_job *j, char **f, size_t nf,
                      const enum slurm_role *roles, size_t nroles,
                      struct slurm_row_ctx *ctx);
