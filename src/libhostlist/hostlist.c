@@ -25,8 +25,8 @@ struct hl_range {
 };
 
 struct hl_piece {
-    const char *text;        /* literal text (tlen bytes of the
-                              * expression), or NULL for a group */
+    const char *text; /* literal text (tlen bytes of the
+                       * expression), or NULL for a group */
     size_t tlen;
     struct hl_range *ranges; /* group ranges */
     size_t nranges, alloc;

@@ -604,8 +604,7 @@ void slurm_build_job(struct slurm_job *j, char **f, size_t nf,
                      t[n - 1] == '\n'))
             n--;
         j->raw_state = arena_strndup(a, t, n);
-    }
-    else if (ctx->state_filter && !has_state_col(roles, nroles))
+    } else if (ctx->state_filter && !has_state_col(roles, nroles))
         /* no state column, but the command asked for one state only
          * (squeue -t R): every row is in it */
         j->state = slurm_job_state_normalize(ctx->state_filter, NULL);

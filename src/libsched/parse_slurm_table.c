@@ -682,7 +682,8 @@ int slurm_parse_table(const char *buf, size_t len, struct slurm_jobs *jobs,
     built:
         if (is_sacct && j.id && strchr(j.id, '.')) {
             const char *dot = strchr(j.id, '.');
-            j.job_id = arena_strndup(&jobs->strings, j.id, (size_t)(dot - j.id));
+            j.job_id =
+                arena_strndup(&jobs->strings, j.id, (size_t)(dot - j.id));
             j.step = arena_strndup(&jobs->strings, dot + 1, strlen(dot + 1));
             slurm_id_parts(&j, &jobs->strings);
             ALLOC_GROW(jobs->steps, jobs->nsteps + 1, jobs->steps_alloc);

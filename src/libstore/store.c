@@ -654,8 +654,8 @@ static int set_wal(store_t *st, exa_error_t *err)
     struct timespec pause = {0, 10 * 1000 * 1000}, start, now; /* 10 ms */
     clock_gettime(CLOCK_MONOTONIC, &start);
     for (;;) {
-        int rc = sqlite3_exec(st->db, "PRAGMA journal_mode=WAL", NULL, NULL,
-                              NULL);
+        int rc =
+            sqlite3_exec(st->db, "PRAGMA journal_mode=WAL", NULL, NULL, NULL);
         if (rc == SQLITE_OK)
             return 0;
         clock_gettime(CLOCK_MONOTONIC, &now);
