@@ -183,7 +183,7 @@ static int gres_like(const char *s)
 struct idx {
     size_t *slot; /* node index + 1, 0 = empty */
     size_t cap;
-    struct arena strs; /* every node's strings but its partitions */
+    struct arena strs; /* every node's strings, partition arrays too */
 };
 
 static size_t hash_str(const char *s)
@@ -227,7 +227,7 @@ static struct sinfo_node *node_get(struct sinfo_result *res, const char *name)
     ALLOC_GROW(res->nodes, res->nnodes + 1, res->nodes_alloc);
     memset(&res->nodes[res->nnodes], 0, sizeof(res->nodes[0]));
     res->nodes[res->nnodes].name = arena_strdup(&ix->strs, name);
-    strvec_init(&res->nodes[res->nnodes].partitions);
+    res->nodes[res->nnodes].partitions.v = strvec_empty;
     ix->slot[h] = ++res->nnodes;
     return &res->nodes[res->nnodes - 1];
 }
@@ -491,27 +491,6 @@ static size_t consensus_roles(const struct slurm_table *t, enum col **out)
     return w;
 }
 
-/* Partition p ('*', the default mark, dropped) on node n, once. */
-static void add_part(struct sinfo_node *n, const char *p)
-{
-    size_t l = strlen(p);
-    char *s;
-    if (l && p[l - 1] == '*')
-        l--;
-    if (!l)
-        return;
-    for (size_t i = 0; i < n->partitions.nr; i++)
-        if (!strncmp(n->partitions.v[i], p, l) && !n->partitions.v[i][l])
-            return;
-    if (p[l] == '\0') {
-        strvec_push(&n->partitions, p);
-        return;
-    }
-    s = xstrndup(p, l);
-    strvec_push(&n->partitions, s);
-    free(s);
-}
-
 /*
  * A table repeats a few distinct state and GRES strings; both parses are
  * pure functions of the string, so the first MEMO_N distinct ones of each
@@ -522,7 +501,15 @@ struct memo {
     struct {
         char *key;
         const char *state; /* slurm_node_state_normalize's static string */
+        /* key and state in the result's arena once, for the nodes to
+         * share (NULL until a node takes them) */
+        char *raw_a, *state_a;
     } st[MEMO_N];
+    /* the first MEMO_N distinct partition names, each once in the
+     * result's arena (nodes share them), with their lengths */
+    const char *in[MEMO_N];
+    size_t inl[MEMO_N];
+    size_t nin;
     struct {
         char *key;
         long long gpus;
@@ -531,15 +518,22 @@ struct memo {
     size_t nst, ngr;
 };
 
-static const char *memo_state(struct memo *m, const char *s)
+/* slurm_node_state_normalize(s); *idx gets its memo entry's index, or
+ * -1 when the memo is full. */
+static const char *memo_state(struct memo *m, const char *s, int *idx)
 {
     const char *v;
     for (size_t i = 0; i < m->nst; i++)
-        if (!strcmp(m->st[i].key, s))
+        if (m->st[i].key[0] == s[0] && !strcmp(m->st[i].key, s)) {
+            *idx = (int)i;
             return m->st[i].state;
+        }
     v = slurm_node_state_normalize(s);
+    *idx = -1;
     if (m->nst < MEMO_N) {
         m->st[m->nst].key = xstrdup(s);
+        m->st[m->nst].raw_a = m->st[m->nst].state_a = NULL;
+        *idx = (int)m->nst;
         m->st[m->nst++].state = v;
     }
     return v;
@@ -553,7 +547,7 @@ static long long memo_gres(struct memo *m, const char *s, struct arena *a,
     struct gres_info gi;
     long long gpus;
     for (size_t i = 0; i < m->ngr; i++)
-        if (!strcmp(m->gr[i].key, s)) {
+        if (m->gr[i].key[0] == s[0] && !strcmp(m->gr[i].key, s)) {
             if (types)
                 *types = !m->gr[i].types ? NULL
                          : a             ? arena_strdup(a, m->gr[i].types)
@@ -586,11 +580,62 @@ static void memo_free(struct memo *m)
     }
 }
 
+/* s[0..l) as a string of arena a, the same copy for equal strings among
+ * the first MEMO_N distinct ones; *shared 1 when it is that copy (an equal
+ * string met before is then the same pointer), 0 for a fresh one. */
+static const char *memo_intern(struct memo *m, struct arena *a, const char *s,
+                               size_t l, int *shared)
+{
+    char *c;
+    *shared = 1;
+    for (size_t i = 0; i < m->nin; i++)
+        if (m->inl[i] == l && !memcmp(m->in[i], s, l))
+            return m->in[i];
+    c = arena_strndup(a, s, l);
+    if (m->nin < MEMO_N) {
+        m->inl[m->nin] = l;
+        m->in[m->nin++] = c;
+    } else {
+        *shared = 0;
+    }
+    return c;
+}
+
+/* Partition p ('*', the default mark, dropped) on node n, once. The array
+ * is the arena's: it is copied one entry longer when a row names another
+ * partition of n (a node is in a few), never realloc'ed. */
+static void add_part(struct sinfo_node *n, struct memo *m, struct arena *a,
+                     const char *p)
+{
+    size_t l = strlen(p);
+    const char **v, *q;
+    int shared;
+    if (l && p[l - 1] == '*')
+        l--;
+    if (!l)
+        return;
+    /* a shared copy: the node has this partition iff it has that pointer
+     * (the memo is never evicted, so its first sight was shared too) */
+    q = memo_intern(m, a, p, l, &shared);
+    for (size_t i = 0; i < n->partitions.nr; i++)
+        if (n->partitions.v[i] == q ||
+            (!shared && !strcmp(n->partitions.v[i], q)))
+            return;
+    v = arena_alloc(a, (n->partitions.nr + 2) * sizeof(*v));
+    if (n->partitions.nr)
+        memcpy(v, n->partitions.v, n->partitions.nr * sizeof(*v));
+    v[n->partitions.nr] = q;
+    v[n->partitions.nr + 1] = NULL;
+    n->partitions.v = v;
+    n->partitions.nr++;
+}
+
 /* What one row says about the nodes it names. */
 struct row_vals {
     long long cpus, mem;
     const char *gres, *gres_used, *state, *addr;
     const char *norm_state; /* normalized state, NULL when none */
+    int st_idx;             /* its memo entry (struct memo st), or -1 */
     const char **parts;
     size_t nparts, nhosts;
 };
@@ -618,11 +663,21 @@ static void node_apply(struct sinfo_result *res, struct memo *m,
         n->gpus_used = memo_gres(m, v->gres_used, NULL, NULL);
     }
     if (!n->raw_state && v->norm_state) {
-        n->raw_state = arena_strdup(a, v->state);
-        n->state = arena_strdup(a, v->norm_state);
+        if (v->st_idx >= 0) {
+            /* one copy in the arena per distinct state, shared */
+            if (!m->st[v->st_idx].raw_a) {
+                m->st[v->st_idx].raw_a = arena_strdup(a, v->state);
+                m->st[v->st_idx].state_a = arena_strdup(a, v->norm_state);
+            }
+            n->raw_state = m->st[v->st_idx].raw_a;
+            n->state = m->st[v->st_idx].state_a;
+        } else {
+            n->raw_state = arena_strdup(a, v->state);
+            n->state = arena_strdup(a, v->norm_state);
+        }
     }
     for (size_t k = 0; k < v->nparts; k++)
-        add_part(n, v->parts[k]);
+        add_part(n, m, a, v->parts[k]);
     /* one address per -N row: a hostlist row has none */
     if (!n->addr && v->addr && *v->addr && v->nhosts == 1 &&
         !strpbrk(v->addr, "[],"))
@@ -830,7 +885,7 @@ int sinfo_parse_cmd(const char *buf, size_t len, const struct cmd_spec *spec,
                 res->has_state_col = 1;
         }
         if (v.state)
-            v.norm_state = memo_state(&memo, v.state);
+            v.norm_state = memo_state(&memo, v.state, &v.st_idx);
         if (res->is_groups) {
             struct sinfo_group *g;
             ALLOC_GROW(res->groups, res->ngroups + 1, res->groups_alloc);
@@ -910,10 +965,7 @@ out:
 
 void sinfo_result_free(struct sinfo_result *res)
 {
-    for (size_t i = 0; i < res->nnodes; i++) {
-        /* the other strings are the index's arena's */
-        strvec_clear(&res->nodes[i].partitions);
-    }
+    /* every node's strings and partition arrays are the index's arena's */
     free(res->nodes);
     for (size_t i = 0; i < res->ngroups; i++) {
         free(res->groups[i].state);

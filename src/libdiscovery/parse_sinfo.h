@@ -20,8 +20,10 @@
 #include "libutil/jsonw.h"
 #include "libutil/strvec.h"
 
-/* A node's strings (all but its partitions) belong to the result: free
- * them only with sinfo_result_free. */
+/* A node's strings and its partitions' array and names belong to the
+ * result (its arena; equal strings may be one copy shared by nodes): read
+ * them, never free, push on or clear them; sinfo_result_free releases
+ * them. Copy what must outlive the result. */
 struct sinfo_node {
     char *name;
     int has_cpus;
@@ -35,7 +37,8 @@ struct sinfo_node {
     long long gpus_used;
     char *state;     /* normalized (nodestate.h), NULL: no state column */
     char *raw_state; /* as printed */
-    struct strvec partitions; /* '*' stripped, first-appearance order */
+    struct strvec partitions; /* '*' stripped, first-appearance order;
+                               * read-only (alloc 0, the result's) */
     /* NodeAddr (`--Format=NodeAddr`, "%o"): where the node is reached
      * (Slurm fills it from NodeHostname, else NodeName); NULL when not
      * printed. Not part of the doc/formats.md result object. */

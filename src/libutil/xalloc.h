@@ -22,8 +22,13 @@ char *xstrndup(const char *s, size_t n);
 /* Grow *arr (of *alloc elements of elsize bytes) to hold at least nr. */
 void *xgrow(void *arr, size_t elsize, size_t nr, size_t *alloc);
 
+/* Grow arr to hold nr elements when it does not yet: the check is inline
+ * (most pushes need no growth), so nr and alloc are read twice and must
+ * have no side effects. */
 #define ALLOC_GROW(arr, nr, alloc)                                             \
-    ((arr) = xgrow((arr), sizeof(*(arr)), (nr), &(alloc)))
+    ((size_t)(nr) > (alloc)                                                    \
+         ? ((arr) = xgrow((arr), sizeof(*(arr)), (nr), &(alloc)))              \
+         : (arr))
 
 /* Abort with "BUG: file:line: msg"; marks a broken invariant. */
 #define BUG(...) exa_bug(__FILE__, __LINE__, __VA_ARGS__)
