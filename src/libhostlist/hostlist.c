@@ -28,16 +28,24 @@ struct hl_piece {
     const char *text; /* literal text (tlen bytes of the
                        * expression), or NULL for a group */
     size_t tlen;
-    struct hl_range *ranges; /* group ranges */
+    /* group ranges: while parsing, NULL for a group of one range (in
+     * one, the usual "[1-4]"), else malloc'ed; once the pieces are all
+     * parsed (and the piece array no longer moves), &one */
+    struct hl_range *ranges;
+    struct hl_range one;
     size_t nranges, alloc;
     unsigned long long count; /* hosts in the group */
 };
 
-static void pieces_free(struct hl_piece *p, size_t n)
+/* Free n pieces p and their ranges; p itself unless it is on_stack. */
+static void pieces_free(struct hl_piece *p, size_t n,
+                        const struct hl_piece *on_stack)
 {
     for (size_t i = 0; i < n; i++)
-        free(p[i].ranges);
-    free(p);
+        if (p[i].ranges != &p[i].one)
+            free(p[i].ranges);
+    if (p != on_stack)
+        free(p);
 }
 
 static int parse_uint(const char *s, size_t len, unsigned long long *v)
@@ -83,8 +91,18 @@ static int parse_group(const char *s, size_t len, struct hl_piece *pc,
                            "range low bound greater than high bound in '%.*s'",
                            (int)(j - i), s + i);
         r.width = (int)((dash == (size_t)-1 ? j : dash) - i);
-        ALLOC_GROW(pc->ranges, pc->nranges + 1, pc->alloc);
-        pc->ranges[pc->nranges++] = r;
+        if (!pc->nranges) {
+            pc->one = r; /* no malloc for a group of one range */
+            pc->nranges = 1;
+        } else {
+            if (!pc->ranges) {
+                pc->ranges = xmalloc(8 * sizeof(*pc->ranges));
+                pc->alloc = 8;
+                pc->ranges[0] = pc->one;
+            }
+            ALLOC_GROW(pc->ranges, pc->nranges + 1, pc->alloc);
+            pc->ranges[pc->nranges++] = r;
+        }
         pc->count += r.hi - r.lo + 1;
         if (pc->count > (1ULL << 40))
             return exa_err(err, EXA_EPARSE, "hostlist range too large");
@@ -111,12 +129,14 @@ static char *put_padded(char *o, unsigned long long v, int width)
 }
 
 /* Where the names go: pushed on sv, or (sv NULL) copied into a with
- * their pointers collected in v (malloc'ed until the end). */
+ * their pointers collected in v (v_s for the first 16, then malloc'ed
+ * until the end). */
 struct hl_out {
     struct strvec *sv;
     struct arena *a;
     const char **v;
     size_t nr, alloc;
+    const char *v_s[16];
 };
 
 static void out_push(struct hl_out *o, const char *name, size_t n)
@@ -124,6 +144,12 @@ static void out_push(struct hl_out *o, const char *name, size_t n)
     if (o->sv) {
         strvec_push(o->sv, name);
         return;
+    }
+    if (o->nr + 2 > o->alloc && o->v == o->v_s) {
+        const char **h = xmalloc(2 * o->alloc * sizeof(*h));
+        memcpy(h, o->v_s, o->nr * sizeof(*h));
+        o->v = h;
+        o->alloc *= 2;
     }
     ALLOC_GROW(o->v, o->nr + 2, o->alloc);
     o->v[o->nr++] = arena_strndup(o->a, name, n);
@@ -133,8 +159,9 @@ static void out_push(struct hl_out *o, const char *name, size_t n)
 static int expand_one(const char *s, size_t len, struct hl_out *out,
                       size_t *total, size_t cap, exa_error_t *err)
 {
-    struct hl_piece *pc = NULL;
-    size_t npc = 0, alloc = 0, i = 0;
+    /* the pieces: on the stack for up to 8 (most expressions have 2 or 3) */
+    struct hl_piece pc_s[8], *pc = pc_s;
+    size_t npc = 0, alloc = 8, i = 0;
     unsigned long long product = 1;
     /* current range index and value per piece; the name being built:
      * on the stack for the usual few pieces and short names */
@@ -144,6 +171,13 @@ static int expand_one(const char *s, size_t len, struct hl_out *out,
     int rc = -1;
 
     while (i < len) {
+        if (npc + 1 > alloc && pc == pc_s) {
+            /* moved as they are: no piece points into itself yet */
+            struct hl_piece *h = xmalloc(2 * alloc * sizeof(*h));
+            memcpy(h, pc_s, npc * sizeof(*h));
+            pc = h;
+            alloc *= 2;
+        }
         ALLOC_GROW(pc, npc + 1, alloc);
         memset(&pc[npc], 0, sizeof(pc[npc]));
         if (s[i] == '[') {
@@ -182,6 +216,9 @@ static int expand_one(const char *s, size_t len, struct hl_out *out,
             i = j;
         }
     }
+    for (size_t k = 0; k < npc; k++)
+        if (!pc[k].text && !pc[k].ranges)
+            pc[k].ranges = &pc[k].one; /* pc no longer moves */
     if (*total + product > cap) {
         exa_err(err, EXA_EPARSE, "hostlist expands to more than %zu hosts",
                 cap);
@@ -251,7 +288,7 @@ out:
     }
     if (name != name_s)
         free(name);
-    pieces_free(pc, npc);
+    pieces_free(pc, npc, pc_s);
     return rc;
 }
 
@@ -315,7 +352,7 @@ long hostlist_expand(const char *expr, struct strvec *out, size_t max_hosts,
     struct strvec tmp = STRVEC_INIT;
     /* out is unchanged on error: an empty one is filled directly (and
      * emptied again on error), else through tmp */
-    struct hl_out o = {out->nr ? &tmp : out, NULL, NULL, 0, 0};
+    struct hl_out o = {out->nr ? &tmp : out, NULL, NULL, 0, 0, {NULL}};
     long n = expand_into(expr, &o, max_hosts, err);
 
     if (n < 0) {
@@ -334,19 +371,23 @@ long hostlist_expand_arena(const char *expr, struct arena *a,
                            const char ***names, size_t max_hosts,
                            exa_error_t *err)
 {
-    struct hl_out o = {NULL, a, NULL, 0, 0};
-    long n = expand_into(expr, &o, max_hosts, err);
+    struct hl_out o = {NULL, a, NULL, 0, 16, {NULL}};
+    long n;
     const char **v;
 
+    o.v = o.v_s;
+    n = expand_into(expr, &o, max_hosts, err);
     if (n < 0) {
-        free(o.v);
+        if (o.v != o.v_s)
+            free(o.v);
         return -1;
     }
     v = arena_alloc(a, ((size_t)n + 1) * sizeof(*v));
     if (n)
         memcpy(v, o.v, (size_t)n * sizeof(*v));
     v[n] = NULL;
-    free(o.v);
+    if (o.v != o.v_s)
+        free(o.v);
     *names = v;
     return n;
 }
