@@ -60,30 +60,47 @@ static int trimmed(const char *s, char *buf, size_t n)
     return 0;
 }
 
+/* 1 for the blanks trimmed() drops */
+static int is_trim_blank(char c)
+{
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
+
 int slurm_duration_parse(const char *s, double *secs)
 {
-    static const char *none[] = {"UNLIMITED", "INVALID", "Partition_Limit",
-                                 "N/A",       "NONE",    "(null)",
-                                 NULL};
-    char buf[64];
-    const char *p;
+    static const struct {
+        const char *w;
+        size_t n;
+    } none[] = {{"UNLIMITED", 9}, {"INVALID", 7}, {"Partition_Limit", 15},
+                {"N/A", 3},       {"NONE", 4},    {"(null)", 6}};
+    const char *p, *end;
+    size_t len;
     long long f[3], days = 0;
     int nf = 0, dash;
     double frac = 0;
 
     if (!s)
         return 0;
-    if (trimmed(s, buf, sizeof(buf)) < 0)
+    /* read in place between the blanks trimmed() would drop (what follows
+     * end is blanks then the NUL, which stops every digit run as the
+     * copy's NUL did), with the copy's 63-byte limit */
+    while (is_trim_blank(*s))
+        s++;
+    len = strlen(s);
+    while (len && is_trim_blank(s[len - 1]))
+        len--;
+    if (len >= 64)
         return -1;
-    if (!buf[0])
+    if (!len)
         return 0;
+    end = s + len;
     /* no blank word starts with a digit: most values skip the list */
-    if (!isdigit((unsigned char)buf[0]))
-        for (int i = 0; none[i]; i++)
-            if (!strcasecmp(buf, none[i]))
+    if (!isdigit((unsigned char)s[0]))
+        for (size_t i = 0; i < sizeof(none) / sizeof(none[0]); i++)
+            if (len == none[i].n && !strncasecmp(s, none[i].w, len))
                 return 0;
-    p = buf;
-    dash = strchr(buf, '-') != NULL;
+    p = s;
+    dash = memchr(s, '-', len) != NULL;
     if (dash) {
         if (read_uint(&p, &days) < 0 || *p != '-')
             return -1;
@@ -111,7 +128,7 @@ int slurm_duration_parse(const char *s, double *secs)
         }
         p = q;
     }
-    if (*p)
+    if (p != end)
         return -1;
     if (dash) {
         /* D-H, D-H:M, D-H:M:S */
