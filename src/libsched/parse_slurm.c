@@ -595,14 +595,8 @@ void slurm_build_job(struct slurm_job *j, char **f, size_t nf,
         const char *t = state ? state : state_c;
         size_t n;
         j->state = slurm_job_state_normalize(t, NULL);
-        /* raw_state: the token without surrounding blanks (as
-         * slurm_trim_dup gives it) */
-        while (*t == ' ' || *t == '\t' || *t == '\r' || *t == '\n')
-            t++;
-        n = strlen(t);
-        while (n && (t[n - 1] == ' ' || t[n - 1] == '\t' || t[n - 1] == '\r' ||
-                     t[n - 1] == '\n'))
-            n--;
+        /* raw_state: the token without surrounding blanks */
+        t = slurm_trim_span(t, &n);
         j->raw_state = arena_strndup(a, t, n);
     } else if (ctx->state_filter && !has_state_col(roles, nroles))
         /* no state column, but the command asked for one state only

@@ -87,6 +87,9 @@ int slurm_compact_state(const char *v);
 
 /* Malloc'ed copy of s without leading/trailing blanks, tabs, CR, LF. */
 char *slurm_trim_dup(const char *s);
+/* Where s without its surrounding blanks (' ', '\t', '\r', '\n') starts;
+ * *n gets its length. Points into s; nothing is copied. */
+const char *slurm_trim_span(const char *s, size_t *n);
 
 /* Non-zero when v reads as a job state word: known, truncated, or
  * all-caps/underscore of at least 4 characters. */

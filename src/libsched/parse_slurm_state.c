@@ -40,15 +40,23 @@ int slurm_compact_state(const char *v)
     return 0;
 }
 
+const char *slurm_trim_span(const char *s, size_t *n)
+{
+    size_t l;
+    while (*s == ' ' || *s == '\t' || *s == '\r' || *s == '\n')
+        s++;
+    l = strlen(s);
+    while (l && (s[l - 1] == ' ' || s[l - 1] == '\t' || s[l - 1] == '\r' ||
+                 s[l - 1] == '\n'))
+        l--;
+    *n = l;
+    return s;
+}
+
 char *slurm_trim_dup(const char *s)
 {
     size_t n;
-    while (*s == ' ' || *s == '\t' || *s == '\r' || *s == '\n')
-        s++;
-    n = strlen(s);
-    while (n && (s[n - 1] == ' ' || s[n - 1] == '\t' || s[n - 1] == '\r' ||
-                 s[n - 1] == '\n'))
-        n--;
+    s = slurm_trim_span(s, &n);
     return xstrndup(s, n);
 }
 
