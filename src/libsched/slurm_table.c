@@ -77,13 +77,28 @@ static inline int trim_byte(char c)
     return c == ' ' || c == '\t' || c == '\r' || c == '\n';
 }
 
-/* Split on sep; with ',' commas inside () or [] do not split. The line
- * is copied into the arena once and each field cut out of the copy in
- * place: its end (the separator, or the first of its trailing blanks)
- * becomes its NUL, and it starts past its leading blanks, the string
- * trim_dup would give. */
+/* The first occurrence of sep (sl >= 1 bytes) in [i, end), or end. */
+static inline char *find_sep(char *i, char *end, const char *sep, size_t sl)
+{
+    while ((size_t)(end - i) >= sl) {
+        char *p = memchr(i, sep[0], (size_t)(end - i) - sl + 1);
+        if (!p)
+            break;
+        if (sl == 1 || !memcmp(p + 1, sep + 1, sl - 1))
+            return p;
+        i = p + 1;
+    }
+    return end;
+}
+
+/* Split on sep (sl bytes; 0: the whole line is one field), left to right
+ * at non-overlapping occurrences; with nest (sep ","), commas inside ()
+ * or [] do not split. The line is copied into the arena once and each
+ * field cut out of the copy in place: its end (the separator, or the
+ * first of its trailing blanks) becomes its NUL, and it starts past its
+ * leading blanks, the string trim_dup would give. */
 static size_t split_sep(struct slurm_table *t, const char *line, size_t len,
-                        char sep, char ***out)
+                        const char *sep, size_t sl, int nest, char ***out)
 {
     char *stack[128], **fs = stack;
     size_t cap = 128, n = 0;
@@ -91,13 +106,11 @@ static size_t split_sep(struct slurm_table *t, const char *line, size_t len,
     char **v;
     for (;;) {
         char *j = i, *a = i, *b;
-        if (sep != ',') {
-            j = memchr(i, sep, (size_t)(end - i));
-            if (!j)
-                j = end;
+        if (!nest) {
+            j = sl ? find_sep(i, end, sep, sl) : end;
         } else {
             int depth = 0;
-            while (j < end && (*j != sep || depth)) {
+            while (j < end && (*j != ',' || depth)) {
                 if (*j == '(' || *j == '[')
                     depth++;
                 else if ((*j == ')' || *j == ']') && depth)
@@ -124,7 +137,7 @@ static size_t split_sep(struct slurm_table *t, const char *line, size_t len,
             break;
         }
         *b = '\0';
-        i = j + 1;
+        i = j + sl;
     }
     v = arena_alloc(&t->arena, n * sizeof(*v));
     memcpy(v, fs, n * sizeof(*v));
@@ -394,7 +407,7 @@ int slurm_table_split(const char *buf, size_t len, slurm_hdr_known_f known,
         if (t->sep == ' ')
             nf = split_blanks(t, p, l, &f);
         else
-            nf = split_sep(t, p, l, t->sep, &f);
+            nf = split_sep(t, p, l, &t->sep, 1, t->sep == ',', &f);
         if (first) {
             size_t nknown = 0;
             char u[64];
@@ -552,31 +565,6 @@ static char **slice_by_spec(struct slurm_table *t, const char *p, size_t l,
     return v;
 }
 
-/* Split on the string sep (no trimming beyond blanks). */
-static size_t split_str(struct slurm_table *t, const char *line, size_t len,
-                        const char *sep, char ***out)
-{
-    char **v;
-    size_t n = 0, i = 0, sl = strlen(sep), nsep = 0;
-    for (size_t j = 0; sl && j + sl <= len; j++)
-        if (!memcmp(line + j, sep, sl)) {
-            nsep++;
-            j += sl - 1;
-        }
-    v = arena_alloc(&t->arena, (nsep + 1) * sizeof(*v));
-    for (;;) {
-        size_t j = i;
-        while (j < len && !(j + sl <= len && !memcmp(line + j, sep, sl)))
-            j++;
-        v[n++] = trim_dup(t, line + i, j - i);
-        if (j >= len)
-            break;
-        i = j + sl;
-    }
-    *out = v;
-    return n;
-}
-
 /* Do the cells name the spec's columns (a printed header)? */
 static int cells_are_header(char **f, size_t nf, const struct cmd_spec *spec,
                             slurm_hdr_known_f known)
@@ -647,7 +635,7 @@ int slurm_table_split_spec(const char *buf, size_t len, slurm_hdr_known_f known,
             continue;
         }
         if (spec->sep) {
-            nf = split_str(t, p, l, spec->sep, &f);
+            nf = split_sep(t, p, l, spec->sep, strlen(spec->sep), 0, &f);
             if (spec->trailing_sep && nf > 1 && !f[nf - 1][0])
                 nf--;
         } else {

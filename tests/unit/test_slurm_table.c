@@ -1,0 +1,161 @@
+/*
+ * test_slurm_table.c - splitting rows on a command's separator string
+ * (slurm_table_split_spec with spec->sep: sacct -P "|", squeue -O
+ * "JobID:|,...", --delimiter=X, nvidia-smi ", "). Fixed cases for the
+ * edges (separator first, last, repeated, overlapping with itself, cut
+ * off at the end of the line, empty) and a differential check against a
+ * byte-by-byte reference on random lines over a small alphabet, so that
+ * every overlap of separator bytes turns up.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "libsched/slurm_table.h"
+#include "libutil/strbuf.h"
+
+static int known_none(const char *u)
+{
+    (void)u;
+    return 0;
+}
+
+static struct cmd_column cols[] = {
+    {"COLUMN_ONE", 0, ""},
+    {"COLUMN_TWO", 0, ""},
+    {"COLUMN_THREE", 0, ""},
+};
+
+static void split(const char *buf, const char *sep, struct slurm_table *t)
+{
+    struct cmd_spec spec = CMD_SPEC_INIT;
+    exa_error_t err = EXA_ERROR_INIT;
+    spec.tool = CMD_TOOL_SQUEUE;
+    spec.cols = cols;
+    spec.ncols = 3;
+    spec.sep = (char *)sep;
+    spec.noheader = 1;
+    memset(t, 0, sizeof(*t));
+    assert_int_equal(
+        slurm_table_split_spec(buf, strlen(buf), known_none, &spec, t, &err),
+        0);
+}
+
+static void expect_row(const struct slurm_table *t, size_t r,
+                       const char *const *want, size_t n)
+{
+    assert_true(r < t->nrows);
+    assert_int_equal(t->rows[r].nf, n);
+    for (size_t i = 0; i < n; i++)
+        assert_string_equal(t->rows[r].f[i], want[i]);
+}
+
+static void test_fixed_cases(void **state)
+{
+    static const struct {
+        const char *line, *sep;
+        size_t n;
+        const char *f[6];
+    } c[] = {
+        {"xa|b|c", "|", 3, {"xa", "b", "c"}},
+        {"x | b |  c ", "|", 3, {"x", "b", "c"}},
+        {"x||", "|", 3, {"x", "", ""}},
+        {"x, 81559 MiB, 0 %", ", ", 3, {"x", "81559 MiB", "0 %"}},
+        {"x,81559 MiB, 0", ", ", 2, {"x,81559 MiB", "0"}},
+        {"x::y:::z", "::", 3, {"x", "y", ":z"}},
+        {"xaaay", "aa", 2, {"x", "ay"}},
+        {"xaaaay", "aa", 3, {"x", "", "y"}},
+        {"x|:y|", "|:|", 1, {"x|:y|"}},
+        {"x|:|", "|:|", 2, {"x", ""}},
+        {"x\t|\ty\r", "|", 2, {"x", "y"}},
+        {"x|y", "", 1, {"x|y"}},
+    };
+    (void)state;
+    for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+        struct slurm_table t;
+        split(c[i].line, c[i].sep, &t);
+        assert_int_equal(t.nrows, 1);
+        expect_row(&t, 0, c[i].f, c[i].n);
+        slurm_table_free(&t);
+    }
+}
+
+/* The splitting rule, byte by byte: fields end at the leftmost
+ * non-overlapping occurrences of sep, then lose their blanks. */
+static char **ref_split(const char *line, size_t len, const char *sep,
+                        size_t *n)
+{
+    size_t sl = strlen(sep), i = 0, cap = 8;
+    char **v = malloc(cap * sizeof(*v));
+    *n = 0;
+    for (;;) {
+        size_t j = i, a, b;
+        while (sl && j < len && !(j + sl <= len && !memcmp(line + j, sep, sl)))
+            j++;
+        if (!sl)
+            j = len;
+        a = i;
+        b = j;
+        while (a < b && strchr(" \t\r\n", line[a]))
+            a++;
+        while (b > a && strchr(" \t\r\n", line[b - 1]))
+            b--;
+        if (*n == cap)
+            v = realloc(v, (cap *= 2) * sizeof(*v));
+        v[*n] = strndup(line + a, b - a);
+        (*n)++;
+        if (j >= len)
+            break;
+        i = j + sl;
+    }
+    return v;
+}
+
+static void test_against_reference(void **state)
+{
+    static const char alpha[] = "xy|: \t";
+    static const char *const seps[] = {"|", ":", "||", "|:", ":|:", "|||",
+                                       " :", ", ", "x|"};
+    unsigned seed = 12345;
+    (void)state;
+    for (size_t s = 0; s < sizeof(seps) / sizeof(seps[0]); s++) {
+        struct strbuf buf = STRBUF_INIT;
+        struct slurm_table t;
+        char lines[200][40];
+        size_t nl = 200;
+        for (size_t l = 0; l < nl; l++) {
+            size_t len = 1 + (seed = seed * 1103515245u + 12345u) % 30;
+            lines[l][0] = 'x'; /* never blank, a header or an error line */
+            for (size_t k = 1; k < len; k++)
+                lines[l][k] =
+                    alpha[((seed = seed * 1103515245u + 12345u) >> 16) % 6];
+            lines[l][len] = '\0';
+            strbuf_addstr(&buf, lines[l]);
+            strbuf_addch(&buf, '\n');
+        }
+        split(buf.buf, seps[s], &t);
+        assert_int_equal(t.nrows, nl);
+        for (size_t l = 0; l < nl; l++) {
+            size_t n;
+            char **want = ref_split(lines[l], strlen(lines[l]), seps[s], &n);
+            expect_row(&t, l, (const char *const *)want, n);
+            for (size_t i = 0; i < n; i++)
+                free(want[i]);
+            free(want);
+        }
+        slurm_table_free(&t);
+        strbuf_release(&buf);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_fixed_cases),
+        cmocka_unit_test(test_against_reference),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
