@@ -440,6 +440,27 @@ static void family_settle(struct prom_family *f)
     size_t n = 0;
     if (f->sorted)
         return;
+    /* samples added in label order (a caller walking its jobs and nodes
+     * in that order) need no sort: merge equal neighbours in place */
+    while (n + 1 < f->nr && cmp_sample(&f->samples[n], &f->samples[n + 1]) <= 0)
+        n++;
+    if (n + 1 >= f->nr) {
+        n = 0;
+        for (size_t i = 0; i < f->nr; i++) {
+            if (n && f->samples[n - 1].len == f->samples[i].len &&
+                !memcmp(f->samples[n - 1].labels, f->samples[i].labels,
+                        f->samples[i].len)) {
+                f->samples[n - 1].value += f->samples[i].value;
+                continue;
+            }
+            f->samples[n++] = f->samples[i];
+        }
+        f->nr = n;
+        f->sorted = 1;
+        f->index_stale = 1;
+        return;
+    }
+    n = 0;
     p = xmalloc(f->nr * sizeof(*p));
     for (size_t i = 0; i < f->nr; i++)
         p[i] = &f->samples[i];

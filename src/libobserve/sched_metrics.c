@@ -425,6 +425,17 @@ static struct jgroup *group_for(struct jgroups *g, size_t si, const char *user,
  * its own id; an id listed twice (as array tasks Slurm has not split yet
  * may be) holds one per-job series at value 1.
  */
+/* Job id order (as the ids' bytes compare; NULL as ""), the snapshot's
+ * order among equal ids, so that the first row of a repeated id is still
+ * the one its per-job series come from. */
+static int cmp_job_id(const void *a, const void *b)
+{
+    const struct obs_job *x = *(const struct obs_job *const *)a;
+    const struct obs_job *y = *(const struct obs_job *const *)b;
+    int c = strcmp(x->id ? x->id : "", y->id ? y->id : "");
+    return c ? c : (x > y) - (x < y);
+}
+
 static void render_jobs(struct prom_set *set, const char *px, const char *cl,
                         const struct obs_snapshot *s, double *cpus_out,
                         double *gpus_out)
@@ -440,6 +451,7 @@ static void render_jobs(struct prom_set *set, const char *px, const char *cl,
     int cpus_known = 0, gpus_known = 0;
     struct idset seen;
     struct jgroups groups = {0};
+    const struct obs_job **order;
 
     seen.n = 16;
     while (seen.n < s->njobs * 2 + 2)
@@ -510,8 +522,15 @@ static void render_jobs(struct prom_set *set, const char *px, const char *cl,
                     "GPUs requested by pending jobs per partition, account "
                     "and user");
 
+    /* walked in job-id order, the per-job families are added in label
+     * order and settle without a sort (promtext.c family_settle) */
+    order = xmalloc((s->njobs ? s->njobs : 1) * sizeof(*order));
+    for (size_t i = 0; i < s->njobs; i++)
+        order[i] = &s->jobs[i];
+    if (s->njobs)
+        qsort(order, s->njobs, sizeof(*order), cmp_job_id);
     for (size_t i = 0; i < s->njobs; i++) {
-        const struct obs_job *j = &s->jobs[i];
+        const struct obs_job *j = order[i];
         const char *state = j->state ? j->state : "UNKNOWN";
         const char *user = or_unknown(j->user), *acct = or_unknown(j->account);
         size_t si = 0;
@@ -619,6 +638,7 @@ static void render_jobs(struct prom_set *set, const char *px, const char *cl,
             gpus_known |= g->gpus_known;
         }
     }
+    free(order);
     free(groups.v);
     free(groups.slot);
     strvec_clear(&parts);
