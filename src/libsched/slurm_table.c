@@ -106,7 +106,11 @@ static size_t split_sep(struct slurm_table *t, const char *line, size_t len,
     char **v;
     for (;;) {
         char *j = i, *a = i, *b;
-        if (!nest) {
+        if (sl == 1 && !nest) {
+            j = memchr(i, sep[0], (size_t)(end - i));
+            if (!j)
+                j = end;
+        } else if (!nest) {
             j = sl ? find_sep(i, end, sep, sl) : end;
         } else {
             int depth = 0;

@@ -144,10 +144,10 @@ static struct prom_set *ordered_set(int reverse)
          * them for node n0000 */
         snprintf(id, sizeof(id), "%d", 100000 + i / 10 * 10);
         snprintf(node, sizeof(node), "n%04d", i % 10 == 1 ? 0 : i % 10);
-        prom_add(u,
-                 (const char *[]){"cluster", "c", "job_id", id, "node", node,
-                                  NULL},
-                 1, NULL);
+        prom_add(
+            u,
+            (const char *[]){"cluster", "c", "job_id", id, "node", node, NULL},
+            1, NULL);
         prom_add(x, (const char *[]){"cluster", "c", "job_id", id, NULL}, 2,
                  NULL);
     }
@@ -164,9 +164,8 @@ static void test_presorted_same_bytes(void **state)
     sb = render(b);
     assert_string_equal(sa, sb);
     assert_int_equal(prom_set_series(a), 300 * 9 + 300);
-    assert_non_null(
-        strstr(sa, "slurm_node_job{cluster=\"c\",job_id=\"100010\","
-                   "node=\"n0000\"} 2\n"));
+    assert_non_null(strstr(sa, "slurm_node_job{cluster=\"c\",job_id=\"100010\","
+                               "node=\"n0000\"} 2\n"));
     assert_non_null(
         strstr(sa, "slurm_job_gpus{cluster=\"c\",job_id=\"100010\"} 20\n"));
     free(sa);

@@ -117,8 +117,8 @@ static char **ref_split(const char *line, size_t len, const char *sep,
 static void test_against_reference(void **state)
 {
     static const char alpha[] = "xy|: \t";
-    static const char *const seps[] = {"|", ":", "||", "|:", ":|:", "|||",
-                                       " :", ", ", "x|"};
+    static const char *const seps[] = {
+        "|", ":", "||", "|:", ":|:", "|||", " :", ", ", "x|"};
     unsigned seed = 12345;
     (void)state;
     for (size_t s = 0; s < sizeof(seps) / sizeof(seps[0]); s++) {
