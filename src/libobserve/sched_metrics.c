@@ -410,6 +410,17 @@ static struct jgroup *group_for(struct jgroups *g, size_t si, const char *user,
     return x;
 }
 
+/* Job id order (as the ids' bytes compare; NULL as ""), the snapshot's
+ * order among equal ids, so that the first row of a repeated id is still
+ * the one its per-job series come from. */
+static int cmp_job_id(const void *a, const void *b)
+{
+    const struct obs_job *x = *(const struct obs_job *const *)a;
+    const struct obs_job *y = *(const struct obs_job *const *)b;
+    int c = strcmp(x->id ? x->id : "", y->id ? y->id : "");
+    return c ? c : (x > y) - (x < y);
+}
+
 /*
  * Render job families; *cpus / *gpus get the running jobs' totals (-1
  * when no job reported a count). Job ids are Slurm's raw ids (squeue -O
@@ -425,17 +436,6 @@ static struct jgroup *group_for(struct jgroups *g, size_t si, const char *user,
  * its own id; an id listed twice (as array tasks Slurm has not split yet
  * may be) holds one per-job series at value 1.
  */
-/* Job id order (as the ids' bytes compare; NULL as ""), the snapshot's
- * order among equal ids, so that the first row of a repeated id is still
- * the one its per-job series come from. */
-static int cmp_job_id(const void *a, const void *b)
-{
-    const struct obs_job *x = *(const struct obs_job *const *)a;
-    const struct obs_job *y = *(const struct obs_job *const *)b;
-    int c = strcmp(x->id ? x->id : "", y->id ? y->id : "");
-    return c ? c : (x > y) - (x < y);
-}
-
 static void render_jobs(struct prom_set *set, const char *px, const char *cl,
                         const struct obs_snapshot *s, double *cpus_out,
                         double *gpus_out)
