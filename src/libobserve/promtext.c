@@ -440,31 +440,16 @@ static void family_settle(struct prom_family *f)
     size_t n = 0;
     if (f->sorted)
         return;
-    /* samples added in label order (a caller walking its jobs and nodes
-     * in that order) need no sort: merge equal neighbours in place */
-    while (n + 1 < f->nr && cmp_sample(&f->samples[n], &f->samples[n + 1]) <= 0)
-        n++;
-    if (n + 1 >= f->nr) {
-        n = 0;
-        for (size_t i = 0; i < f->nr; i++) {
-            if (n && f->samples[n - 1].len == f->samples[i].len &&
-                !memcmp(f->samples[n - 1].labels, f->samples[i].labels,
-                        f->samples[i].len)) {
-                f->samples[n - 1].value += f->samples[i].value;
-                continue;
-            }
-            f->samples[n++] = f->samples[i];
-        }
-        f->nr = n;
-        f->sorted = 1;
-        f->index_stale = 1;
-        return;
-    }
-    n = 0;
     p = xmalloc(f->nr * sizeof(*p));
     for (size_t i = 0; i < f->nr; i++)
         p[i] = &f->samples[i];
-    qsort(p, f->nr, sizeof(*p), cmp_sample_ptr);
+    /* samples added in label order (a caller walking its jobs in that
+     * order) need no sort, only the merge */
+    for (size_t i = 1; i < f->nr; i++)
+        if (cmp_sample(p[i - 1], p[i]) > 0) {
+            qsort(p, f->nr, sizeof(*p), cmp_sample_ptr);
+            break;
+        }
     out = xmalloc(f->nr * sizeof(*out));
     for (size_t i = 0; i < f->nr; i++) {
         if (n && out[n - 1].len == p[i]->len &&

@@ -77,14 +77,15 @@ static inline int trim_byte(char c)
     return c == ' ' || c == '\t' || c == '\r' || c == '\n';
 }
 
-/* The first occurrence of sep (sl >= 1 bytes) in [i, end), or end. */
+/* The first occurrence of sep (sl >= 2 bytes; one byte is a memchr) in
+ * [i, end), or end. */
 static inline char *find_sep(char *i, char *end, const char *sep, size_t sl)
 {
     while ((size_t)(end - i) >= sl) {
         char *p = memchr(i, sep[0], (size_t)(end - i) - sl + 1);
         if (!p)
             break;
-        if (sl == 1 || !memcmp(p + 1, sep + 1, sl - 1))
+        if (!memcmp(p + 1, sep + 1, sl - 1))
             return p;
         i = p + 1;
     }
