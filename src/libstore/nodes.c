@@ -4,9 +4,14 @@
  */
 #include "libstore/nodes.h"
 
+#include <limits.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "libutil/parse.h"
+#include "libutil/strbuf.h"
+#include "libutil/strvec.h"
 #include "libutil/xalloc.h"
 
 void node_row_release(struct node_row *r)
@@ -26,13 +31,16 @@ void node_row_release(struct node_row *r)
     memset(r, 0, sizeof(*r));
 }
 
-void node_rows_free(struct node_row *rows, size_t n)
+/* Release rows[from..n) (a string a row shares with the row before it
+ * inside the range is freed once; the range's first row shares nothing
+ * with rows before it). The array itself stays. */
+static void rows_release_range(struct node_row *rows, size_t from, size_t n)
 {
     /* last to first: a string a row shares with the row before it
      * (store_node_summary_list) is freed with that row */
-    for (size_t i = n; i-- > 0;) {
+    for (size_t i = n; i-- > from;) {
         struct node_row *r = &rows[i];
-        if (i) {
+        if (i > from) {
             const struct node_row *p = &rows[i - 1];
             if (r->cluster == p->cluster)
                 r->cluster = NULL;
@@ -43,6 +51,11 @@ void node_rows_free(struct node_row *rows, size_t n)
         }
         node_row_release(r);
     }
+}
+
+void node_rows_free(struct node_row *rows, size_t n)
+{
+    rows_release_range(rows, 0, n);
     free(rows);
 }
 
@@ -104,6 +117,9 @@ int store_nodes_replace(store_t *st, const char *cluster, const char *scheduler,
     }
     sqlite3_finalize(s);
     s = NULL;
+    /* the summary text placement reads, current as of this snapshot */
+    if (store_cluster_summary_save(st, cluster, err) < 0)
+        goto fail;
     if (own && store_commit(st, err) < 0)
         goto fail;
     return 0;
@@ -192,36 +208,25 @@ static char *col_shared(sqlite3_stmt *s, int i, char *prev)
     return xstrdup((const char *)t);
 }
 
-int store_node_summary_list(store_t *st, const char *cluster,
-                            struct node_row **rows, size_t *n, exa_error_t *err)
+/* Append the node_summary rows s yields (cluster, captured_at, state,
+ * gpus, gpus_used, cpus, n, in key order) to v[0..*nr). 0, or -1 with
+ * err (the rows read so far stay in v). */
+static int summary_rows_append(store_t *st, sqlite3_stmt *s,
+                               struct node_row **v, size_t *nr, size_t *alloc,
+                               exa_error_t *err)
 {
-    sqlite3_stmt *s = store_cached(
-        st,
-        cluster ? "SELECT cluster, captured_at, state, gpus, gpus_used, cpus, "
-                  "n FROM node_summary WHERE cluster = ?1 ORDER BY cluster, "
-                  "captured_at, state, gpus, gpus_used, cpus"
-                : "SELECT cluster, captured_at, state, gpus, gpus_used, cpus, "
-                  "n FROM node_summary ORDER BY cluster, captured_at, state, "
-                  "gpus, gpus_used, cpus",
-        err);
-    struct node_row *v = NULL;
-    size_t nr = 0, alloc = 0;
     int rc;
-    if (!s)
-        return -1;
-    if (cluster)
-        store_bind_text(s, 1, cluster);
     while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-        struct node_row *r;
-        ALLOC_GROW(v, nr + 1, alloc);
-        r = &v[nr++];
+        struct node_row *r, *prev;
+        ALLOC_GROW(*v, *nr + 1, *alloc);
+        r = &(*v)[(*nr)++];
+        prev = *nr > 1 ? r - 1 : NULL;
         memset(r, 0, sizeof(*r));
         /* the rows of a cluster share its name, snapshot time and (in key
          * order) state: one copy each, not one per row */
-        r->cluster = col_shared(s, 0, nr > 1 ? v[nr - 2].cluster : NULL);
-        r->captured_at =
-            col_shared(s, 1, nr > 1 ? v[nr - 2].captured_at : NULL);
-        r->state = col_shared(s, 2, nr > 1 ? v[nr - 2].state : NULL);
+        r->cluster = col_shared(s, 0, prev ? prev->cluster : NULL);
+        r->captured_at = col_shared(s, 1, prev ? prev->captured_at : NULL);
+        r->state = col_shared(s, 2, prev ? prev->state : NULL);
         /* NOT NULL columns (a NULL is stored as -1): no type check */
         r->gpus = sqlite3_column_int(s, 3);
         r->gpus_used = sqlite3_column_int(s, 4);
@@ -229,14 +234,304 @@ int store_node_summary_list(store_t *st, const char *cluster,
         r->mem_mb = -1;
         r->count = sqlite3_column_int64(s, 6);
     }
-    if (rc != SQLITE_DONE) {
-        store_err(st, err, "reading the node summary");
-        store_done(st, s);
-        node_rows_free(v, nr);
+    if (rc != SQLITE_DONE)
+        return store_err(st, err, "reading the node summary");
+    return 0;
+}
+
+/* node_summary of one cluster, in key order, appended to v. */
+static int summary_rows_of(store_t *st, const char *cluster,
+                           struct node_row **v, size_t *nr, size_t *alloc,
+                           exa_error_t *err)
+{
+    sqlite3_stmt *s = store_cached(
+        st,
+        "SELECT cluster, captured_at, state, gpus, gpus_used, cpus, n FROM "
+        "node_summary WHERE cluster = ?1 ORDER BY cluster, captured_at, "
+        "state, gpus, gpus_used, cpus",
+        err);
+    int rc;
+    if (!s)
         return -1;
-    }
+    store_bind_text(s, 1, cluster);
+    rc = summary_rows_append(st, s, v, nr, alloc, err);
     store_done(st, s);
-    *rows = v;
-    *n = nr;
+    return rc;
+}
+
+/*
+ * The summary text of one cluster (cluster_node_summary.rows, migration
+ * 12; node_summary_encode / node_summary_decode): its node_summary rows
+ * in key order, a line each,
+ *   STATE TAB GPUS TAB GPUS_USED TAB CPUS TAB N LF
+ * after a line "@" CAPTURED_AT LF that opens each run of rows with the
+ * same captured_at. Numbers are decimal with an optional '-'; a string
+ * holds no TAB, LF or NUL and a state does not begin with '@' (a row
+ * whose strings cannot be written so leaves the text NULL, which
+ * readers take as "read node_summary").
+ */
+static int summary_field_ok(const char *s)
+{
+    for (; *s; s++)
+        if (*s == '\t' || *s == '\n')
+            return 0;
+    return 1;
+}
+
+int node_summary_encode(const struct node_row *r, size_t n, struct strbuf *sb)
+{
+    const char *at = NULL;
+    for (size_t i = 0; i < n; i++) {
+        if (!r[i].captured_at || !r[i].state || r[i].state[0] == '@' ||
+            !summary_field_ok(r[i].captured_at) ||
+            !summary_field_ok(r[i].state))
+            return -1;
+        if (!at || strcmp(at, r[i].captured_at)) {
+            at = r[i].captured_at;
+            strbuf_addch(sb, '@');
+            strbuf_addstr(sb, at);
+            strbuf_addch(sb, '\n');
+        }
+        strbuf_addf(sb, "%s\t%d\t%d\t%d\t%lld\n", r[i].state, r[i].gpus,
+                    r[i].gpus_used, r[i].cpus, r[i].count);
+    }
+    return 0;
+}
+
+/* One number of a summary line: digits (optional '-') ending at a byte
+ * term; *p past the terminator. 0, or -1. */
+static int summary_num(const char **p, const char *end, char term, long long lo,
+                       long long hi, long long *out)
+{
+    int64_t x;
+    if (parse_i64(p, end, &x) < 0 || *p >= end || **p != term || x < lo ||
+        x > hi)
+        return -1;
+    (*p)++;
+    *out = x;
+    return 0;
+}
+
+int node_summary_decode(const char *t, size_t len, const char *cluster_name,
+                        struct node_row **v, size_t *nr, size_t *alloc)
+{
+    const char *p = t, *end = t + len;
+    size_t from = *nr;
+    char *cluster = xstrdup(cluster_name);
+    char *cur = NULL; /* the run's captured_at: the run's first row owns it */
+    char *at = NULL;  /* cur while no row holds it yet */
+    while (p < end) {
+        const char *eol = memchr(p, '\n', (size_t)(end - p)), *tab;
+        struct node_row *r, *prev;
+        long long g, gu, c, n;
+        if (!eol)
+            goto bad;
+        if (*p == '@') {
+            if (at)
+                goto bad; /* a run of no rows: not node_summary_encode's */
+            if (memchr(p, '\t', (size_t)(eol - p)) ||
+                memchr(p, '\0', (size_t)(eol - p)))
+                goto bad; /* not a string node_summary_encode writes */
+            cur = at = xstrndup(p + 1, (size_t)(eol - p - 1));
+            p = eol + 1;
+            continue;
+        }
+        if (!cur)
+            goto bad; /* a row before any "@" line */
+        tab = memchr(p, '\t', (size_t)(eol - p));
+        if (!tab || memchr(p, '\0', (size_t)(tab - p)))
+            goto bad;
+        ALLOC_GROW(*v, *nr + 1, *alloc);
+        r = &(*v)[*nr];
+        prev = *nr > from ? r - 1 : NULL;
+        memset(r, 0, sizeof(*r));
+        r->cluster = prev ? prev->cluster : cluster;
+        r->captured_at = cur;
+        at = NULL;
+        if (prev && strlen(prev->state) == (size_t)(tab - p) &&
+            !memcmp(prev->state, p, (size_t)(tab - p)))
+            r->state = prev->state;
+        else
+            r->state = xstrndup(p, (size_t)(tab - p));
+        (*nr)++; /* v's now: released with the range on error */
+        p = tab + 1;
+        if (summary_num(&p, eol, '\t', INT_MIN, INT_MAX, &g) < 0 ||
+            summary_num(&p, eol, '\t', INT_MIN, INT_MAX, &gu) < 0 ||
+            summary_num(&p, eol, '\t', INT_MIN, INT_MAX, &c) < 0 ||
+            summary_num(&p, eol + 1, '\n', LLONG_MIN, LLONG_MAX, &n) < 0)
+            goto bad;
+        r->gpus = (int)g;
+        r->gpus_used = (int)gu;
+        r->cpus = (int)c;
+        r->mem_mb = -1;
+        r->count = n;
+    }
+    if (at)
+        goto bad; /* a last "@" line with no rows */
+    if (*nr == from)
+        free(cluster); /* no rows: a cluster with no nodes */
+    return 0;
+bad:
+    free(at);
+    if (*nr == from)
+        free(cluster);
+    rows_release_range(*v, from, *nr);
+    *nr = from;
+    return -1;
+}
+
+int store_node_summary_list(store_t *st, const char *cluster,
+                            struct node_row **rows, size_t *n, exa_error_t *err)
+{
+    struct node_row *v = NULL;
+    size_t nr = 0, alloc = 0;
+    sqlite3_stmt *s;
+    int rc;
+    if (cluster) {
+        if (summary_rows_of(st, cluster, &v, &nr, &alloc, err) < 0)
+            goto fail;
+        *rows = v;
+        *n = nr;
+        return 0;
+    }
+    /* Every cluster: its summary text, one row per cluster, where the
+     * triggers have not marked it stale since the last snapshot save;
+     * node_summary itself for a cluster whose text is NULL or not what
+     * node_summary_encode writes. One read transaction, so both reads see the
+     * same snapshot. The texts are copied first and counted (a line per
+     * row at most), so that the rows are one allocation: grown row by
+     * row, the array (some 17,000 rows of 112 bytes over 1,000 clusters)
+     * was copied again at every growth, a third of the call's page
+     * faults. */
+    {
+        struct strbuf texts = STRBUF_INIT;
+        struct summary_text {
+            size_t name, text, len; /* offsets into texts */
+            int has_text;
+        } *tv = NULL;
+        size_t ntv = 0, tvalloc = 0, lines = 0;
+        int own = !store_in_transaction(st);
+        if (own && store_begin_read(st, err) < 0)
+            goto fail;
+        s = store_cached(st,
+                         "SELECT cluster, rows FROM cluster_node_summary "
+                         "ORDER BY cluster",
+                         err);
+        rc = s ? SQLITE_DONE : SQLITE_ERROR;
+        while (s && (rc = sqlite3_step(s)) == SQLITE_ROW) {
+            const char *name = (const char *)sqlite3_column_text(s, 0);
+            const char *t = (const char *)sqlite3_column_text(s, 1);
+            size_t len = (size_t)sqlite3_column_bytes(s, 1);
+            struct summary_text *e;
+            if (!name)
+                continue; /* NOT NULL column */
+            ALLOC_GROW(tv, ntv + 1, tvalloc);
+            e = &tv[ntv++];
+            e->name = texts.len;
+            strbuf_add(&texts, name, strlen(name) + 1);
+            e->has_text = t != NULL;
+            e->text = texts.len;
+            e->len = t ? len : 0;
+            if (t) {
+                strbuf_add(&texts, t, len);
+                for (const char *q = t;
+                     (q = memchr(q, '\n', len - (size_t)(q - t))); q++)
+                    lines++;
+            }
+        }
+        if (s)
+            store_done(st, s);
+        if (rc != SQLITE_DONE) {
+            if (s)
+                store_err(st, err, "reading the cluster node summaries");
+            goto fail_texts;
+        }
+        if (lines) {
+            v = xmalloc(lines * sizeof(*v));
+            alloc = lines;
+        }
+        for (size_t i = 0; i < ntv; i++) {
+            const char *name = texts.buf + tv[i].name;
+            if (tv[i].has_text &&
+                node_summary_decode(texts.buf + tv[i].text, tv[i].len, name, &v,
+                                    &nr, &alloc) == 0)
+                continue;
+            if (summary_rows_of(st, name, &v, &nr, &alloc, err) < 0)
+                goto fail_texts;
+        }
+        free(tv);
+        strbuf_release(&texts);
+        if (own)
+            store_rollback(st); /* a read: nothing to keep */
+        *rows = v;
+        *n = nr;
+        return 0;
+    fail_texts:
+        free(tv);
+        strbuf_release(&texts);
+        if (own)
+            store_rollback(st);
+        goto fail;
+    }
+fail:
+    node_rows_free(v, nr);
+    return -1;
+}
+
+int store_cluster_summary_save(store_t *st, const char *cluster,
+                               exa_error_t *err)
+{
+    struct node_row *v = NULL;
+    size_t nr = 0, alloc = 0;
+    struct strbuf sb = STRBUF_INIT;
+    sqlite3_stmt *s;
+    int rc = -1;
+    if (summary_rows_of(st, cluster, &v, &nr, &alloc, err) < 0)
+        goto out;
+    s = store_cached(st,
+                     "INSERT INTO cluster_node_summary (cluster, rows) VALUES "
+                     "(?1, ?2) ON CONFLICT (cluster) DO UPDATE SET rows = "
+                     "excluded.rows",
+                     err);
+    if (!s)
+        goto out;
+    store_bind_text(s, 1, cluster);
+    if (node_summary_encode(v, nr, &sb) == 0)
+        sqlite3_bind_text(s, 2, sb.buf ? sb.buf : "", (int)sb.len,
+                          SQLITE_TRANSIENT);
+    else
+        sqlite3_bind_null(s, 2);
+    if (sqlite3_step(s) != SQLITE_DONE)
+        store_err(st, err, "saving the cluster node summary");
+    else
+        rc = 0;
+    store_done(st, s);
+out:
+    strbuf_release(&sb);
+    node_rows_free(v, nr);
+    return rc;
+}
+
+int store_cluster_summaries_rebuild(store_t *st, exa_error_t *err)
+{
+    sqlite3_stmt *s = store_prepare(
+        st, "SELECT cluster FROM cluster_node_summary ORDER BY cluster", err);
+    struct strvec names = STRVEC_INIT;
+    int rc;
+    if (!s)
+        return -1;
+    while ((rc = sqlite3_step(s)) == SQLITE_ROW)
+        strvec_push(&names, (const char *)sqlite3_column_text(s, 0));
+    sqlite3_finalize(s);
+    if (rc != SQLITE_DONE) {
+        strvec_clear(&names);
+        return store_err(st, err, "listing the cluster node summaries");
+    }
+    for (size_t i = 0; i < names.nr; i++)
+        if (store_cluster_summary_save(st, names.v[i], err) < 0) {
+            strvec_clear(&names);
+            return -1;
+        }
+    strvec_clear(&names);
     return 0;
 }

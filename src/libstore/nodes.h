@@ -49,10 +49,61 @@ void node_row_release(struct node_row *row);
  * state may be the very string of the row before it (one copy per run of
  * equal values): free the array with node_rows_free(), never a row
  * alone. 0 or -1 with err.
+ *
+ * For every cluster (cluster NULL) the rows come from
+ * cluster_node_summary (migration 12): one row per cluster holding its
+ * summary rows as text, written by store_cluster_summary_save() when a
+ * snapshot is saved and set to NULL by triggers on any other write to
+ * node_summary; a cluster whose text is NULL (or not of that form) is
+ * read from node_summary itself, so the result is always the summary
+ * the node rows give.
  */
 int store_node_summary_list(store_t *st, const char *cluster,
                             struct node_row **rows, size_t *n,
                             exa_error_t *err);
+
+/*
+ * Write cluster's summary text (cluster_node_summary.rows, the form is
+ * in nodes.c) from its node_summary rows as they are now; NULL when a
+ * row's strings hold a TAB or LF. store_nodes_replace() calls it inside
+ * its transaction; call it inside one too, or the text may describe an
+ * older snapshot than a concurrent writer's (the triggers then set it
+ * NULL again). 0 or -1 with err.
+ */
+int store_cluster_summary_save(store_t *st, const char *cluster,
+                               exa_error_t *err);
+
+/*
+ * The summary text of one cluster (cluster_node_summary.rows): rows[0..n)
+ * (summary rows of one cluster, in key order) appended to sb as lines
+ *   "@" CAPTURED_AT LF            before each run of one captured_at
+ *   STATE TAB GPUS TAB GPUS_USED TAB CPUS TAB N LF   a line per row
+ * with decimal numbers. 0; -1 when a captured_at or state is NULL or
+ * holds a TAB or LF, or a state begins with '@' (sb then holds part of
+ * a text: discard it).
+ */
+struct strbuf;
+int node_summary_encode(const struct node_row *rows, size_t n,
+                        struct strbuf *sb);
+
+/*
+ * Append the rows of summary text t[0..len) to (*v)[*nr..) (an
+ * ALLOC_GROW array of *alloc rows), each with cluster a copy of
+ * cluster_name shared by the cluster's rows (one copy, freed by
+ * node_rows_free), captured_at and state shared along runs, mem_mb -1,
+ * the text fields NULL. 0; -1 when t is not node_summary_encode's form
+ * (a row before any "@" line, an "@" line with no row after it, a TAB
+ * in an "@" line, a NUL in a string, a missing or extra field, a number out of
+ * range for its field, no LF at the end), with *nr unchanged and nothing left
+ * allocated but *v.
+ */
+int node_summary_decode(const char *t, size_t len, const char *cluster_name,
+                        struct node_row **v, size_t *nr, size_t *alloc);
+
+/* store_cluster_summary_save() for every cluster that has a
+ * cluster_node_summary row (the migration that adds the table). 0 or -1
+ * with err. */
+int store_cluster_summaries_rebuild(store_t *st, exa_error_t *err);
 /* Release n rows and free the array (a cluster, captured_at or state
  * string a row shares with the row before it is freed once). */
 void node_rows_free(struct node_row *rows, size_t n);

@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "libstore/nodes.h"
 #include "libutil/strbuf.h"
 #include "libutil/xalloc.h"
 
@@ -320,6 +321,34 @@ static const char *const migrations[] = {
     "('idle','mixed') THEN IFNULL(nodes.gpus_used, -1) ELSE -1 END, CASE "
     "WHEN nodes.state IN ('idle','mixed') THEN IFNULL(nodes.cpus, -1) ELSE "
     "-1 END, COUNT(*) FROM nodes GROUP BY 1, 2, 3, 4, 5, 6;",
+    /*
+     * 12: a cluster's node summary as one row (libstore/nodes.h
+     * store_node_summary_list): placement over 1,000 clusters reads 1,000
+     * rows of text instead of some 17,000 node_summary rows (the read was
+     * a quarter of `exa hpc place`). The text is written when a snapshot
+     * is saved (store_cluster_summary_save, in its transaction); any
+     * write to node_summary (the node triggers, whoever writes the nodes)
+     * sets its cluster's text NULL, and a NULL text is read from
+     * node_summary, so the text is never older than the rows. The texts
+     * of existing clusters are written right after this migration
+     * (migrate()).
+     */
+    "CREATE TABLE cluster_node_summary (cluster TEXT NOT NULL PRIMARY KEY, "
+    "rows TEXT) WITHOUT ROWID; "
+    "CREATE TRIGGER cluster_node_summary_ins AFTER INSERT ON node_summary "
+    "BEGIN INSERT INTO cluster_node_summary (cluster, rows) VALUES "
+    "(NEW.cluster, NULL) ON CONFLICT (cluster) DO UPDATE SET rows = NULL; "
+    "END; "
+    "CREATE TRIGGER cluster_node_summary_upd AFTER UPDATE ON node_summary "
+    "BEGIN UPDATE cluster_node_summary SET rows = NULL WHERE cluster = "
+    "OLD.cluster; INSERT INTO cluster_node_summary (cluster, rows) VALUES "
+    "(NEW.cluster, NULL) ON CONFLICT (cluster) DO UPDATE SET rows = NULL; "
+    "END; "
+    "CREATE TRIGGER cluster_node_summary_del AFTER DELETE ON node_summary "
+    "BEGIN UPDATE cluster_node_summary SET rows = NULL WHERE cluster = "
+    "OLD.cluster; END; "
+    "INSERT INTO cluster_node_summary (cluster, rows) SELECT DISTINCT "
+    "cluster, NULL FROM node_summary;",
 };
 
 #define NMIGRATIONS ((int)(sizeof(migrations) / sizeof(migrations[0])))
@@ -528,6 +557,10 @@ static int migrate(store_t *st, exa_error_t *err)
             break;
         }
         if (store_exec(st, migrations[v], err) < 0)
+            goto fail;
+        /* 12: the summary texts of the clusters there are, in the same
+         * transaction (written by C: the text's order is the key order) */
+        if (v + 1 == 12 && store_cluster_summaries_rebuild(st, err) < 0)
             goto fail;
         xsnprintf(pragma, sizeof(pragma), "PRAGMA user_version = %d", v + 1);
         if (store_exec(st, pragma, err) < 0 || store_commit(st, err) < 0)

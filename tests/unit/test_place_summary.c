@@ -62,6 +62,70 @@ static void rows_candidates(store_t *st, const struct fleet *f,
     *out = v;
 }
 
+/* Rows of the summary as store_node_summary_list gives them for every
+ * cluster (the texts of cluster_node_summary where current) are field by
+ * field those node_summary gives cluster by cluster. */
+static void check_summary_rows(store_t *st, const struct fleet *f)
+{
+    struct node_row *all = NULL;
+    size_t nall = 0, k = 0;
+    assert_int_equal(store_node_summary_list(st, NULL, &all, &nall, NULL), 0);
+    for (size_t i = 0; i < f->nr; i++) {
+        struct node_row *one = NULL;
+        size_t none = 0;
+        assert_int_equal(
+            store_node_summary_list(st, f->v[i].def.name, &one, &none, NULL),
+            0);
+        for (size_t j = 0; j < none; j++, k++) {
+            assert_true(k < nall);
+            assert_string_equal(all[k].cluster, one[j].cluster);
+            assert_string_equal(all[k].captured_at, one[j].captured_at);
+            assert_string_equal(all[k].state, one[j].state);
+            assert_int_equal(all[k].gpus, one[j].gpus);
+            assert_int_equal(all[k].gpus_used, one[j].gpus_used);
+            assert_int_equal(all[k].cpus, one[j].cpus);
+            assert_int_equal(all[k].count, one[j].count);
+            assert_int_equal(all[k].mem_mb, -1);
+            assert_null(all[k].node);
+        }
+        node_rows_free(one, none);
+    }
+    assert_int_equal(k, nall);
+    node_rows_free(all, nall);
+}
+
+static long long stale_texts(store_t *st)
+{
+    sqlite3_stmt *s;
+    long long n;
+    assert_int_equal(sqlite3_prepare_v2(st->db,
+                                        "SELECT count(*) FROM "
+                                        "cluster_node_summary WHERE rows IS "
+                                        "NULL",
+                                        -1, &s, NULL),
+                     SQLITE_OK);
+    assert_int_equal(sqlite3_step(s), SQLITE_ROW);
+    n = sqlite3_column_int64(s, 0);
+    sqlite3_finalize(s);
+    return n;
+}
+
+/* Save every cluster's snapshot again through store_nodes_replace, with
+ * the rows it has: the snapshot save that writes the summary texts. */
+static void resave_all(store_t *st, const struct fleet *f)
+{
+    for (size_t i = 0; i < f->nr; i++) {
+        struct node_row *rows = NULL;
+        size_t n = 0;
+        assert_int_equal(
+            store_nodes_list(st, f->v[i].def.name, &rows, &n, NULL), 0);
+        assert_int_equal(
+            store_nodes_replace(st, f->v[i].def.name, "slurm", rows, n, NULL),
+            0);
+        node_rows_free(rows, n);
+    }
+}
+
 static char *choose_json(const struct place_cluster *c, size_t n,
                          const struct place_ask *ask,
                          const struct place_scorer *sc, time_t now)
@@ -187,6 +251,9 @@ static void test_summary_same_choice(void **state)
         assert_int_equal(
             store_nodes_replace(st, names[c], "slurm", rows, n, NULL), 0);
     }
+    /* every cluster's text was written by its snapshot save */
+    assert_int_equal(stale_texts(st), 0);
+    check_summary_rows(st, &f);
     /* edits that bypass store_nodes_replace: the triggers follow them */
     assert_int_equal(store_exec(st,
                                 "UPDATE nodes SET state = 'idle', gpus_used = "
@@ -231,6 +298,28 @@ static void test_summary_same_choice(void **state)
         node_rows_free(sum_rows, nsum_rows);
         node_rows_free(rows, nrows);
     }
+    /* the hand edits left their clusters' texts NULL (read from
+     * node_summary); texts that are not node_summary_encode's form are
+     * read from node_summary too; a snapshot save writes them again */
+    assert_true(stale_texts(st) > 0);
+    check_summary_rows(st, &f);
+    resave_all(st, &f);
+    assert_int_equal(stale_texts(st), 0);
+    check_summary_rows(st, &f);
+    assert_int_equal(
+        store_exec(st,
+                   "UPDATE cluster_node_summary SET rows = CASE cluster "
+                   "WHEN 'c001' THEN 'garbage' WHEN 'c002' THEN "
+                   "'idle\t8\t0\t64\t1\n' WHEN 'c003' THEN '@t\n' WHEN "
+                   "'c004' THEN '@t\nidle\t8\t0\t64\t1' WHEN 'c006' THEN "
+                   "'@t\nidle\t8\t0\t64\n' WHEN 'c007' THEN "
+                   "'@t\nidle\t8\t0\t64\t1\t9\n' WHEN 'c008' THEN "
+                   "'@t\nidle\t8\t99999999999\t64\t1\n' WHEN 'c009' THEN "
+                   "'@t\nidle\t8\t0\t64\t1\n@u\n' WHEN 'c010' THEN "
+                   "'@t\nidle\t8\tx\t64\t1\n' ELSE rows END",
+                   NULL),
+        0);
+    check_summary_rows(st, &f);
     free(f.v);
     store_close(st);
     cmd = xstrfmt("rm -rf '%s'", dir);
@@ -239,10 +328,106 @@ static void test_summary_same_choice(void **state)
     free(db);
 }
 
+/*
+ * node_summary_encode / node_summary_decode: a text round-trips, runs
+ * share their strings, and every text not of that form gives -1 with
+ * nothing appended (ASan: nothing leaked).
+ */
+static void test_summary_text_codec(void **state)
+{
+    static const char *const bad[] = {
+        "idle\t1\t0\t8\t1\n",               /* a row before "@" */
+        "@t\n",                             /* "@" with no row */
+        "@t\n@u\nidle\t1\t0\t8\t1\n",       /* the same */
+        "@t\nidle\t1\t0\t8\t1",             /* no LF at the end */
+        "@t\nidle\t1\t0\t8\n",              /* a field missing */
+        "@t\nidle\t1\t0\t8\t1\t2\n",        /* one too many */
+        "@t\nidle\t1\t0\t8\t-\n",           /* not a number */
+        "@t\nidle\t1\t0\t 8\t1\n",          /* a blank */
+        "@t\nidle\t2147483648\t0\t8\t1\n",  /* past INT_MAX */
+        "@t\nidle\t1\t0\t8\t1\nmixed\t1\n", /* a bad second row */
+        "@t",                               /* no LF */
+        "\n",                               /* an empty line */
+        "@t\tu\nidle\t1\t0\t8\t1\n",        /* a TAB in "@" */
+    };
+    struct node_row in[4], *out = NULL;
+    size_t nr = 0, alloc = 0;
+    struct strbuf sb = STRBUF_INIT;
+    (void)state;
+    memset(in, 0, sizeof(in));
+    for (int i = 0; i < 4; i++) {
+        in[i].captured_at = (char *)(i < 3 ? "2026-12-04T10:00:00Z" : "");
+        in[i].state = (char *)(i < 2 ? "idle" : "other");
+        in[i].gpus = 8;
+        in[i].gpus_used = i - 1; /* -1 .. 2 */
+        in[i].cpus = i == 2 ? -1 : 64;
+        in[i].count = 1000000000000LL + i;
+    }
+    assert_int_equal(node_summary_encode(in, 4, &sb), 0);
+    assert_string_equal(sb.buf, "@2026-12-04T10:00:00Z\n"
+                                "idle\t8\t-1\t64\t1000000000000\n"
+                                "idle\t8\t0\t64\t1000000000001\n"
+                                "other\t8\t1\t-1\t1000000000002\n"
+                                "@\n"
+                                "other\t8\t2\t64\t1000000000003\n");
+    assert_int_equal(
+        node_summary_decode(sb.buf, sb.len, "c1", &out, &nr, &alloc), 0);
+    assert_int_equal(nr, 4);
+    for (size_t i = 0; i < 4; i++) {
+        assert_string_equal(out[i].cluster, "c1");
+        assert_string_equal(out[i].captured_at, in[i].captured_at);
+        assert_string_equal(out[i].state, in[i].state);
+        assert_int_equal(out[i].gpus, in[i].gpus);
+        assert_int_equal(out[i].gpus_used, in[i].gpus_used);
+        assert_int_equal(out[i].cpus, in[i].cpus);
+        assert_int_equal(out[i].count, in[i].count);
+    }
+    assert_ptr_equal(out[1].cluster, out[0].cluster);
+    assert_ptr_equal(out[1].captured_at, out[0].captured_at);
+    assert_ptr_equal(out[1].state, out[0].state);
+    assert_ptr_equal(out[3].state, out[2].state);
+    assert_ptr_not_equal(out[3].captured_at, out[2].captured_at);
+    /* appended after rows already there; an empty text appends none */
+    assert_int_equal(node_summary_decode("", 0, "c2", &out, &nr, &alloc), 0);
+    assert_int_equal(nr, 4);
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        assert_int_equal(node_summary_decode(bad[i], strlen(bad[i]), "c3", &out,
+                                             &nr, &alloc),
+                         -1);
+        assert_int_equal(nr, 4);
+    }
+    /* a NUL in a string */
+    {
+        static const char nul_at[] = "@t\0u\nidle\t1\t0\t8\t1\n";
+        static const char nul_state[] = "@t\nid\0e\t1\t0\t8\t1\n";
+        assert_int_equal(node_summary_decode(nul_at, sizeof(nul_at) - 1, "c3",
+                                             &out, &nr, &alloc),
+                         -1);
+        assert_int_equal(node_summary_decode(nul_state, sizeof(nul_state) - 1,
+                                             "c3", &out, &nr, &alloc),
+                         -1);
+    }
+    assert_int_equal(nr, 4);
+    node_rows_free(out, nr);
+    /* what the text cannot hold */
+    in[0].state = (char *)"@idle";
+    strbuf_reset(&sb);
+    assert_int_equal(node_summary_encode(in, 1, &sb), -1);
+    in[0].state = (char *)"id\tle";
+    assert_int_equal(node_summary_encode(in, 1, &sb), -1);
+    in[0].state = (char *)"idle";
+    in[0].captured_at = (char *)"2026\n";
+    assert_int_equal(node_summary_encode(in, 1, &sb), -1);
+    in[0].captured_at = NULL;
+    assert_int_equal(node_summary_encode(in, 1, &sb), -1);
+    strbuf_release(&sb);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_summary_same_choice),
+        cmocka_unit_test(test_summary_text_codec),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
