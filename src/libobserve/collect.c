@@ -388,7 +388,7 @@ static int gate_runner(void *ctx, const char *const *argv, struct strbuf *out,
     struct transport_result res = TRANSPORT_RESULT_INIT;
     int rc = transport_run_ok(gate_transport(g), argv, NULL, 0, &res, err);
     if (rc == 0)
-        strbuf_addbuf(out, &res.out);
+        strbuf_take(out, &res.out);
     else
         gate_check_error(g, err);
     transport_result_release(&res);

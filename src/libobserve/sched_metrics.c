@@ -527,8 +527,16 @@ static void render_jobs(struct prom_set *set, const char *px, const char *cl,
     order = xmalloc((s->njobs ? s->njobs : 1) * sizeof(*order));
     for (size_t i = 0; i < s->njobs; i++)
         order[i] = &s->jobs[i];
-    if (s->njobs)
-        qsort(order, s->njobs, sizeof(*order), cmp_job_id);
+    {
+        /* a listing already in id order (squeue prints the order it was
+         * asked for) is not sorted again: one pass to the first pair out
+         * of order, then qsort as before */
+        size_t k = 1;
+        while (k < s->njobs && cmp_job_id(&order[k - 1], &order[k]) <= 0)
+            k++;
+        if (k < s->njobs)
+            qsort(order, s->njobs, sizeof(*order), cmp_job_id);
+    }
     for (size_t i = 0; i < s->njobs; i++) {
         const struct obs_job *j = order[i];
         const char *state = j->state ? j->state : "UNKNOWN";

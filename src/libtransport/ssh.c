@@ -185,7 +185,7 @@ static int ssh_exec(struct transport *t, const char *cmd, const char *what,
     }
     rc = subprocess_run(argv.v, &o, &sr, err);
     strvec_clear(&argv);
-    strbuf_addbuf(&res->out, &sr.out);
+    strbuf_take(&res->out, &sr.out);
     strbuf_addbuf(&res->err, &sr.err);
     res->rc = sr.exit_code;
     res->signal = sr.signal;

@@ -259,7 +259,7 @@ static int local_run(struct transport *t, const char *const *argv,
     o.timeout_s = timeout_s;
     o.max_output = TRANSPORT_MAX_OUTPUT;
     rc = subprocess_run(argv, &o, &sr, err);
-    strbuf_addbuf(&res->out, &sr.out);
+    strbuf_take(&res->out, &sr.out);
     strbuf_addbuf(&res->err, &sr.err);
     res->rc = sr.exit_code;
     res->signal = sr.signal;

@@ -86,6 +86,20 @@ void strbuf_addbuf(struct strbuf *sb, const struct strbuf *other)
     strbuf_add(sb, other->buf, other->len);
 }
 
+void strbuf_take(struct strbuf *sb, struct strbuf *src)
+{
+    if (sb == src)
+        return;
+    if (!sb->len && src->alloc) {
+        strbuf_release(sb);
+        *sb = *src;
+        strbuf_init(src, 0);
+        return;
+    }
+    strbuf_addbuf(sb, src);
+    strbuf_release(src);
+}
+
 void strbuf_vaddf(struct strbuf *sb, const char *fmt, va_list ap)
 {
     va_list cp;

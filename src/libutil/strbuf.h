@@ -47,6 +47,13 @@ void strbuf_addbuf(struct strbuf *sb, const struct strbuf *other);
 void strbuf_addf(struct strbuf *sb, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 void strbuf_vaddf(struct strbuf *sb, const char *fmt, va_list ap);
+/*
+ * Append src's bytes to sb and leave src empty (as STRBUF_INIT). When sb
+ * holds nothing (len 0) the storage itself moves, no byte is copied (a
+ * command's output of megabytes handed from the subprocess to the
+ * transport to the caller); else as strbuf_addbuf, then src released.
+ */
+void strbuf_take(struct strbuf *sb, struct strbuf *src);
 
 /* Remove leading / trailing ASCII whitespace in place. */
 void strbuf_trim(struct strbuf *sb);

@@ -95,19 +95,46 @@ static void close_fd(int *fd)
     }
 }
 
+/* Bytes one read asks for: a whole pipe buffer (pipe(7): 64 KiB unless
+ * F_SETPIPE_SZ changed it). */
+#define READ_CHUNK 65536
+
+/*
+ * One read(2) of fd straight into sb's spare room (no bounce buffer: a
+ * command's output of megabytes was copied twice). Keeps at most cap
+ * bytes in sb: one byte past cap is still read, so that a stream of
+ * exactly cap bytes is not over, and *over then set. Returns what
+ * read(2) returned.
+ */
+static ssize_t read_into(int fd, struct strbuf *sb, size_t cap, int *over)
+{
+    size_t room = sb->len < cap ? cap - sb->len : 0;
+    size_t want = room < READ_CHUNK ? room + 1 : READ_CHUNK;
+    ssize_t r;
+    strbuf_grow(sb, want);
+    r = read(fd, sb->buf + sb->len, want);
+    if (r > 0) {
+        size_t keep = (size_t)r < room ? (size_t)r : room;
+        strbuf_setlen(sb, sb->len + keep);
+        if ((size_t)r > room)
+            *over = 1;
+    } else {
+        sb->buf[sb->len] = '\0';
+    }
+    return r;
+}
+
 /* Read what fd holds now (non-blocking) into sb, up to cap. */
 static void drain(int fd, struct strbuf *sb, size_t cap, int *over,
                   const char **over_stream, const char *name)
 {
-    char buf[16384];
     ssize_t r;
+    int o = 0;
 
     if (fd < 0)
         return;
-    while ((r = read(fd, buf, sizeof(buf))) > 0) {
-        size_t room = sb->len < cap ? cap - sb->len : 0;
-        strbuf_add(sb, buf, (size_t)r < room ? (size_t)r : room);
-        if ((size_t)r > room) {
+    while ((r = read_into(fd, sb, cap, &o)) > 0) {
+        if (o) {
             *over = 1;
             if (!*over_stream)
                 *over_stream = name;
@@ -443,12 +470,10 @@ int subprocess_run(const char *const *argv, const struct subprocess_opts *opts,
             } else {
                 int *fdp = pfd[i].fd == out_p[0] ? &out_p[0] : &err_p[0];
                 struct strbuf *sb = fdp == &out_p[0] ? &res->out : &res->err;
-                char buf[16384];
-                r = read(*fdp, buf, sizeof(buf));
+                int o = 0;
+                r = read_into(*fdp, sb, cap, &o);
                 if (r > 0) {
-                    size_t room = sb->len < cap ? cap - sb->len : 0;
-                    strbuf_add(sb, buf, (size_t)r < room ? (size_t)r : room);
-                    if ((size_t)r > room) {
+                    if (o) {
                         over = 1;
                         if (!over_stream)
                             over_stream =

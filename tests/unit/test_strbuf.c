@@ -141,6 +141,42 @@ static void test_arena(void **state)
     arena_release(&a);
 }
 
+/* strbuf_take: into an empty buffer the storage moves (same pointer, no
+ * copy); onto bytes it appends; src is left empty and usable either way. */
+static void test_strbuf_take(void **state)
+{
+    struct strbuf a = STRBUF_INIT, b = STRBUF_INIT, e = STRBUF_INIT;
+    char *p;
+    (void)state;
+    strbuf_addstr(&b, "output of a command");
+    p = b.buf;
+    strbuf_take(&a, &b);
+    assert_ptr_equal(a.buf, p);
+    assert_string_equal(a.buf, "output of a command");
+    assert_int_equal(a.len, 19);
+    assert_int_equal(b.len, 0);
+    assert_int_equal(b.alloc, 0);
+    assert_string_equal(b.buf, "");
+    strbuf_addstr(&b, " and more");
+    strbuf_take(&a, &b);
+    assert_string_equal(a.buf, "output of a command and more");
+    assert_int_equal(b.alloc, 0);
+    strbuf_take(&a, &e); /* nothing to take */
+    assert_string_equal(a.buf, "output of a command and more");
+    strbuf_take(&a, &a); /* itself: unchanged */
+    assert_string_equal(a.buf, "output of a command and more");
+    strbuf_reset(&a); /* empty but allocated: the old storage is freed */
+    strbuf_addstr(&b, "x");
+    strbuf_take(&a, &b);
+    assert_string_equal(a.buf, "x");
+    strbuf_take(&e, &b); /* an empty src into an unallocated sb */
+    assert_int_equal(e.len, 0);
+    assert_string_equal(e.buf, "");
+    strbuf_release(&a);
+    strbuf_release(&b);
+    strbuf_release(&e);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -151,6 +187,7 @@ int main(void)
         cmocka_unit_test(test_json_never_nan),
         cmocka_unit_test(test_error),
         cmocka_unit_test(test_arena),
+        cmocka_unit_test(test_strbuf_take),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
