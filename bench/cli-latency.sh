@@ -24,7 +24,10 @@ T=$(mktemp -d "${TMPDIR:-/tmp}/exa-bench.XXXXXX")
 trap 'rm -rf "$T"' EXIT
 export EXAMLOPS_DB="$T/platform.db" XDG_DATA_HOME="$T/data" HOME="$T"
 
-"$EXA" hpc jobs >/dev/null # creates and migrates the schema
+# creates and migrates the schema: with EXA_BEFORE, the older build does
+# (a build refuses a database of a newer schema than its own), and it
+# reads its own copy of the jobs (before.db) while EXA migrates the other
+"${EXA_BEFORE:-$EXA}" hpc jobs >/dev/null
 fmt="INSERT INTO jobs (cluster, scheduler, job_id, run_uuid, model, dataset,\
  state, exit_code, start_time, end_time, run_seconds, cpu_seconds, nodes,\
  gpus, cpus, gpu_hours, created_at, updated_at) VALUES ('c%d', 'slurm',\
@@ -40,6 +43,11 @@ fmt="INSERT INTO jobs (cluster, scheduler, job_id, run_uuid, model, dataset,\
     echo "COMMIT;"
 } | sqlite3 -bail "$EXAMLOPS_DB"
 [ "$(sqlite3 "$EXAMLOPS_DB" 'SELECT count(*) FROM jobs')" = 1000 ]
+if [ -n "${EXA_BEFORE:-}" ]; then
+    sqlite3 "$EXAMLOPS_DB" ".backup '$T/before.db'"
+    [ "$(EXAMLOPS_DB=$T/before.db "$EXA_BEFORE" --json hpc jobs --limit 0 |
+        jq length)" = 1000 ]
+fi
 [ "$("$EXA" --json hpc jobs --limit 0 | jq length)" = 1000 ]
 
 names=("/bin/true" "exa --version" "exa --json hpc jobs"
@@ -57,8 +65,8 @@ run_case() {
     2) "$EXA" --json hpc jobs ;;
     3) "$EXA" --json hpc jobs --limit 0 ;;
     4) "$EXA_BEFORE" --version ;;
-    5) "$EXA_BEFORE" --json hpc jobs ;;
-    6) "$EXA_BEFORE" --json hpc jobs --limit 0 ;;
+    5) EXAMLOPS_DB=$T/before.db "$EXA_BEFORE" --json hpc jobs ;;
+    6) EXAMLOPS_DB=$T/before.db "$EXA_BEFORE" --json hpc jobs --limit 0 ;;
     esac >/dev/null
 }
 declare -a total=(0 0 0 0 0 0 0)

@@ -99,7 +99,10 @@ C
 cc -std=c11 -D_GNU_SOURCE -O2 -Wall -Werror -Isrc -include src/libutil/banned.h \
     -o "$T/resave_all" "$T/resave_all.c" build/libexa.a $PKG -lm
 "$T/resave_all" "$EXAMLOPS_DB"
-runs=5
+# one call first, untimed: it checkpoints the WAL the snapshot saves above
+# left (the next writer would), so the timed calls are all alike
+"$EXA" --json hpc place --gpus 8 --cpus 64 --nodes 2 >/dev/null
+runs=${BENCH_PLACE_RUNS:-20}
 t0=$(date +%s.%N)
 i=0; while [ $i -lt $runs ]; do
     "$EXA" --json hpc place --gpus 8 --cpus 64 --nodes 2 >/dev/null; i=$((i+1)); done
