@@ -24,19 +24,20 @@ struct col {
     const char *name;
     enum col_type type;
     size_t off;
+    size_t namelen; /* strlen(name): the JSON key written without a scan */
 };
 
 #define TEXT(f)                                                                \
     {                                                                          \
-#f, COL_TEXT, offsetof(struct job_rec, f)                              \
+#f, COL_TEXT, offsetof(struct job_rec, f), sizeof(#f) - 1              \
     }
 #define INT(f)                                                                 \
     {                                                                          \
-#f, COL_INT, offsetof(struct job_rec, f)                               \
+#f, COL_INT, offsetof(struct job_rec, f), sizeof(#f) - 1               \
     }
 #define REAL(f)                                                                \
     {                                                                          \
-#f, COL_REAL, offsetof(struct job_rec, f)                              \
+#f, COL_REAL, offsetof(struct job_rec, f), sizeof(#f) - 1              \
     }
 
 /* Every column but id, in table order. */
@@ -240,13 +241,18 @@ static void read_row(sqlite3_stmt *stmt, struct job_rec *j)
     for (size_t i = 0; i < NCOLS; i++) {
         const struct col *c = &cols[i];
         int k = (int)i + 1;
+        if (c->type == COL_TEXT) {
+            /* NULL for SQL NULL: no separate type check */
+            const unsigned char *t = sqlite3_column_text(stmt, k);
+            if (t)
+                *FIELD(j, c, char *) = xstrdup((const char *)t);
+            continue;
+        }
         if (sqlite3_column_type(stmt, k) == SQLITE_NULL)
             continue;
         switch (c->type) {
         case COL_TEXT:
-            *FIELD(j, c, char *) =
-                xstrdup((const char *)sqlite3_column_text(stmt, k));
-            break;
+            break; /* above */
         case COL_INT:
             *FIELD(j, c, long long) = sqlite3_column_int64(stmt, k);
             break;
@@ -495,11 +501,11 @@ int store_job_open_clusters(store_t *st, struct strvec *clusters,
 void job_rec_write_json(const struct job_rec *j, struct jsonw *w)
 {
     jsonw_obj_begin(w);
-    jsonw_key(w, "id");
+    jsonw_key_lit(w, "id");
     jsonw_int(w, j->id);
     for (size_t i = 0; i < NCOLS; i++) {
         const struct col *c = &cols[i];
-        jsonw_key(w, c->name);
+        jsonw_keyn(w, c->name, c->namelen); /* plain identifiers */
         if (!col_present(j, c)) {
             jsonw_null(w);
             continue;
