@@ -20,29 +20,48 @@ PKG=$(pkg-config --cflags --libs jansson sqlite3 yaml-0.1 libcrypto)
 cc -std=c11 -D_GNU_SOURCE -O2 -Wall -Werror -Isrc -include src/libutil/banned.h \
     -o "$T/place_bench" bench/place_bench.c build/libexa.a $PKG -lm
 "$T/place_bench" "$NC" "$NN" 20
-# Approval goes through the governance API (a row set ACTIVE with sqlite3
-# does not agree with its audit chain and counts as PENDING): one process
-# approving every cluster, as `exa hpc approve` would one at a time.
-cat > "$T/approve_all.c" <<'C'
+# bench_store VERB DB, through libexa as exa itself writes:
+#   approve  approve every cluster through the governance API (a row set
+#            ACTIVE with sqlite3 does not agree with its audit chain and
+#            counts as PENDING), as `exa hpc approve` would one at a time;
+#   resave   save every cluster's snapshot again through
+#            store_nodes_replace(), as a refresh does (the rows below are
+#            written with sqlite3, which leaves each cluster's summary
+#            text NULL: placement would read node_summary instead).
+cat > "$T/bench_store.c" <<'C'
 #include <stdio.h>
+#include <string.h>
 #include "libfleet/governance.h"
+#include "libstore/nodes.h"
 int main(int argc, char **argv)
 {
     exa_error_t err = EXA_ERROR_INIT;
     struct cluster_row *rows;
     size_t n;
-    store_t *st = argc == 3 ? store_open(argv[1], &err) : NULL;
+    int resave = argc == 3 && !strcmp(argv[1], "resave");
+    store_t *st = resave || (argc == 3 && !strcmp(argv[1], "approve"))
+                      ? store_open(argv[2], &err)
+                      : NULL;
     if (!st || store_cluster_list(st, &rows, &n, &err) < 0)
-        return fprintf(stderr, "approve_all: %s\n", err.text), 1;
-    for (size_t i = 0; i < n; i++)
-        if (gov_approve(st, NULL, rows[i].name, NULL, "bench", NULL, &err))
-            return fprintf(stderr, "approve_all: %s\n", err.text), 1;
+        return fprintf(stderr, "bench_store: %s\n", err.text), 1;
+    for (size_t i = 0; i < n; i++) {
+        struct node_row *nr = NULL;
+        size_t nn = 0;
+        int rc = resave ? store_nodes_list(st, rows[i].name, &nr, &nn, &err) ||
+                              store_nodes_replace(st, rows[i].name, "slurm",
+                                                  nr, nn, &err)
+                        : gov_approve(st, NULL, rows[i].name, NULL, "bench",
+                                      NULL, &err);
+        node_rows_free(nr, nn);
+        if (rc)
+            return fprintf(stderr, "bench_store: %s\n", err.text), 1;
+    }
     store_close(st);
     return 0;
 }
 C
 cc -std=c11 -D_GNU_SOURCE -O2 -Wall -Werror -Isrc -include src/libutil/banned.h \
-    -o "$T/approve_all" "$T/approve_all.c" build/libexa.a $PKG -lm
+    -o "$T/bench_store" "$T/bench_store.c" build/libexa.a $PKG -lm
 
 export HOME=$T EXAMLOPS_DB=$T/p.db EXAMLOPS_HPC_REGISTRY=$T/clusters.yaml
 python3 - "$NC" "$NN" "$T" <<'PY'
@@ -56,8 +75,8 @@ subprocess.run([os.environ["EXA"], "hpc", "clusters"], check=True,
                stdout=subprocess.DEVNULL)
 db = sqlite3.connect(os.environ["EXAMLOPS_DB"])
 now = datetime.datetime.utcnow().strftime("%Y-%m-%dT%H:%M:%SZ")
-subprocess.run([t + "/approve_all", os.environ["EXAMLOPS_DB"],
-                os.environ["EXAMLOPS_HPC_REGISTRY"]], check=True)
+subprocess.run([t + "/bench_store", "approve", os.environ["EXAMLOPS_DB"]],
+               check=True)
 rnd = random.Random(42)
 states = ["idle", "mixed", "allocated", "down", "drain", "idle"]
 db.executemany(
@@ -67,38 +86,7 @@ db.executemany(
       rnd.choice(states), now) for c in range(nc) for i in range(nn)))
 db.commit()
 PY
-# The rows above were written with sqlite3, past exa's snapshot save (the
-# triggers keep node_summary current, and left every cluster's summary
-# text NULL, which placement reads from node_summary): save each
-# cluster's snapshot once more through store_nodes_replace(), as a refresh
-# does, so the bench reads what a fleet exa keeps current reads.
-cat > "$T/resave_all.c" <<'C'
-#include <stdio.h>
-#include "libstore/clusters.h"
-#include "libstore/nodes.h"
-int main(int argc, char **argv)
-{
-    exa_error_t err = EXA_ERROR_INIT;
-    struct cluster_row *rows;
-    size_t n;
-    store_t *st = argc == 2 ? store_open(argv[1], &err) : NULL;
-    if (!st || store_cluster_list(st, &rows, &n, &err) < 0)
-        return fprintf(stderr, "resave_all: %s\n", err.text), 1;
-    for (size_t i = 0; i < n; i++) {
-        struct node_row *nr;
-        size_t nn;
-        if (store_nodes_list(st, rows[i].name, &nr, &nn, &err) < 0 ||
-            store_nodes_replace(st, rows[i].name, "slurm", nr, nn, &err) < 0)
-            return fprintf(stderr, "resave_all: %s\n", err.text), 1;
-        node_rows_free(nr, nn);
-    }
-    store_close(st);
-    return 0;
-}
-C
-cc -std=c11 -D_GNU_SOURCE -O2 -Wall -Werror -Isrc -include src/libutil/banned.h \
-    -o "$T/resave_all" "$T/resave_all.c" build/libexa.a $PKG -lm
-"$T/resave_all" "$EXAMLOPS_DB"
+"$T/bench_store" resave "$EXAMLOPS_DB"
 # one call first, untimed: it checkpoints the WAL the snapshot saves above
 # left (the next writer would), so the timed calls are all alike
 "$EXA" --json hpc place --gpus 8 --cpus 64 --nodes 2 >/dev/null

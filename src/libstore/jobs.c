@@ -250,16 +250,10 @@ static void read_row(sqlite3_stmt *stmt, struct job_rec *j)
         }
         if (sqlite3_column_type(stmt, k) == SQLITE_NULL)
             continue;
-        switch (c->type) {
-        case COL_TEXT:
-            break; /* above */
-        case COL_INT:
+        if (c->type == COL_INT)
             *FIELD(j, c, long long) = sqlite3_column_int64(stmt, k);
-            break;
-        case COL_REAL:
+        else
             *FIELD(j, c, double) = sqlite3_column_double(stmt, k);
-            break;
-        }
     }
 }
 

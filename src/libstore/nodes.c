@@ -397,82 +397,35 @@ int store_node_summary_list(store_t *st, const char *cluster,
     /* Every cluster: its summary text, one row per cluster, where the
      * triggers have not marked it stale since the last snapshot save;
      * node_summary itself for a cluster whose text is NULL or not what
-     * node_summary_encode writes. One read transaction, so both reads see the
-     * same snapshot. The texts are copied first and counted (a line per
-     * row at most), so that the rows are one allocation: grown row by
-     * row, the array (some 17,000 rows of 112 bytes over 1,000 clusters)
-     * was copied again at every growth, a third of the call's page
-     * faults. */
-    {
-        struct strbuf texts = STRBUF_INIT;
-        struct summary_text {
-            size_t name, text, len; /* offsets into texts */
-            int has_text;
-        } *tv = NULL;
-        size_t ntv = 0, tvalloc = 0, lines = 0;
-        int own = !store_in_transaction(st);
-        if (own && store_begin_read(st, err) < 0)
-            goto fail;
-        s = store_cached(st,
-                         "SELECT cluster, rows FROM cluster_node_summary "
-                         "ORDER BY cluster",
-                         err);
-        rc = s ? SQLITE_DONE : SQLITE_ERROR;
-        while (s && (rc = sqlite3_step(s)) == SQLITE_ROW) {
-            const char *name = (const char *)sqlite3_column_text(s, 0);
-            const char *t = (const char *)sqlite3_column_text(s, 1);
-            size_t len = (size_t)sqlite3_column_bytes(s, 1);
-            struct summary_text *e;
-            if (!name)
-                continue; /* NOT NULL column */
-            ALLOC_GROW(tv, ntv + 1, tvalloc);
-            e = &tv[ntv++];
-            e->name = texts.len;
-            strbuf_add(&texts, name, strlen(name) + 1);
-            e->has_text = t != NULL;
-            e->text = texts.len;
-            e->len = t ? len : 0;
-            if (t) {
-                strbuf_add(&texts, t, len);
-                for (const char *q = t;
-                     (q = memchr(q, '\n', len - (size_t)(q - t))); q++)
-                    lines++;
-            }
-        }
-        if (s)
+     * node_summary_encode writes. The fallback's statement runs while
+     * this one is active, so both read one snapshot of the database. */
+    s = store_cached(st,
+                     "SELECT cluster, rows FROM cluster_node_summary ORDER BY "
+                     "cluster",
+                     err);
+    if (!s)
+        goto fail;
+    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+        const char *name = (const char *)sqlite3_column_text(s, 0);
+        const char *t = (const char *)sqlite3_column_text(s, 1);
+        size_t len = (size_t)sqlite3_column_bytes(s, 1);
+        if (!name)
+            continue; /* NOT NULL column */
+        if (t && node_summary_decode(t, len, name, &v, &nr, &alloc) == 0)
+            continue;
+        if (summary_rows_of(st, name, &v, &nr, &alloc, err) < 0) {
             store_done(st, s);
-        if (rc != SQLITE_DONE) {
-            if (s)
-                store_err(st, err, "reading the cluster node summaries");
-            goto fail_texts;
+            goto fail;
         }
-        if (lines) {
-            v = xmalloc(lines * sizeof(*v));
-            alloc = lines;
-        }
-        for (size_t i = 0; i < ntv; i++) {
-            const char *name = texts.buf + tv[i].name;
-            if (tv[i].has_text &&
-                node_summary_decode(texts.buf + tv[i].text, tv[i].len, name, &v,
-                                    &nr, &alloc) == 0)
-                continue;
-            if (summary_rows_of(st, name, &v, &nr, &alloc, err) < 0)
-                goto fail_texts;
-        }
-        free(tv);
-        strbuf_release(&texts);
-        if (own)
-            store_rollback(st); /* a read: nothing to keep */
-        *rows = v;
-        *n = nr;
-        return 0;
-    fail_texts:
-        free(tv);
-        strbuf_release(&texts);
-        if (own)
-            store_rollback(st);
+    }
+    store_done(st, s);
+    if (rc != SQLITE_DONE) {
+        store_err(st, err, "reading the cluster node summaries");
         goto fail;
     }
+    *rows = v;
+    *n = nr;
+    return 0;
 fail:
     node_rows_free(v, nr);
     return -1;

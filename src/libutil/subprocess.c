@@ -118,8 +118,6 @@ static ssize_t read_into(int fd, struct strbuf *sb, size_t cap, int *over)
         strbuf_setlen(sb, sb->len + keep);
         if ((size_t)r > room)
             *over = 1;
-    } else {
-        sb->buf[sb->len] = '\0';
     }
     return r;
 }

@@ -326,6 +326,32 @@ static void test_summary_same_choice(void **state)
                    NULL),
         0);
     check_summary_rows(st, &f);
+    /* a current text is what the read for every cluster returns (not
+     * node_summary again): a well-formed text for c011 that its nodes do
+     * not give comes back as it is */
+    resave_all(st, &f);
+    assert_int_equal(store_exec(st,
+                                "UPDATE cluster_node_summary SET rows = "
+                                "'@t\nidle\t8\t0\t64\t3\n' WHERE cluster "
+                                "= 'c011'",
+                                NULL),
+                     0);
+    {
+        struct node_row *all = NULL;
+        size_t nall = 0, seen = 0;
+        assert_int_equal(store_node_summary_list(st, NULL, &all, &nall, NULL),
+                         0);
+        for (size_t i = 0; i < nall; i++) {
+            if (strcmp(all[i].cluster, "c011"))
+                continue;
+            seen++;
+            assert_string_equal(all[i].captured_at, "t");
+            assert_string_equal(all[i].state, "idle");
+            assert_int_equal(all[i].count, 3);
+        }
+        assert_int_equal(seen, 1);
+        node_rows_free(all, nall);
+    }
     free(f.v);
     store_close(st);
     cmd = xstrfmt("rm -rf '%s'", dir);
