@@ -10,9 +10,11 @@
  * byte-stable output and lets callers count by account or partition by
  * adding 1 per job. Families are few (tens), so they are found by a
  * linear scan; samples may be hundreds of thousands, so their label
- * strings share a family's arena blocks (no allocation per sample), carry
- * their length, and are sorted as pointers. A family of one series per
- * job (prom_family_unique()) keeps no lookup index at all.
+ * strings are written straight into the set's arena blocks (no
+ * allocation and no copy per sample), carry their length, and are sorted
+ * as pointers; a label set shared by several families (a node's series)
+ * is written once (prom_labels_make). A family of one series per job
+ * (prom_family_unique()) keeps no lookup index at all.
  */
 #include "libobserve/promtext.h"
 
@@ -30,9 +32,12 @@ struct prom_sample {
 };
 
 /* Label strings live in blocks that never move: one allocation per
- * block, not per sample. A family's first block is ARENA_FIRST bytes and
- * each next one twice the last, up to ARENA_BLOCK, so the tens of small
- * families do not each hold a mostly empty large block. */
+ * block, not per sample. The set's first block is ARENA_FIRST bytes and
+ * each next one twice the last, up to ARENA_BLOCK, so a small set (the
+ * fleet view's tens of series) does not hold a mostly empty large block.
+ * Every family of a set writes into the set's blocks, so one label
+ * string may be the labels of samples in several families
+ * (prom_labels_make). */
 #define ARENA_FIRST ((size_t)4 << 10)
 #define ARENA_BLOCK ((size_t)256 << 10)
 struct arena_block {
@@ -41,11 +46,21 @@ struct arena_block {
     char data[];
 };
 
-/* Label names already checked for this family (callers pass the same
- * literals on every add): validation costs once per name, not per add. */
+/* Label names already checked (callers pass the same literals on every
+ * add), with their lengths: validation and strlen cost once per name,
+ * not per add. */
 #define KNOWN_KEYS 12
+struct known_keys {
+    const char *k[KNOWN_KEYS];
+    size_t len[KNOWN_KEYS];
+    size_t nr;
+};
+
+/* Pairs a label set may have before prom_add takes its general path. */
+#define FAST_PAIRS 16
 
 struct prom_family {
+    struct prom_set *set;
     char *name;
     size_t name_len;
     char *help;
@@ -58,26 +73,31 @@ struct prom_family {
     size_t *slots, nslots;
     int index_stale;
     int unindexed; /* prom_family_unique(): no index, merged at settle */
-    struct strbuf scratch; /* the label string being built */
-    struct arena_block *arena;
-    const char *known[KNOWN_KEYS];
-    size_t nknown;
+    struct known_keys known;
 };
 
 struct prom_set {
     struct prom_family **fams;
     size_t nr, alloc;
+    struct arena_block *arena; /* every label string of the set */
+    struct strbuf scratch;     /* a label set with bytes to escape */
+    struct known_keys known;   /* for prom_labels_make */
 };
 
 struct prom_set *prom_set_new(void)
 {
-    return xcalloc(1, sizeof(struct prom_set));
+    struct prom_set *set = xcalloc(1, sizeof(struct prom_set));
+    strbuf_init(&set->scratch, 0);
+    return set;
 }
 
-static const char *arena_dup(struct prom_family *f, const char *s, size_t n)
+/* Room for n bytes and a NUL at the end of the set's arena, not yet
+ * taken: arena_commit() takes what was written there, and writing
+ * without committing (a label set some series already has) costs
+ * nothing. */
+static char *arena_room(struct prom_set *set, size_t n)
 {
-    struct arena_block *b = f->arena;
-    char *d;
+    struct arena_block *b = set->arena;
     if (!b || b->size - b->used < n + 1) {
         size_t size = b ? 2 * b->size : ARENA_FIRST;
         if (size > ARENA_BLOCK)
@@ -85,15 +105,20 @@ static const char *arena_dup(struct prom_family *f, const char *s, size_t n)
         if (size < n + 1)
             size = n + 1;
         b = xmalloc(sizeof(*b) + size);
-        b->next = f->arena;
+        b->next = set->arena;
         b->used = 0;
         b->size = size;
-        f->arena = b;
+        set->arena = b;
     }
-    d = b->data + b->used;
-    memcpy(d, s, n);
+    return b->data + b->used;
+}
+
+/* Take the n bytes arena_room() returned (NUL-terminated here). */
+static const char *arena_commit(struct prom_set *set, size_t n)
+{
+    char *d = set->arena->data + set->arena->used;
     d[n] = '\0';
-    b->used += n + 1;
+    set->arena->used += n + 1;
     return d;
 }
 
@@ -103,18 +128,18 @@ void prom_set_free(struct prom_set *set)
         return;
     for (size_t i = 0; i < set->nr; i++) {
         struct prom_family *f = set->fams[i];
-        while (f->arena) {
-            struct arena_block *b = f->arena;
-            f->arena = b->next;
-            free(b);
-        }
         free(f->samples);
         free(f->slots);
-        strbuf_release(&f->scratch);
         free(f->name);
         free(f->help);
         free(f);
     }
+    while (set->arena) {
+        struct arena_block *b = set->arena;
+        set->arena = b->next;
+        free(b);
+    }
+    strbuf_release(&set->scratch);
     free(set->fams);
     free(set);
 }
@@ -171,12 +196,12 @@ struct prom_family *prom_family(struct prom_set *set, const char *name,
         return f;
     }
     f = xcalloc(1, sizeof(*f));
+    f->set = set;
     f->name = xstrdup(name);
     f->name_len = strlen(name);
     f->help = help ? xstrdup(help) : NULL;
     f->type = type;
     f->sorted = 1;
-    strbuf_init(&f->scratch, 0);
     ALLOC_GROW(set->fams, set->nr + 1, set->alloc);
     set->fams[set->nr++] = f;
     return f;
@@ -333,77 +358,178 @@ static size_t index_find(struct prom_family *f, const char *l, size_t n)
     return f->nr;
 }
 
-/* Is k a valid label name? Remembered per family by pointer. */
-static int key_ok(struct prom_family *fam, const char *k)
+/* The length of label name k when it is valid, else 0; a valid name is
+ * remembered in kk by pointer. */
+static size_t key_len(struct known_keys *kk, const char *k)
 {
-    for (size_t i = 0; i < fam->nknown; i++)
-        if (fam->known[i] == k)
-            return 1;
+    size_t n;
+    for (size_t i = 0; i < kk->nr; i++)
+        if (kk->k[i] == k)
+            return kk->len[i];
     if (!valid_name(k, 0) || !strncmp(k, "__", 2))
         return 0;
-    if (fam->nknown < KNOWN_KEYS)
-        fam->known[fam->nknown++] = k;
-    return 1;
+    n = strlen(k);
+    if (kk->nr < KNOWN_KEYS) {
+        kk->k[kk->nr] = k;
+        kk->len[kk->nr++] = n;
+    }
+    return n;
 }
 
-int prom_add(struct prom_family *fam, const char *const *labels, double value,
-             exa_error_t *err)
+/*
+ * Render labels (prom_add's list) as a label string, '{k="v",...}' or ""
+ * for none, at the end of the set's arena without taking it
+ * (arena_commit() does): returns its start with its length in *len, or
+ * NULL with err (EXA_EFAIL) for an invalid label name. Values of
+ * printable ASCII without '\\' or '"' (job ids, user, node and partition
+ * names) are copied as they are, in one pass that also measures them;
+ * any other value sends the whole set through prom_escape_label.
+ */
+static const char *build_labels(struct prom_set *set, struct known_keys *kk,
+                                const char *metric, const char *const *labels,
+                                size_t *len, exa_error_t *err)
 {
-    struct strbuf *sb = &fam->scratch;
-    size_t at;
-    int first = 1;
+    size_t kl[FAST_PAIRS], vl[FAST_PAIRS];
+    size_t np = 0, need = 1; /* the closing '}' */
+    int plain = 1;
+    char *d;
     for (size_t i = 0; labels && labels[i]; i += 2) {
-        const char *k = labels[i], *v = labels[i + 1];
-        size_t kl;
-        if (!key_ok(fam, k)) {
-            strbuf_reset(sb);
-            return exa_err(err, EXA_EFAIL,
-                           "invalid label name '%s' on metric '%s'", k,
-                           fam->name);
+        const char *v = labels[i + 1];
+        size_t n = key_len(kk, labels[i]), m = 0;
+        if (!n) {
+            if (metric)
+                exa_err(err, EXA_EFAIL,
+                        "invalid label name '%s' on metric '%s'", labels[i],
+                        metric);
+            else
+                exa_err(err, EXA_EFAIL, "invalid label name '%s'", labels[i]);
+            return NULL;
         }
         if (!v)
             continue;
-        kl = strlen(k);
-        room(sb, kl + 3);
-        sb->buf[sb->len++] = first ? '{' : ',';
-        memcpy(sb->buf + sb->len, k, kl);
-        sb->len += kl;
-        sb->buf[sb->len++] = '=';
-        sb->buf[sb->len++] = '"';
-        sb->buf[sb->len] = '\0';
-        first = 0;
-        prom_escape_label(sb, v);
-        room(sb, 2);
-        sb->buf[sb->len++] = '"';
-        sb->buf[sb->len] = '\0';
+        if (plain && np < FAST_PAIRS) {
+            while (plain_byte[(unsigned char)v[m]])
+                m++;
+            if (v[m])
+                plain = 0;
+            kl[np] = n;
+            vl[np] = m;
+            need += n + m + 4; /* '{' or ',', '="', '"' */
+        } else {
+            plain = 0;
+        }
+        np++;
     }
-    if (!first) {
-        room(sb, 2);
-        sb->buf[sb->len++] = '}';
-        sb->buf[sb->len] = '\0';
+    if (!np) {
+        *len = 0;
+        return arena_room(set, 0);
     }
-    if (fam->unindexed) {
-        at = fam->nr;
-    } else {
-        if (fam->index_stale || fam->nslots < (fam->nr + 1) * 2)
-            index_rebuild(fam, fam->nr + 1);
-        at = index_find(fam, sb->buf, sb->len);
+    if (plain) {
+        size_t at = 0, j = 0;
+        d = arena_room(set, need);
+        for (size_t i = 0; labels[i]; i += 2) {
+            if (!labels[i + 1])
+                continue;
+            d[at++] = j ? ',' : '{';
+            memcpy(d + at, labels[i], kl[j]);
+            at += kl[j];
+            d[at++] = '=';
+            d[at++] = '"';
+            memcpy(d + at, labels[i + 1], vl[j]);
+            at += vl[j];
+            d[at++] = '"';
+            j++;
+        }
+        d[at++] = '}';
+        *len = at;
+        return d;
     }
-    if (at < fam->nr) {
-        fam->samples[at].value += value;
+    /* a value to escape (or more pairs than FAST_PAIRS): the general way */
+    {
+        struct strbuf *sb = &set->scratch;
+        int first = 1;
         strbuf_reset(sb);
-        return 0;
+        for (size_t i = 0; labels[i]; i += 2) {
+            if (!labels[i + 1])
+                continue;
+            strbuf_addch(sb, first ? '{' : ',');
+            strbuf_addstr(sb, labels[i]);
+            strbuf_add(sb, "=\"", 2);
+            prom_escape_label(sb, labels[i + 1]);
+            strbuf_addch(sb, '"');
+            first = 0;
+        }
+        strbuf_addch(sb, '}');
+        d = arena_room(set, sb->len);
+        memcpy(d, sb->buf, sb->len);
+        *len = sb->len;
+        return d;
     }
+}
+
+/* Append a new series (label string l of n bytes, in the set's arena). */
+static void push(struct prom_family *fam, const char *l, size_t n, double value)
+{
     ALLOC_GROW(fam->samples, fam->nr + 1, fam->alloc);
-    fam->samples[fam->nr].labels = arena_dup(fam, sb->buf, sb->len);
-    fam->samples[fam->nr].len = sb->len;
+    fam->samples[fam->nr].labels = l;
+    fam->samples[fam->nr].len = n;
     fam->samples[fam->nr].value = value;
     if (!fam->unindexed)
         index_put(fam, fam->nr);
     fam->nr++;
     fam->sorted = 0;
-    strbuf_reset(sb);
+}
+
+/* The series of fam with label string l (n bytes), or NULL. */
+static struct prom_sample *find(struct prom_family *fam, const char *l,
+                                size_t n)
+{
+    size_t at;
+    if (fam->unindexed)
+        return NULL;
+    if (fam->index_stale || fam->nslots < (fam->nr + 1) * 2)
+        index_rebuild(fam, fam->nr + 1);
+    at = index_find(fam, l, n);
+    return at < fam->nr ? &fam->samples[at] : NULL;
+}
+
+int prom_add(struct prom_family *fam, const char *const *labels, double value,
+             exa_error_t *err)
+{
+    size_t n;
+    struct prom_sample *old;
+    const char *l =
+        build_labels(fam->set, &fam->known, fam->name, labels, &n, err);
+    if (!l)
+        return -1;
+    old = find(fam, l, n);
+    if (old) { /* the string written is not taken: nothing to undo */
+        old->value += value;
+        return 0;
+    }
+    push(fam, arena_commit(fam->set, n), n, value);
     return 0;
+}
+
+int prom_labels_make(struct prom_set *set, const char *const *labels,
+                     struct prom_labels *out, exa_error_t *err)
+{
+    size_t n;
+    if (!build_labels(set, &set->known, NULL, labels, &n, err))
+        return -1;
+    out->s = arena_commit(set, n);
+    out->len = n;
+    return 0;
+}
+
+void prom_add_labels(struct prom_family *fam, const struct prom_labels *l,
+                     double value)
+{
+    struct prom_sample *old = find(fam, l->s, l->len);
+    if (old)
+        old->value += value;
+    else
+        push(fam, l->s, l->len, value);
 }
 
 static int cmp_sample(const void *a, const void *b)

@@ -59,6 +59,32 @@ int prom_add(struct prom_family *fam, const char *const *labels, double value,
              exa_error_t *err);
 
 /*
+ * A label set rendered once for several families (a node's labels on its
+ * CPU, memory, GPU and status series): s is the label string exactly as
+ * prom_add() builds it ("" or '{k="v",...}', len bytes), held by the set
+ * that made it until prom_set_free().
+ */
+struct prom_labels {
+    const char *s;
+    size_t len;
+};
+
+/*
+ * Render labels (as for prom_add()) into *out, in set's memory. Returns
+ * 0, or -1 with err (EXA_EFAIL) for an invalid label name; *out is then
+ * unchanged.
+ */
+int prom_labels_make(struct prom_set *set, const char *const *labels,
+                     struct prom_labels *out, exa_error_t *err);
+
+/*
+ * prom_add() with a label set made by prom_labels_make() on fam's own
+ * set (no copy: the series refers to l->s); l from another set is a bug.
+ */
+void prom_add_labels(struct prom_family *fam, const struct prom_labels *l,
+                     double value);
+
+/*
  * Hint that fam's samples are distinct (one per job, say): prom_add()
  * then keeps no index to find an existing series (no hashing, no index
  * memory). The output is the same: equal label sets are still summed,

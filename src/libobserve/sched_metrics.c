@@ -100,6 +100,15 @@ static void add(struct prom_family *f, const char *const *labels, double v)
         BUG("bad label on a scheduler metric");
 }
 
+/* labels rendered once for several families (promtext.h) */
+static struct prom_labels labels(struct prom_set *set, const char *const *list)
+{
+    struct prom_labels l;
+    if (prom_labels_make(set, list, &l, NULL) < 0)
+        BUG("bad label on a scheduler metric");
+    return l;
+}
+
 static const char *or_unknown(const char *s)
 {
     return s && *s ? s : "unknown";
@@ -157,9 +166,65 @@ static const char *node_category(const struct obs_node *n)
     return "other";
 }
 
+#define NODE_CATS 13 /* node_cats without the NULL */
 static const char *const node_cats[] = {
     "alloc", "comp",  "down", "drain",   "err",  "fail",  "idle",
     "inval", "maint", "mix",  "planned", "resv", "other", NULL};
+_Static_assert(sizeof(node_cats) / sizeof(node_cats[0]) == NODE_CATS + 1,
+               "NODE_CATS counts node_cats");
+
+static size_t idhash(const char *s)
+{
+    size_t h = 5381;
+    while (*s)
+        h = h * 33 + (unsigned char)*s++;
+    return h;
+}
+
+/* One partition's sums over its nodes, added to the per-partition
+ * families once per partition instead of once per node. Every value is
+ * a whole count (nodes, CPUs, GPUs), so the sums are exact in any
+ * order and the series are the ones adding per node gave. */
+struct pagg {
+    const char *name; /* borrowed from a node */
+    double nodes[NODE_CATS];
+    double cpus, cpus_other, gpus, gpus_used, gpus_idle;
+};
+
+struct paggs {
+    struct pagg *v;
+    size_t nr, alloc;
+    size_t *slot, nslot; /* index + 1, 0 empty */
+};
+
+/* The sums of partition name, created at 0 when new. */
+static struct pagg *pagg_for(struct paggs *t, const char *name)
+{
+    size_t k;
+    if (t->nslot < (t->nr + 1) * 2) {
+        free(t->slot);
+        t->nslot = t->nslot ? 2 * t->nslot : 64;
+        t->slot = xcalloc(t->nslot, sizeof(*t->slot));
+        for (size_t i = 0; i < t->nr; i++) {
+            k = idhash(t->v[i].name) & (t->nslot - 1);
+            while (t->slot[k])
+                k = (k + 1) & (t->nslot - 1);
+            t->slot[k] = i + 1;
+        }
+    }
+    k = idhash(name) & (t->nslot - 1);
+    while (t->slot[k]) {
+        struct pagg *x = &t->v[t->slot[k] - 1];
+        if (x->name == name || !strcmp(x->name, name))
+            return x;
+        k = (k + 1) & (t->nslot - 1);
+    }
+    ALLOC_GROW(t->v, t->nr + 1, t->alloc);
+    memset(&t->v[t->nr], 0, sizeof(t->v[t->nr]));
+    t->v[t->nr].name = name;
+    t->slot[k] = ++t->nr;
+    return &t->v[t->nr - 1];
+}
 
 static void render_nodes(struct prom_set *set, const char *px, const char *cl,
                          const struct obs_snapshot *s, double jobs_cpus,
@@ -172,6 +237,8 @@ static void render_nodes(struct prom_set *set, const char *px, const char *cl,
     double gpus_used = 0;
     int gpus_used_known = 0;
     struct strbuf parts = STRBUF_INIT;
+    struct paggs pt = {0};
+    double nopart[NODE_CATS] = {0};
 
     for (size_t i = 0; node_cats[i]; i++) {
         char suffix[32], help[96];
@@ -210,24 +277,30 @@ static void render_nodes(struct prom_set *set, const char *px, const char *cl,
 
         while (node_cats[ci] && strcmp(node_cats[ci], c))
             ci++;
+        if (!node_cats[ci])
+            BUG("node category '%s' not in node_cats", c);
         strbuf_reset(&parts);
-        for (size_t p = 0; p < n->partitions.nr; p++)
-            strbuf_addf(&parts, "%s%s", p ? "," : "", n->partitions.v[p]);
+        for (size_t p = 0; p < n->partitions.nr; p++) {
+            if (p)
+                strbuf_addch(&parts, ',');
+            strbuf_addstr(&parts, n->partitions.v[p]);
+        }
 
-        const char *nl[] = {"cluster",   cl,        "node",
-                            n->name,     "status",  st,
-                            "partition", parts.buf, NULL};
+        /* one label string for the node's five series */
+        struct prom_labels nlab = labels(
+            set, (const char *[]){"cluster", cl, "node", n->name, "status", st,
+                                  "partition", parts.buf, NULL});
         if (n->cpus >= 0)
-            add(ncpu, nl, cpus);
+            prom_add_labels(ncpu, &nlab, cpus);
         if (n->mem_mb >= 0)
-            add(nmem, nl, (double)n->mem_mb * 1048576.0);
+            prom_add_labels(nmem, &nlab, (double)n->mem_mb * 1048576.0);
         if (n->gpus >= 0)
-            add(ngt, nl, gpus);
+            prom_add_labels(ngt, &nlab, gpus);
         if (n->gpus_used >= 0) {
-            add(ngu, nl, used);
+            prom_add_labels(ngu, &nlab, used);
             gpus_used_known = 1;
         }
-        add(nst, nl, node_up(n) ? 1 : 0);
+        prom_add_labels(nst, &nlab, node_up(n) ? 1 : 0);
 
         cpus_total += cpus;
         gpus_total += gpus;
@@ -237,18 +310,35 @@ static void render_nodes(struct prom_set *set, const char *px, const char *cl,
             gpus_other += gpus;
         }
         for (size_t p = 0; p < n->partitions.nr; p++) {
-            const char *pl[] = {"cluster", cl, "partition", n->partitions.v[p],
-                                NULL};
-            add(cat[ci], pl, 1);
-            add(pct, pl, cpus);
-            add(pci, pl, unavailable ? cpus : 0);
-            add(pgt, pl, gpus);
-            add(pga, pl, used);
-            add(pgi, pl, unavailable ? 0 : (gpus > used ? gpus - used : 0));
+            struct pagg *a = pagg_for(&pt, n->partitions.v[p]);
+            a->nodes[ci] += 1;
+            a->cpus += cpus;
+            a->cpus_other += unavailable ? cpus : 0;
+            a->gpus += gpus;
+            a->gpus_used += used;
+            a->gpus_idle += unavailable ? 0 : (gpus > used ? gpus - used : 0);
         }
         if (n->partitions.nr == 0)
-            add(cat[ci], (const char *[]){"cluster", cl, NULL}, 1);
+            nopart[ci] += 1;
     }
+    for (size_t i = 0; i < pt.nr; i++) {
+        const struct pagg *a = &pt.v[i];
+        struct prom_labels pl = labels(
+            set, (const char *[]){"cluster", cl, "partition", a->name, NULL});
+        for (size_t c = 0; c < NODE_CATS; c++)
+            if (a->nodes[c] > 0)
+                prom_add_labels(cat[c], &pl, a->nodes[c]);
+        prom_add_labels(pct, &pl, a->cpus);
+        prom_add_labels(pci, &pl, a->cpus_other);
+        prom_add_labels(pgt, &pl, a->gpus);
+        prom_add_labels(pga, &pl, a->gpus_used);
+        prom_add_labels(pgi, &pl, a->gpus_idle);
+    }
+    for (size_t c = 0; c < NODE_CATS; c++)
+        if (nopart[c] > 0)
+            add(cat[c], (const char *[]){"cluster", cl, NULL}, nopart[c]);
+    free(pt.v);
+    free(pt.slot);
     strbuf_release(&parts);
 
     {
@@ -285,6 +375,38 @@ static const char *const job_states[] = {"PENDING",   "RUNNING", "SUSPENDED",
                                          "COMPLETED", "FAILED",  "CANCELLED",
                                          "TIMEOUT",   "UNKNOWN", NULL};
 
+enum { SI_PENDING, SI_RUNNING, SI_SUSPENDED, SI_UNKNOWN = 7 };
+
+/* The index of state in job_states (UNKNOWN for anything else): the
+ * first byte picks the one or two candidates, one strcmp decides. */
+static size_t state_index(const char *state)
+{
+    size_t si;
+    switch (state[0]) {
+    case 'P':
+        si = 0;
+        break;
+    case 'R':
+        si = 1;
+        break;
+    case 'S':
+        si = 2;
+        break;
+    case 'C':
+        si = state[1] == 'O' ? 3 : 5;
+        break;
+    case 'F':
+        si = 4;
+        break;
+    case 'T':
+        si = 6;
+        break;
+    default:
+        return SI_UNKNOWN;
+    }
+    return strcmp(state, job_states[si]) ? SI_UNKNOWN : si;
+}
+
 static void lower(char *dst, size_t n, const char *s)
 {
     size_t i = 0;
@@ -298,14 +420,6 @@ struct idset {
     const char **slot;
     size_t n;
 };
-
-static size_t idhash(const char *s)
-{
-    size_t h = 5381;
-    while (*s)
-        h = h * 33 + (unsigned char)*s++;
-    return h;
-}
 
 /* Add id; returns 1 when it was new, 0 when already present. */
 static int idset_add(struct idset *set, const char *id)
@@ -541,18 +655,14 @@ static void render_jobs(struct prom_set *set, const char *px, const char *cl,
         const struct obs_job *j = order[i];
         const char *state = j->state ? j->state : "UNKNOWN";
         const char *user = or_unknown(j->user), *acct = or_unknown(j->account);
-        size_t si = 0;
-        int running = !strcmp(state, "RUNNING");
-        int pending = !strcmp(state, "PENDING");
-        int suspended = !strcmp(state, "SUSPENDED");
+        size_t si = state_index(state);
+        int running = si == SI_RUNNING;
+        int pending = si == SI_PENDING;
+        int suspended = si == SI_SUSPENDED;
         double cpus = j->cpus > 0 ? (double)j->cpus : 0;
         double gpus = j->gpus > 0 ? (double)j->gpus : 0;
         struct jgroup *g;
 
-        while (job_states[si] && strcmp(job_states[si], state))
-            si++;
-        if (!job_states[si])
-            si = 7; /* UNKNOWN */
         g = group_for(&groups, si, user, acct, or_unknown(j->partition),
                       pending ? or_unknown(j->reason) : NULL);
         g->n += 1;
@@ -569,14 +679,16 @@ static void render_jobs(struct prom_set *set, const char *px, const char *cl,
                                  "partition", or_unknown(j->partition), "state",
                                  state, NULL},
                 1);
-            if (j->gpus >= 0)
-                add(jgpus,
-                    (const char *[]){"cluster", cl, "job_id", j->id, NULL},
-                    gpus);
-            if (j->cpus >= 0)
-                add(jcpus,
-                    (const char *[]){"cluster", cl, "job_id", j->id, NULL},
-                    cpus);
+            if (j->gpus >= 0 || j->cpus >= 0) {
+                /* one label string for the job's two count series */
+                struct prom_labels il =
+                    labels(set, (const char *[]){"cluster", cl, "job_id", j->id,
+                                                 NULL});
+                if (j->gpus >= 0)
+                    prom_add_labels(jgpus, &il, gpus);
+                if (j->cpus >= 0)
+                    prom_add_labels(jcpus, &il, cpus);
+            }
         }
         if (running)
             for (size_t k = 0; k < j->nodes.nr; k++)
@@ -588,11 +700,10 @@ static void render_jobs(struct prom_set *set, const char *px, const char *cl,
 
     for (size_t i = 0; i < groups.nr; i++) {
         const struct jgroup *g = &groups.v[i];
-        const char *state = job_states[g->si];
         const char *user = g->user, *acct = g->acct;
-        int running = !strcmp(state, "RUNNING");
-        int pending = !strcmp(state, "PENDING");
-        int suspended = !strcmp(state, "SUSPENDED");
+        int running = g->si == SI_RUNNING;
+        int pending = g->si == SI_PENDING;
+        int suspended = g->si == SI_SUSPENDED;
         double n = g->n, cpus = g->cpus, gpus = g->gpus;
 
         add(totals[g->si], (const char *[]){"cluster", cl, NULL}, n);

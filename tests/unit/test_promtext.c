@@ -201,6 +201,99 @@ static void test_invalid_names(void **state)
     prom_set_free(set);
 }
 
+/*
+ * A label set made once (prom_labels_make) and added to three families -
+ * one unique, one indexed, one indexed that also gets the same labels
+ * through prom_add - renders the bytes prom_add gives for each; an
+ * invalid name is refused with nothing made.
+ */
+static void test_shared_labels(void **state)
+{
+    struct prom_set *set = prom_set_new(), *ref = prom_set_new();
+    const char *const nl[] = {"cluster", "c",         "node", "n1", "skip",
+                              NULL,      "partition", "a\"b", NULL};
+    struct prom_labels l = {"unchanged", 9};
+    exa_error_t err = EXA_ERROR_INIT;
+    const char *names[] = {"node_cpu", "node_gpu", "node_up"};
+    struct prom_family *f[3], *r[3];
+    char *s, *t;
+    (void)state;
+    for (int i = 0; i < 3; i++) {
+        f[i] = prom_family(set, names[i], PROM_GAUGE, NULL, NULL);
+        r[i] = prom_family(ref, names[i], PROM_GAUGE, NULL, NULL);
+    }
+    prom_family_unique(f[0]);
+    assert_int_equal(prom_labels_make(set, nl, &l, &err), 0);
+    assert_string_equal(l.s,
+                        "{cluster=\"c\",node=\"n1\",partition=\"a\\\"b\"}");
+    assert_int_equal(l.len, strlen(l.s));
+    prom_add_labels(f[0], &l, 64);
+    prom_add_labels(f[1], &l, 8);
+    prom_add_labels(f[1], &l, 2); /* summed into the same series */
+    assert_int_equal(prom_add(f[2], nl, 1, NULL), 0);
+    prom_add_labels(f[2], &l, 1); /* the series prom_add made */
+    assert_int_equal(prom_add(r[0], nl, 64, NULL), 0);
+    assert_int_equal(prom_add(r[1], nl, 10, NULL), 0);
+    assert_int_equal(prom_add(r[2], nl, 2, NULL), 0);
+    assert_int_equal(prom_set_series(set), 3);
+    s = render(set);
+    t = render(ref);
+    assert_string_equal(s, t);
+    assert_non_null(strstr(s, "node_gpu{cluster=\"c\",node=\"n1\","
+                              "partition=\"a\\\"b\"} 10\n"));
+    free(s);
+    free(t);
+    /* no labels at all, and no value set */
+    assert_int_equal(prom_labels_make(set, NULL, &l, NULL), 0);
+    assert_string_equal(l.s, "");
+    assert_int_equal(
+        prom_labels_make(set, (const char *[]){"a", NULL, NULL}, &l, NULL), 0);
+    assert_int_equal(l.len, 0);
+    /* an invalid name: -1, err says which, *out untouched */
+    l.s = "kept";
+    l.len = 4;
+    assert_int_equal(
+        prom_labels_make(set, (const char *[]){"ok", "1", "__x", "2", NULL}, &l,
+                         &err),
+        -1);
+    assert_string_equal(err.text, "invalid label name '__x'");
+    assert_string_equal(l.s, "kept");
+    prom_set_free(set);
+    prom_set_free(ref);
+}
+
+/* More pairs than the fast path takes, and values to escape after plain
+ * ones, render as the pairs in order with each value escaped. */
+static void test_many_pairs(void **state)
+{
+    struct prom_set *set = prom_set_new();
+    struct prom_family *f = prom_family(set, "m", PROM_GAUGE, NULL, NULL);
+    static const char *const keys[] = {"a", "b", "c", "d", "e", "f", "g",
+                                       "h", "i", "j", "k", "l", "m", "n",
+                                       "o", "p", "q", "r", "s", "t"};
+    const char *labels[2 * 20 + 1];
+    struct strbuf want = STRBUF_INIT;
+    char *s;
+    (void)state;
+    for (int i = 0; i < 20; i++) {
+        labels[2 * i] = keys[i];
+        labels[2 * i + 1] = i == 19 ? "x\ny" : keys[i];
+    }
+    labels[40] = NULL;
+    assert_int_equal(prom_add(f, labels, 1, NULL), 0);
+    assert_int_equal(prom_add(f, labels, 1, NULL), 0);
+    strbuf_addstr(&want, "# TYPE m gauge\nm{");
+    for (int i = 0; i < 20; i++)
+        strbuf_addf(&want, "%s%s=\"%s\"", i ? "," : "", keys[i],
+                    i == 19 ? "x\\ny" : keys[i]);
+    strbuf_addstr(&want, "} 2\n");
+    s = render(set);
+    assert_string_equal(s, want.buf);
+    free(s);
+    strbuf_release(&want);
+    prom_set_free(set);
+}
+
 /* prom_render_stream's sink: appends the pieces, counts them. */
 struct sink {
     struct strbuf sb;
@@ -296,6 +389,8 @@ int main(void)
         cmocka_unit_test(test_duplicates_summed),
         cmocka_unit_test(test_presorted_same_bytes),
         cmocka_unit_test(test_invalid_names),
+        cmocka_unit_test(test_shared_labels),
+        cmocka_unit_test(test_many_pairs),
         cmocka_unit_test(test_stream_same_bytes),
         cmocka_unit_test(test_stream_write_fails),
     };
