@@ -553,43 +553,52 @@ static int cmp_sample_ptr(const void *a, const void *b)
                       *(const struct prom_sample *const *)b);
 }
 
+/* Merge runs of equal label sets in v[0..n) (sorted) into their first,
+ * summing the values; returns the number left. In place: out never
+ * passes i. */
+static size_t merge_sorted(struct prom_sample *v, size_t n)
+{
+    size_t out = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (out && v[out - 1].len == v[i].len &&
+            !memcmp(v[out - 1].labels, v[i].labels, v[i].len)) {
+            v[out - 1].value += v[i].value;
+            continue;
+        }
+        v[out++] = v[i];
+    }
+    return out;
+}
+
 /*
- * Sort the samples of f and merge equal label sets by summing. Pointers
- * are sorted, not the 24-byte samples: qsort(3) moves a pointer-sized
- * element by assignment, anything larger by memcpy per move (and needs a
- * scratch copy of that size).
+ * Sort the samples of f and merge equal label sets by summing. Samples
+ * added in label order (a caller walking its jobs in that order) are
+ * merged where they are, with no allocation. Otherwise pointers are
+ * sorted, not the 24-byte samples (qsort(3) moves a pointer-sized element
+ * by assignment, anything larger by memcpy per move), and the samples are
+ * gathered in that order before the merge.
  */
 static void family_settle(struct prom_family *f)
 {
-    const struct prom_sample **p;
-    struct prom_sample *out;
-    size_t n = 0;
+    size_t i = 1;
     if (f->sorted)
         return;
-    p = xmalloc(f->nr * sizeof(*p));
-    for (size_t i = 0; i < f->nr; i++)
-        p[i] = &f->samples[i];
-    /* samples added in label order (a caller walking its jobs in that
-     * order) need no sort, only the merge */
-    for (size_t i = 1; i < f->nr; i++)
-        if (cmp_sample(p[i - 1], p[i]) > 0) {
-            qsort(p, f->nr, sizeof(*p), cmp_sample_ptr);
-            break;
-        }
-    out = xmalloc(f->nr * sizeof(*out));
-    for (size_t i = 0; i < f->nr; i++) {
-        if (n && out[n - 1].len == p[i]->len &&
-            !memcmp(out[n - 1].labels, p[i]->labels, p[i]->len)) {
-            out[n - 1].value += p[i]->value;
-            continue;
-        }
-        out[n++] = *p[i];
+    while (i < f->nr && cmp_sample(&f->samples[i - 1], &f->samples[i]) <= 0)
+        i++;
+    if (i < f->nr) {
+        const struct prom_sample **p = xmalloc(f->nr * sizeof(*p));
+        struct prom_sample *out = xmalloc(f->nr * sizeof(*out));
+        for (size_t k = 0; k < f->nr; k++)
+            p[k] = &f->samples[k];
+        qsort(p, f->nr, sizeof(*p), cmp_sample_ptr);
+        for (size_t k = 0; k < f->nr; k++)
+            out[k] = *p[k];
+        free(p);
+        free(f->samples);
+        f->samples = out;
+        f->alloc = f->nr;
     }
-    free(p);
-    free(f->samples);
-    f->samples = out;
-    f->nr = n;
-    f->alloc = f->nr;
+    f->nr = merge_sorted(f->samples, f->nr);
     f->sorted = 1;
     f->index_stale = 1;
 }

@@ -255,6 +255,13 @@ static void render_nodes(struct prom_set *set, const char *px, const char *cl,
     ngu = fam(set, px, "node_gres_used", "GPUs (gres/gpu) in use on the node");
     nst = fam(set, px, "node_status",
               "1 when the node answers (not down or unknown), else 0");
+    /* one series per node: nothing to look up (a node sinfo listed
+     * twice is still one series, summed when the family settles) */
+    prom_family_unique(ncpu);
+    prom_family_unique(nmem);
+    prom_family_unique(ngt);
+    prom_family_unique(ngu);
+    prom_family_unique(nst);
     pct = fam(set, px, "partition_cpus_total", "CPUs of the partition");
     pci = fam(set, px, "partition_cpus_other",
               "CPUs of the partition on down, drained or unknown nodes");
