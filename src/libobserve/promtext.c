@@ -359,10 +359,13 @@ static size_t index_find(struct prom_family *f, const char *l, size_t n)
 }
 
 /* The length of label name k when it is valid, else 0; a valid name is
- * remembered in kk by pointer. */
-static size_t key_len(struct known_keys *kk, const char *k)
+ * remembered in kk by pointer. at is k's place in its label list: a
+ * caller passing the same list every time finds each name there first. */
+static size_t key_len(struct known_keys *kk, const char *k, size_t at)
 {
     size_t n;
+    if (at < kk->nr && kk->k[at] == k)
+        return kk->len[at];
     for (size_t i = 0; i < kk->nr; i++)
         if (kk->k[i] == k)
             return kk->len[i];
@@ -395,7 +398,7 @@ static const char *build_labels(struct prom_set *set, struct known_keys *kk,
     char *d;
     for (size_t i = 0; labels && labels[i]; i += 2) {
         const char *v = labels[i + 1];
-        size_t n = key_len(kk, labels[i]), m = 0;
+        size_t n = key_len(kk, labels[i], i / 2), m = 0;
         if (!n) {
             if (metric)
                 exa_err(err, EXA_EFAIL,
@@ -613,6 +616,20 @@ size_t prom_set_series(struct prom_set *set)
     return n;
 }
 
+/* Write u's decimal digits at d (room for 20); returns how many. */
+static size_t put_digits(char *d, uint64_t u)
+{
+    char t[20];
+    size_t k = sizeof(t), n;
+    do {
+        t[--k] = (char)('0' + u % 10);
+        u /= 10;
+    } while (u);
+    n = sizeof(t) - k;
+    memcpy(d, t + k, n);
+    return n;
+}
+
 void prom_format_value(struct strbuf *out, double v)
 {
     char buf[40];
@@ -687,8 +704,16 @@ static int render(struct prom_set *set, struct strbuf *out, prom_write_f write,
             memcpy(out->buf + out->len + f->name_len, sm->labels, sm->len);
             out->len += f->name_len + sm->len;
             out->buf[out->len++] = ' ';
-            out->buf[out->len] = '\0';
-            prom_format_value(out, sm->value);
+            /* the usual value, a count: its digits straight into the room
+             * reserved above (prom_format_value's integer rule) */
+            if (sm->value >= 1 && sm->value < 1e15 &&
+                sm->value == (double)(uint64_t)sm->value) {
+                out->len +=
+                    put_digits(out->buf + out->len, (uint64_t)sm->value);
+            } else {
+                out->buf[out->len] = '\0';
+                prom_format_value(out, sm->value);
+            }
             out->buf[out->len++] = '\n';
             out->buf[out->len] = '\0';
             if (write && out->len >= FLUSH_AT) {
