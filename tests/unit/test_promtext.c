@@ -86,7 +86,11 @@ static void test_values(void **state)
         {-0.0, "0"},
         {42, "42"},
         {-3, "-3"},
+        {1, "1"},
+        {999999999999999.0, "999999999999999"},
         {1e15, "1000000000000000"},
+        {1e15 + 2, "1000000000000002"},
+        {1.5, "1.5"},
         {9007199254740991.0, "9007199254740991"},
         {9007199254740992.0, "9007199254740992"},
         {0.1, "0.1"},
@@ -102,6 +106,19 @@ static void test_values(void **state)
         prom_format_value(&sb, cases[i].v);
         assert_string_equal(sb.buf, cases[i].want);
         strbuf_release(&sb);
+    }
+    /* a rendered sample writes its value by the same rules (whole counts
+     * take a shorter path there) */
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        struct prom_set *set = prom_set_new();
+        struct prom_family *f = prom_family(set, "v", PROM_GAUGE, NULL, NULL);
+        char want[64], *s;
+        assert_int_equal(prom_add(f, NULL, cases[i].v, NULL), 0);
+        snprintf(want, sizeof(want), "# TYPE v gauge\nv %s\n", cases[i].want);
+        s = render(set);
+        assert_string_equal(s, want);
+        free(s);
+        prom_set_free(set);
     }
 }
 
