@@ -173,6 +173,13 @@ int squeue_parse_cmd(const char *buf, size_t len, const struct cmd_spec *spec,
  * 100,000 rows never exist as 100,000 struct slurm_job at once. Returns
  * 0, or -1 with err from the first block that fails (earlier blocks were
  * already handed over). block_rows 0 means 4096.
+ *
+ * Output of two blocks or more is parsed on two threads: a second thread
+ * (POSIX threads) parses the odd blocks while the caller's thread parses
+ * the even ones, at most two blocks ahead of cb. cb is still called on
+ * the caller's thread, one block at a time, in the output's order, so
+ * what it sees is what a one-thread parse gives; when the thread cannot
+ * be started the walk is the one-thread one.
  */
 int squeue_parse_cmd_blocks(const char *buf, size_t len,
                             const struct cmd_spec *spec, size_t block_rows,

@@ -504,11 +504,63 @@ static void test_squeue_blocks(void **state)
     strbuf_release(&b.ids);
 }
 
+/* Many blocks (parsed on two threads): the same jobs as one parse, in
+ * order, for blocks of 1, 4 and 7 rows; output that is only an error
+ * fails with it. */
+static void test_squeue_blocks_threaded(void **state)
+{
+    struct strbuf out = STRBUF_INIT, want = STRBUF_INIT;
+    struct slurm_jobs whole;
+    const char *kind;
+    exa_error_t err = EXA_ERROR_INIT;
+
+    (void)state;
+    strbuf_addstr(&out, "JOBID|PARTITION|USER|STATE\n");
+    for (int i = 1; i <= 200; i++)
+        strbuf_addf(&out, "%d|p%d|u%d|%s\n", i, i % 3, i % 7,
+                    i % 2 ? "RUNNING" : "PENDING");
+    memset(&whole, 0, sizeof(whole));
+    assert_int_equal(
+        squeue_parse_cmd(out.buf, out.len, NULL, &whole, &kind, &err), 0);
+    assert_int_equal(whole.njobs, 200);
+    for (size_t i = 0; i < whole.njobs; i++)
+        strbuf_addf(&want, "%s:%s:%s ", whole.jobs[i].id, whole.jobs[i].state,
+                    whole.jobs[i].user);
+    slurm_jobs_free(&whole);
+    for (size_t rows = 1; rows <= 7; rows += 3) {
+        struct blocks_seen b = {STRBUF_INIT, 0};
+        assert_int_equal(squeue_parse_cmd_blocks(out.buf, out.len, NULL, rows,
+                                                 blocks_cb, &b, &err),
+                         0);
+        assert_int_equal(b.blocks, (int)((200 + rows - 1) / rows));
+        assert_string_equal(b.ids.buf, want.buf);
+        strbuf_release(&b.ids);
+    }
+    /* squeue that printed only its error: the one block fails, cb never
+     * runs (every later block carries the header, which a block of error
+     * lines alone does not fail: only the first block can) */
+    {
+        static const char only[] =
+            "slurm_load_jobs error: Unable to contact slurm controller\n";
+        struct blocks_seen b = {STRBUF_INIT, 0};
+        err = (exa_error_t)EXA_ERROR_INIT;
+        assert_int_equal(squeue_parse_cmd_blocks(only, strlen(only), NULL, 2,
+                                                 blocks_cb, &b, &err),
+                         -1);
+        assert_non_null(strstr(err.text, "Unable to contact"));
+        assert_int_equal(b.blocks, 0);
+        strbuf_release(&b.ids);
+    }
+    strbuf_release(&out);
+    strbuf_release(&want);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_squeue_own_format),
         cmocka_unit_test(test_squeue_field_mismatch),
+        cmocka_unit_test(test_squeue_blocks_threaded),
         cmocka_unit_test(test_squeue_het_and_hold),
         cmocka_unit_test(test_sacct_own_format),
         cmocka_unit_test(test_sacct_truncated),
