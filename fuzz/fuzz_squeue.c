@@ -1,6 +1,8 @@
 /*
  * fuzz_squeue.c - libFuzzer target: arbitrary bytes through the squeue parser
- * and its JSON conversion. Any crash, leak or sanitizer report is a bug;
+ * and its JSON conversion, then through the block walk the exporter uses
+ * (squeue_parse_cmd_blocks) in blocks of 1-3 rows, so that short inputs
+ * take its two-thread path. Any crash, leak or sanitizer report is a bug;
  * a parse error is a normal outcome.
  */
 #include <stddef.h>
@@ -13,6 +15,14 @@
 #include "libutil/xalloc.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* counts the jobs handed over, and touches every id */
+static void count_jobs(void *ctx, struct slurm_jobs *jobs)
+{
+    size_t *n = ctx;
+    for (size_t i = 0; i < jobs->njobs; i++)
+        *n += jobs->jobs[i].id ? strlen(jobs->jobs[i].id) + 1 : 1;
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -30,6 +40,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         slurm_jobs_free(&jobs);
     }
     json_decref(doc);
+    {
+        size_t n = 0;
+        exa_error_t e2 = EXA_ERROR_INIT;
+        (void)squeue_parse_cmd_blocks(buf, size, NULL, 1 + size % 3, count_jobs,
+                                      &n, &e2);
+    }
     free(buf);
     return 0;
 }
