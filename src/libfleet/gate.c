@@ -839,6 +839,10 @@ int gate_submit(struct gate *g, const struct gate_submit_req *r,
     base = strrchr(r->script, '/');
     base = base ? base + 1 : r->script;
     payload_remote = xstrfmt("%s/payload-%s", out->remote_dir, base);
+    /* the staged files are made durable while sbatch runs (the command
+     * the submission runs next), and checked before any job is recorded */
+    if (!r->dry_run && g->t)
+        transport_defer_sync(g->t, 1);
     if (!r->dry_run &&
         transport_put(g->t, r->script, payload_remote, err) < 0) {
         gate_check_error(g, err);
@@ -879,6 +883,26 @@ int gate_submit(struct gate *g, const struct gate_submit_req *r,
             strvec_pushv(&out->command, (const char **)g->s->dry_argv.v);
             out->script = strbuf_detach(&text, NULL);
             rc = 0;
+            goto out;
+        }
+    }
+    if (g->t) {
+        exa_error_t e = EXA_ERROR_INIT;
+        transport_defer_sync(g->t, 0);
+        if (transport_sync_pending(g->t, &e) < 0) {
+            /* a job whose files may not survive a crash is not kept */
+            for (size_t k = 0; k < out->sr.ids.nr; k++) {
+                exa_error_t ce = EXA_ERROR_INIT;
+                if (sched_cancel(g->s, out->sr.ids.v[k], &ce) < 0)
+                    strvec_pushf(&out->sr.warnings,
+                                 "job %s submitted but its files were not "
+                                 "written, and cancelling it failed: %s",
+                                 out->sr.ids.v[k], ce.text);
+            }
+            exa_err_prefix(&e, "staging the job's files (submitted jobs "
+                               "cancelled)");
+            if (err)
+                *err = e;
             goto out;
         }
     }
@@ -927,6 +951,10 @@ int gate_submit(struct gate *g, const struct gate_submit_req *r,
     }
     rc = 0;
 out:
+    if (g->t && !r->dry_run) { /* a failure left files pending: sync them */
+        transport_defer_sync(g->t, 0);
+        (void)transport_sync_pending(g->t, NULL);
+    }
     if (runsh)
         unlink(runsh);
     if (made)

@@ -232,6 +232,8 @@ void transport_close(struct transport *t)
 {
     if (!t)
         return;
+    if (t->sync_nr || t->sync_err_path) /* never left unsynced */
+        transport_sync_pending(t, NULL);
     if (t->ops->close)
         t->ops->close(t);
     free(t->desc);
@@ -242,6 +244,55 @@ void transport_close(struct transport *t)
 const char *transport_describe(const struct transport *t)
 {
     return t->desc;
+}
+
+/* ---- deferred fsync (transport_defer_sync) ---- */
+
+void transport_defer_sync(struct transport *t, int on)
+{
+    t->defer_sync = on;
+}
+
+/* fsync the pending files and forget them, remembering the first
+ * failure (its path and errno) for transport_sync_pending(). Runs in the
+ * parent as a local command's child starts (subprocess on_spawn). */
+static void sync_now(void *arg)
+{
+    struct transport *t = arg;
+    for (size_t i = 0; i < t->sync_nr; i++) {
+        int fd = open(t->sync_paths[i], O_RDONLY | O_CLOEXEC);
+        int e = 0;
+        if (fd < 0 || fsync(fd) < 0)
+            e = errno;
+        if (fd >= 0)
+            close(fd);
+        if (e && !t->sync_errno) {
+            t->sync_errno = e;
+            t->sync_err_path = t->sync_paths[i];
+            t->sync_paths[i] = NULL; /* kept for the message */
+        } else {
+            free(t->sync_paths[i]);
+            t->sync_paths[i] = NULL;
+        }
+    }
+    t->sync_nr = 0;
+}
+
+int transport_sync_pending(struct transport *t, exa_error_t *err)
+{
+    int e;
+    sync_now(t);
+    free(t->sync_paths);
+    t->sync_paths = NULL;
+    t->sync_alloc = 0;
+    if (!(e = t->sync_errno))
+        return 0;
+    exa_err(err, EXA_ECONFIG, "cannot write '%s': %s", t->sync_err_path,
+            strerror(e));
+    free(t->sync_err_path);
+    t->sync_err_path = NULL;
+    t->sync_errno = 0;
+    return -1;
 }
 
 /* ---- local ---- */
@@ -258,6 +309,10 @@ static int local_run(struct transport *t, const char *const *argv,
     o.stdin_len = stdin_len;
     o.timeout_s = timeout_s;
     o.max_output = TRANSPORT_MAX_OUTPUT;
+    if (t->sync_nr) { /* deferred puts: made durable while the child runs */
+        o.on_spawn = sync_now;
+        o.on_spawn_arg = t;
+    }
     rc = subprocess_run(argv, &o, &sr, err);
     strbuf_take(&res->out, &sr.out);
     strbuf_addbuf(&res->err, &sr.err);
@@ -304,6 +359,7 @@ static int copy_file(struct transport *t, const char *src, const char *dst,
     ssize_t r;
     struct stat st;
     char rs[PATH_MAX], rd[PATH_MAX];
+    int defer = t && t->defer_sync;
 
     if (realpath(src, rs) && realpath(dst, rd) && !strcmp(rs, rd))
         return 0; /* same file: nothing to do */
@@ -349,7 +405,8 @@ static int copy_file(struct transport *t, const char *src, const char *dst,
             transport_progress_done(t, sent);
     }
     close(in);
-    if (r < 0 || fsync(out) < 0 || close(out) < 0 || rename(tmp, dst) < 0) {
+    if (r < 0 || (!defer && fsync(out) < 0) || close(out) < 0 ||
+        rename(tmp, dst) < 0) {
         int e = errno;
         unlink(tmp);
         free(tmp);
@@ -357,6 +414,10 @@ static int copy_file(struct transport *t, const char *src, const char *dst,
                        strerror(e));
     }
     free(tmp);
+    if (defer) {
+        ALLOC_GROW(t->sync_paths, t->sync_nr + 1, t->sync_alloc);
+        t->sync_paths[t->sync_nr++] = xstrdup(dst);
+    }
     return 0;
 }
 

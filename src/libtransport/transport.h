@@ -69,6 +69,13 @@ struct transport {
     /* set by transport_put for the length of one reported copy, else NULL;
      * a put op passes the bytes it has sent to transport_progress_done() */
     struct transport_progress *progress;
+    /* transport_defer_sync(): local puts whose fsync waits for the next
+     * command (done while it runs) or for transport_sync_pending() */
+    int defer_sync;
+    char **sync_paths;
+    size_t sync_nr, sync_alloc;
+    int sync_errno;      /* errno of the first deferred fsync that failed */
+    char *sync_err_path; /* its file */
 };
 
 /*
@@ -150,6 +157,24 @@ int transport_exit_error(const struct transport *t, const char *const *argv,
 #define TRANSPORT_PUT_MIN_RATE 1e6 /* bytes per second */
 int transport_put(struct transport *t, const char *local_path,
                   const char *remote_path, exa_error_t *err);
+/*
+ * Defer the fsync of local puts (on = 1) or stop deferring (on = 0; what
+ * is pending stays pending). While deferred, a local put writes its file
+ * through a temp file and rename as always but does not wait for it to
+ * reach the disk; the next command run on t fsyncs the pending files
+ * while its child runs (subprocess on_spawn), so a submission's staged
+ * files are made durable during sbatch instead of before it. The files
+ * are durable once transport_sync_pending() returns 0. Puts over ssh are
+ * not affected (the remote side writes them).
+ */
+void transport_defer_sync(struct transport *t, int on);
+/*
+ * fsync every file a deferred put left pending (those the last command
+ * did not already) and forget them. Returns 0, or -1 with err
+ * (EXA_ECONFIG) naming the first file that could not be made durable.
+ */
+int transport_sync_pending(struct transport *t, exa_error_t *err);
+
 /* Copy remote_path to local_path. 0 or -1 with err (ENOTFOUND if absent). */
 int transport_get(struct transport *t, const char *remote_path,
                   const char *local_path, exa_error_t *err);

@@ -327,6 +327,8 @@ int subprocess_run(const char *const *argv, const struct subprocess_opts *opts,
         child_exec(argv, env, opts->cwd, opts->stdin_data ? in_p[0] : devnull,
                    out_p[1], err_p[1], rep_p[1]);
     setpgid(pid, pid); /* also done in the child; whichever runs first */
+    if (opts->on_spawn)
+        opts->on_spawn(opts->on_spawn_arg);
     free(env);
     env = NULL;
     close_fd(&out_p[1]);

@@ -40,6 +40,13 @@ struct subprocess_opts {
      * progress, libtransport); NULL for none. */
     void (*on_stdin)(void *arg, size_t written);
     void *on_stdin_arg;
+    /* Called once in the caller's thread right after the child is forked,
+     * before its exec is confirmed and before any of its output is read:
+     * work the caller can do while the child runs (libtransport's
+     * deferred fsyncs overlap sbatch this way). The child's output waits
+     * in its pipes meanwhile. NULL for none. */
+    void (*on_spawn)(void *arg);
+    void *on_spawn_arg;
 };
 
 struct subprocess_result {

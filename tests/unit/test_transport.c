@@ -105,6 +105,49 @@ static void test_local_put_get(void **state)
     transport_close(t);
 }
 
+/* Deferred fsync: a deferred put is complete at its name at once and
+ * pending until the next command, which syncs it while its child runs;
+ * transport_sync_pending then has nothing left and says 0. A pending
+ * file that is gone by then fails the sync, naming it. */
+static void test_local_deferred_sync(void **state)
+{
+    struct transport *t = transport_local_new();
+    exa_error_t err = EXA_ERROR_INIT;
+    struct transport_result res = TRANSPORT_RESULT_INIT;
+    const char *argv[] = {"true", NULL};
+    char src[256], dst[256], dst2[256];
+    struct stat st;
+    (void)state;
+
+    snprintf(src, sizeof(src), "%s", path_in("d-src.sh"));
+    snprintf(dst, sizeof(dst), "%s", path_in("d/run.sh"));
+    snprintf(dst2, sizeof(dst2), "%s", path_in("d/payload.sh"));
+    write_file(src, "#!/bin/sh\necho hi\n", 0755);
+    transport_defer_sync(t, 1);
+    assert_int_equal(transport_put(t, src, dst, &err), 0);
+    assert_int_equal(transport_put(t, src, dst2, &err), 0);
+    assert_int_equal(stat(dst, &st), 0);
+    assert_int_equal(st.st_size, 18);
+    assert_int_equal(t->sync_nr, 2);
+    assert_int_equal(transport_run(t, argv, NULL, 0, 0, &res, &err), 0);
+    assert_int_equal(t->sync_nr, 0); /* done while `true` ran */
+    transport_defer_sync(t, 0);
+    assert_int_equal(transport_sync_pending(t, &err), 0);
+    /* not deferred: nothing pending */
+    assert_int_equal(transport_put(t, src, dst, &err), 0);
+    assert_int_equal(t->sync_nr, 0);
+    /* a pending file removed before its sync */
+    transport_defer_sync(t, 1);
+    assert_int_equal(transport_put(t, src, dst2, &err), 0);
+    assert_int_equal(unlink(dst2), 0);
+    transport_defer_sync(t, 0);
+    assert_int_equal(transport_sync_pending(t, &err), -1);
+    assert_non_null(strstr(err.text, "payload.sh"));
+    assert_int_equal(transport_sync_pending(t, &err), 0); /* reported once */
+    transport_result_release(&res);
+    transport_close(t);
+}
+
 /* Progress lines: one per further 10 %, or after 2 s without one; none
  * at the end (the summary's place); rate and ETA from the start. */
 static void test_progress_lines(void **state)
@@ -517,6 +560,7 @@ int main(void)
         cmocka_unit_test(test_local_run_and_status),
         cmocka_unit_test(test_local_timeout),
         cmocka_unit_test(test_local_put_get),
+        cmocka_unit_test(test_local_deferred_sync),
         cmocka_unit_test(test_progress_lines),
         cmocka_unit_test(test_ssh_argv_and_quoting),
         cmocka_unit_test(test_ssh_put_time_scales),
