@@ -813,6 +813,22 @@ void gate_submit_out_release(struct gate_submit_out *out)
     out->remote_dir = NULL;
 }
 
+/* Cancel the ids of sr from index k on (a submission exa will not keep);
+ * a cancel that fails is a warning of sr: "job N submitted but <why>, and
+ * cancelling it failed: ...". */
+static void cancel_ids(struct gate *g, struct sched_submit_result *sr, size_t k,
+                       const char *why)
+{
+    for (; k < sr->ids.nr; k++) {
+        exa_error_t ce = EXA_ERROR_INIT;
+        if (sched_cancel(g->s, sr->ids.v[k], &ce) < 0)
+            strvec_pushf(&sr->warnings,
+                         "job %s submitted but %s, and cancelling it "
+                         "failed: %s",
+                         sr->ids.v[k], why, ce.text);
+    }
+}
+
 int gate_submit(struct gate *g, const struct gate_submit_req *r,
                 struct gate_submit_out *out, exa_error_t *err)
 {
@@ -891,14 +907,7 @@ int gate_submit(struct gate *g, const struct gate_submit_req *r,
         transport_defer_sync(g->t, 0);
         if (transport_sync_pending(g->t, &e) < 0) {
             /* a job whose files may not survive a crash is not kept */
-            for (size_t k = 0; k < out->sr.ids.nr; k++) {
-                exa_error_t ce = EXA_ERROR_INIT;
-                if (sched_cancel(g->s, out->sr.ids.v[k], &ce) < 0)
-                    strvec_pushf(&out->sr.warnings,
-                                 "job %s submitted but its files were not "
-                                 "written, and cancelling it failed: %s",
-                                 out->sr.ids.v[k], ce.text);
-            }
+            cancel_ids(g, &out->sr, 0, "its files were not written");
             exa_err_prefix(&e, "staging the job's files (submitted jobs "
                                "cancelled)");
             if (err)
@@ -935,14 +944,7 @@ int gate_submit(struct gate *g, const struct gate_submit_req *r,
              * already when the cluster stopped being ACTIVE). */
             size_t k = e.code == EXA_ENOTAPPROVED ? i + 1 : i;
             free(name);
-            for (; k < out->sr.ids.nr; k++) {
-                exa_error_t ce = EXA_ERROR_INIT;
-                if (sched_cancel(g->s, out->sr.ids.v[k], &ce) < 0)
-                    strvec_pushf(&out->sr.warnings,
-                                 "job %s submitted but not recorded, and "
-                                 "cancelling it failed: %s",
-                                 out->sr.ids.v[k], ce.text);
-            }
+            cancel_ids(g, &out->sr, k, "not recorded");
             if (err)
                 *err = e;
             goto out;
