@@ -15,6 +15,7 @@
  */
 #include "libobserve/sched_metrics.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -531,15 +532,34 @@ static struct jgroup *group_for(struct jgroups *g, size_t si, const char *user,
     return x;
 }
 
-/* Job id order (as the ids' bytes compare; NULL as ""), the snapshot's
- * order among equal ids, so that the first row of a repeated id is still
- * the one its per-job series come from. */
-static int cmp_job_id(const void *a, const void *b)
+/* A job and the first 8 bytes of its id as a big-endian number (NUL
+ * padded), which compare as the ids' first 8 bytes do: the sort reads
+ * the ids themselves only where those are equal. */
+struct job_key {
+    uint64_t key;
+    const struct obs_job *j;
+};
+
+static uint64_t id_prefix(const char *s)
 {
-    const struct obs_job *x = *(const struct obs_job *const *)a;
-    const struct obs_job *y = *(const struct obs_job *const *)b;
-    int c = strcmp(x->id ? x->id : "", y->id ? y->id : "");
-    return c ? c : (x > y) - (x < y);
+    uint64_t k = 0;
+    size_t i = 0;
+    for (; i < 8 && s[i]; i++)
+        k = (k << 8) | (unsigned char)s[i];
+    return i == 0 ? 0 : i < 8 ? k << (8 * (8 - i)) : k;
+}
+
+/* Job id order (as the ids' bytes compare, strcmp; NULL as ""), the
+ * snapshot's order among equal ids, so that the first row of a repeated
+ * id is still the one its per-job series come from. */
+static int cmp_job_key(const void *a, const void *b)
+{
+    const struct job_key *x = a, *y = b;
+    int c;
+    if (x->key != y->key)
+        return x->key < y->key ? -1 : 1;
+    c = strcmp(x->j->id ? x->j->id : "", y->j->id ? y->j->id : "");
+    return c ? c : (x->j > y->j) - (x->j < y->j);
 }
 
 /*
@@ -572,7 +592,8 @@ static void render_jobs(struct prom_set *set, const char *px, const char *cl,
     int cpus_known = 0, gpus_known = 0;
     struct idset seen;
     struct jgroups groups = {0};
-    const struct obs_job **order;
+    struct job_key *order;
+    size_t norder = 0;
 
     seen.n = 16;
     while (seen.n < s->njobs * 2 + 2)
@@ -643,43 +664,46 @@ static void render_jobs(struct prom_set *set, const char *px, const char *cl,
                     "GPUs requested by pending jobs per partition, account "
                     "and user");
 
-    /* walked in job-id order, the per-job families are added in label
-     * order and settle without a sort (promtext.c family_settle) */
     order = xmalloc((s->njobs ? s->njobs : 1) * sizeof(*order));
-    for (size_t i = 0; i < s->njobs; i++)
-        order[i] = &s->jobs[i];
-    {
-        /* a listing already in id order (squeue prints the order it was
-         * asked for) is not sorted again: one pass to the first pair out
-         * of order, then qsort as before */
-        size_t k = 1;
-        while (k < s->njobs && cmp_job_id(&order[k - 1], &order[k]) <= 0)
-            k++;
-        if (k < s->njobs)
-            qsort(order, s->njobs, sizeof(*order), cmp_job_id);
-    }
+    /* the aggregates: every job once, in the snapshot's order (sums of
+     * whole counts, so the order is no matter) */
     for (size_t i = 0; i < s->njobs; i++) {
-        const struct obs_job *j = order[i];
-        const char *state = j->state ? j->state : "UNKNOWN";
-        const char *user = or_unknown(j->user), *acct = or_unknown(j->account);
-        size_t si = state_index(state);
-        int running = si == SI_RUNNING;
-        int pending = si == SI_PENDING;
-        int suspended = si == SI_SUSPENDED;
-        double cpus = j->cpus > 0 ? (double)j->cpus : 0;
-        double gpus = j->gpus > 0 ? (double)j->gpus : 0;
-        struct jgroup *g;
-
-        g = group_for(&groups, si, user, acct, or_unknown(j->partition),
-                      pending ? or_unknown(j->reason) : NULL);
+        const struct obs_job *j = &s->jobs[i];
+        size_t si = state_index(j->state ? j->state : "UNKNOWN");
+        struct jgroup *g =
+            group_for(&groups, si, or_unknown(j->user), or_unknown(j->account),
+                      or_unknown(j->partition),
+                      si == SI_PENDING ? or_unknown(j->reason) : NULL);
         g->n += 1;
-        g->cpus += cpus;
-        g->gpus += gpus;
+        g->cpus += j->cpus > 0 ? (double)j->cpus : 0;
+        g->gpus += j->gpus > 0 ? (double)j->gpus : 0;
         g->cpus_known |= j->cpus >= 0;
         g->gpus_known |= j->gpus >= 0;
+        if (si == SI_RUNNING || si == SI_SUSPENDED) {
+            order[norder].key = id_prefix(j->id ? j->id : "");
+            order[norder++].j = j;
+        }
+    }
 
-        if ((running || suspended) && j->id && *j->id &&
-            idset_add(&seen, j->id)) {
+    /* the per-job families: the jobs holding resources walked in job-id
+     * order, so their samples arrive in label order and settle without a
+     * sort (promtext.c family_settle); a listing already in id order
+     * (squeue prints the order it was asked for) is not sorted again */
+    {
+        size_t k = 1;
+        while (k < norder && cmp_job_key(&order[k - 1], &order[k]) <= 0)
+            k++;
+        if (k < norder)
+            qsort(order, norder, sizeof(*order), cmp_job_key);
+    }
+    for (size_t i = 0; i < norder; i++) {
+        const struct obs_job *j = order[i].j;
+        const char *state = j->state ? j->state : "UNKNOWN";
+        const char *user = or_unknown(j->user), *acct = or_unknown(j->account);
+        double cpus = j->cpus > 0 ? (double)j->cpus : 0;
+        double gpus = j->gpus > 0 ? (double)j->gpus : 0;
+
+        if (j->id && *j->id && idset_add(&seen, j->id)) {
             add(info,
                 (const char *[]){"cluster", cl, "job_id", j->id, "name",
                                  j->name, "user", user, "account", acct,
@@ -697,7 +721,7 @@ static void render_jobs(struct prom_set *set, const char *px, const char *cl,
                     prom_add_labels(jcpus, &il, cpus);
             }
         }
-        if (running)
+        if (state_index(state) == SI_RUNNING)
             for (size_t k = 0; k < j->nodes.nr; k++)
                 add(nodejob,
                     (const char *[]){"cluster", cl, "job_id", j->id, "node",
