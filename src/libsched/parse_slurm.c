@@ -756,48 +756,36 @@ json_t *slurm_jobs_to_json(const struct slurm_jobs *jobs, int with_steps)
     return doc;
 }
 
-/* slurm_job_to_json's object, written to w (same keys, same order). */
+/* slurm_job_to_json's object, written to w (same keys, same order; a
+ * member's key and value in one jsonw_member_* write). */
 static void job_write(const struct slurm_job *j, int is_step, struct jsonw *w)
 {
     jsonw_obj_begin(w);
-    jsonw_key_lit(w, "id");
-    jsonw_str(w, j->id);
-    jsonw_key_lit(w, "state");
-    jsonw_str(w, j->state);
-    jsonw_key_lit(w, "raw_state");
-    jsonw_str(w, j->raw_state);
-    jsonw_key_lit(w, "exit_code");
-    jsonw_int_or_null(w, j->has_exit, j->exit_code);
-    jsonw_key_lit(w, "signal");
-    jsonw_int_or_null(w, j->has_signal, j->signal);
-    jsonw_key_lit(w, "start");
-    jsonw_str(w, j->start);
-    jsonw_key_lit(w, "end");
-    jsonw_str(w, j->end);
-    jsonw_key_lit(w, "elapsed_s");
-    if (j->has_elapsed && j->elapsed_s == (double)(long long)j->elapsed_s)
-        jsonw_int(w, (long long)j->elapsed_s);
-    else if (j->has_elapsed)
+    jsonw_member_str_lit(w, "id", j->id);
+    jsonw_member_str_lit(w, "state", j->state);
+    jsonw_member_str_lit(w, "raw_state", j->raw_state);
+    jsonw_member_int_or_null_lit(w, "exit_code", j->has_exit, j->exit_code);
+    jsonw_member_int_or_null_lit(w, "signal", j->has_signal, j->signal);
+    jsonw_member_str_lit(w, "start", j->start);
+    jsonw_member_str_lit(w, "end", j->end);
+    if (j->has_elapsed && j->elapsed_s == (double)(long long)j->elapsed_s) {
+        jsonw_member_int_lit(w, "elapsed_s", (long long)j->elapsed_s);
+    } else if (j->has_elapsed) {
+        jsonw_key_lit(w, "elapsed_s");
         jsonw_real(w, j->elapsed_s);
-    else
-        jsonw_null(w);
-    jsonw_key_lit(w, "gpus");
-    jsonw_int_or_null(w, j->has_gpus, j->gpus);
+    } else {
+        jsonw_member_null_lit(w, "elapsed_s");
+    }
+    jsonw_member_int_or_null_lit(w, "gpus", j->has_gpus, j->gpus);
     if (is_step) {
-        jsonw_key_lit(w, "job_id");
-        jsonw_str(w, j->job_id);
-        jsonw_key_lit(w, "step");
-        jsonw_str(w, j->step);
+        jsonw_member_str_lit(w, "job_id", j->job_id);
+        jsonw_member_str_lit(w, "step", j->step);
     }
     if (j->array_job_id) {
-        jsonw_key_lit(w, "array_job_id");
-        jsonw_str(w, j->array_job_id);
-        jsonw_key_lit(w, "array_task");
-        jsonw_str(w, j->array_task);
-        if (j->array_task_count) {
-            jsonw_key_lit(w, "array_task_count");
-            jsonw_int(w, j->array_task_count);
-        }
+        jsonw_member_str_lit(w, "array_job_id", j->array_job_id);
+        jsonw_member_str_lit(w, "array_task", j->array_task);
+        if (j->array_task_count)
+            jsonw_member_int_lit(w, "array_task_count", j->array_task_count);
         if (j->array_task_ids) {
             jsonw_key_lit(w, "array_task_ids");
             jsonw_arr_begin(w);
@@ -805,23 +793,17 @@ static void job_write(const struct slurm_job *j, int is_step, struct jsonw *w)
                 jsonw_int(w, j->array_task_ids[i]);
             jsonw_arr_end(w);
         }
-        if (j->array_max_running) {
-            jsonw_key_lit(w, "array_max_running");
-            jsonw_int(w, j->array_max_running);
-        }
+        if (j->array_max_running)
+            jsonw_member_int_lit(w, "array_max_running", j->array_max_running);
     }
     if (j->het_job_id) {
-        jsonw_key_lit(w, "het_job_id");
-        jsonw_str(w, j->het_job_id);
-        jsonw_key_lit(w, "het_offset");
-        jsonw_int(w, j->het_offset);
+        jsonw_member_str_lit(w, "het_job_id", j->het_job_id);
+        jsonw_member_int_lit(w, "het_offset", j->het_offset);
     }
 #define STR_IF(bit, key, field)                                                \
     do {                                                                       \
-        if (j->have & (bit)) {                                                 \
-            jsonw_key_lit(w, key);                                             \
-            jsonw_str(w, j->field);                                            \
-        }                                                                      \
+        if (j->have & (bit))                                                   \
+            jsonw_member_str_lit(w, key, j->field);                            \
     } while (0)
     STR_IF(SJ_PARTITION, "partition", partition);
     STR_IF(SJ_ACCOUNT, "account", account);
@@ -835,18 +817,14 @@ static void job_write(const struct slurm_job *j, int is_step, struct jsonw *w)
             jsonw_str(w, j->nodelist.v[i]);
         jsonw_arr_end(w);
     }
-    if (j->have & SJ_NCPUS) {
-        jsonw_key_lit(w, "ncpus");
-        jsonw_int(w, j->ncpus);
-    }
-    if (j->have & SJ_TIME_LIMIT) {
-        jsonw_key_lit(w, "time_limit_s");
-        jsonw_int_or_null(w, j->has_time_limit, j->time_limit_s);
-    }
-    if (j->have & SJ_TIME_LEFT) {
-        jsonw_key_lit(w, "time_left_s");
-        jsonw_int_or_null(w, j->has_time_left, j->time_left_s);
-    }
+    if (j->have & SJ_NCPUS)
+        jsonw_member_int_lit(w, "ncpus", j->ncpus);
+    if (j->have & SJ_TIME_LIMIT)
+        jsonw_member_int_or_null_lit(w, "time_limit_s", j->has_time_limit,
+                                     j->time_limit_s);
+    if (j->have & SJ_TIME_LEFT)
+        jsonw_member_int_or_null_lit(w, "time_left_s", j->has_time_left,
+                                     j->time_left_s);
     STR_IF(SJ_SUBMIT, "submit", submit);
     if (j->have & SJ_TOTAL_CPU) {
         jsonw_key_lit(w, "total_cpu_s");

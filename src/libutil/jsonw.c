@@ -13,7 +13,7 @@
 
 #include "libutil/json.h"
 
-#define FLUSH_AT 65536
+#define FLUSH_AT JSONW_FLUSH_AT
 
 /* Room for n more bytes in the buffer (and its NUL). */
 static inline char *room(struct jsonw *w, size_t n)
@@ -61,6 +61,11 @@ static void indent(struct jsonw *w)
         memcpy(d + 1 + i, spaces, 16);
     w->buf.len += n + 1;
     w->buf.buf[w->buf.len] = '\0';
+}
+
+void jsonw_flush_full(struct jsonw *w)
+{
+    flush(w);
 }
 
 void jsonw_init(struct jsonw *w, FILE *fp, int pretty)
@@ -182,7 +187,7 @@ void jsonw_keyn_slow(struct jsonw *w, const char *key, size_t n)
 /* 1 for the bytes a string cannot copy as they are: NUL (its end), the
  * controls below 0x20, '"', '\\', and every byte >= 0x80 (UTF-8 is
  * checked, and invalid sequences replaced, by jx_quote) */
-static const unsigned char not_plain[256] = {
+const unsigned char jsonw_not_plain[256] = {
     1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, /* 0x00 */
     1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, /* 0x10 */
     0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, /* 0x20: '"' */
@@ -214,7 +219,7 @@ void jsonw_str(struct jsonw *w, const char *s)
     }
     /* most values are printable ASCII with nothing to escape: one scan
      * and one copy; anything else is jx_quote's (the same bytes) */
-    while (!not_plain[p[n]])
+    while (!jsonw_not_plain[p[n]])
         n++;
     before(w);
     if (p[n]) {

@@ -88,6 +88,7 @@ static inline void jsonw_keyn(struct jsonw *w, const char *key, size_t n)
     jsonw_put_member_key(w, d, key, n, ind);
 }
 #define jsonw_key_lit(w, lit) jsonw_keyn((w), "" lit, sizeof(lit) - 1)
+
 /* A string value; NULL writes null. */
 void jsonw_str(struct jsonw *w, const char *s);
 void jsonw_int(struct jsonw *w, long long v);
@@ -98,6 +99,186 @@ void jsonw_bool(struct jsonw *w, int v);
 void jsonw_real(struct jsonw *w, double x);
 /* v when has_value, else null (as jx_int_or_null). */
 void jsonw_int_or_null(struct jsonw *w, int has_value, long long v);
+
+/* Internal: the jsonw_member_* writers are inlined into their caller
+ * whatever the compiler's heuristics, so that a literal key is copied by
+ * fixed-size moves (an out-of-line copy makes it a memcpy call). */
+#if defined(__GNUC__)
+#define JSONW_INLINE static inline __attribute__((always_inline))
+#else
+#define JSONW_INLINE static inline
+#endif
+
+/* Internal to the jsonw_member_* writers below: where jsonw flushes its
+ * buffer, the flush, and the bytes a string copies as they are (0) or
+ * must leave to jsonw_str (1: NUL, controls, '"', '\\', >= 0x80). */
+#define JSONW_FLUSH_AT 65536
+void jsonw_flush_full(struct jsonw *w);
+extern const unsigned char jsonw_not_plain[256];
+
+/* Internal: write the member key (n bytes, as jsonw_keyn) and return
+ * where its value goes, with room for extra more bytes and the NUL; NULL
+ * (nothing written) where jsonw_keyn would not take its inline path. */
+JSONW_INLINE char *jsonw_member_at(struct jsonw *w, const char *key, size_t n,
+                                   size_t extra)
+{
+    size_t ind = w->pretty ? 1 + (size_t)w->depth * 2 : 0;
+    if (w->after_key || w->depth == 0 ||
+        w->buf.alloc < w->buf.len + ind + n + 6 + JSONW_KEY_SLACK + extra)
+        return NULL;
+    jsonw_put_member_key(w, w->buf.buf + w->buf.len, key, n, ind);
+    w->after_key = 0;
+    return w->buf.buf + w->buf.len;
+}
+
+/* Internal: the member's value ends at d (NUL-terminated here). */
+JSONW_INLINE void jsonw_member_done(struct jsonw *w, char *d)
+{
+    *d = '\0';
+    w->buf.len = (size_t)(d - w->buf.buf);
+    if (w->buf.len >= JSONW_FLUSH_AT)
+        jsonw_flush_full(w);
+}
+
+/* Internal: n bytes from s to d, short runs as fixed-size (inlined)
+ * copies that stay inside both. */
+JSONW_INLINE void jsonw_copy(char *d, const char *s, size_t n)
+{
+    if (n >= 8 && n <= 16) {
+        memcpy(d, s, 8);
+        memcpy(d + n - 8, s + n - 8, 8);
+    } else if (n >= 4 && n < 8) {
+        memcpy(d, s, 4);
+        memcpy(d + n - 4, s + n - 4, 4);
+    } else if (n < 4) {
+        for (size_t i = 0; i < n; i++)
+            d[i] = s[i];
+    } else {
+        memcpy(d, s, n);
+    }
+}
+
+/* Internal: v in decimal at d (room for 20 bytes); returns the end. */
+JSONW_INLINE char *jsonw_put_int(char *d, long long v)
+{
+    static const char pairs[201] = "00010203040506070809"
+                                   "10111213141516171819"
+                                   "20212223242526272829"
+                                   "30313233343536373839"
+                                   "40414243444546474849"
+                                   "50515253545556575859"
+                                   "60616263646566676869"
+                                   "70717273747576777879"
+                                   "80818283848586878889"
+                                   "90919293949596979899";
+    unsigned long long u =
+        v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
+    unsigned long long t = u;
+    size_t nd = 1;
+    char *e;
+    if (v < 0)
+        *d++ = '-';
+    while (t >= 10) {
+        t /= 10;
+        nd++;
+    }
+    e = d + nd;
+    d = e;
+    while (u >= 100) {
+        unsigned r = (unsigned)(u % 100);
+        u /= 100;
+        d -= 2;
+        memcpy(d, pairs + 2 * r, 2);
+    }
+    if (u >= 10) {
+        d -= 2;
+        memcpy(d, pairs + 2 * u, 2);
+    } else {
+        *--d = (char)('0' + u);
+    }
+    return e;
+}
+
+/*
+ * One member of the object being written: its key (n bytes, as for
+ * jsonw_keyn) and a value, the same bytes as jsonw_keyn followed by
+ * jsonw_str / jsonw_int / jsonw_null / jsonw_int_or_null, in one
+ * reservation of the buffer (a parse writes a score of members per
+ * record). jsonw_member_str: s NULL writes null; a string with a byte to
+ * escape or >= 0x80 goes through jsonw_str.
+ */
+JSONW_INLINE void jsonw_member_str(struct jsonw *w, const char *key, size_t n,
+                                   const char *s)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    size_t l = 0;
+    char *d;
+    if (!s) {
+        d = jsonw_member_at(w, key, n, 4);
+        if (!d)
+            goto slow;
+        memcpy(d, "null", 4);
+        jsonw_member_done(w, d + 4);
+        return;
+    }
+    while (!jsonw_not_plain[p[l]])
+        l++;
+    if (p[l])
+        goto slow;
+    d = jsonw_member_at(w, key, n, l + 2);
+    if (!d)
+        goto slow;
+    *d++ = '"';
+    jsonw_copy(d, s, l);
+    d += l;
+    *d++ = '"';
+    jsonw_member_done(w, d);
+    return;
+slow:
+    jsonw_keyn(w, key, n);
+    jsonw_str(w, s);
+}
+
+JSONW_INLINE void jsonw_member_int(struct jsonw *w, const char *key, size_t n,
+                                   long long v)
+{
+    char *d = jsonw_member_at(w, key, n, 24);
+    if (!d) {
+        jsonw_keyn(w, key, n);
+        jsonw_int(w, v);
+        return;
+    }
+    jsonw_member_done(w, jsonw_put_int(d, v));
+}
+
+JSONW_INLINE void jsonw_member_null(struct jsonw *w, const char *key, size_t n)
+{
+    char *d = jsonw_member_at(w, key, n, 4);
+    if (!d) {
+        jsonw_keyn(w, key, n);
+        jsonw_null(w);
+        return;
+    }
+    memcpy(d, "null", 4);
+    jsonw_member_done(w, d + 4);
+}
+
+JSONW_INLINE void jsonw_member_int_or_null(struct jsonw *w, const char *key,
+                                           size_t n, int has_value, long long v)
+{
+    if (has_value)
+        jsonw_member_int(w, key, n, v);
+    else
+        jsonw_member_null(w, key, n);
+}
+#define jsonw_member_str_lit(w, lit, s)                                        \
+    jsonw_member_str((w), "" lit, sizeof(lit) - 1, (s))
+#define jsonw_member_int_lit(w, lit, v)                                        \
+    jsonw_member_int((w), "" lit, sizeof(lit) - 1, (v))
+#define jsonw_member_null_lit(w, lit)                                          \
+    jsonw_member_null((w), "" lit, sizeof(lit) - 1)
+#define jsonw_member_int_or_null_lit(w, lit, has, v)                           \
+    jsonw_member_int_or_null((w), "" lit, sizeof(lit) - 1, (has), (v))
 /*
  * End the document: the final newline, flush, fflush(fp). Returns 0, or
  * -1 when a write failed (or the nesting was deeper than

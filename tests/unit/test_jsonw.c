@@ -38,6 +38,24 @@ static const double reals[] = {
     3600.0, 8.0, 1.0, -7.0, 100.0, 1e14, 123456789012345.0, 999999999999999.0,
     -999999999999999.0, 1000000000000001.0, 4503599627370497.0};
 
+/* jsonw_put_int's digit pairs, its digit count and its sign */
+static const long long ints[] = {0,
+                                 7,
+                                 -7,
+                                 9,
+                                 10,
+                                 99,
+                                 100,
+                                 -100,
+                                 12345,
+                                 999999,
+                                 1000000,
+                                 172800,
+                                 1000000007,
+                                 9223372036854775807LL,
+                                 -9223372036854775807LL - 1};
+static const size_t nints = sizeof(ints) / sizeof(ints[0]);
+
 static char *slurp_stream(FILE *f)
 {
     long n;
@@ -71,6 +89,13 @@ static void check(int pretty)
         for (size_t k = 0; k < i; k++)
             json_array_append_new(inner, jx_str(strs[k]));
         jx_set(o, "inner", inner);
+        /* the jsonw_member_* writers */
+        jx_set(o, "m_s", jx_str(strs[i]));
+        jx_set(o, "m_null_s", jx_str(NULL));
+        jx_set(o, "m_int", json_integer(ints[i % nints]));
+        jx_set(o, "m_null", json_null());
+        jx_set(o, "m_maybe",
+               jx_int_or_null((int)(i % 2), ints[(i + 3) % nints]));
         json_array_append_new(arr, o);
     }
     jx_set(doc, "items", arr);
@@ -79,6 +104,22 @@ static void check(int pretty)
         for (size_t i = 0; i < sizeof(reals) / sizeof(reals[0]); i++)
             json_array_append_new(r, jx_real(reals[i]));
         jx_set(doc, "reals", r);
+    }
+    {
+        /* every integer, and enough members to cross the 64 KiB flush
+         * and the buffer's end (jsonw_member_at's slow path) */
+        json_t *m = json_object();
+        for (size_t i = 0; i < 6000; i++) {
+            char k[32];
+            snprintf(k, sizeof(k), "k%zu", i);
+            if (i % 3 == 0)
+                jx_set(m, k, json_integer(ints[i % nints]));
+            else if (i % 3 == 1)
+                jx_set(m, k, jx_str(strs[i % ns]));
+            else
+                jx_set(m, k, json_null());
+        }
+        jx_set(doc, "members", m);
     }
     jx_set(doc, "n", json_integer(0));
     assert_int_equal(jx_dumpf(doc, a, pretty), 0);
@@ -112,6 +153,12 @@ static void check(int pretty)
         for (size_t k = 0; k < i; k++)
             jsonw_str(&w, strs[k]);
         jsonw_arr_end(&w);
+        jsonw_member_str_lit(&w, "m_s", strs[i]);
+        jsonw_member_str_lit(&w, "m_null_s", NULL);
+        jsonw_member_int_lit(&w, "m_int", ints[i % nints]);
+        jsonw_member_null_lit(&w, "m_null");
+        jsonw_member_int_or_null_lit(&w, "m_maybe", (int)(i % 2),
+                                     ints[(i + 3) % nints]);
         jsonw_obj_end(&w);
     }
     jsonw_arr_end(&w);
@@ -120,6 +167,19 @@ static void check(int pretty)
     for (size_t i = 0; i < sizeof(reals) / sizeof(reals[0]); i++)
         jsonw_real(&w, reals[i]);
     jsonw_arr_end(&w);
+    jsonw_key_lit(&w, "members");
+    jsonw_obj_begin(&w);
+    for (size_t i = 0; i < 6000; i++) {
+        char k[32];
+        int kn = snprintf(k, sizeof(k), "k%zu", i);
+        if (i % 3 == 0)
+            jsonw_member_int(&w, k, (size_t)kn, ints[i % nints]);
+        else if (i % 3 == 1)
+            jsonw_member_str(&w, k, (size_t)kn, strs[i % ns]);
+        else
+            jsonw_member_null(&w, k, (size_t)kn);
+    }
+    jsonw_obj_end(&w);
     jsonw_key_lit(&w, "n");
     jsonw_int(&w, 0);
     jsonw_obj_end(&w);
