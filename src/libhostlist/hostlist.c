@@ -367,6 +367,96 @@ long hostlist_expand(const char *expr, struct strvec *out, size_t max_hosts,
     return n;
 }
 
+/* A byte of a name's literal text in the fast path: printable ASCII
+ * other than a bracket or a comma (never a blank, whatever the locale). */
+static inline int plain_byte(unsigned char c)
+{
+    return c > ' ' && c < 0x7f && c != '[' && c != ']' && c != ',';
+}
+
+/*
+ * The usual node list of a job, "prefix[lo-hi]suffix" or "prefix[n]"
+ * (one group of one range, no blanks, no top-level comma), expanded
+ * straight into a: what expand_into gives for it, without its piece
+ * tables and odometer (which cost more than a thousand instructions a
+ * two-node list). Returns the count, or -1 when expr is not of that
+ * form or is one expand_into refuses (it then decides, and words the
+ * error).
+ */
+static long expand_simple(const char *expr, struct arena *a,
+                          const char ***names, size_t max_hosts)
+{
+    const unsigned char *s = (const unsigned char *)expr;
+    const unsigned char *lo_s, *hi_s, *suf;
+    size_t plen, lo_n, hi_n = 0, slen = 0, at, nl;
+    unsigned long long lo = 0, hi, count, v;
+    char buf[256];
+    const char **out;
+
+    if (!s)
+        return -1;
+    for (plen = 0; plain_byte(s[plen]); plen++)
+        ;
+    if (!s[plen] && plen) {
+        /* one plain name (a step's node) */
+        out = arena_alloc(a, 2 * sizeof(*out));
+        out[0] = arena_strndup(a, expr, plen);
+        *names = out;
+        return 1;
+    }
+    if (s[plen] != '[')
+        return -1;
+    lo_s = s + plen + 1;
+    for (lo_n = 0; lo_s[lo_n] >= '0' && lo_s[lo_n] <= '9'; lo_n++)
+        lo = lo * 10 + (unsigned)(lo_s[lo_n] - '0');
+    hi_s = lo_s + lo_n;
+    hi = lo;
+    if (*hi_s == '-') {
+        hi_s++;
+        hi = 0;
+        for (hi_n = 0; hi_s[hi_n] >= '0' && hi_s[hi_n] <= '9'; hi_n++)
+            hi = hi * 10 + (unsigned)(hi_s[hi_n] - '0');
+        if (!hi_n)
+            return -1;
+        hi_s += hi_n;
+    }
+    /* parse_uint's bounds: 1 to 18 digits (no overflow above) */
+    if (!lo_n || lo_n > 18 || hi_n > 18 || *hi_s != ']' || lo > hi)
+        return -1;
+    suf = hi_s + 1;
+    while (plain_byte(suf[slen]))
+        slen++;
+    if (suf[slen])
+        return -1;
+    if (!max_hosts)
+        max_hosts = HOSTLIST_MAX_HOSTS;
+    count = hi - lo + 1;
+    /* the name: the prefix, at most 20 digits, the suffix */
+    if (count > max_hosts || plen + 20 + slen >= sizeof(buf))
+        return -1;
+    out = arena_alloc(a, ((size_t)count + 1) * sizeof(*out));
+    memcpy(buf, s, plen);
+    at = plen;
+    nl = (size_t)(put_padded(buf + at, lo, (int)lo_n) - buf);
+    for (v = lo;; v++) {
+        size_t k = nl;
+        memcpy(buf + nl, suf, slen);
+        out[v - lo] = arena_strndup(a, buf, nl + slen);
+        if (v == hi)
+            break;
+        /* the next number: one more, in place (the digits only grow
+         * when they were all nines: then written anew) */
+        while (k > at && buf[k - 1] == '9')
+            buf[--k] = '0';
+        if (k > at)
+            buf[k - 1]++;
+        else
+            nl = (size_t)(put_padded(buf + at, v + 1, (int)lo_n) - buf);
+    }
+    *names = out;
+    return (long)count;
+}
+
 long hostlist_expand_arena(const char *expr, struct arena *a,
                            const char ***names, size_t max_hosts,
                            exa_error_t *err)
@@ -375,6 +465,9 @@ long hostlist_expand_arena(const char *expr, struct arena *a,
     long n;
     const char **v;
 
+    n = expand_simple(expr, a, names, max_hosts);
+    if (n >= 0)
+        return n;
     o.v = o.v_s;
     n = expand_into(expr, &o, max_hosts, err);
     if (n < 0) {

@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include "libhostlist/hostlist.h"
+#include "libutil/arena.h"
 #include "libutil/strbuf.h"
 
 /* Expand expr and return the hosts joined by ' ' (static buffer). */
@@ -114,6 +115,72 @@ static void test_compress(void **state)
     free(s);
 }
 
+/*
+ * hostlist_expand_arena gives hostlist_expand's names, count and error
+ * text, on the forms its fast path takes ("p[lo-hi]s", a plain name) and
+ * on their near misses that it leaves to the general expansion.
+ */
+static void test_arena_same(void **state)
+{
+    static const char *const exprs[] = {
+        "n1",
+        "gpu-00001",
+        "gpu-[00001-00002]",
+        "n[1-3]",
+        "a[01-10]b",
+        "n[8-12]",
+        "n[9-11]",
+        "n[099-101]",
+        "n[0-0]",
+        "n[5]",
+        "n[05]x",
+        "[1-2]",
+        "[7]",
+        "n[999999999999999998-999999999999999999]",
+        "n[1234567890123456789]",
+        "n[1-1234567890123456789]",
+        "n[3-1]",
+        "n[]",
+        "n[1-]",
+        "n[-1]",
+        "n[1,3]",
+        "n[1-2],m[3]",
+        " n[1-2]",
+        "n[1-2] ",
+        "n[1-2]]",
+        "n[1-2][3-4]",
+        "n[1-3",
+        "caf\xc3\xa9[1-2]",
+        "n[1-200000]",
+        "n[1-4]",
+        "",
+        "n~[1-2]_x",
+        "a b",
+        "n\x7f[1-2]"};
+    (void)state;
+    for (size_t i = 0; i < sizeof(exprs) / sizeof(exprs[0]); i++)
+        for (size_t cap = 0; cap < 5; cap += 3) {
+            struct strvec v = STRVEC_INIT;
+            struct arena a = {0};
+            const char **names = NULL;
+            exa_error_t e1 = EXA_ERROR_INIT, e2 = EXA_ERROR_INIT;
+            long n = hostlist_expand(exprs[i], &v, cap, &e1);
+            long na = hostlist_expand_arena(exprs[i], &a, &names, cap, &e2);
+            if (n != na)
+                fail_msg("'%s' cap %zu: %ld vs %ld", exprs[i], cap, n, na);
+            if (n < 0) {
+                assert_string_equal(e2.text, e1.text);
+                assert_null(names);
+            } else {
+                for (long k = 0; k < n; k++)
+                    assert_string_equal(names[k], v.v[k]);
+                assert_null(names[n]);
+            }
+            strvec_clear(&v);
+            arena_release(&a);
+        }
+}
+
 static void test_roundtrip(void **state)
 {
     struct strvec v = STRVEC_INIT;
@@ -136,6 +203,7 @@ int main(void)
         cmocka_unit_test(test_error_leaves_output),
         cmocka_unit_test(test_compress),
         cmocka_unit_test(test_roundtrip),
+        cmocka_unit_test(test_arena_same),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
