@@ -64,8 +64,9 @@ static void scontrol_one(const char *s, size_t len, struct slurm_jobs *jobs)
     const char *jobid = NULL, *ajid = NULL, *atid = NULL, *hjid = NULL,
                *hoff = NULL, *uid = NULL;
     struct slurm_job j;
+    /* the cells are this function's: copied (cells_kept 0) */
     struct slurm_row_ctx ctx = {1,    HOSTLIST_MAX_HOSTS, 0, NULL,
-                                NULL, &jobs->strings};
+                                NULL, &jobs->strings,     0};
     size_t nf = 0;
 
     while (p < end) {

@@ -194,9 +194,17 @@ static char *adup(struct arena *a, const char *v)
     return arena_strndup(a, v, strlen(v));
 }
 
-/* The time cell v as the record holds it (in a), or NULL. */
-static char *time_value(struct arena *a, const char *v)
+/* The cell v as the record holds it: itself when the row's cells are
+ * the result's strings already (ctx->cells_kept), else a copy in them. */
+static inline char *cell(struct slurm_row_ctx *ctx, const char *v)
 {
+    return ctx->cells_kept ? (char *)v : adup(ctx->strings, v);
+}
+
+/* The time cell v as the record holds it (in ctx->strings), or NULL. */
+static char *time_value(struct slurm_row_ctx *ctx, const char *v)
+{
+    struct arena *a = ctx->strings;
     if (slurm_none_token(v))
         return NULL;
     long long secs = count_of(v); /* one parse: -1 when not a count */
@@ -209,7 +217,7 @@ static char *time_value(struct arena *a, const char *v)
         strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
         return adup(a, buf);
     }
-    return adup(a, v);
+    return cell(ctx, v);
 }
 
 #define MAX_ARRAY_IDS 10000
@@ -380,7 +388,7 @@ void slurm_build_job(struct slurm_job *j, char **f, size_t nf,
                 id2 = v;
             break;
         case R_ID_RAW:
-            j->job_id_raw = adup(a, v);
+            j->job_id_raw = cell(ctx, v);
             j->have |= SJ_JOB_ID_RAW;
             break;
         case R_STATE:
@@ -417,7 +425,7 @@ void slurm_build_job(struct slurm_job *j, char **f, size_t nf,
             end = v;
             break;
         case R_SUBMIT:
-            j->submit = time_value(a, v);
+            j->submit = time_value(ctx, v);
             j->have |= SJ_SUBMIT;
             break;
         case R_ELAPSED:
@@ -463,7 +471,7 @@ void slurm_build_job(struct slurm_job *j, char **f, size_t nf,
             }
             break;
         case R_STDOUT:
-            j->std_out = slurm_none_token(v) ? NULL : adup(a, v);
+            j->std_out = slurm_none_token(v) ? NULL : cell(ctx, v);
             break;
         case R_NODELIST_REASON:
             if (*v == '(' && v[strlen(v) - 1] == ')') {
@@ -486,7 +494,7 @@ void slurm_build_job(struct slurm_job *j, char **f, size_t nf,
                 if (n < 0) {
                     /* not a hostlist (or over the budget): as printed */
                     names = arena_alloc(a, 2 * sizeof(*names));
-                    names[0] = adup(a, v);
+                    names[0] = cell(ctx, v);
                     n = 1;
                 } else {
                     ctx->host_budget -= (size_t)n;
@@ -498,23 +506,23 @@ void slurm_build_job(struct slurm_job *j, char **f, size_t nf,
             }
             break;
         case R_REASON:
-            j->reason = adup(a, v);
+            j->reason = cell(ctx, v);
             j->have |= SJ_REASON;
             break;
         case R_PARTITION:
-            j->partition = *v || ctx->delimited ? adup(a, v) : NULL;
+            j->partition = *v || ctx->delimited ? cell(ctx, v) : NULL;
             j->have |= SJ_PARTITION;
             break;
         case R_ACCOUNT:
-            j->account = *v || ctx->delimited ? adup(a, v) : NULL;
+            j->account = *v || ctx->delimited ? cell(ctx, v) : NULL;
             j->have |= SJ_ACCOUNT;
             break;
         case R_USER:
-            j->user = *v || ctx->delimited ? adup(a, v) : NULL;
+            j->user = *v || ctx->delimited ? cell(ctx, v) : NULL;
             j->have |= SJ_USER;
             break;
         case R_NAME:
-            j->name = *v || ctx->delimited ? adup(a, v) : NULL;
+            j->name = *v || ctx->delimited ? cell(ctx, v) : NULL;
             j->have |= SJ_NAME;
             break;
         case R_NCPUS:
@@ -558,15 +566,15 @@ void slurm_build_job(struct slurm_job *j, char **f, size_t nf,
             }
             break;
         case R_MAXRSS:
-            j->max_rss = *v ? adup(a, v) : NULL;
+            j->max_rss = *v ? cell(ctx, v) : NULL;
             j->have |= SJ_MAX_RSS;
             break;
         case R_BATCHHOST:
-            j->batch_host = slurm_none_token(v) ? NULL : adup(a, v);
+            j->batch_host = slurm_none_token(v) ? NULL : cell(ctx, v);
             j->have |= SJ_BATCH_HOST;
             break;
         case R_CLUSTER:
-            j->cluster = adup(a, v);
+            j->cluster = cell(ctx, v);
             j->have |= SJ_CLUSTER;
             break;
         default:
@@ -580,11 +588,11 @@ void slurm_build_job(struct slurm_job *j, char **f, size_t nf,
             id = id2;
             id2 = tmp;
         }
-        j->job_id_raw = adup(a, id2);
+        j->job_id_raw = cell(ctx, id2);
         j->have |= SJ_JOB_ID_RAW;
     }
     if (id && *id)
-        j->id = adup(a, id);
+        j->id = cell(ctx, id);
     else if (j->job_id_raw && *j->job_id_raw)
         j->id = j->job_id_raw; /* JobIDRaw alone names the job */
     if (state && !*state)
@@ -597,15 +605,17 @@ void slurm_build_job(struct slurm_job *j, char **f, size_t nf,
         j->state = slurm_job_state_normalize(t, NULL);
         /* raw_state: the token without surrounding blanks */
         t = slurm_trim_span(t, &n);
-        j->raw_state = arena_strndup(a, t, n);
+        /* a kept cell is trimmed already: the token is the cell itself */
+        j->raw_state =
+            ctx->cells_kept && !t[n] ? (char *)t : arena_strndup(a, t, n);
     } else if (ctx->state_filter && !has_state_col(roles, nroles))
         /* no state column, but the command asked for one state only
          * (squeue -t R): every row is in it */
         j->state = slurm_job_state_normalize(ctx->state_filter, NULL);
     if (start && !(ctx->squeue && j->state && !strcmp(j->state, "PENDING")))
-        j->start = time_value(a, start);
+        j->start = time_value(ctx, start);
     if (end && !(ctx->squeue && !slurm_job_state_terminal(j->state)))
-        j->end = time_value(a, end);
+        j->end = time_value(ctx, end);
     if (have_alloc && tres_alloc) {
         long long g;
         if (tres_gpus(tres_alloc, &g)) {

@@ -74,6 +74,9 @@ struct slurm_row_ctx {
                                * -t R), or NULL */
     struct arena *strings;    /* where the record's strings go: the
                                * result's slurm_jobs.strings */
+    int cells_kept;           /* 1 when the row's cells are strings in
+                               * *strings already (slurm_row.kept): the
+                               * record points at them, no copy */
 };
 
 /* squeue's column names (parse_squeue.c); the table walk tells squeue

@@ -576,12 +576,13 @@ int slurm_parse_table(const char *buf, size_t len, struct slurm_jobs *jobs,
     enum slurm_role roles[128];
     size_t nroles = 0;
     int merge_tail = 0;
-    struct slurm_row_ctx ctx = {!is_sacct, HOST_BUDGET, 0,
-                                NULL,      NULL,        &jobs->strings};
+    struct slurm_row_ctx ctx = {!is_sacct, HOST_BUDGET,    0, NULL,
+                                NULL,      &jobs->strings, 0};
     size_t ext[512];
     int have_ext = 0;
 
     memset(&t, 0, sizeof(t));
+    t.text = &jobs->strings; /* the records point at the cells' text */
     cur_names = tbl;
     if (slurm_table_split_spec(buf, len, known_cur, spec, &t, err) < 0)
         return -1;
@@ -621,6 +622,7 @@ int slurm_parse_table(const char *buf, size_t len, struct slurm_jobs *jobs,
         long id_col = -1;
 
         ctx.cut = row->cut;
+        ctx.cells_kept = 0; /* cells of the paths below are copied */
         for (size_t k = 0; k < nroles; k++)
             if (roles[k] == R_ID || (id_col < 0 && roles[k] == R_ID_RAW)) {
                 id_col = (long)k;
@@ -677,6 +679,7 @@ int slurm_parse_table(const char *buf, size_t len, struct slurm_jobs *jobs,
             f[nroles - 1] = save;
             free(joined);
         } else {
+            ctx.cells_kept = row->kept;
             slurm_build_job(&j, f, nf, roles, nroles, &ctx);
         }
     built:

@@ -97,13 +97,15 @@ static inline char *find_sep(char *i, char *end, const char *sep, size_t sl)
  * or [] do not split. The line is copied into the arena once and each
  * field cut out of the copy in place: its end (the separator, or the
  * first of its trailing blanks) becomes its NUL, and it starts past its
- * leading blanks, the string trim_dup would give. */
+ * leading blanks, the string trim_dup would give. The copy goes in
+ * t->text when the caller set one. */
 static size_t split_sep(struct slurm_table *t, const char *line, size_t len,
                         const char *sep, size_t sl, int nest, char ***out)
 {
     char *stack[128], **fs = stack;
     size_t cap = 128, n = 0;
-    char *c = arena_strndup(&t->arena, line, len), *end = c + len, *i = c;
+    char *c = arena_strndup(t->text ? t->text : &t->arena, line, len);
+    char *end = c + len, *i = c;
     char **v;
     for (;;) {
         char *j = i, *a = i, *b;
@@ -475,6 +477,7 @@ int slurm_table_split(const char *buf, size_t len, slurm_hdr_known_f known,
             r->sliced = 0;
             r->off = NULL;
             r->cut = NULL;
+            r->kept = t->text && t->sep != ' '; /* split_sep's cells */
             if (t->sep == ' ' && nf) {
                 size_t i = 0, k = 0;
                 r->off = arena_alloc(&t->arena, 2 * nf * sizeof(size_t));
@@ -669,6 +672,7 @@ int slurm_table_split_spec(const char *buf, size_t len, slurm_hdr_known_f known,
             r->ntokens = nf;
             r->sliced = !spec->sep;
             r->cut = cut;
+            r->kept = t->text && spec->sep; /* split_sep's cells */
         }
         p = e + 1;
     }

@@ -24,6 +24,8 @@ struct slurm_row {
     unsigned char *cut; /* rows cut by a command's widths: cut[k] = 1 when
                          * cell k filled its width (the value may have
                          * been truncated); else NULL */
+    int kept;           /* 1 when the strings of f live in the table's text
+                         * arena (see struct slurm_table), else 0 */
 };
 
 struct slurm_table {
@@ -36,6 +38,12 @@ struct slurm_table {
     int not_all_trailing; /* some row does not end with an empty field */
     struct arena arena;   /* storage of the fields and arrays (private) */
     char *error_line;     /* first Slurm client error line skipped, or NULL */
+    struct arena *text;   /* set by the caller before the split, or NULL: an
+                           * arena of the caller's (it outlives the table)
+                           * where rows split on a separator keep their
+                           * cells' text, so a caller that keeps the
+                           * strings need not copy them (slurm_row.kept);
+                           * other rows' cells are the table's */
 };
 
 /*
@@ -59,7 +67,8 @@ void slurm_table_drop_trailing(struct slurm_table *t);
 typedef int (*slurm_hdr_known_f)(const char *upper_name);
 
 /*
- * Split len bytes at buf into t (zeroed by the caller). A first line
+ * Split len bytes at buf into t (zeroed by the caller, t->text then set
+ * or not). A first line
  * whose first field and at least half of its fields are known names is
  * taken as the header. Blank lines and dashed ruler lines are skipped.
  * free_text_last: when non-zero and a blank-separated row has more tokens
