@@ -824,7 +824,7 @@ static void job_write(const struct slurm_job *j, int is_step, struct jsonw *w)
         jsonw_key_lit(w, "nodelist");
         jsonw_arr_begin(w);
         for (size_t i = 0; i < j->nodelist.nr; i++)
-            jsonw_str(w, j->nodelist.v[i]);
+            jsonw_elem_str(w, j->nodelist.v[i]);
         jsonw_arr_end(w);
     }
     if (j->have & SJ_NCPUS)

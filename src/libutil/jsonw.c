@@ -93,6 +93,17 @@ static inline void before(struct jsonw *w)
         indent(w);
 }
 
+const char jsonw_item_prefix[19] = ",\n                ";
+
+/* item_len for the depth w is at (jsonw.h) */
+static void set_item_len(struct jsonw *w)
+{
+    if (!w->depth || (w->pretty && w->depth > 7))
+        w->item_len = 0;
+    else
+        w->item_len = w->pretty ? 2 + (size_t)w->depth * 2 : 1;
+}
+
 static void open_(struct jsonw *w, char c)
 {
     before(w);
@@ -103,6 +114,7 @@ static void open_(struct jsonw *w, char c)
     }
     w->depth++;
     w->empty[w->depth] = 1;
+    set_item_len(w);
 }
 
 static void close_(struct jsonw *w, char c)
@@ -114,6 +126,7 @@ static void close_(struct jsonw *w, char c)
     }
     was_empty = w->empty[w->depth];
     w->depth--;
+    set_item_len(w);
     if (!was_empty && w->pretty)
         indent(w);
     put1(w, c);

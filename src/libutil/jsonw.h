@@ -30,6 +30,11 @@ struct jsonw {
     int after_key;
     int failed;
     unsigned char empty[JSONW_MAX_DEPTH]; /* nothing written yet at depth */
+    size_t item_len; /* what goes before a member or element at depth:
+                      * ",\n" and the indent (pretty), "," (compact), with
+                      * the ',' dropped for the first; 0 where the inline
+                      * writers below leave it to the slow path (depth 0,
+                      * or an indent over 16 bytes) */
 };
 
 /* Start a document written to fp (pretty: 2-space indent). */
@@ -116,19 +121,43 @@ void jsonw_int_or_null(struct jsonw *w, int has_value, long long v);
 void jsonw_flush_full(struct jsonw *w);
 extern const unsigned char jsonw_not_plain[256];
 
+/* Internal: ",\n" and 16 blanks, the item prefix of every depth up to
+ * 7 (the first item_len bytes, or item_len - 1 from the newline). */
+extern const char jsonw_item_prefix[19];
+
+/* Internal: write what goes before an item (a member or an element) at
+ * the current depth and return where the item goes, with room for extra
+ * more bytes, the NUL and 16 bytes of slack; NULL (nothing written) where
+ * the caller must take the slow path (after a key, depth 0, a deep
+ * indent, a full buffer). The prefix goes in one 16-byte copy. */
+JSONW_INLINE char *jsonw_item_at(struct jsonw *w, size_t extra)
+{
+    char *d;
+    size_t first;
+    if (w->after_key || !w->item_len ||
+        w->buf.alloc < w->buf.len + 18 + extra + 1)
+        return NULL;
+    d = w->buf.buf + w->buf.len;
+    first = w->empty[w->depth];
+    w->empty[w->depth] = 0;
+    memcpy(d, jsonw_item_prefix + first, 16);
+    return d + w->item_len - first;
+}
+
 /* Internal: write the member key (n bytes, as jsonw_keyn) and return
  * where its value goes, with room for extra more bytes and the NUL; NULL
- * (nothing written) where jsonw_keyn would not take its inline path. */
+ * (nothing written) where jsonw_item_at gives NULL. */
 JSONW_INLINE char *jsonw_member_at(struct jsonw *w, const char *key, size_t n,
                                    size_t extra)
 {
-    size_t ind = w->pretty ? 1 + (size_t)w->depth * 2 : 0;
-    if (w->after_key || w->depth == 0 ||
-        w->buf.alloc < w->buf.len + ind + n + 6 + JSONW_KEY_SLACK + extra)
+    char *d = jsonw_item_at(w, n + 4 + extra);
+    if (!d)
         return NULL;
-    jsonw_put_member_key(w, w->buf.buf + w->buf.len, key, n, ind);
-    w->after_key = 0;
-    return w->buf.buf + w->buf.len;
+    *d++ = '"';
+    memcpy(d, key, n);
+    d += n;
+    memcpy(d, "\": ", 3);
+    return d + 2 + (w->pretty != 0);
 }
 
 /* Internal: the member's value ends at d (NUL-terminated here). */
@@ -155,6 +184,25 @@ JSONW_INLINE void jsonw_copy(char *d, const char *s, size_t n)
             d[i] = s[i];
     } else {
         memcpy(d, s, n);
+    }
+}
+
+/* Internal: the length of s's leading run of bytes that jsonw_str copies
+ * as they are (it stops at the NUL at the latest; four bytes a step, each
+ * read only after the one before it was not the end). */
+JSONW_INLINE size_t jsonw_plain_len(const char *s)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    size_t l = 0;
+    for (;; l += 4) {
+        if (jsonw_not_plain[p[l]])
+            return l;
+        if (jsonw_not_plain[p[l + 1]])
+            return l + 1;
+        if (jsonw_not_plain[p[l + 2]])
+            return l + 2;
+        if (jsonw_not_plain[p[l + 3]])
+            return l + 3;
     }
 }
 
@@ -210,8 +258,7 @@ JSONW_INLINE char *jsonw_put_int(char *d, long long v)
 JSONW_INLINE void jsonw_member_str(struct jsonw *w, const char *key, size_t n,
                                    const char *s)
 {
-    const unsigned char *p = (const unsigned char *)s;
-    size_t l = 0;
+    size_t l;
     char *d;
     if (!s) {
         d = jsonw_member_at(w, key, n, 4);
@@ -221,9 +268,8 @@ JSONW_INLINE void jsonw_member_str(struct jsonw *w, const char *key, size_t n,
         jsonw_member_done(w, d + 4);
         return;
     }
-    while (!jsonw_not_plain[p[l]])
-        l++;
-    if (p[l])
+    l = jsonw_plain_len(s);
+    if (s[l])
         goto slow;
     d = jsonw_member_at(w, key, n, l + 2);
     if (!d)
@@ -237,6 +283,23 @@ JSONW_INLINE void jsonw_member_str(struct jsonw *w, const char *key, size_t n,
 slow:
     jsonw_keyn(w, key, n);
     jsonw_str(w, s);
+}
+
+/* An element of the array being written: jsonw_str(w, s)'s bytes, with
+ * jsonw_member_str's inline path (s never NULL). */
+JSONW_INLINE void jsonw_elem_str(struct jsonw *w, const char *s)
+{
+    size_t l = jsonw_plain_len(s);
+    char *d;
+    if (s[l] || !(d = jsonw_item_at(w, l + 2))) {
+        jsonw_str(w, s);
+        return;
+    }
+    *d++ = '"';
+    jsonw_copy(d, s, l);
+    d += l;
+    *d++ = '"';
+    jsonw_member_done(w, d);
 }
 
 JSONW_INLINE void jsonw_member_int(struct jsonw *w, const char *key, size_t n,

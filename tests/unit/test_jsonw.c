@@ -94,6 +94,12 @@ static void check(int pretty)
         jx_set(o, "m_null_s", jx_str(NULL));
         jx_set(o, "m_int", json_integer(ints[i % nints]));
         jx_set(o, "m_null", json_null());
+        {
+            json_t *e = json_array();
+            for (size_t k = 0; k < i; k++)
+                json_array_append_new(e, jx_str(strs[k]));
+            jx_set(o, "m_elems", e);
+        }
         jx_set(o, "m_maybe",
                jx_int_or_null((int)(i % 2), ints[(i + 3) % nints]));
         json_array_append_new(arr, o);
@@ -120,6 +126,21 @@ static void check(int pretty)
                 jx_set(m, k, json_null());
         }
         jx_set(doc, "members", m);
+    }
+    {
+        /* members and elements nested past the inline writers' depth */
+        json_t *top = json_object(), *o = top;
+        for (int d = 0; d < 10; d++) {
+            json_t *in = json_object(), *e = json_array();
+            jx_set(o, "s", jx_str(strs[d % ns]));
+            jx_set(o, "i", json_integer(ints[d % nints]));
+            json_array_append_new(e, jx_str(strs[(d + 1) % ns]));
+            json_array_append_new(e, jx_str(strs[d % ns]));
+            jx_set(o, "e", e);
+            jx_set(o, "in", in);
+            o = in;
+        }
+        jx_set(doc, "deep", top);
     }
     jx_set(doc, "n", json_integer(0));
     assert_int_equal(jx_dumpf(doc, a, pretty), 0);
@@ -157,6 +178,11 @@ static void check(int pretty)
         jsonw_member_str_lit(&w, "m_null_s", NULL);
         jsonw_member_int_lit(&w, "m_int", ints[i % nints]);
         jsonw_member_null_lit(&w, "m_null");
+        jsonw_key_lit(&w, "m_elems");
+        jsonw_arr_begin(&w);
+        for (size_t k = 0; k < i; k++)
+            jsonw_elem_str(&w, strs[k]);
+        jsonw_arr_end(&w);
         jsonw_member_int_or_null_lit(&w, "m_maybe", (int)(i % 2),
                                      ints[(i + 3) % nints]);
         jsonw_obj_end(&w);
@@ -180,6 +206,21 @@ static void check(int pretty)
             jsonw_member_null(&w, k, (size_t)kn);
     }
     jsonw_obj_end(&w);
+    jsonw_key_lit(&w, "deep");
+    jsonw_obj_begin(&w);
+    for (int d = 0; d < 10; d++) {
+        jsonw_member_str_lit(&w, "s", strs[d % ns]);
+        jsonw_member_int_lit(&w, "i", ints[d % nints]);
+        jsonw_key_lit(&w, "e");
+        jsonw_arr_begin(&w);
+        jsonw_elem_str(&w, strs[(d + 1) % ns]);
+        jsonw_elem_str(&w, strs[d % ns]);
+        jsonw_arr_end(&w);
+        jsonw_key_lit(&w, "in");
+        jsonw_obj_begin(&w);
+    }
+    for (int d = 0; d <= 10; d++)
+        jsonw_obj_end(&w);
     jsonw_key_lit(&w, "n");
     jsonw_int(&w, 0);
     jsonw_obj_end(&w);
