@@ -354,6 +354,73 @@ static int tres_per_gpus(const char *v, long long *gpus)
     return rc;
 }
 
+/* A memo key for the cell v: the cell itself when it is one of the
+ * result's strings already, else a copy there. */
+static const char *memo_key(struct slurm_row_ctx *ctx, const char *v)
+{
+    return ctx->cells_kept ? v : adup(ctx->strings, v);
+}
+
+/* SLURM_ST_* of a normalized state (NULL: none). */
+static unsigned state_flags(const char *st)
+{
+    return (st && !strcmp(st, "PENDING") ? SLURM_ST_PENDING : 0) |
+           (slurm_job_state_terminal(st) ? SLURM_ST_TERMINAL : 0);
+}
+
+/* slurm_job_state_normalize(t) and its state_flags, through the memo. */
+static const char *job_state(struct slurm_row_ctx *ctx, const char *t,
+                             unsigned *flags)
+{
+    struct slurm_memo *m = ctx->memo;
+    const char *st;
+    for (size_t i = 0; m && i < m->nst; i++)
+        if (m->st[i].key[0] == t[0] && !strcmp(m->st[i].key, t)) {
+            *flags = m->st[i].flags;
+            return m->st[i].state;
+        }
+    st = slurm_job_state_normalize(t, NULL);
+    *flags = state_flags(st);
+    if (m && m->nst < SLURM_MEMO_N) {
+        m->st[m->nst].key = memo_key(ctx, t);
+        m->st[m->nst].state = st;
+        m->st[m->nst++].flags = *flags;
+    }
+    return st;
+}
+
+/*
+ * A TRES cell read once, through the memo: *cut as tres_cut(v, kv), and
+ * (the GPU count, 1) or 0 as tres_gpus (kv: AllocTRES) or tres_per_gpus
+ * (kv 0: tres-per-job/node) give them.
+ */
+static int tres_read(struct slurm_row_ctx *ctx, const char *v, int kv, int *cut,
+                     long long *gpus)
+{
+    struct slurm_memo *m = ctx->memo;
+    long long g = 0;
+    int has;
+    for (size_t i = 0; m && i < m->ntr[kv]; i++) {
+        const struct slurm_memo_tres *e = &m->tr[kv][i];
+        if (e->key[0] == v[0] && !strcmp(e->key, v)) {
+            *cut = e->cut;
+            *gpus = e->gpus;
+            return e->has;
+        }
+    }
+    *cut = tres_cut(v, kv);
+    has = kv ? tres_gpus(v, &g) : tres_per_gpus(v, &g);
+    if (m && m->ntr[kv] < SLURM_MEMO_N) {
+        size_t k = m->ntr[kv]++;
+        m->tr[kv][k].key = memo_key(ctx, v);
+        m->tr[kv][k].cut = *cut;
+        m->tr[kv][k].has = has;
+        m->tr[kv][k].gpus = g;
+    }
+    *gpus = g;
+    return has;
+}
+
 static int has_state_col(const enum slurm_role *roles, size_t n)
 {
     for (size_t k = 0; k < n; k++)
@@ -368,6 +435,10 @@ void slurm_build_job(struct slurm_job *j, char **f, size_t nf,
 {
     const char *state = NULL, *state_c = NULL, *start = NULL, *end = NULL;
     const char *tres_alloc = NULL, *tres_job = NULL, *tres_node = NULL;
+    /* each TRES cell's GPU count, read where it is met (tres_read) */
+    int alloc_has = 0, job_has = 0, node_has = 0;
+    long long alloc_g = 0, job_g = 0, node_g = 0;
+    unsigned stf = 0; /* SLURM_ST_* of j->state */
     const char *id = NULL, *id2 = NULL;
     struct arena *a = ctx->strings;
     long long nodes = -1;
@@ -443,25 +514,38 @@ void slurm_build_job(struct slurm_job *j, char **f, size_t nf,
         /* a cut TRES field gives null (doc/formats.md "A truncated TRES field
          * gives null"): by its shape, or because it filled the width the
          * command gave it */
-        case R_TRES_ALLOC:
+        case R_TRES_ALLOC: {
+            int cut;
+            long long g;
+            int has = tres_read(ctx, v, 1, &cut, &g);
             have_alloc = 1;
-            if (tres_cut(v, 1) || (ctx->cut && ctx->cut[k]))
+            if (cut || (ctx->cut && ctx->cut[k])) {
                 cut_tres = 1;
-            else
+            } else {
                 tres_alloc = v;
+                alloc_has = has;
+                alloc_g = g;
+            }
             break;
+        }
         case R_TRES_PER_JOB:
-            if (tres_cut(v, 0) || (ctx->cut && ctx->cut[k]))
+        case R_TRES_PER_NODE: {
+            int cut;
+            long long g;
+            int has = tres_read(ctx, v, 0, &cut, &g);
+            if (cut || (ctx->cut && ctx->cut[k])) {
                 cut_tres = 1;
-            else
+            } else if (roles[k] == R_TRES_PER_JOB) {
                 tres_job = v;
-            break;
-        case R_TRES_PER_NODE:
-            if (tres_cut(v, 0) || (ctx->cut && ctx->cut[k]))
-                cut_tres = 1;
-            else
+                job_has = has;
+                job_g = g;
+            } else {
                 tres_node = v;
+                node_has = has;
+                node_g = g;
+            }
             break;
+        }
         case R_NODES:
         case R_NNODES:
             if ((x = count_of(v)) >= 0) {
@@ -602,45 +686,39 @@ void slurm_build_job(struct slurm_job *j, char **f, size_t nf,
     if (state || state_c) {
         const char *t = state ? state : state_c;
         size_t n;
-        j->state = slurm_job_state_normalize(t, NULL);
+        j->state = job_state(ctx, t, &stf);
         /* raw_state: the token without surrounding blanks */
         t = slurm_trim_span(t, &n);
         /* a kept cell is trimmed already: the token is the cell itself */
         j->raw_state =
             ctx->cells_kept && !t[n] ? (char *)t : arena_strndup(a, t, n);
     } else if (ctx->state_filter && !has_state_col(roles, nroles))
-        /* no state column, but the command asked for one state only
-         * (squeue -t R): every row is in it */
+    /* no state column, but the command asked for one state only
+     * (squeue -t R): every row is in it */
+    {
         j->state = slurm_job_state_normalize(ctx->state_filter, NULL);
-    if (start && !(ctx->squeue && j->state && !strcmp(j->state, "PENDING")))
+        stf = state_flags(j->state);
+    }
+    if (start && !(ctx->squeue && (stf & SLURM_ST_PENDING)))
         j->start = time_value(ctx, start);
-    if (end && !(ctx->squeue && !slurm_job_state_terminal(j->state)))
+    if (end && !(ctx->squeue && !(stf & SLURM_ST_TERMINAL)))
         j->end = time_value(ctx, end);
-    if (have_alloc && tres_alloc) {
-        long long g;
-        if (tres_gpus(tres_alloc, &g)) {
-            j->has_gpus = 1;
-            j->gpus = g;
-        }
+    if (have_alloc && tres_alloc && alloc_has) {
+        j->has_gpus = 1;
+        j->gpus = alloc_g;
     }
     if (cut_tres && !j->has_gpus)
         tres_job = tres_node = NULL; /* null, never a guess from a part */
-    if (!j->has_gpus && tres_job) {
-        long long g;
-        if (tres_per_gpus(tres_job, &g)) {
-            j->has_gpus = 1;
-            j->gpus = g;
-        }
+    if (!j->has_gpus && tres_job && job_has) {
+        j->has_gpus = 1;
+        j->gpus = job_g;
     }
-    if (!j->has_gpus && tres_node) {
-        long long g;
-        if (tres_per_gpus(tres_node, &g)) {
-            int64_t total = g;
-            /* per node x nodes that overflows is unknown */
-            if (nodes <= 0 || count_mul(&total, nodes) == 0) {
-                j->has_gpus = 1;
-                j->gpus = total;
-            }
+    if (!j->has_gpus && tres_node && node_has) {
+        int64_t total = node_g;
+        /* per node x nodes that overflows is unknown */
+        if (nodes <= 0 || count_mul(&total, nodes) == 0) {
+            j->has_gpus = 1;
+            j->gpus = total;
         }
     }
 }

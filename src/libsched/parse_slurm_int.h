@@ -64,6 +64,34 @@ struct slurm_layout {
 };
 
 /* Per-parse state slurm_build_job reads and updates. */
+/*
+ * What one parse has worked out of its first SLURM_MEMO_N distinct state
+ * and TRES cells (a table repeats a few: "RUNNING", "gres/gpu:4"), each
+ * a pure function of the string; the keys live in the result's strings.
+ * Zeroed (a struct slurm_memo m = {0}) is empty.
+ */
+#define SLURM_MEMO_N 16
+struct slurm_memo_state {
+    const char *key;
+    const char *state; /* slurm_job_state_normalize's */
+    unsigned flags;    /* SLURM_ST_PENDING | SLURM_ST_TERMINAL */
+};
+struct slurm_memo_tres {
+    const char *key;
+    int cut;        /* tres_cut */
+    int has;        /* a GPU count was read: gpus */
+    long long gpus; /* tres_gpus (kv) or tres_per_gpus */
+};
+struct slurm_memo {
+    struct slurm_memo_state st[SLURM_MEMO_N];
+    size_t nst;
+    /* [1]: AllocTRES (key=value lists), [0]: tres-per-job/node */
+    struct slurm_memo_tres tr[2][SLURM_MEMO_N];
+    size_t ntr[2];
+};
+#define SLURM_ST_PENDING 1u
+#define SLURM_ST_TERMINAL 2u
+
 struct slurm_row_ctx {
     int squeue;               /* apply squeue's projected-time rules */
     size_t host_budget;       /* node names left to expand in this parse */
@@ -77,6 +105,7 @@ struct slurm_row_ctx {
     int cells_kept;           /* 1 when the row's cells are strings in
                                * *strings already (slurm_row.kept): the
                                * record points at them, no copy */
+    struct slurm_memo *memo;  /* the parse's memo, or NULL for none */
 };
 
 /* squeue's column names (parse_squeue.c); the table walk tells squeue

@@ -576,8 +576,9 @@ int slurm_parse_table(const char *buf, size_t len, struct slurm_jobs *jobs,
     enum slurm_role roles[128];
     size_t nroles = 0;
     int merge_tail = 0;
+    struct slurm_memo memo = {0};
     struct slurm_row_ctx ctx = {!is_sacct, HOST_BUDGET,    0, NULL,
-                                NULL,      &jobs->strings, 0};
+                                NULL,      &jobs->strings, 0, &memo};
     size_t ext[512];
     int have_ext = 0;
 

@@ -470,6 +470,115 @@ static void blocks_cb(void *ctx, struct slurm_jobs *jobs)
                     jobs->jobs[i].user);
 }
 
+/* One parse's document as compact JSON text (malloc'ed). */
+static char *jobs_text(const char *buf, int sacct)
+{
+    struct slurm_jobs j;
+    const char *kind = NULL;
+    exa_error_t err = EXA_ERROR_INIT;
+    json_t *doc;
+    char *t;
+    memset(&j, 0, sizeof(j));
+    assert_int_equal(sacct ? sacct_parse(buf, strlen(buf), &j, &kind, &err)
+                           : squeue_parse(buf, strlen(buf), &j, &kind, &err),
+                     0);
+    doc = slurm_jobs_to_json(&j, sacct);
+    t = json_dumps(doc, JSON_COMPACT);
+    json_decref(doc);
+    slurm_jobs_free(&j);
+    return t;
+}
+
+/*
+ * A parse remembers what it read of its first distinct state and TRES
+ * cells: more distinct ones than it keeps, each met more than once,
+ * read the same as each row parsed alone (a fresh memo per row).
+ */
+static void test_memo_same_as_alone(void **state)
+{
+    static const char *const st[] = {
+        "PENDING",   "RUNNING",   "R",         "PD",
+        "CG",        "COMPLETED", "FAILED",    "CANCELLED by 0",
+        "TIMEOUT",   "OOM",       "NODE_FAIL", "COMPLETIN",
+        "SUSPENDED", "BOGUS",     "RUNNING+",  "REQUEUED",
+        "DEADLINE",  "PREEMPTED", "",          "COMP",
+        "S",         "CD",        "CA",        "TO"};
+    static const char *const tr[] = {"gres/gpu:4",
+                                     "gres/gpu:a100:2",
+                                     "N/A",
+                                     "",
+                                     "gpu:2",
+                                     "gres/gpu:",
+                                     "gres/gpu",
+                                     "gres:gpu:1",
+                                     "gres/gpu:4,gres/mps:100",
+                                     "license/x:1",
+                                     "gres/gpu:1",
+                                     "gres/gpu:2",
+                                     "gres/gpu:3",
+                                     "gres/gpu:5",
+                                     "gres/gpu:6",
+                                     "gres/gpu:7",
+                                     "gres/gpu:8",
+                                     "gres/gpu:99999999999999999999"};
+    static const char *const al[] = {"cpu=8,gres/gpu=2,mem=32000M,node=1",
+                                     "cpu=2,mem=512M,node=",
+                                     "cpu=2,gres/g",
+                                     "",
+                                     "billing=1,cpu=1,gres/gpu=3",
+                                     "cpu=1"};
+    const size_t nst = sizeof(st) / sizeof(st[0]);
+    const size_t ntr = sizeof(tr) / sizeof(tr[0]);
+    const size_t nal = sizeof(al) / sizeof(al[0]);
+    (void)state;
+    for (int sacct = 0; sacct < 2; sacct++) {
+        const char *hdr = sacct ? "JobID|State|AllocTRES|End\n"
+                                : "JOBID|STATE|TRES_PER_NODE|NODES|END_TIME\n";
+        struct strbuf all = STRBUF_INIT, alone = STRBUF_INIT;
+        strbuf_addstr(&alone, "[");
+        strbuf_addstr(&all, hdr);
+        for (size_t r = 0; r < 3 * nst; r++) {
+            struct strbuf one = STRBUF_INIT, row = STRBUF_INIT;
+            char *t;
+            if (sacct)
+                strbuf_addf(&row, "%zu|%s|%s|2026-01-01T00:00:00\n", 100 + r,
+                            st[r % nst], al[r % nal]);
+            else
+                strbuf_addf(&row, "%zu|%s|%s|%zu|2026-01-01T00:00:00\n",
+                            100 + r, st[r % nst], tr[(r * 7) % ntr], r % 3);
+            strbuf_addstr(&all, row.buf);
+            strbuf_addf(&one, "%s%s", hdr, row.buf);
+            t = jobs_text(one.buf, sacct);
+            /* {"jobs":[X],...}: keep X */
+            {
+                const char *a = strchr(t, '['), *b = strrchr(t, ']');
+                if (sacct) /* then "steps":[] */
+                    b = strstr(t, "],\"steps\"");
+                assert_non_null(a);
+                assert_non_null(b);
+                if (r)
+                    strbuf_addch(&alone, ',');
+                strbuf_add(&alone, a + 1, (size_t)(b - a - 1));
+            }
+            free(t);
+            strbuf_release(&one);
+            strbuf_release(&row);
+        }
+        strbuf_addstr(&alone, "]");
+        {
+            char *t = jobs_text(all.buf, sacct);
+            const char *a = strchr(t, '['),
+                       *b = sacct ? strstr(t, "],\"steps\"") : strrchr(t, ']');
+            assert_non_null(b);
+            assert_int_equal((size_t)(b - a + 1), alone.len);
+            assert_memory_equal(a, alone.buf, alone.len);
+            free(t);
+        }
+        strbuf_release(&all);
+        strbuf_release(&alone);
+    }
+}
+
 static void test_squeue_blocks(void **state)
 {
     const char *out = "\nJOBID|PARTITION|USER|STATE\n"
@@ -573,6 +682,7 @@ int main(void)
         cmocka_unit_test(test_squeue_default_blank_in_name),
         cmocka_unit_test(test_sacct_parsable_trailing),
         cmocka_unit_test(test_no_state_column),
+        cmocka_unit_test(test_memo_same_as_alone),
         cmocka_unit_test(test_sinfo_headerless_shapes),
         cmocka_unit_test(test_squeue_blocks),
     };
