@@ -66,6 +66,59 @@ static int is_trim_blank(char c)
     return c == ' ' || c == '\t' || c == '\n' || c == '\r';
 }
 
+/*
+ * The forms squeue and sacct print for nearly every job, [D-]H:M[:S] and
+ * M:S with plain digit fields (at most 12 digits each, so nothing below
+ * can overflow) and blanks around them: their seconds in one pass, 1.
+ * 0 for anything else, fractions, blank words and every invalid value
+ * included: slurm_duration_parse's general reading then decides.
+ */
+static int duration_plain(const char *q, double *secs)
+{
+    long long f[3], days = 0;
+    int nf = 0, dash = 0;
+    while (is_trim_blank(*q))
+        q++;
+    for (;;) {
+        long long x = 0;
+        int nd = 0;
+        while (*q >= '0' && *q <= '9' && nd < 13) {
+            x = x * 10 + (*q++ - '0');
+            nd++;
+        }
+        if (!nd || nd > 12)
+            return 0;
+        if (*q == '-' && !dash && !nf) {
+            days = x;
+            dash = 1;
+            q++;
+            continue;
+        }
+        f[nf++] = x;
+        if (*q == ':' && nf < 3) {
+            q++;
+            continue;
+        }
+        break;
+    }
+    while (is_trim_blank(*q))
+        q++;
+    if (*q)
+        return 0;
+    if (dash) {
+        long long m = nf > 1 ? f[1] : 0, sec = nf > 2 ? f[2] : 0;
+        if (m > 59 || sec > 59)
+            return 0;
+        *secs = (double)(days * 86400 + f[0] * 3600 + m * 60 + sec);
+        return 1;
+    }
+    if (nf == 1 || f[1] > 59 || (nf == 3 && f[2] > 59))
+        return 0;
+    *secs = nf == 2 ? (double)(f[0] * 60 + f[1])
+                    : (double)(f[0] * 3600 + f[1] * 60 + f[2]);
+    return 1;
+}
+
 int slurm_duration_parse(const char *s, double *secs)
 {
     static const struct {
@@ -81,6 +134,8 @@ int slurm_duration_parse(const char *s, double *secs)
 
     if (!s)
         return 0;
+    if (duration_plain(s, secs))
+        return 1;
     /* read in place between the blanks trimmed() would drop (what follows
      * end is blanks then the NUL, which stops every digit run as the
      * copy's NUL did), with the copy's 63-byte limit */
