@@ -278,11 +278,16 @@ static void array_ranges(const char *s, struct slurm_job *j, struct arena *a)
 void slurm_id_parts(struct slurm_job *j, struct arena *a)
 {
     const char *id = j->job_id ? j->job_id : j->id;
-    const char *us, *plus;
+    const char *us, *plus, *p;
     if (!id)
         return;
-    us = strchr(id, '_');
-    plus = strchr(id, '+');
+    /* most ids are digits only: one scan for either mark */
+    for (p = id; *p && *p != '_' && *p != '+'; p++)
+        ;
+    if (!*p)
+        return;
+    us = *p == '_' ? p : strchr(p, '_');
+    plus = *p == '+' ? p : NULL; /* looked at only when there is no '_' */
     if (us) {
         const char *task = us + 1;
         j->array_job_id = arena_strndup(a, id, (size_t)(us - id));
@@ -469,7 +474,21 @@ void slurm_build_job(struct slurm_job *j, char **f, size_t nf,
             state_c = v;
             break;
         case R_EXIT: {
-            const char *c = strchr(v, ':');
+            const char *c;
+            int ex = 0, sig = 0, ne = 0, ns = 0;
+            /* the usual "0:0": both parts of at most 9 digits, read here */
+            for (c = v; *c >= '0' && *c <= '9' && ne < 10; c++, ne++)
+                ex = ex * 10 + (*c - '0');
+            if (ne && ne < 10 && *c == ':')
+                for (c++; *c >= '0' && *c <= '9' && ns < 10; c++, ns++)
+                    sig = sig * 10 + (*c - '0');
+            if (ns && ns < 10 && !*c) {
+                j->has_exit = j->has_signal = 1;
+                j->exit_code = ex;
+                j->signal = sig;
+                break;
+            }
+            c = strchr(v, ':');
             if (!*v || !slurm_valid_for(R_EXIT, v))
                 break;
             {

@@ -581,6 +581,7 @@ int slurm_parse_table(const char *buf, size_t len, struct slurm_jobs *jobs,
                                 NULL,      &jobs->strings, 0, &memo};
     size_t ext[512];
     int have_ext = 0;
+    long id_col = -1;
 
     memset(&t, 0, sizeof(t));
     t.text = &jobs->strings; /* the records point at the cells' text */
@@ -614,22 +615,22 @@ int slurm_parse_table(const char *buf, size_t len, struct slurm_jobs *jobs,
     }
     have_ext = t.sep == ' ' && nroles && nroles <= 128 &&
                column_extents(&t, nroles, ext) == 0;
+    /* the id column a bad record is reported by: JOBID, else JobIDRaw */
+    for (size_t k = 0; k < nroles; k++)
+        if (roles[k] == R_ID || (id_col < 0 && roles[k] == R_ID_RAW)) {
+            id_col = (long)k;
+            if (roles[k] == R_ID)
+                break;
+        }
     for (size_t r = 0; r < t.nrows; r++) {
         struct slurm_row *row = &t.rows[r];
         struct slurm_job j;
         char **f = row->f;
         size_t nf = row->nf;
-        char *joined = NULL;
-        long id_col = -1;
+        char *joined = NULL, *dot;
 
         ctx.cut = row->cut;
         ctx.cells_kept = 0; /* cells of the paths below are copied */
-        for (size_t k = 0; k < nroles; k++)
-            if (roles[k] == R_ID || (id_col < 0 && roles[k] == R_ID_RAW)) {
-                id_col = (long)k;
-                if (roles[k] == R_ID)
-                    break;
-            }
         if (t.hdr && t.sep != ' ' && nf != t.nhdr) {
             add_error(jobs, (long)r + 1, (long)t.nhdr, (long)nf,
                       id_col >= 0 && (size_t)id_col < nf ? f[id_col] : NULL);
@@ -684,11 +685,11 @@ int slurm_parse_table(const char *buf, size_t len, struct slurm_jobs *jobs,
             slurm_build_job(&j, f, nf, roles, nroles, &ctx);
         }
     built:
-        if (is_sacct && j.id && strchr(j.id, '.')) {
-            const char *dot = strchr(j.id, '.');
+        dot = is_sacct && j.id ? strchr(j.id, '.') : NULL;
+        if (dot) {
             j.job_id =
                 arena_strndup(&jobs->strings, j.id, (size_t)(dot - j.id));
-            j.step = arena_strndup(&jobs->strings, dot + 1, strlen(dot + 1));
+            j.step = dot + 1; /* j.id is one of jobs->strings: its tail */
             slurm_id_parts(&j, &jobs->strings);
             ALLOC_GROW(jobs->steps, jobs->nsteps + 1, jobs->steps_alloc);
             jobs->steps[jobs->nsteps++] = j;

@@ -96,7 +96,7 @@ static inline void before(struct jsonw *w)
 const char jsonw_item_prefix[19] = ",\n                ";
 
 /* item_len for the depth w is at (jsonw.h) */
-static void set_item_len(struct jsonw *w)
+static inline void set_item_len(struct jsonw *w)
 {
     if (!w->depth || (w->pretty && w->depth > 7))
         w->item_len = 0;
@@ -106,8 +106,15 @@ static void set_item_len(struct jsonw *w)
 
 static void open_(struct jsonw *w, char c)
 {
-    before(w);
-    put1(w, c);
+    char *d = jsonw_item_at(w, 1);
+    if (d) { /* an element or member's value: its line in one copy */
+        *d++ = c;
+        *d = '\0';
+        w->buf.len = (size_t)(d - w->buf.buf);
+    } else {
+        before(w);
+        put1(w, c);
+    }
     if (w->depth + 1 >= JSONW_MAX_DEPTH) {
         w->failed = 1;
         return;
@@ -127,8 +134,16 @@ static void close_(struct jsonw *w, char c)
     was_empty = w->empty[w->depth];
     w->depth--;
     set_item_len(w);
-    if (!was_empty && w->pretty)
-        indent(w);
+    if (!was_empty && w->pretty) {
+        /* the parent's line: its item prefix without the ',' */
+        if (w->item_len) {
+            char *d = room(w, 17);
+            memcpy(d, jsonw_item_prefix + 1, 16);
+            w->buf.len += w->item_len - 1;
+        } else {
+            indent(w);
+        }
+    }
     put1(w, c);
     if (w->buf.len >= FLUSH_AT)
         flush(w);
