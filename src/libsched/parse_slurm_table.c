@@ -566,6 +566,32 @@ static void add_error(struct slurm_jobs *jobs, long record, long expected,
     e->id = id ? xstrdup(id) : NULL;
 }
 
+/*
+ * File the record j just built: a sacct step ("123.batch") with its
+ * job_id and step among jobs->steps, anything else among jobs->jobs;
+ * array and het parts from the id. j is copied, or is already the next
+ * free job slot (&jobs->jobs[jobs->njobs], which the caller grew).
+ */
+static void file_record(struct slurm_jobs *jobs, struct slurm_job *j,
+                        int is_sacct)
+{
+    char *dot = is_sacct && j->id ? strchr(j->id, '.') : NULL;
+    if (dot) {
+        j->job_id = arena_strndup(&jobs->strings, j->id, (size_t)(dot - j->id));
+        j->step = dot + 1; /* j->id is one of jobs->strings: its tail */
+        slurm_id_parts(j, &jobs->strings);
+        ALLOC_GROW(jobs->steps, jobs->nsteps + 1, jobs->steps_alloc);
+        jobs->steps[jobs->nsteps++] = *j;
+        return;
+    }
+    slurm_id_parts(j, &jobs->strings);
+    if (j != &jobs->jobs[jobs->njobs]) {
+        ALLOC_GROW(jobs->jobs, jobs->njobs + 1, jobs->jobs_alloc);
+        jobs->jobs[jobs->njobs] = *j;
+    }
+    jobs->njobs++;
+}
+
 /* Shared table walk for squeue and sacct. */
 int slurm_parse_table(const char *buf, size_t len, struct slurm_jobs *jobs,
                       const struct slurm_name_role *tbl,
@@ -627,7 +653,7 @@ int slurm_parse_table(const char *buf, size_t len, struct slurm_jobs *jobs,
         struct slurm_job j;
         char **f = row->f;
         size_t nf = row->nf;
-        char *joined = NULL, *dot;
+        char *joined = NULL;
 
         ctx.cut = row->cut;
         ctx.cells_kept = 0; /* cells of the paths below are copied */
@@ -681,23 +707,17 @@ int slurm_parse_table(const char *buf, size_t len, struct slurm_jobs *jobs,
             f[nroles - 1] = save;
             free(joined);
         } else {
+            /* the usual row: built in the next job's slot, not copied
+             * there */
+            ALLOC_GROW(jobs->jobs, jobs->njobs + 1, jobs->jobs_alloc);
             ctx.cells_kept = row->kept;
-            slurm_build_job(&j, f, nf, roles, nroles, &ctx);
+            slurm_build_job(&jobs->jobs[jobs->njobs], f, nf, roles, nroles,
+                            &ctx);
+            file_record(jobs, &jobs->jobs[jobs->njobs], is_sacct);
+            continue;
         }
     built:
-        dot = is_sacct && j.id ? strchr(j.id, '.') : NULL;
-        if (dot) {
-            j.job_id =
-                arena_strndup(&jobs->strings, j.id, (size_t)(dot - j.id));
-            j.step = dot + 1; /* j.id is one of jobs->strings: its tail */
-            slurm_id_parts(&j, &jobs->strings);
-            ALLOC_GROW(jobs->steps, jobs->nsteps + 1, jobs->steps_alloc);
-            jobs->steps[jobs->nsteps++] = j;
-        } else {
-            slurm_id_parts(&j, &jobs->strings);
-            ALLOC_GROW(jobs->jobs, jobs->njobs + 1, jobs->jobs_alloc);
-            jobs->jobs[jobs->njobs++] = j;
-        }
+        file_record(jobs, &j, is_sacct);
     }
     slurm_table_free(&t);
     return 0;

@@ -392,7 +392,7 @@ int slurm_table_split(const char *buf, size_t len, slurm_hdr_known_f known,
             continue;
         }
         /* sinfo/squeue -M print "CLUSTER: name" before each cluster */
-        if (l >= 9 && !strncmp(p, "CLUSTER: ", 9)) {
+        if (l >= 9 && *p == 'C' && !strncmp(p, "CLUSTER: ", 9)) {
             p = e + 1;
             continue;
         }
@@ -632,7 +632,7 @@ int slurm_table_split_spec(const char *buf, size_t len, slurm_hdr_known_f known,
         else if (l && p[l - 1] == '\r')
             l--;
         if (is_blank(p, l) || is_ruler(p, l) ||
-            (l >= 9 && !strncmp(p, "CLUSTER: ", 9))) {
+            (l >= 9 && *p == 'C' && !strncmp(p, "CLUSTER: ", 9))) {
             p = e + 1;
             continue;
         }

@@ -82,11 +82,12 @@ static int duration_plain(const char *q, double *secs)
     for (;;) {
         long long x = 0;
         int nd = 0;
-        while (*q >= '0' && *q <= '9' && nd < 13) {
-            x = x * 10 + (*q++ - '0');
-            nd++;
+        for (unsigned dg; (dg = (unsigned)(unsigned char)*q - '0') < 10; q++) {
+            if (++nd > 12)
+                return 0;
+            x = x * 10 + dg;
         }
-        if (!nd || nd > 12)
+        if (!nd)
             return 0;
         if (*q == '-' && !dash && !nf) {
             days = x;
