@@ -437,10 +437,13 @@ static long expand_simple(const char *expr, struct arena *a,
     out = arena_alloc(a, ((size_t)count + 1) * sizeof(*out));
     memcpy(buf, s, plen);
     at = plen;
-    nl = (size_t)(put_padded(buf + at, lo, (int)lo_n) - buf);
+    /* lo padded to its width is its digits as printed */
+    memcpy(buf + at, lo_s, lo_n);
+    nl = at + lo_n;
     for (v = lo;; v++) {
         size_t k = nl;
-        memcpy(buf + nl, suf, slen);
+        if (slen)
+            memcpy(buf + nl, suf, slen);
         out[v - lo] = arena_strndup(a, buf, nl + slen);
         if (v == hi)
             break;
@@ -461,13 +464,16 @@ long hostlist_expand_arena(const char *expr, struct arena *a,
                            const char ***names, size_t max_hosts,
                            exa_error_t *err)
 {
-    struct hl_out o = {NULL, a, NULL, 0, 16, {NULL}};
+    struct hl_out o;
     long n;
     const char **v;
 
     n = expand_simple(expr, a, names, max_hosts);
     if (n >= 0)
         return n;
+    memset(&o, 0, sizeof(o));
+    o.a = a;
+    o.alloc = 16;
     o.v = o.v_s;
     n = expand_into(expr, &o, max_hosts, err);
     if (n < 0) {
