@@ -2,17 +2,44 @@
  * fuzz_squeue.c - libFuzzer target: arbitrary bytes through the squeue parser
  * and its JSON conversion, then through the block walk the exporter uses
  * (squeue_parse_cmd_blocks) in blocks of 1-3 rows, so that short inputs
- * take its two-thread path. Any crash, leak or sanitizer report is a bug;
- * a parse error is a normal outcome.
+ * take its two-thread path; the streaming writer (slurm_jobs_write_json,
+ * what `exa debug parse` prints) must give jx_dumpf's bytes for the same
+ * result, pretty and compact. Any crash, leak, sanitizer report or
+ * difference is a bug; a parse error is a normal outcome.
  */
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "libdiscovery/parse_sinfo.h"
 #include "libsched/parse_slurm.h"
+#include "libutil/json.h"
+#include "libutil/jsonw.h"
 #include "libutil/xalloc.h"
+
+/* Both writers of one result give the same bytes (abort otherwise). */
+static void same_bytes(const struct slurm_jobs *jobs, const json_t *doc,
+                       int pretty)
+{
+    char *a = NULL, *b = NULL;
+    size_t al = 0, bl = 0;
+    FILE *fa = open_memstream(&a, &al), *fb = open_memstream(&b, &bl);
+    struct jsonw w;
+    if (!fa || !fb)
+        abort();
+    jx_dumpf(doc, fa, pretty);
+    jsonw_init(&w, fb, pretty);
+    slurm_jobs_write_json(jobs, 1, &w);
+    jsonw_finish(&w);
+    fclose(fa);
+    fclose(fb);
+    if (al != bl || memcmp(a, b, al))
+        abort();
+    free(a);
+    free(b);
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -35,8 +62,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     {
         struct slurm_jobs jobs;
         memset(&jobs, 0, sizeof(jobs));
-        if (squeue_parse(buf, size, &jobs, &kind, &err) == 0)
+        if (squeue_parse(buf, size, &jobs, &kind, &err) == 0) {
             doc = slurm_jobs_to_json(&jobs, 1);
+            same_bytes(&jobs, doc, 1);
+            same_bytes(&jobs, doc, 0);
+        }
         slurm_jobs_free(&jobs);
     }
     json_decref(doc);

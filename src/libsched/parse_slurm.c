@@ -477,12 +477,12 @@ void slurm_build_job(struct slurm_job *j, char **f, size_t nf,
             const char *c;
             int ex = 0, sig = 0, ne = 0, ns = 0;
             /* the usual "0:0": both parts of at most 9 digits, read here */
-            for (c = v; *c >= '0' && *c <= '9' && ne < 10; c++, ne++)
+            for (c = v; *c >= '0' && *c <= '9' && ++ne <= 9; c++)
                 ex = ex * 10 + (*c - '0');
-            if (ne && ne < 10 && *c == ':')
-                for (c++; *c >= '0' && *c <= '9' && ns < 10; c++, ns++)
+            if (ne && ne <= 9 && *c == ':')
+                for (c++; *c >= '0' && *c <= '9' && ++ns <= 9; c++)
                     sig = sig * 10 + (*c - '0');
-            if (ns && ns < 10 && !*c) {
+            if (ns && ns <= 9 && !*c) {
                 j->has_exit = j->has_signal = 1;
                 j->exit_code = ex;
                 j->signal = sig;

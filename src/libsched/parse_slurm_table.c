@@ -569,11 +569,12 @@ static void add_error(struct slurm_jobs *jobs, long record, long expected,
 /*
  * File the record j just built: a sacct step ("123.batch") with its
  * job_id and step among jobs->steps, anything else among jobs->jobs;
- * array and het parts from the id. j is copied, or is already the next
- * free job slot (&jobs->jobs[jobs->njobs], which the caller grew).
+ * array and het parts from the id. j is copied, or (in_slot) is already
+ * the next free job slot, &jobs->jobs[jobs->njobs], which the caller
+ * grew.
  */
 static void file_record(struct slurm_jobs *jobs, struct slurm_job *j,
-                        int is_sacct)
+                        int is_sacct, int in_slot)
 {
     char *dot = is_sacct && j->id ? strchr(j->id, '.') : NULL;
     if (dot) {
@@ -585,7 +586,7 @@ static void file_record(struct slurm_jobs *jobs, struct slurm_job *j,
         return;
     }
     slurm_id_parts(j, &jobs->strings);
-    if (j != &jobs->jobs[jobs->njobs]) {
+    if (!in_slot) {
         ALLOC_GROW(jobs->jobs, jobs->njobs + 1, jobs->jobs_alloc);
         jobs->jobs[jobs->njobs] = *j;
     }
@@ -713,11 +714,11 @@ int slurm_parse_table(const char *buf, size_t len, struct slurm_jobs *jobs,
             ctx.cells_kept = row->kept;
             slurm_build_job(&jobs->jobs[jobs->njobs], f, nf, roles, nroles,
                             &ctx);
-            file_record(jobs, &jobs->jobs[jobs->njobs], is_sacct);
+            file_record(jobs, &jobs->jobs[jobs->njobs], is_sacct, 1);
             continue;
         }
     built:
-        file_record(jobs, &j, is_sacct);
+        file_record(jobs, &j, is_sacct, 0);
     }
     slurm_table_free(&t);
     return 0;
