@@ -82,6 +82,15 @@ static int duration_plain(const char *q, double *secs)
     for (;;) {
         long long x = 0;
         int nd = 0;
+        unsigned d0 = (unsigned)(unsigned char)q[0] - '0';
+        unsigned d1 = d0 < 10 ? (unsigned)(unsigned char)q[1] - '0' : 10;
+        /* a field of two digits (every field after the first, as
+         * printed): no loop */
+        if (d1 < 10 && (unsigned)(unsigned char)q[2] - '0' >= 10) {
+            x = d0 * 10 + d1;
+            q += 2;
+            nd = 2;
+        }
         for (unsigned dg; (dg = (unsigned)(unsigned char)*q - '0') < 10; q++) {
             if (++nd > 12)
                 return 0;
