@@ -42,11 +42,14 @@ static const struct parse_kind kinds[] = {
     {NULL, NULL, NULL, NULL},
 };
 
+/* All of fd into sb, read straight into its storage (a large input is
+ * not copied from a bounce buffer), at most cap bytes. */
 static int read_all(int fd, struct strbuf *sb, size_t cap, exa_error_t *err)
 {
-    char buf[65536];
     for (;;) {
-        ssize_t n = read(fd, buf, sizeof(buf));
+        ssize_t n;
+        strbuf_grow(sb, 65536);
+        n = read(fd, sb->buf + sb->len, sb->alloc - sb->len - 1);
         if (n < 0) {
             if (errno == EINTR)
                 continue;
@@ -58,7 +61,7 @@ static int read_all(int fd, struct strbuf *sb, size_t cap, exa_error_t *err)
         if (sb->len + (size_t)n > cap)
             return exa_err(err, EXA_EPARSE, "input on stdin exceeds %zu bytes",
                            cap);
-        strbuf_add(sb, buf, (size_t)n);
+        strbuf_setlen(sb, sb->len + (size_t)n);
     }
 }
 
