@@ -592,14 +592,15 @@ void slurm_build_job(struct slurm_job *j, char **f, size_t nf,
         case R_NODELIST:
             j->have |= SJ_NODELIST;
             strvec_init(&j->nodelist);
-            if (!slurm_none_token(v) && strcmp(v, "None assigned")) {
-                exa_error_t e = EXA_ERROR_INIT;
+            if (!slurm_none_token(v) &&
+                !(*v == 'N' && !strcmp(v, "None assigned"))) {
                 size_t cap = ctx->host_budget < HOSTLIST_MAX_HOSTS
                                  ? ctx->host_budget
                                  : HOSTLIST_MAX_HOSTS;
                 const char **names = NULL;
+                /* why a list is not one does not matter here: no err */
                 long n =
-                    cap ? hostlist_expand_arena(v, a, &names, cap, &e) : -1;
+                    cap ? hostlist_expand_arena(v, a, &names, cap, NULL) : -1;
                 if (n < 0) {
                     /* not a hostlist (or over the budget): as printed */
                     names = arena_alloc(a, 2 * sizeof(*names));
@@ -713,10 +714,14 @@ void slurm_build_job(struct slurm_job *j, char **f, size_t nf,
         size_t n;
         j->state = job_state(ctx, t, &stf);
         /* raw_state: the token without surrounding blanks */
-        t = slurm_trim_span(t, &n);
-        /* a kept cell is trimmed already: the token is the cell itself */
-        j->raw_state =
-            ctx->cells_kept && !t[n] ? (char *)t : arena_strndup(a, t, n);
+        if (ctx->cells_kept) {
+            /* a kept cell is trimmed already (split_sep drops the blanks
+             * slurm_trim_span does): the token is the cell itself */
+            j->raw_state = (char *)t;
+        } else {
+            t = slurm_trim_span(t, &n);
+            j->raw_state = arena_strndup(a, t, n);
+        }
     } else if (ctx->state_filter && !has_state_col(roles, nroles))
     /* no state column, but the command asked for one state only
      * (squeue -t R): every row is in it */
