@@ -4,8 +4,8 @@
  * "JobID:|,...", --delimiter=X, nvidia-smi ", "). Fixed cases for the
  * edges (separator first, last, repeated, overlapping with itself, cut
  * off at the end of the line, empty) and a differential check against a
- * byte-by-byte reference on random lines over a small alphabet, so that
- * every overlap of separator bytes turns up.
+ * byte-by-byte reference on random lines over a small alphabet (1 to 70
+ * bytes), so that every overlap of separator bytes turns up.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -124,10 +124,13 @@ static void test_against_reference(void **state)
     for (size_t s = 0; s < sizeof(seps) / sizeof(seps[0]); s++) {
         struct strbuf buf = STRBUF_INIT;
         struct slurm_table t;
-        char lines[200][40];
+        char lines[200][80];
         size_t nl = 200;
         for (size_t l = 0; l < nl; l++) {
-            size_t len = 1 + (seed = seed * 1103515245u + 12345u) % 30;
+            /* up to 70 bytes: several 16-byte blocks of the one-byte
+             * separators' block search, its overlapping last block and
+             * lines shorter than a block */
+            size_t len = 1 + (seed = seed * 1103515245u + 12345u) % 70;
             lines[l][0] = 'x'; /* never blank, a header or an error line */
             for (size_t k = 1; k < len; k++)
                 lines[l][k] =
