@@ -96,45 +96,54 @@ static inline char *find_sep(char *i, char *end, const char *sep, size_t sl)
 }
 
 /* The cells of a line being split: pointers into its copy, on the stack
- * for up to 128 of them. */
+ * for up to 128 of them (n and cap are the caller's locals, so that they
+ * stay in registers). */
 struct cells {
     char **fs;
-    size_t n, cap;
     char *stack[128];
 };
 
-/* [a, b) of the copy as the next cell: past its leading blanks, its end
- * (the separator, or the first of its trailing blanks) made its NUL, the
- * string trim_dup would give. */
-static inline void put_cell(struct cells *cs, char *a, char *b)
+/* Room for one more cell past n (of cap): grown on the heap. */
+static void cells_grow(struct cells *cs, size_t *cap)
+{
+    char **nb = xmalloc(2 * *cap * sizeof(*nb));
+    memcpy(nb, cs->fs, *cap * sizeof(*nb));
+    if (cs->fs != cs->stack)
+        free(cs->fs);
+    cs->fs = nb;
+    *cap *= 2;
+}
+
+/* [a, b) of the copy as cell n: past its leading blanks, its end (the
+ * separator, or the first of its trailing blanks) made its NUL, the
+ * string trim_dup would give. Returns n + 1. */
+static inline size_t put_cell(struct cells *cs, size_t n, size_t *cap, char *a,
+                              char *b)
 {
     while (a < b && trim_byte(*a))
         a++;
     while (b > a && trim_byte(b[-1]))
         b--;
-    if (cs->n == cs->cap) {
-        char **nb = xmalloc(2 * cs->cap * sizeof(*nb));
-        memcpy(nb, cs->fs, cs->cap * sizeof(*nb));
-        if (cs->fs != cs->stack)
-            free(cs->fs);
-        cs->fs = nb;
-        cs->cap *= 2;
-    }
-    cs->fs[cs->n++] = a;
+    if (n == *cap)
+        cells_grow(cs, cap);
+    cs->fs[n] = a;
     *b = '\0';
+    return n + 1;
 }
 
 /*
- * Cut [c, end) into cells at every byte sep. Cells are a few bytes long,
- * and a memchr call per cell cost more than its search: with SSE2 (every
- * x86-64) the separators of 16 bytes are found with one compare and
- * taken lowest first, the last partial block read as the 16 bytes that
- * end the line (the bits of bytes already cut masked off), never outside
- * [c, end); byte by byte elsewhere and for lines under 16 bytes.
+ * Cut [c, end) into cells at every byte sep; returns their count. Cells
+ * are a few bytes long, and a memchr call per cell cost more than its
+ * search: with SSE2 (every x86-64) the separators of 16 bytes are found
+ * with one compare and taken lowest first, the last partial block read
+ * as the 16 bytes that end the line (the bits of bytes already cut
+ * masked off), never outside [c, end); byte by byte elsewhere and for
+ * lines under 16 bytes.
  */
-static void cut_on_byte(struct cells *cs, char *c, char *end, char sep)
+static size_t cut_on_byte(struct cells *cs, char *c, char *end, char sep)
 {
     char *i = c, *p = c;
+    size_t n = 0, cap = 128;
 #if defined(__SSE2__)
     const __m128i pat = _mm_set1_epi8(sep);
     if (end - c >= 16) {
@@ -154,23 +163,22 @@ static void cut_on_byte(struct cells *cs, char *c, char *end, char sep)
             }
             while (m) {
                 char *j = q + __builtin_ctz(m);
-                put_cell(cs, i, j);
+                n = put_cell(cs, n, &cap, i, j);
                 i = j + 1;
                 m &= m - 1;
             }
             if (q != p)
                 break;
         }
-        put_cell(cs, i, end);
-        return;
+        return put_cell(cs, n, &cap, i, end);
     }
 #endif
     for (; p < end; p++)
         if (*p == sep) {
-            put_cell(cs, i, p);
+            n = put_cell(cs, n, &cap, i, p);
             i = p + 1;
         }
-    put_cell(cs, i, end);
+    return put_cell(cs, n, &cap, i, end);
 }
 
 /* Split on sep (sl bytes; 0: the whole line is one field), left to right
@@ -185,11 +193,10 @@ static size_t split_sep(struct slurm_table *t, const char *line, size_t len,
     char *c = arena_strndup(t->text ? t->text : &t->arena, line, len);
     char *end = c + len, *i = c;
     char **v;
+    size_t n = 0, cap = 128;
     cs.fs = cs.stack;
-    cs.n = 0;
-    cs.cap = 128;
     if (sl == 1 && !nest) {
-        cut_on_byte(&cs, c, end, sep[0]);
+        n = cut_on_byte(&cs, c, end, sep[0]);
     } else {
         for (;;) {
             char *j = i;
@@ -205,18 +212,18 @@ static size_t split_sep(struct slurm_table *t, const char *line, size_t len,
                     j++;
                 }
             }
-            put_cell(&cs, i, j);
+            n = put_cell(&cs, n, &cap, i, j);
             if (j >= end)
                 break;
             i = j + sl;
         }
     }
-    v = arena_alloc(&t->arena, cs.n * sizeof(*v));
-    memcpy(v, cs.fs, cs.n * sizeof(*v));
+    v = arena_alloc(&t->arena, n * sizeof(*v));
+    memcpy(v, cs.fs, n * sizeof(*v));
     if (cs.fs != cs.stack)
         free(cs.fs);
     *out = v;
-    return cs.n;
+    return n;
 }
 
 /* Upper-cased header name without a "%N" suffix. */

@@ -10,6 +10,7 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
@@ -154,11 +155,36 @@ static void test_against_reference(void **state)
     }
 }
 
+/* More cells than the splitter keeps on its stack (128), on one- and
+ * two-byte separators, kept in order. */
+static void test_many_cells(void **state)
+{
+    static const char *const seps[] = {"|", "::"};
+    (void)state;
+    for (size_t s = 0; s < 2; s++) {
+        struct strbuf line = STRBUF_INIT;
+        struct slurm_table t;
+        for (size_t k = 0; k < 300; k++)
+            strbuf_addf(&line, "%sc%zu", k ? seps[s] : "", k);
+        split(line.buf, seps[s], &t);
+        assert_int_equal(t.nrows, 1);
+        assert_int_equal(t.rows[0].nf, 300);
+        for (size_t k = 0; k < 300; k++) {
+            char want[16];
+            snprintf(want, sizeof(want), "c%zu", k);
+            assert_string_equal(t.rows[0].f[k], want);
+        }
+        slurm_table_free(&t);
+        strbuf_release(&line);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fixed_cases),
         cmocka_unit_test(test_against_reference),
+        cmocka_unit_test(test_many_cells),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
