@@ -175,8 +175,9 @@ int squeue_parse_cmd(const char *buf, size_t len, const struct cmd_spec *spec,
  * already handed over). block_rows 0 means 4096.
  *
  * Output of two blocks or more is parsed on two threads: a second thread
- * (POSIX threads) parses the odd blocks while the caller's thread parses
- * the even ones, at most two blocks ahead of cb. cb is still called on
+ * (POSIX threads) parses two blocks of every three while the caller's
+ * thread parses the third and runs cb, at most three blocks ahead of cb.
+ * cb is still called on
  * the caller's thread, one block at a time, in the output's order, so
  * what it sees is what a one-thread parse gives; when the thread cannot
  * be started the walk is the one-thread one.

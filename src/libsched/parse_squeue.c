@@ -176,7 +176,7 @@ struct sq_par {
     const struct cmd_spec *spec;
     const struct sq_block *blk;
     size_t nblk;
-    struct sq_slot *slot; /* nblk entries, the odd ones used */
+    struct sq_slot *slot; /* nblk entries, the second thread's used */
     size_t consumed;      /* blocks handed to cb (or failed) so far */
     int stop;
     pthread_mutex_t mu;
@@ -195,17 +195,32 @@ static int parse_block(const struct sq_par *pp, size_t k, struct strbuf *sb,
     return squeue_parse_cmd(sb->buf, sb->len, pp->spec, jobs, &kind, err);
 }
 
-/* The second thread: the odd blocks, each started once the caller has
- * taken the block two before it (so at most two parsed blocks wait). */
-static void *parse_odd_blocks(void *arg)
+/*
+ * Which blocks the caller's thread parses: one in SQ_SHARE. The caller
+ * also runs cb on every block, so the second thread parses the other
+ * SQ_SHARE - 1: with the exporter's cb (about a quarter of a block's
+ * parse) the two threads then finish together.
+ */
+#define SQ_SHARE 3
+static int callers_block(size_t k)
+{
+    return k % SQ_SHARE == 0;
+}
+
+/* The second thread: the blocks that are not the caller's, each started
+ * once cb has had the block SQ_SHARE before it (so at most SQ_SHARE
+ * parsed blocks wait). */
+static void *parse_other_blocks(void *arg)
 {
     struct sq_par *pp = arg;
     struct strbuf sb = STRBUF_INIT;
-    for (size_t k = 1; k < pp->nblk; k += 2) {
+    for (size_t k = 1; k < pp->nblk; k++) {
         struct sq_slot *sl = &pp->slot[k];
         int stop;
+        if (callers_block(k))
+            continue;
         pthread_mutex_lock(&pp->mu);
-        while (!pp->stop && pp->consumed + 2 < k)
+        while (!pp->stop && pp->consumed + SQ_SHARE < k)
             pthread_cond_wait(&pp->cv, &pp->mu);
         stop = pp->stop;
         pthread_mutex_unlock(&pp->mu);
@@ -265,11 +280,11 @@ int squeue_parse_cmd_blocks(const char *buf, size_t len,
         pp.slot = xcalloc(nblk, sizeof(*pp.slot));
         pthread_mutex_init(&pp.mu, NULL);
         pthread_cond_init(&pp.cv, NULL);
-        threaded = pthread_create(&worker, NULL, parse_odd_blocks, &pp) == 0;
+        threaded = pthread_create(&worker, NULL, parse_other_blocks, &pp) == 0;
     }
     for (k = 0; k < nblk; k++) {
         struct slurm_jobs own, *jobs = &own;
-        if (threaded && k % 2) {
+        if (threaded && !callers_block(k)) {
             struct sq_slot *sl = &pp.slot[k];
             pthread_mutex_lock(&pp.mu);
             while (!sl->done)
