@@ -161,10 +161,10 @@ static void take_jobs(void *ctx, struct slurm_jobs *jobs)
             j->reason = pool(s, in->reason);
         j->cpus = (in->have & SJ_NCPUS) ? in->ncpus : -1;
         j->gpus = in->has_gpus ? in->gpus : -1;
-        /* the expanded node names too (the array is the job's own) */
+        /* the expanded node names and their array, in the arena too */
         if (in->nodelist.nr) {
             size_t nr = in->nodelist.nr;
-            const char **v = xmalloc((nr + 1) * sizeof(*v));
+            const char **v = arena_alloc(&s->strings, (nr + 1) * sizeof(*v));
             for (size_t k = 0; k < nr; k++)
                 v[k] = arena_strndup(&s->strings, in->nodelist.v[k],
                                      strlen(in->nodelist.v[k]));

@@ -65,9 +65,7 @@ void obs_snapshot_free(struct obs_snapshot *s)
             free(j->state);
             free(j->reason);
             strvec_clear(&j->nodes);
-        } else if (j->nodes.v != strvec_empty) {
-            free(j->nodes.v); /* the names are in s->strings */
-        }
+        } /* pooled: the node names and their array are in s->strings */
     }
     arena_release(&s->strings);
     free(s->nodes);

@@ -44,9 +44,9 @@ struct obs_job {
     long long cpus;  /* -1 unknown */
     long long gpus;  /* -1 unknown */
     struct strvec nodes; /* expanded node names of a running job */
-    /* 0: the strings above and the names in nodes are malloc'ed, each
-     * freed by obs_snapshot_free(); 1: they live in the snapshot's arena
-     * (strings) and go with it (nodes.v is malloc'ed either way) */
+    /* 0: the strings above, the names in nodes and nodes.v are
+     * malloc'ed, each freed by obs_snapshot_free(); 1: they live in the
+     * snapshot's arena (strings) and go with it */
     int pooled;
 };
 
