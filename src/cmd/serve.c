@@ -450,8 +450,10 @@ int cmd_serve(struct exa_ctx *ctx, int argc, char **argv)
     if (wcert_path && !wopts.listen)
         return out_usage(ctx, "--worker-tls-cert needs --worker-listen");
     /* libcrypto now, in main(): not lazily in the first request thread
-     * that compares a token */
-    if (dl_crypto_load(&err) < 0)
+     * that compares a token. --once serves no request: a collection that
+     * needs it loads it then (dl_crypto_load is once-only and thread-safe),
+     * and one that does not is spared its 3,000 symbol bindings. */
+    if (!once && dl_crypto_load(&err) < 0)
         return out_error(ctx, &err, NULL);
     ex = obs_exporter_new(NULL, interval, obs_collect_factory, &cctx);
     if (once) {
