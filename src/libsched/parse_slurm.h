@@ -177,10 +177,9 @@ int squeue_parse_cmd(const char *buf, size_t len, const struct cmd_spec *spec,
  * Output of two blocks or more is parsed on two threads: a second thread
  * (POSIX threads) parses two blocks of every three while the caller's
  * thread parses the third and runs cb, at most three blocks ahead of cb.
- * cb is still called on
- * the caller's thread, one block at a time, in the output's order, so
- * what it sees is what a one-thread parse gives; when the thread cannot
- * be started the walk is the one-thread one.
+ * cb is still called on the caller's thread, one block at a time, in the
+ * output's order, so what it sees is what a one-thread parse gives; when
+ * the thread cannot be started the walk is the one-thread one.
  */
 int squeue_parse_cmd_blocks(const char *buf, size_t len,
                             const struct cmd_spec *spec, size_t block_rows,

@@ -164,8 +164,11 @@ int transport_put(struct transport *t, const char *local_path,
  * reach the disk; the next command run on t fsyncs the pending files
  * while its child runs (subprocess on_spawn), so a submission's staged
  * files are made durable during sbatch instead of before it. The files
- * are durable once transport_sync_pending() returns 0. Puts over ssh are
- * not affected (the remote side writes them).
+ * are durable once transport_sync_pending() returns 0; until then a crash
+ * of this machine may leave a file at its name with part of its bytes
+ * (gate_submit records no job before the sync said 0, as a job submitted
+ * just before a crash goes unrecorded either way). Puts over ssh are not
+ * affected (the remote side writes them).
  */
 void transport_defer_sync(struct transport *t, int on);
 /*
