@@ -18,28 +18,7 @@
 #include "libutil/json.h"
 #include "libutil/jsonw.h"
 #include "libutil/xalloc.h"
-
-/* Both writers of one result give the same bytes (abort otherwise). */
-static void same_bytes(const struct slurm_jobs *jobs, const json_t *doc,
-                       int pretty)
-{
-    char *a = NULL, *b = NULL;
-    size_t al = 0, bl = 0;
-    FILE *fa = open_memstream(&a, &al), *fb = open_memstream(&b, &bl);
-    struct jsonw w;
-    if (!fa || !fb)
-        abort();
-    jx_dumpf(doc, fa, pretty);
-    jsonw_init(&w, fb, pretty);
-    slurm_jobs_write_json(jobs, 1, &w);
-    jsonw_finish(&w);
-    fclose(fa);
-    fclose(fb);
-    if (al != bl || memcmp(a, b, al))
-        abort();
-    free(a);
-    free(b);
-}
+#include "slurm_json_same.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
