@@ -12,6 +12,9 @@
  * CPU and GPU states follow sinfo's A/I/O/T split: allocated (running
  * jobs' CPUs; GPUs from the nodes' GresUsed when known, else the jobs'),
  * other (on nodes that are down, drained or unknown), idle (the rest).
+ *
+ * This file holds the snapshot and the job families; the node families
+ * are in sched_nodes.c, and what both use in sched_metrics_int.h.
  */
 #include "libobserve/sched_metrics.h"
 
@@ -19,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "libobserve/sched_metrics_int.h"
 #include "libutil/strbuf.h"
 #include "libutil/xalloc.h"
 
@@ -79,8 +83,8 @@ void obs_snapshot_free(struct obs_snapshot *s)
  * lint forbids under that suffix; they are declared untyped, which keeps
  * the names dashboards use and the exposition lint-clean.
  */
-static struct prom_family *fam(struct prom_set *set, const char *prefix,
-                               const char *suffix, const char *help)
+struct prom_family *sm_fam(struct prom_set *set, const char *prefix,
+                           const char *suffix, const char *help)
 {
     char name[128];
     struct prom_family *f;
@@ -93,14 +97,14 @@ static struct prom_family *fam(struct prom_set *set, const char *prefix,
     return f;
 }
 
-static void add(struct prom_family *f, const char *const *labels, double v)
+void sm_add(struct prom_family *f, const char *const *labels, double v)
 {
     if (prom_add(f, labels, v, NULL) < 0)
         BUG("bad label on a scheduler metric");
 }
 
 /* labels rendered once for several families (promtext.h) */
-static struct prom_labels labels(struct prom_set *set, const char *const *list)
+struct prom_labels sm_labels(struct prom_set *set, const char *const *list)
 {
     struct prom_labels l;
     if (prom_labels_make(set, list, &l, NULL) < 0)
@@ -108,71 +112,8 @@ static struct prom_labels labels(struct prom_set *set, const char *const *list)
     return l;
 }
 
-static const char *or_unknown(const char *s)
-{
-    return s && *s ? s : "unknown";
-}
-
-static int node_up(const struct obs_node *n)
-{
-    return n->state && strcmp(n->state, "down") && strcmp(n->state, "unknown");
-}
-
-static int node_unavailable(const struct obs_node *n)
-{
-    return !node_up(n) || !strcmp(n->state, "drain");
-}
-
-/* The sinfo state category of a node, as in slurm_nodes_<category>. */
-static const char *node_category(const struct obs_node *n)
-{
-    static const struct {
-        const char *word, *cat;
-    } raw[] = {
-        {"comp", "comp"},       {"completing", "comp"}, {"maint", "maint"},
-        {"resv", "resv"},       {"reserved", "resv"},   {"plnd", "planned"},
-        {"planned", "planned"}, {"fail", "fail"},       {"failing", "fail"},
-        {"drng", "drain"},      {"draining", "drain"},  {"drained", "drain"},
-        {"inval", "inval"},     {"err", "err"},
-    };
-    const char *st = n->state ? n->state : "unknown";
-    if (!strcmp(st, "down"))
-        return "down";
-    if (n->raw_state) {
-        char word[32];
-        size_t k = 0;
-        for (const char *p = n->raw_state; *p && k + 1 < sizeof(word); p++) {
-            char c = *p;
-            if (c >= 'A' && c <= 'Z')
-                c = (char)(c - 'A' + 'a');
-            if (c < 'a' || c > 'z')
-                break;
-            word[k++] = c;
-        }
-        word[k] = '\0';
-        for (size_t i = 0; i < sizeof(raw) / sizeof(raw[0]); i++)
-            if (!strcmp(word, raw[i].word))
-                return raw[i].cat;
-    }
-    if (!strcmp(st, "allocated"))
-        return "alloc";
-    if (!strcmp(st, "mixed"))
-        return "mix";
-    if (!strcmp(st, "idle"))
-        return "idle";
-    if (!strcmp(st, "drain"))
-        return "drain";
-    return "other";
-}
-
-#define NODE_CATS 13 /* node_cats without the NULL */
-static const char *const node_cats[] = {
-    "alloc", "comp",  "down", "drain",   "err",  "fail",  "idle",
-    "inval", "maint", "mix",  "planned", "resv", "other", NULL};
-_Static_assert(sizeof(node_cats) / sizeof(node_cats[0]) == NODE_CATS + 1,
-               "NODE_CATS counts node_cats");
-
-static size_t idhash(const char *s)
+/* djb2 over a string (the tables of partitions, job ids) */
+size_t sm_strhash(const char *s)
 {
     size_t h = 5381;
     while (*s)
@@ -180,201 +121,9 @@ static size_t idhash(const char *s)
     return h;
 }
 
-/* One partition's sums over its nodes, added to the per-partition
- * families once per partition instead of once per node. Every value is
- * a whole count (nodes, CPUs, GPUs), so the sums are exact in any
- * order and the series are the ones adding per node gave. */
-struct pagg {
-    const char *name; /* borrowed from a node */
-    double nodes[NODE_CATS];
-    double cpus, cpus_other, gpus, gpus_used, gpus_idle;
-};
-
-struct paggs {
-    struct pagg *v;
-    size_t nr, alloc;
-    size_t *slot, nslot; /* index + 1, 0 empty */
-};
-
-/* The sums of partition name, created at 0 when new. */
-static struct pagg *pagg_for(struct paggs *t, const char *name)
+static const char *or_unknown(const char *s)
 {
-    size_t k;
-    if (t->nslot < (t->nr + 1) * 2) {
-        free(t->slot);
-        t->nslot = t->nslot ? 2 * t->nslot : 64;
-        t->slot = xcalloc(t->nslot, sizeof(*t->slot));
-        for (size_t i = 0; i < t->nr; i++) {
-            k = idhash(t->v[i].name) & (t->nslot - 1);
-            while (t->slot[k])
-                k = (k + 1) & (t->nslot - 1);
-            t->slot[k] = i + 1;
-        }
-    }
-    k = idhash(name) & (t->nslot - 1);
-    while (t->slot[k]) {
-        struct pagg *x = &t->v[t->slot[k] - 1];
-        if (x->name == name || !strcmp(x->name, name))
-            return x;
-        k = (k + 1) & (t->nslot - 1);
-    }
-    ALLOC_GROW(t->v, t->nr + 1, t->alloc);
-    memset(&t->v[t->nr], 0, sizeof(t->v[t->nr]));
-    t->v[t->nr].name = name;
-    t->slot[k] = ++t->nr;
-    return &t->v[t->nr - 1];
-}
-
-static void render_nodes(struct prom_set *set, const char *px, const char *cl,
-                         const struct obs_snapshot *s, double jobs_cpus,
-                         double jobs_gpus)
-{
-    struct prom_family *cat[16];
-    struct prom_family *total, *ncpu, *nmem, *ngt, *ngu, *nst;
-    struct prom_family *pct, *pgt, *pga, *pgi, *pci;
-    double cpus_total = 0, cpus_other = 0, gpus_total = 0, gpus_other = 0;
-    double gpus_used = 0;
-    int gpus_used_known = 0;
-    struct strbuf parts = STRBUF_INIT;
-    struct paggs pt = {0};
-    double nopart[NODE_CATS] = {0};
-
-    for (size_t i = 0; node_cats[i]; i++) {
-        char suffix[32], help[96];
-        xsnprintf(suffix, sizeof(suffix), "nodes_%s", node_cats[i]);
-        xsnprintf(help, sizeof(help), "Nodes in state %s, per partition",
-                  node_cats[i]);
-        cat[i] = fam(set, px, suffix, help);
-    }
-    total = fam(set, px, "nodes_total", "Nodes in the cluster");
-    ncpu = fam(set, px, "node_cpu_total", "CPUs of the node");
-    nmem = fam(set, px, "node_mem_total",
-               "Configured memory of the node in bytes");
-    ngt = fam(set, px, "node_gres_total", "GPUs (gres/gpu) of the node");
-    ngu = fam(set, px, "node_gres_used", "GPUs (gres/gpu) in use on the node");
-    nst = fam(set, px, "node_status",
-              "1 when the node answers (not down or unknown), else 0");
-    /* one series per node: nothing to look up (a node sinfo listed
-     * twice is still one series, summed when the family settles) */
-    prom_family_unique(ncpu);
-    prom_family_unique(nmem);
-    prom_family_unique(ngt);
-    prom_family_unique(ngu);
-    prom_family_unique(nst);
-    pct = fam(set, px, "partition_cpus_total", "CPUs of the partition");
-    pci = fam(set, px, "partition_cpus_other",
-              "CPUs of the partition on down, drained or unknown nodes");
-    pgt = fam(set, px, "partition_gpus_total", "GPUs of the partition");
-    pga = fam(set, px, "partition_gpus_allocated",
-              "GPUs in use in the partition (from the nodes' GresUsed)");
-    pgi = fam(set, px, "partition_gpus_idle",
-              "GPUs free in the partition on available nodes");
-
-    add(total, (const char *[]){"cluster", cl, NULL}, (double)s->nnodes);
-    for (size_t i = 0; i < s->nnodes; i++) {
-        const struct obs_node *n = &s->nodes[i];
-        const char *c = node_category(n);
-        const char *st = n->state ? n->state : "unknown";
-        double cpus = n->cpus > 0 ? (double)n->cpus : 0;
-        double gpus = n->gpus > 0 ? (double)n->gpus : 0;
-        double used = n->gpus_used > 0 ? (double)n->gpus_used : 0;
-        int unavailable = node_unavailable(n);
-        size_t ci = 0;
-
-        while (node_cats[ci] && strcmp(node_cats[ci], c))
-            ci++;
-        if (!node_cats[ci])
-            BUG("node category '%s' not in node_cats", c);
-        strbuf_reset(&parts);
-        for (size_t p = 0; p < n->partitions.nr; p++) {
-            if (p)
-                strbuf_addch(&parts, ',');
-            strbuf_addstr(&parts, n->partitions.v[p]);
-        }
-
-        /* one label string for the node's five series */
-        struct prom_labels nlab = labels(
-            set, (const char *[]){"cluster", cl, "node", n->name, "status", st,
-                                  "partition", parts.buf, NULL});
-        if (n->cpus >= 0)
-            prom_add_labels(ncpu, &nlab, cpus);
-        if (n->mem_mb >= 0)
-            prom_add_labels(nmem, &nlab, (double)n->mem_mb * 1048576.0);
-        if (n->gpus >= 0)
-            prom_add_labels(ngt, &nlab, gpus);
-        if (n->gpus_used >= 0) {
-            prom_add_labels(ngu, &nlab, used);
-            gpus_used_known = 1;
-        }
-        prom_add_labels(nst, &nlab, node_up(n) ? 1 : 0);
-
-        cpus_total += cpus;
-        gpus_total += gpus;
-        gpus_used += used;
-        if (unavailable) {
-            cpus_other += cpus;
-            gpus_other += gpus;
-        }
-        for (size_t p = 0; p < n->partitions.nr; p++) {
-            struct pagg *a = pagg_for(&pt, n->partitions.v[p]);
-            a->nodes[ci] += 1;
-            a->cpus += cpus;
-            a->cpus_other += unavailable ? cpus : 0;
-            a->gpus += gpus;
-            a->gpus_used += used;
-            a->gpus_idle += unavailable ? 0 : (gpus > used ? gpus - used : 0);
-        }
-        if (n->partitions.nr == 0)
-            nopart[ci] += 1;
-    }
-    for (size_t i = 0; i < pt.nr; i++) {
-        const struct pagg *a = &pt.v[i];
-        struct prom_labels pl = labels(
-            set, (const char *[]){"cluster", cl, "partition", a->name, NULL});
-        for (size_t c = 0; c < NODE_CATS; c++)
-            if (a->nodes[c] > 0)
-                prom_add_labels(cat[c], &pl, a->nodes[c]);
-        prom_add_labels(pct, &pl, a->cpus);
-        prom_add_labels(pci, &pl, a->cpus_other);
-        prom_add_labels(pgt, &pl, a->gpus);
-        prom_add_labels(pga, &pl, a->gpus_used);
-        prom_add_labels(pgi, &pl, a->gpus_idle);
-    }
-    for (size_t c = 0; c < NODE_CATS; c++)
-        if (nopart[c] > 0)
-            add(cat[c], (const char *[]){"cluster", cl, NULL}, nopart[c]);
-    free(pt.v);
-    free(pt.slot);
-    strbuf_release(&parts);
-
-    {
-        const char *l[] = {"cluster", cl, NULL};
-        double calloc_ = jobs_cpus < 0 ? 0 : jobs_cpus;
-        double galloc =
-            gpus_used_known ? gpus_used : (jobs_gpus < 0 ? 0 : jobs_gpus);
-        double cidle = cpus_total - calloc_ - cpus_other;
-        double gidle = gpus_total - galloc - gpus_other;
-        add(fam(set, px, "cpus_total", "CPUs in the cluster"), l, cpus_total);
-        add(fam(set, px, "cpus_other",
-                "CPUs on down, drained or unknown nodes"),
-            l, cpus_other);
-        if (jobs_cpus >= 0) {
-            add(fam(set, px, "cpus_alloc", "CPUs allocated to running jobs"), l,
-                calloc_);
-            add(fam(set, px, "cpus_idle", "CPUs free on available nodes"), l,
-                cidle > 0 ? cidle : 0);
-        }
-        add(fam(set, px, "gpus_total", "GPUs in the cluster"), l, gpus_total);
-        add(fam(set, px, "gpus_other",
-                "GPUs on down, drained or unknown nodes"),
-            l, gpus_other);
-        if (gpus_used_known || jobs_gpus >= 0) {
-            add(fam(set, px, "gpus_alloc", "GPUs allocated to jobs"), l,
-                galloc);
-            add(fam(set, px, "gpus_idle", "GPUs free on available nodes"), l,
-                gidle > 0 ? gidle : 0);
-        }
-    }
+    return s && *s ? s : "unknown";
 }
 
 static const char *const job_states[] = {"PENDING",   "RUNNING", "SUSPENDED",
@@ -430,7 +179,7 @@ struct idset {
 /* Add id; returns 1 when it was new, 0 when already present. */
 static int idset_add(struct idset *set, const char *id)
 {
-    size_t i = idhash(id) & (set->n - 1);
+    size_t i = sm_strhash(id) & (set->n - 1);
     while (set->slot[i]) {
         if (!strcmp(set->slot[i], id))
             return 0;
@@ -603,64 +352,67 @@ static void render_jobs(struct prom_set *set, const char *px, const char *cl,
         lower(st, sizeof(st), job_states[i]);
         xsnprintf(suffix, sizeof(suffix), "jobs_%s", st);
         xsnprintf(help, sizeof(help), "Jobs in state %s", job_states[i]);
-        totals[i] = fam(set, px, suffix, help);
-        add(totals[i], (const char *[]){"cluster", cl, NULL}, 0);
+        totals[i] = sm_fam(set, px, suffix, help);
+        sm_add(totals[i], (const char *[]){"cluster", cl, NULL}, 0);
         xsnprintf(suffix, sizeof(suffix), "queue_%s", st);
         xsnprintf(help, sizeof(help), "Jobs in state %s per user and partition",
                   job_states[i]);
-        queue[i] = fam(set, px, suffix, help);
+        queue[i] = sm_fam(set, px, suffix, help);
         xsnprintf(suffix, sizeof(suffix), "cores_%s", st);
         xsnprintf(help, sizeof(help),
                   "CPUs of jobs in state %s per user and partition",
                   job_states[i]);
-        cores[i] = fam(set, px, suffix, help);
+        cores[i] = sm_fam(set, px, suffix, help);
     }
-    info = fam(set, px, "job_info",
-               "1 per job holding resources (running or suspended); joins "
-               "job_id to user and account");
-    nodejob = fam(set, px, "node_job", "1 per (running job, node) pair");
-    jgpus = fam(set, px, "job_gpus",
-                "GPUs allocated to the job (running or suspended)");
-    jcpus = fam(set, px, "job_cpus",
-                "CPUs allocated to the job (running or suspended)");
+    info = sm_fam(set, px, "job_info",
+                  "1 per job holding resources (running or suspended); joins "
+                  "job_id to user and account");
+    nodejob = sm_fam(set, px, "node_job", "1 per (running job, node) pair");
+    jgpus = sm_fam(set, px, "job_gpus",
+                   "GPUs allocated to the job (running or suspended)");
+    jcpus = sm_fam(set, px, "job_cpus",
+                   "CPUs allocated to the job (running or suspended)");
     /* one series per job (or job and node): nothing to look up */
     prom_family_unique(info);
     prom_family_unique(nodejob);
     prom_family_unique(jgpus);
     prom_family_unique(jcpus);
-    acc_pend = fam(set, px, "account_jobs_pending", "Pending jobs per account");
-    acc_run = fam(set, px, "account_jobs_running", "Running jobs per account");
+    acc_pend =
+        sm_fam(set, px, "account_jobs_pending", "Pending jobs per account");
+    acc_run =
+        sm_fam(set, px, "account_jobs_running", "Running jobs per account");
     acc_susp =
-        fam(set, px, "account_jobs_suspended", "Suspended jobs per account");
-    acc_cpu = fam(set, px, "account_cpus_running",
-                  "CPUs of running jobs per account");
-    acc_gpu = fam(set, px, "account_gpus_running",
-                  "GPUs of running jobs per account");
-    usr_pend = fam(set, px, "user_jobs_pending", "Pending jobs per user");
-    usr_run = fam(set, px, "user_jobs_running", "Running jobs per user");
-    usr_susp = fam(set, px, "user_jobs_suspended", "Suspended jobs per user");
+        sm_fam(set, px, "account_jobs_suspended", "Suspended jobs per account");
+    acc_cpu = sm_fam(set, px, "account_cpus_running",
+                     "CPUs of running jobs per account");
+    acc_gpu = sm_fam(set, px, "account_gpus_running",
+                     "GPUs of running jobs per account");
+    usr_pend = sm_fam(set, px, "user_jobs_pending", "Pending jobs per user");
+    usr_run = sm_fam(set, px, "user_jobs_running", "Running jobs per user");
+    usr_susp =
+        sm_fam(set, px, "user_jobs_suspended", "Suspended jobs per user");
     usr_cpu =
-        fam(set, px, "user_cpus_running", "CPUs of running jobs per user");
+        sm_fam(set, px, "user_cpus_running", "CPUs of running jobs per user");
     usr_gpu =
-        fam(set, px, "user_gpus_running", "GPUs of running jobs per user");
-    part_pend = fam(set, px, "partition_jobs_pending",
-                    "Pending jobs per partition (a job queued in several "
-                    "partitions counts in each)");
+        sm_fam(set, px, "user_gpus_running", "GPUs of running jobs per user");
+    part_pend = sm_fam(set, px, "partition_jobs_pending",
+                       "Pending jobs per partition (a job queued in several "
+                       "partitions counts in each)");
     part_run =
-        fam(set, px, "partition_jobs_running", "Running jobs per partition");
-    part_cpu = fam(set, px, "partition_cpus_allocated",
-                   "CPUs of running jobs per partition");
-    part_gpu = fam(set, px, "partition_gpus_running",
-                   "GPUs of running jobs per partition");
-    pend_jobs = fam(set, px, "pending_jobs",
-                    "Pending jobs per partition (as requested), account and "
-                    "user");
-    pend_cpus = fam(set, px, "pending_cpus",
-                    "CPUs requested by pending jobs per partition, account "
-                    "and user");
-    pend_gpus = fam(set, px, "pending_gpus",
-                    "GPUs requested by pending jobs per partition, account "
-                    "and user");
+        sm_fam(set, px, "partition_jobs_running", "Running jobs per partition");
+    part_cpu = sm_fam(set, px, "partition_cpus_allocated",
+                      "CPUs of running jobs per partition");
+    part_gpu = sm_fam(set, px, "partition_gpus_running",
+                      "GPUs of running jobs per partition");
+    pend_jobs = sm_fam(set, px, "pending_jobs",
+                       "Pending jobs per partition (as requested), account and "
+                       "user");
+    pend_cpus = sm_fam(set, px, "pending_cpus",
+                       "CPUs requested by pending jobs per partition, account "
+                       "and user");
+    pend_gpus = sm_fam(set, px, "pending_gpus",
+                       "GPUs requested by pending jobs per partition, account "
+                       "and user");
 
     order = xmalloc((s->njobs ? s->njobs : 1) * sizeof(*order));
     /* the aggregates: every job once, in the snapshot's order (sums of
@@ -712,17 +464,17 @@ static void render_jobs(struct prom_set *set, const char *px, const char *cl,
         double gpus = j->gpus > 0 ? (double)j->gpus : 0;
 
         if (j->id && *j->id && idset_add(&seen, j->id)) {
-            add(info,
-                (const char *[]){"cluster", cl, "job_id", j->id, "name",
-                                 j->name, "user", user, "account", acct,
-                                 "partition", or_unknown(j->partition), "state",
-                                 state, NULL},
-                1);
+            sm_add(info,
+                   (const char *[]){"cluster", cl, "job_id", j->id, "name",
+                                    j->name, "user", user, "account", acct,
+                                    "partition", or_unknown(j->partition),
+                                    "state", state, NULL},
+                   1);
             if (j->gpus >= 0 || j->cpus >= 0) {
                 /* one label string for the job's two count series */
                 struct prom_labels il =
-                    labels(set, (const char *[]){"cluster", cl, "job_id", j->id,
-                                                 NULL});
+                    sm_labels(set, (const char *[]){"cluster", cl, "job_id",
+                                                    j->id, NULL});
                 if (j->gpus >= 0)
                     prom_add_labels(jgpus, &il, gpus);
                 if (j->cpus >= 0)
@@ -731,10 +483,10 @@ static void render_jobs(struct prom_set *set, const char *px, const char *cl,
         }
         if (state_index(state) == SI_RUNNING)
             for (size_t k = 0; k < j->nodes.nr; k++)
-                add(nodejob,
-                    (const char *[]){"cluster", cl, "job_id", j->id, "node",
-                                     j->nodes.v[k], NULL},
-                    1);
+                sm_add(nodejob,
+                       (const char *[]){"cluster", cl, "job_id", j->id, "node",
+                                        j->nodes.v[k], NULL},
+                       1);
     }
 
     for (size_t i = 0; i < groups.nr; i++) {
@@ -745,7 +497,7 @@ static void render_jobs(struct prom_set *set, const char *px, const char *cl,
         int suspended = g->si == SI_SUSPENDED;
         double n = g->n, cpus = g->cpus, gpus = g->gpus;
 
-        add(totals[g->si], (const char *[]){"cluster", cl, NULL}, n);
+        sm_add(totals[g->si], (const char *[]){"cluster", cl, NULL}, n);
         strvec_clear(&parts);
         strvec_split(&parts, g->part, ',');
         for (size_t p = 0; p < parts.nr; p++) {
@@ -753,40 +505,40 @@ static void render_jobs(struct prom_set *set, const char *px, const char *cl,
                                 user,      "partition", parts.v[p],
                                 "reason",  g->reason,   NULL};
             const char *ppl[] = {"cluster", cl, "partition", parts.v[p], NULL};
-            add(queue[g->si], pl, n);
-            add(cores[g->si], pl, cpus);
+            sm_add(queue[g->si], pl, n);
+            sm_add(cores[g->si], pl, cpus);
             if (pending)
-                add(part_pend, ppl, n);
+                sm_add(part_pend, ppl, n);
             if (running) {
-                add(part_run, ppl, n);
-                add(part_cpu, ppl, cpus);
-                add(part_gpu, ppl, gpus);
+                sm_add(part_run, ppl, n);
+                sm_add(part_cpu, ppl, cpus);
+                sm_add(part_gpu, ppl, gpus);
             }
         }
         if (pending) {
             const char *pl[] = {"cluster", cl,        "partition",
                                 g->part,   "account", acct,
                                 "user",    user,      NULL};
-            add(pend_jobs, pl, n);
-            add(pend_cpus, pl, cpus);
-            add(pend_gpus, pl, gpus);
+            sm_add(pend_jobs, pl, n);
+            sm_add(pend_cpus, pl, cpus);
+            sm_add(pend_gpus, pl, gpus);
         }
         {
             const char *al[] = {"cluster", cl, "account", acct, NULL};
             const char *ul[] = {"cluster", cl, "user", user, NULL};
             if (pending) {
-                add(acc_pend, al, n);
-                add(usr_pend, ul, n);
+                sm_add(acc_pend, al, n);
+                sm_add(usr_pend, ul, n);
             } else if (suspended) {
-                add(acc_susp, al, n);
-                add(usr_susp, ul, n);
+                sm_add(acc_susp, al, n);
+                sm_add(usr_susp, ul, n);
             } else if (running) {
-                add(acc_run, al, n);
-                add(usr_run, ul, n);
-                add(acc_cpu, al, cpus);
-                add(usr_cpu, ul, cpus);
-                add(acc_gpu, al, gpus);
-                add(usr_gpu, ul, gpus);
+                sm_add(acc_run, al, n);
+                sm_add(usr_run, ul, n);
+                sm_add(acc_cpu, al, cpus);
+                sm_add(usr_cpu, ul, cpus);
+                sm_add(acc_gpu, al, gpus);
+                sm_add(usr_gpu, ul, gpus);
             }
         }
         if (running) {
@@ -812,5 +564,5 @@ void obs_render_sched(struct prom_set *set, const char *prefix,
     if (s->have_jobs)
         render_jobs(set, prefix, cluster, s, &jobs_cpus, &jobs_gpus);
     if (s->have_nodes)
-        render_nodes(set, prefix, cluster, s, jobs_cpus, jobs_gpus);
+        sm_render_nodes(set, prefix, cluster, s, jobs_cpus, jobs_gpus);
 }
