@@ -15,6 +15,7 @@
  */
 #include "libobserve/collect.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -271,7 +272,7 @@ struct src_data {
     obs_run_f run;
     void *ctx;
     void (*destroy)(void *ctx);
-    void (*after_jobs)(void *ctx); /* NULL, or run after each job command */
+    void (*after_jobs)(void *ctx); /* NULL, or run after each collection */
     const char *const *nodes_argv, *const *jobs_argv;
     int (*parse_nodes)(const char *, size_t, struct obs_snapshot *,
                        exa_error_t *);
@@ -333,10 +334,14 @@ static int src_jobs(struct obs_source *src, struct obs_snapshot *s,
                     exa_error_t *err)
 {
     struct src_data *d = src->data;
-    int rc = run_and_parse(src, d->jobs_argv, d->parse_jobs, s, err);
+    return run_and_parse(src, d->jobs_argv, d->parse_jobs, s, err);
+}
+
+static void src_after(struct obs_source *src)
+{
+    struct src_data *d = src->data;
     if (d->after_jobs)
         d->after_jobs(d->ctx);
-    return rc;
 }
 
 static void src_destroy(struct obs_source *src)
@@ -376,36 +381,55 @@ struct obs_source *obs_source_new(const char *cluster, const char *scheduler,
     src->job_cmd = flux ? "flux-jobs" : "squeue";
     src->nodes = src_nodes;
     src->jobs = src_jobs;
+    src->after = src_after;
     src->destroy = src_destroy;
     src->data = d;
     return src;
 }
 
+/*
+ * A gate source's context. The node and job commands run at the same
+ * time (obs_source.concurrent): the transport's run is safe to share
+ * between threads (libutil/subprocess.h), gate_check_error() is not (it
+ * may record a host key mismatch in platform.db), so it runs under mu.
+ */
+struct gate_src {
+    struct gate *g;
+    pthread_mutex_t mu;
+};
+
 static int gate_runner(void *ctx, const char *const *argv, struct strbuf *out,
                        exa_error_t *err)
 {
-    struct gate *g = ctx;
+    struct gate_src *gs = ctx;
     struct transport_result res = TRANSPORT_RESULT_INIT;
-    int rc = transport_run_ok(gate_transport(g), argv, NULL, 0, &res, err);
-    if (rc == 0)
+    int rc = transport_run_ok(gate_transport(gs->g), argv, NULL, 0, &res, err);
+    if (rc == 0) {
         strbuf_take(out, &res.out);
-    else
-        gate_check_error(g, err);
+    } else {
+        pthread_mutex_lock(&gs->mu);
+        gate_check_error(gs->g, err);
+        pthread_mutex_unlock(&gs->mu);
+    }
     transport_result_release(&res);
     return rc;
 }
 
 static void gate_destroy(void *ctx)
 {
-    gate_close(ctx);
+    struct gate_src *gs = ctx;
+    gate_close(gs->g);
+    pthread_mutex_destroy(&gs->mu);
+    free(gs);
 }
 
 /* Move the cluster's stale job rows forward (best effort: the next
- * collection tries again). */
+ * collection tries again). Runs after both commands, on one thread. */
 static void gate_after_jobs(void *ctx)
 {
+    struct gate_src *gs = ctx;
     exa_error_t e = EXA_ERROR_INIT;
-    gate_reconcile(ctx, NULL, &e);
+    gate_reconcile(gs->g, NULL, &e);
 }
 
 struct obs_source *obs_collect_factory(const struct fv_cluster *c, void *ctx,
@@ -414,6 +438,7 @@ struct obs_source *obs_collect_factory(const struct fv_cluster *c, void *ctx,
     struct obs_collect_ctx *cc = ctx;
     struct gate_req req = {0};
     struct obs_source *src;
+    struct gate_src *gs;
     struct gate *g;
     if (!c->scheduler ||
         (strcmp(c->scheduler, "slurm") && strcmp(c->scheduler, "flux"))) {
@@ -428,12 +453,16 @@ struct obs_source *obs_collect_factory(const struct fv_cluster *c, void *ctx,
             cc->first = *err;
         return NULL;
     }
-    src = obs_source_new(c->name, c->scheduler, gate_runner, g, gate_destroy,
+    gs = xcalloc(1, sizeof(*gs));
+    gs->g = g;
+    pthread_mutex_init(&gs->mu, NULL);
+    src = obs_source_new(c->name, c->scheduler, gate_runner, gs, gate_destroy,
                          err);
     if (!src) {
-        gate_close(g);
+        gate_destroy(gs);
         return NULL;
     }
     ((struct src_data *)src->data)->after_jobs = gate_after_jobs;
+    src->concurrent = 1;
     return src;
 }

@@ -72,11 +72,13 @@ struct obs_collect_ctx {
  * obs_source_factory_f for `exa serve`: a source for an ACTIVE Slurm or
  * Flux cluster, opened through the gate (libfleet/gate.h, GATE_READ: the
  * registered connection, the pinned host key checked against the
- * approval). Every jobs collection is followed by gate_reconcile(), so the
- * jobs table's stale rows move forward (one batched status query, and the
- * accounting of ended jobs). ctx may be NULL or a struct obs_collect_ctx
- * that counts refusals. Returns NULL with err for a scheduler without a
- * collector (mock, unknown) or a cluster the gate refuses.
+ * approval). The source is concurrent (obs_source.concurrent: the node and
+ * job commands run at the same time), and every collection is followed by
+ * gate_reconcile() (obs_source.after), so the jobs table's stale rows move
+ * forward (one batched status query, and the accounting of ended jobs). ctx may
+ * be NULL or a struct obs_collect_ctx that counts refusals. Returns NULL with
+ * err for a scheduler without a collector (mock, unknown) or a cluster the gate
+ * refuses.
  */
 struct obs_source *obs_collect_factory(const struct fv_cluster *c, void *ctx,
                                        exa_error_t *err);

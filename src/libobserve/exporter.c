@@ -229,6 +229,70 @@ static int timed(struct obs_exporter *ex, struct obs_source *src, run_f fn,
     return rc;
 }
 
+/* The node command of a concurrent source, on a thread of its own. */
+struct nodes_run {
+    struct obs_source *src;
+    struct obs_snapshot snap; /* its own: nothing is shared with jobs() */
+    exa_error_t err;
+    double elapsed_s;
+    int rc;
+};
+
+static void *nodes_main(void *arg)
+{
+    struct nodes_run *nr = arg;
+    double t0 = now_mono();
+    nr->rc = nr->src->nodes(nr->src, &nr->snap, &nr->err);
+    nr->elapsed_s = now_mono() - t0;
+    return NULL;
+}
+
+/*
+ * One source's commands into snap. A concurrent source runs its node
+ * command on a second thread while the job command runs on this one; the
+ * statistics, the log and the after hook stay on this thread. *nodes_snap
+ * then owns what the node command made besides the node array (moved into
+ * snap); the caller frees it after snap.
+ */
+static void collect_source(struct obs_exporter *ex, struct obs_source *src,
+                           struct obs_snapshot *snap,
+                           struct obs_snapshot *nodes_snap)
+{
+    struct nodes_run nr;
+    struct cmd_stat *cs;
+    pthread_t th;
+    int threaded;
+
+    if (!src->concurrent) {
+        snap->have_nodes = timed(ex, src, src->nodes, src->node_cmd, snap) == 0;
+        snap->have_jobs = timed(ex, src, src->jobs, src->job_cmd, snap) == 0;
+        if (src->after)
+            src->after(src);
+        return;
+    }
+    memset(&nr, 0, sizeof(nr));
+    nr.src = src;
+    cs = stat_for(ex, src->cluster, src->node_cmd); /* the stats' order */
+    threaded = pthread_create(&th, NULL, nodes_main, &nr) == 0;
+    if (!threaded)
+        nodes_main(&nr); /* no thread to be had: one after the other */
+    snap->have_jobs = timed(ex, src, src->jobs, src->job_cmd, snap) == 0;
+    if (threaded)
+        pthread_join(th, NULL);
+    cs->last_s = nr.elapsed_s;
+    cs->runs++;
+    note_result(cs, nr.rc < 0, src->node_cmd, src->cluster, nr.err.text);
+    snap->have_nodes = nr.rc == 0;
+    snap->nodes = nr.snap.nodes;
+    snap->nnodes = nr.snap.nnodes;
+    snap->nodes_alloc = nr.snap.nodes_alloc;
+    nr.snap.nodes = NULL;
+    nr.snap.nnodes = nr.snap.nodes_alloc = 0;
+    *nodes_snap = nr.snap;
+    if (src->after)
+        src->after(src);
+}
+
 static void add_or_bug(struct prom_family *f, const char *const *l, double v)
 {
     if (prom_add(f, l, v, NULL) < 0)
@@ -319,17 +383,15 @@ static int collect_set(struct obs_exporter *ex, struct prom_set **setp,
     set = prom_set_new();
     for (size_t i = 0; i < ex->nslots; i++) {
         struct src_slot *slot = &ex->slots[i];
-        struct obs_snapshot snap = {0};
+        struct obs_snapshot snap = {0}, nodes_snap = {0};
         if (!slot->src)
             continue;
-        snap.have_nodes = timed(ex, slot->src, slot->src->nodes,
-                                slot->src->node_cmd, &snap) == 0;
-        snap.have_jobs = timed(ex, slot->src, slot->src->jobs,
-                               slot->src->job_cmd, &snap) == 0;
+        collect_source(ex, slot->src, &snap, &nodes_snap);
         if (snap.have_nodes && snap.have_jobs)
             slot->last_ok = now_mono();
         obs_render_sched(set, slot->src->prefix, slot->cluster, &snap);
         obs_snapshot_free(&snap);
+        obs_snapshot_free(&nodes_snap);
     }
     if (store_metrics(ex, set, err) < 0) {
         prom_set_free(set);

@@ -38,6 +38,17 @@ struct obs_source {
                  exa_error_t *err);
     int (*jobs)(struct obs_source *src, struct obs_snapshot *s,
                 exa_error_t *err);
+    /*
+     * Non-zero when nodes() and jobs() may run at the same time, each on
+     * its own thread and with a snapshot of its own (what they run on the
+     * cluster is safe to share between threads). The collector then runs
+     * the node command on a second thread while the job command runs, so a
+     * collection takes the longer of the two, not their sum.
+     */
+    int concurrent;
+    /* Run after both commands of a collection, on the collector's thread
+     * (e.g. moving the cluster's stale job rows forward); may be NULL. */
+    void (*after)(struct obs_source *src);
     void (*destroy)(struct obs_source *src); /* frees data; may be NULL */
     void *data;
 };

@@ -175,6 +175,49 @@ static const char *type_name(enum prom_type t)
     }
 }
 
+void prom_set_adopt(struct prom_set *dst, struct prom_set *src)
+{
+    struct arena_block **tail;
+    if (!src)
+        return;
+    for (size_t i = 0; i < src->nr; i++) {
+        struct prom_family *f = src->fams[i], *d = NULL;
+        for (size_t k = 0; k < dst->nr && !d; k++)
+            if (!strcmp(dst->fams[k]->name, f->name))
+                d = dst->fams[k];
+        if (!d) { /* moved whole: its samples point into src's blocks,
+                   * which move below */
+            f->set = dst;
+            ALLOC_GROW(dst->fams, dst->nr + 1, dst->alloc);
+            dst->fams[dst->nr++] = f;
+            continue;
+        }
+        if (d->type != f->type)
+            BUG("prom_set_adopt: metric '%s' declared as %s and %s", f->name,
+                type_name(d->type), type_name(f->type));
+        ALLOC_GROW(d->samples, d->nr + f->nr, d->alloc);
+        memcpy(d->samples + d->nr, f->samples, f->nr * sizeof(*f->samples));
+        d->nr += f->nr;
+        d->sorted = 0;
+        d->index_stale = 1;
+        free(f->samples);
+        free(f->slots);
+        free(f->name);
+        free(f->help);
+        free(f);
+    }
+    /* src's blocks go after dst's: dst's head block stays the one that
+     * arena_room() writes next */
+    tail = dst->arena ? &dst->arena->next : &dst->arena;
+    while (*tail)
+        tail = &(*tail)->next;
+    *tail = src->arena;
+    src->arena = NULL;
+    strbuf_release(&src->scratch);
+    free(src->fams);
+    free(src);
+}
+
 struct prom_family *prom_family(struct prom_set *set, const char *name,
                                 enum prom_type type, const char *help,
                                 exa_error_t *err)

@@ -35,6 +35,16 @@ struct prom_family;
 struct prom_set *prom_set_new(void);
 /* Free the set, its families and samples. NULL is accepted. */
 void prom_set_free(struct prom_set *set);
+/*
+ * Move every family and sample of src into dst and free src (NULL is
+ * accepted). A family that dst does not have moves whole; one that it has
+ * (the same name, which must have the same type: else BUG) gets src's
+ * samples, summed with its own where the label sets are equal. The label
+ * strings stay where they are (src's memory becomes dst's), so this costs
+ * nothing per sample for moved families. For building one exposition on
+ * several threads, each with a set of its own.
+ */
+void prom_set_adopt(struct prom_set *dst, struct prom_set *src);
 
 /*
  * Declare (or find) the family `name`. name must match

@@ -18,6 +18,7 @@
  */
 #include "libobserve/sched_metrics.h"
 
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -171,24 +172,6 @@ static void lower(char *dst, size_t n, const char *s)
 }
 
 /* A set of strings (borrowed), for job ids seen. */
-struct idset {
-    const char **slot;
-    size_t n;
-};
-
-/* Add id; returns 1 when it was new, 0 when already present. */
-static int idset_add(struct idset *set, const char *id)
-{
-    size_t i = sm_strhash(id) & (set->n - 1);
-    while (set->slot[i]) {
-        if (!strcmp(set->slot[i], id))
-            return 0;
-        i = (i + 1) & (set->n - 1);
-    }
-    set->slot[i] = id;
-    return 1;
-}
-
 /*
  * Jobs that share every label of the aggregate families: state, user,
  * account, partition as printed and (pending) reason. The aggregates are
@@ -310,6 +293,175 @@ static int cmp_job_key(const void *a, const void *b)
 }
 
 /*
+ * The per-job families of the jobs holding resources. With many of them
+ * they are built on two threads: a second thread (the front) lists and
+ * sorts the jobs, then takes them from the first in chunks, while this
+ * one builds the aggregates and the node families; then this one (the
+ * back) takes the second half of what is left. Each side writes a set of
+ * its own, a contiguous run of the sorted jobs, so the front's set then
+ * the back's, adopted in that order, give the samples in label order.
+ */
+struct per_job {
+    const struct obs_snapshot *s;
+    const char *px, *cl;
+    struct job_key *order; /* the jobs holding resources, sorted */
+    size_t norder;
+    struct prom_set *front, *back;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int ready;   /* order is listed and sorted */
+    size_t next; /* the front's next unclaimed job */
+    size_t stop; /* the front ends here: norder until the back claims */
+};
+
+/* At least this many jobs in the queue: the per-job families are built on
+ * a second thread as above. */
+#define PER_JOB_THREAD_MIN 4096
+/* Jobs the front claims at a time. */
+#define PER_JOB_CHUNK 512
+
+struct job_fams {
+    struct prom_family *info, *nodejob, *jgpus, *jcpus;
+};
+
+static void job_fams_make(struct prom_set *set, const char *px,
+                          struct job_fams *f)
+{
+    f->info = sm_fam(set, px, "job_info",
+                     "1 per job holding resources (running or suspended); "
+                     "joins job_id to user and account");
+    f->nodejob = sm_fam(set, px, "node_job", "1 per (running job, node) pair");
+    f->jgpus = sm_fam(set, px, "job_gpus",
+                      "GPUs allocated to the job (running or suspended)");
+    f->jcpus = sm_fam(set, px, "job_cpus",
+                      "CPUs allocated to the job (running or suspended)");
+    /* one series per job (or job and node): nothing to look up */
+    prom_family_unique(f->info);
+    prom_family_unique(f->nodejob);
+    prom_family_unique(f->jgpus);
+    prom_family_unique(f->jcpus);
+}
+
+/* List the jobs holding resources (RUNNING, which COMPLETING is normalized
+ * to, or SUSPENDED) in job-id order: their samples then arrive in label
+ * order and settle without a sort (promtext.c family_settle), and the rows
+ * of a repeated id are next to each other, the first row first. A listing
+ * already in id order (squeue prints the order it was asked for) is not
+ * sorted again. */
+static void per_job_order(struct per_job *pj)
+{
+    const struct obs_snapshot *s = pj->s;
+    size_t n = 0, k = 1;
+    pj->order = xmalloc((s->njobs ? s->njobs : 1) * sizeof(*pj->order));
+    for (size_t i = 0; i < s->njobs; i++) {
+        const struct obs_job *j = &s->jobs[i];
+        size_t si = state_index(j->state ? j->state : "UNKNOWN");
+        if (si == SI_RUNNING || si == SI_SUSPENDED) {
+            pj->order[n].key = id_prefix(j->id ? j->id : "");
+            pj->order[n++].j = j;
+        }
+    }
+    while (k < n && cmp_job_key(&pj->order[k - 1], &pj->order[k]) <= 0)
+        k++;
+    if (k < n)
+        qsort(pj->order, n, sizeof(*pj->order), cmp_job_key);
+    pj->norder = n;
+}
+
+/* The series of the sorted jobs order[from..to) into f. A job whose id
+ * the row before it has (order[from - 1] included) holds no series of its
+ * own beyond node_job: an id listed twice (as array tasks Slurm has not
+ * split yet may be) holds one per-job series at value 1. */
+static void per_job_range(struct prom_set *set, const struct job_fams *f,
+                          const char *cl, const struct job_key *order,
+                          size_t from, size_t to)
+{
+    const char *prev = from ? order[from - 1].j->id : NULL;
+    for (size_t i = from; i < to; i++) {
+        const struct obs_job *j = order[i].j;
+        /* a shuffled queue visits its jobs at random: fetch the rows a few
+         * steps ahead, and their strings once the rows are in */
+        if (i + 8 < to)
+            __builtin_prefetch(order[i + 8].j);
+        if (i + 4 < to) {
+            const struct obs_job *p = order[i + 4].j;
+            __builtin_prefetch(p->id);
+            __builtin_prefetch(p->user);
+            __builtin_prefetch(p->nodes.v);
+        }
+        const char *state = j->state ? j->state : "UNKNOWN";
+        const char *user = or_unknown(j->user), *acct = or_unknown(j->account);
+        double cpus = j->cpus > 0 ? (double)j->cpus : 0;
+        double gpus = j->gpus > 0 ? (double)j->gpus : 0;
+
+        if (j->id && *j->id && !(prev && !strcmp(prev, j->id))) {
+            sm_add(f->info,
+                   (const char *[]){"cluster", cl, "job_id", j->id, "name",
+                                    j->name, "user", user, "account", acct,
+                                    "partition", or_unknown(j->partition),
+                                    "state", state, NULL},
+                   1);
+            if (j->gpus >= 0 || j->cpus >= 0) {
+                /* one label string for the job's two count series */
+                struct prom_labels il =
+                    sm_labels(set, (const char *[]){"cluster", cl, "job_id",
+                                                    j->id, NULL});
+                if (j->gpus >= 0)
+                    prom_add_labels(f->jgpus, &il, gpus);
+                if (j->cpus >= 0)
+                    prom_add_labels(f->jcpus, &il, cpus);
+            }
+        }
+        prev = j->id;
+        if (state_index(state) == SI_RUNNING)
+            for (size_t k = 0; k < j->nodes.nr; k++)
+                sm_add(f->nodejob,
+                       (const char *[]){"cluster", cl, "job_id", j->id, "node",
+                                        j->nodes.v[k], NULL},
+                       1);
+    }
+}
+
+static void *per_job_front(void *arg)
+{
+    struct per_job *pj = arg;
+    struct job_fams f;
+    per_job_order(pj);
+    job_fams_make(pj->front, pj->px, &f);
+    pthread_mutex_lock(&pj->mu);
+    pj->ready = 1;
+    pj->stop = pj->norder;
+    pthread_cond_signal(&pj->cv);
+    for (;;) {
+        size_t from = pj->next, to;
+        if (from >= pj->stop)
+            break;
+        to = from + PER_JOB_CHUNK < pj->stop ? from + PER_JOB_CHUNK : pj->stop;
+        pj->next = to;
+        pthread_mutex_unlock(&pj->mu);
+        per_job_range(pj->front, &f, pj->cl, pj->order, from, to);
+        pthread_mutex_lock(&pj->mu);
+    }
+    pthread_mutex_unlock(&pj->mu);
+    return NULL;
+}
+
+/* The back: half of what the front has not claimed yet, into pj->back. */
+static void per_job_back(struct per_job *pj)
+{
+    struct job_fams f;
+    size_t from;
+    job_fams_make(pj->back, pj->px, &f);
+    pthread_mutex_lock(&pj->mu);
+    while (!pj->ready)
+        pthread_cond_wait(&pj->cv, &pj->mu);
+    from = pj->next + (pj->stop - pj->next) / 2;
+    pj->stop = from;
+    pthread_mutex_unlock(&pj->mu);
+    per_job_range(pj->back, &f, pj->cl, pj->order, from, pj->norder);
+}
+
+/*
  * Render job families; *cpus / *gpus get the running jobs' totals (-1
  * when no job reported a count). Job ids are Slurm's raw ids (squeue -O
  * JobID: SLURM_JOB_ID, the id the Prolog writes for dcgm-exporter).
@@ -329,7 +481,6 @@ static void render_jobs(struct prom_set *set, const char *px, const char *cl,
                         double *gpus_out)
 {
     struct prom_family *totals[8], *queue[8], *cores[8];
-    struct prom_family *info, *nodejob, *jgpus, *jcpus;
     struct prom_family *acc_pend, *acc_run, *acc_susp, *acc_cpu, *acc_gpu;
     struct prom_family *usr_pend, *usr_run, *usr_susp, *usr_cpu, *usr_gpu;
     struct prom_family *part_pend, *part_run, *part_cpu, *part_gpu;
@@ -337,15 +488,7 @@ static void render_jobs(struct prom_set *set, const char *px, const char *cl,
     struct strvec parts = STRVEC_INIT;
     double run_cpus = 0, run_gpus = 0;
     int cpus_known = 0, gpus_known = 0;
-    struct idset seen;
     struct jgroups groups = {0};
-    struct job_key *order;
-    size_t norder = 0;
-
-    seen.n = 16;
-    while (seen.n < s->njobs * 2 + 2)
-        seen.n *= 2;
-    seen.slot = xcalloc(seen.n, sizeof(*seen.slot));
 
     for (size_t i = 0; job_states[i]; i++) {
         char st[16], suffix[48], help[96];
@@ -364,19 +507,6 @@ static void render_jobs(struct prom_set *set, const char *px, const char *cl,
                   job_states[i]);
         cores[i] = sm_fam(set, px, suffix, help);
     }
-    info = sm_fam(set, px, "job_info",
-                  "1 per job holding resources (running or suspended); joins "
-                  "job_id to user and account");
-    nodejob = sm_fam(set, px, "node_job", "1 per (running job, node) pair");
-    jgpus = sm_fam(set, px, "job_gpus",
-                   "GPUs allocated to the job (running or suspended)");
-    jcpus = sm_fam(set, px, "job_cpus",
-                   "CPUs allocated to the job (running or suspended)");
-    /* one series per job (or job and node): nothing to look up */
-    prom_family_unique(info);
-    prom_family_unique(nodejob);
-    prom_family_unique(jgpus);
-    prom_family_unique(jcpus);
     acc_pend =
         sm_fam(set, px, "account_jobs_pending", "Pending jobs per account");
     acc_run =
@@ -414,7 +544,6 @@ static void render_jobs(struct prom_set *set, const char *px, const char *cl,
                        "GPUs requested by pending jobs per partition, account "
                        "and user");
 
-    order = xmalloc((s->njobs ? s->njobs : 1) * sizeof(*order));
     /* the aggregates: every job once, in the snapshot's order (sums of
      * whole counts, so the order is no matter) */
     for (size_t i = 0; i < s->njobs; i++) {
@@ -429,64 +558,6 @@ static void render_jobs(struct prom_set *set, const char *px, const char *cl,
         g->gpus += j->gpus > 0 ? (double)j->gpus : 0;
         g->cpus_known |= j->cpus >= 0;
         g->gpus_known |= j->gpus >= 0;
-        if (si == SI_RUNNING || si == SI_SUSPENDED) {
-            order[norder].key = id_prefix(j->id ? j->id : "");
-            order[norder++].j = j;
-        }
-    }
-
-    /* the per-job families: the jobs holding resources walked in job-id
-     * order, so their samples arrive in label order and settle without a
-     * sort (promtext.c family_settle); a listing already in id order
-     * (squeue prints the order it was asked for) is not sorted again */
-    {
-        size_t k = 1;
-        while (k < norder && cmp_job_key(&order[k - 1], &order[k]) <= 0)
-            k++;
-        if (k < norder)
-            qsort(order, norder, sizeof(*order), cmp_job_key);
-    }
-    for (size_t i = 0; i < norder; i++) {
-        const struct obs_job *j = order[i].j;
-        /* a shuffled queue visits its jobs at random: fetch the rows a few
-         * steps ahead, and their strings once the rows are in */
-        if (i + 8 < norder)
-            __builtin_prefetch(order[i + 8].j);
-        if (i + 4 < norder) {
-            const struct obs_job *p = order[i + 4].j;
-            __builtin_prefetch(p->id);
-            __builtin_prefetch(p->user);
-            __builtin_prefetch(p->nodes.v);
-        }
-        const char *state = j->state ? j->state : "UNKNOWN";
-        const char *user = or_unknown(j->user), *acct = or_unknown(j->account);
-        double cpus = j->cpus > 0 ? (double)j->cpus : 0;
-        double gpus = j->gpus > 0 ? (double)j->gpus : 0;
-
-        if (j->id && *j->id && idset_add(&seen, j->id)) {
-            sm_add(info,
-                   (const char *[]){"cluster", cl, "job_id", j->id, "name",
-                                    j->name, "user", user, "account", acct,
-                                    "partition", or_unknown(j->partition),
-                                    "state", state, NULL},
-                   1);
-            if (j->gpus >= 0 || j->cpus >= 0) {
-                /* one label string for the job's two count series */
-                struct prom_labels il =
-                    sm_labels(set, (const char *[]){"cluster", cl, "job_id",
-                                                    j->id, NULL});
-                if (j->gpus >= 0)
-                    prom_add_labels(jgpus, &il, gpus);
-                if (j->cpus >= 0)
-                    prom_add_labels(jcpus, &il, cpus);
-            }
-        }
-        if (state_index(state) == SI_RUNNING)
-            for (size_t k = 0; k < j->nodes.nr; k++)
-                sm_add(nodejob,
-                       (const char *[]){"cluster", cl, "job_id", j->id, "node",
-                                        j->nodes.v[k], NULL},
-                       1);
     }
 
     for (size_t i = 0; i < groups.nr; i++) {
@@ -548,11 +619,9 @@ static void render_jobs(struct prom_set *set, const char *px, const char *cl,
             gpus_known |= g->gpus_known;
         }
     }
-    free(order);
     free(groups.v);
     free(groups.slot);
     strvec_clear(&parts);
-    free(seen.slot);
     *cpus_out = cpus_known ? run_cpus : -1;
     *gpus_out = gpus_known ? run_gpus : -1;
 }
@@ -561,8 +630,42 @@ void obs_render_sched(struct prom_set *set, const char *prefix,
                       const char *cluster, const struct obs_snapshot *s)
 {
     double jobs_cpus = -1, jobs_gpus = -1;
+    struct per_job pj = {0};
+    pthread_t th;
+    int threaded = 0;
+
+    pj.s = s;
+    pj.px = prefix;
+    pj.cl = cluster;
+    if (s->have_jobs && s->njobs >= PER_JOB_THREAD_MIN) {
+        pthread_mutex_init(&pj.mu, NULL);
+        pthread_cond_init(&pj.cv, NULL);
+        pj.front = prom_set_new();
+        pj.back = prom_set_new();
+        threaded = pthread_create(&th, NULL, per_job_front, &pj) == 0;
+        if (!threaded) {
+            prom_set_free(pj.front);
+            prom_set_free(pj.back);
+            pthread_mutex_destroy(&pj.mu);
+            pthread_cond_destroy(&pj.cv);
+        }
+    }
     if (s->have_jobs)
         render_jobs(set, prefix, cluster, s, &jobs_cpus, &jobs_gpus);
     if (s->have_nodes)
         sm_render_nodes(set, prefix, cluster, s, jobs_cpus, jobs_gpus);
+    if (threaded) {
+        per_job_back(&pj);
+        pthread_join(th, NULL);
+        prom_set_adopt(set, pj.front);
+        prom_set_adopt(set, pj.back);
+        pthread_mutex_destroy(&pj.mu);
+        pthread_cond_destroy(&pj.cv);
+    } else if (s->have_jobs) {
+        struct job_fams f;
+        per_job_order(&pj);
+        job_fams_make(set, prefix, &f);
+        per_job_range(set, &f, cluster, pj.order, 0, pj.norder);
+    }
+    free(pj.order);
 }

@@ -3,32 +3,42 @@
  */
 #include "libutil/log.h"
 
+#include <pthread.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-static int level_set;
-static enum log_level cur_level = LOG_WARN;
+/* Read on every log call from any thread (the exporter runs its commands
+ * on two): atomics, and EXAMLOPS_LOG_LEVEL read once. */
+static atomic_int level_set;
+static atomic_int cur_level = LOG_WARN;
+static pthread_once_t env_once = PTHREAD_ONCE_INIT;
 
 void log_set_level(enum log_level level)
 {
-    cur_level = level;
-    level_set = 1;
+    atomic_store(&cur_level, (int)level);
+    atomic_store(&level_set, 1);
+}
+
+/* The level EXAMLOPS_LOG_LEVEL names, unless log_set_level() came first. */
+static void level_from_env(void)
+{
+    const char *e = getenv("EXAMLOPS_LOG_LEVEL");
+    if (atomic_load(&level_set))
+        return;
+    if (e && !strcmp(e, "debug"))
+        atomic_store(&cur_level, LOG_DEBUG);
+    else if (e && !strcmp(e, "info"))
+        atomic_store(&cur_level, LOG_INFO);
 }
 
 enum log_level log_get_level(void)
 {
-    if (!level_set) {
-        const char *e = getenv("EXAMLOPS_LOG_LEVEL");
-        if (e && !strcmp(e, "debug"))
-            cur_level = LOG_DEBUG;
-        else if (e && !strcmp(e, "info"))
-            cur_level = LOG_INFO;
-        level_set = 1;
-    }
-    return cur_level;
+    pthread_once(&env_once, level_from_env);
+    return (enum log_level)atomic_load(&cur_level);
 }
 
 void log_msg(enum log_level level, const char *fmt, ...)

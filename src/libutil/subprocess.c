@@ -268,6 +268,38 @@ static void wake_release(int slot)
         atomic_store(&wake_slots[slot].active, 0);
 }
 
+/*
+ * SIGPIPE is ignored while any run writes to a child's stdin (a child that
+ * exits early must give EPIPE, not kill exa). Runs on several threads
+ * share one disposition: the first to begin saves it, the last to end puts
+ * it back (a save and restore per run would let two overlapping runs
+ * leave it ignored for good, or restore it under a run still writing).
+ */
+static pthread_mutex_t pipe_mu = PTHREAD_MUTEX_INITIALIZER;
+static int pipe_users;
+static struct sigaction pipe_saved;
+
+static void pipe_ignore_begin(void)
+{
+    pthread_mutex_lock(&pipe_mu);
+    if (pipe_users++ == 0) {
+        struct sigaction ign;
+        memset(&ign, 0, sizeof(ign));
+        ign.sa_handler = SIG_IGN;
+        sigemptyset(&ign.sa_mask);
+        sigaction(SIGPIPE, &ign, &pipe_saved);
+    }
+    pthread_mutex_unlock(&pipe_mu);
+}
+
+static void pipe_ignore_end(void)
+{
+    pthread_mutex_lock(&pipe_mu);
+    if (--pipe_users == 0)
+        sigaction(SIGPIPE, &pipe_saved, NULL);
+    pthread_mutex_unlock(&pipe_mu);
+}
+
 int subprocess_run(const char *const *argv, const struct subprocess_opts *opts,
                    struct subprocess_result *res, exa_error_t *err)
 {
@@ -281,7 +313,6 @@ int subprocess_run(const char *const *argv, const struct subprocess_opts *opts,
     double start, deadline = 0, kill_at = 0;
     int term_sent = 0, kill_sent = 0, over = 0;
     const char *over_stream = NULL;
-    struct sigaction ign, old_pipe;
     pid_t pid;
     ssize_t r;
 
@@ -313,14 +344,12 @@ int subprocess_run(const char *const *argv, const struct subprocess_opts *opts,
     if (opts->env)
         env = build_env(opts->env);
 
-    memset(&ign, 0, sizeof(ign));
-    ign.sa_handler = SIG_IGN;
-    sigaction(SIGPIPE, &ign, &old_pipe);
+    pipe_ignore_begin();
 
     start = subprocess_now();
     pid = fork();
     if (pid < 0) {
-        sigaction(SIGPIPE, &old_pipe, NULL);
+        pipe_ignore_end();
         goto sys_fail;
     }
     if (pid == 0)
@@ -353,7 +382,7 @@ int subprocess_run(const char *const *argv, const struct subprocess_opts *opts,
         close_fd(&err_p[0]);
         while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
             ;
-        sigaction(SIGPIPE, &old_pipe, NULL);
+        pipe_ignore_end();
         return exa_err(err, EXA_ETRANSPORT, "cannot run '%s': %s", argv[0],
                        strerror(child_errno));
     }
@@ -491,7 +520,7 @@ int subprocess_run(const char *const *argv, const struct subprocess_opts *opts,
     close_fd(&err_p[0]);
     close_fd(&pidfd);
     wake_release(slot);
-    sigaction(SIGPIPE, &old_pipe, NULL);
+    pipe_ignore_end();
     res->elapsed_s = subprocess_now() - start;
 
     if (WIFEXITED(status)) {

@@ -7,6 +7,12 @@
  * cap per stream, and a wall-clock cap ends the whole process group
  * (SIGTERM, then SIGKILL after a grace period). Output of remote tools is
  * untrusted, so the cap is mandatory (a default applies when 0).
+ *
+ * Runs may overlap on several threads (the exporter runs sinfo and squeue
+ * at the same time; `exa serve` runs API commands beside its collector):
+ * every descriptor is close-on-exec, each run waits on its own child, and
+ * the process-wide SIGPIPE and SIGCHLD dispositions are shared by
+ * reference count and installed once.
  */
 #ifndef EXA_SUBPROCESS_H
 #define EXA_SUBPROCESS_H

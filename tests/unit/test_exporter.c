@@ -7,6 +7,7 @@
  */
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -272,6 +273,114 @@ static void test_job_series_any_order(void **state)
     obs_snapshot_free(&b);
 }
 
+/* The lines of text whose series is one of the per-job families. */
+static void per_job_lines(const char *text, struct strbuf *out)
+{
+    static const char *const fams[] = {"slurm_job_info{", "slurm_job_cpus{",
+                                       "slurm_job_gpus{", "slurm_node_job{",
+                                       NULL};
+    strbuf_reset(out);
+    for (const char *p = text; *p;) {
+        const char *nl = strchr(p, '\n');
+        size_t len = nl ? (size_t)(nl - p + 1) : strlen(p);
+        for (size_t i = 0; fams[i]; i++)
+            if (!strncmp(p, fams[i], strlen(fams[i])))
+                strbuf_add(out, p, len);
+        p += len;
+    }
+}
+
+static void pending_job(struct obs_snapshot *s, size_t i)
+{
+    char id[32];
+    snprintf(id, sizeof(id), "9%zu", i);
+    job(s, id, "PENDING", "p", "acct", "gpu", 2, 0, NULL);
+}
+
+/* A queue large enough that the per-job families are built on two threads
+ * (sched_metrics.c PER_JOB_THREAD_MIN) gives the per-job series that the
+ * same running and suspended rows give alone, built on one: ids listed
+ * two and three times (so that the split between the threads falls
+ * between rows of one id again and again), in a shuffled order, among
+ * pending jobs that hold no per-job series. Run repeatedly, since where
+ * the threads split depends on their timing. */
+static void test_per_job_split_same(void **state)
+{
+    struct strbuf want = STRBUF_INIT, got = STRBUF_INIT, text = STRBUF_INIT;
+    unsigned seed = 12345;
+    enum { RUNNING_IDS = 2000, PENDING = 5000 };
+    size_t nrows = 0;
+    struct row {
+        char id[16], node[16];
+        int state; /* 0 running, 1 suspended */
+        int cpus;
+    } *rows = xcalloc(RUNNING_IDS * 3, sizeof(*rows));
+    (void)state;
+    for (int i = 0; i < RUNNING_IDS; i++) {
+        int copies = i % 7 == 0 ? 3 : i % 2 ? 2 : 1;
+        for (int c = 0; c < copies; c++) {
+            struct row *r = &rows[nrows++];
+            snprintf(r->id, sizeof(r->id), "%d", 1000 + i);
+            snprintf(r->node, sizeof(r->node), "n%d", (i + c) % 97);
+            r->state = i % 11 == 0;
+            r->cpus = 1 + c;
+        }
+    }
+    for (size_t i = nrows - 1; i > 0; i--) { /* Fisher-Yates */
+        size_t k;
+        struct row t;
+        seed = seed * 1103515245u + 12345u;
+        k = (seed >> 8) % (i + 1);
+        t = rows[i];
+        rows[i] = rows[k];
+        rows[k] = t;
+    }
+    for (int big = 0; big < 2; big++) {
+        for (int round = 0; round < (big ? 8 : 1); round++) {
+            struct obs_snapshot s = {0};
+            struct prom_set *set = prom_set_new();
+            size_t pend = 0;
+            s.have_jobs = 1;
+            for (size_t i = 0; i < nrows; i++) {
+                /* pending rows between the others in the big queue */
+                while (big && pend < PENDING && pend * nrows < i * PENDING)
+                    pending_job(&s, pend++);
+                job(&s, rows[i].id, rows[i].state ? "SUSPENDED" : "RUNNING",
+                    "u", "acct", "gpu", rows[i].cpus, 1, rows[i].node);
+            }
+            while (big && pend < PENDING)
+                pending_job(&s, pend++);
+            if (big)
+                assert_true(s.njobs >= 4096);
+            else
+                assert_true(s.njobs < 4096);
+            obs_render_sched(set, "slurm", "c", &s);
+            strbuf_reset(&text);
+            prom_render(set, &text);
+            per_job_lines(text.buf, big ? &got : &want);
+            if (big) {
+                assert_int_equal(got.len, want.len);
+                assert_memory_equal(got.buf, want.buf, want.len);
+                assert_true(value_of(text.buf, "slurm_jobs_pending{"
+                                               "cluster=\"c\"}") == PENDING);
+            }
+            prom_set_free(set);
+            obs_snapshot_free(&s);
+        }
+    }
+    /* one job_info per id, one node_job per running row's node */
+    {
+        size_t info = 0;
+        for (const char *p = want.buf; (p = strstr(p, "slurm_job_info{")); p++)
+            info++;
+        assert_int_equal(info, RUNNING_IDS);
+    }
+    free(rows);
+    strbuf_release(&want);
+    strbuf_release(&got);
+    strbuf_release(&text);
+}
+
 static void test_flux_prefix_and_missing_parts(void **state)
 {
     struct obs_snapshot s = {0};
@@ -297,16 +406,18 @@ static void test_flux_prefix_and_missing_parts(void **state)
 /* ---- exporter with a counting source ---- */
 
 struct fake {
-    int node_calls, job_calls;
-    int fail_jobs;
+    int node_calls, job_calls, after_calls;
+    int fail_jobs, fail_nodes;
+    int concurrent;
 };
 
 static int fake_nodes(struct obs_source *src, struct obs_snapshot *s,
                       exa_error_t *err)
 {
     struct fake *f = src->data;
-    (void)err;
     f->node_calls++;
+    if (f->fail_nodes)
+        return exa_err(err, EXA_ETRANSPORT, "sinfo on 'c1' timed out");
     node(s, "n1", "idle", NULL, "p", 8, 2, 0);
     return 0;
 }
@@ -324,6 +435,14 @@ static int fake_jobs(struct obs_source *src, struct obs_snapshot *s,
 
 static struct fake the_fake;
 
+static void fake_after(struct obs_source *src)
+{
+    struct fake *f = src->data;
+    /* after both commands of the collection, never between them */
+    assert_int_equal(f->node_calls, f->job_calls);
+    f->after_calls++;
+}
+
 static struct obs_source *fake_factory(const struct fv_cluster *c, void *ctx,
                                        exa_error_t *err)
 {
@@ -335,20 +454,22 @@ static struct obs_source *fake_factory(const struct fv_cluster *c, void *ctx,
     src->job_cmd = "squeue";
     src->nodes = fake_nodes;
     src->jobs = fake_jobs;
+    src->after = fake_after;
+    src->concurrent = the_fake.concurrent;
     src->data = &the_fake;
     return src;
 }
 
-static void test_cache_and_self_metrics(void **state)
+/* A platform.db in a new directory under /tmp with clusters c1 (ACTIVE,
+ * approved through governance) and c2 (PENDING); *db and *reg are its
+ * path and the registry's (free both, and call drop_db()). */
+static char *make_db(char **reg)
 {
     char tmpl[] = "/tmp/exa-exporter-XXXXXX";
-    char *dir = mkdtemp(tmpl), *db, *body, *reg;
+    char *dir = mkdtemp(tmpl), *db;
     exa_error_t err = EXA_ERROR_INIT;
     struct gov_result res;
-    struct obs_exporter *ex;
     store_t *st;
-    size_t len;
-    (void)state;
     assert_non_null(dir);
     db = xstrfmt("%s/p.db", dir);
     st = store_open(db, &err);
@@ -362,10 +483,42 @@ static void test_cache_and_self_metrics(void **state)
                      0);
     /* c1 is approved through governance, so its state is bound to the
      * audit chain (a row set ACTIVE by SQL alone counts as PENDING) */
-    reg = xstrfmt("%s/clusters.yaml", dir);
-    assert_int_equal(gov_approve(st, reg, "c1", NULL, "test", &res, &err), 0);
+    *reg = xstrfmt("%s/clusters.yaml", dir);
+    assert_int_equal(gov_approve(st, *reg, "c1", NULL, "test", &res, &err), 0);
     store_close(st);
+    return db;
+}
 
+static void drop_db(char *db, char *reg)
+{
+    char *p, *dir = xstrdup(db);
+    unlink(db);
+    p = xstrfmt("%s-wal", db);
+    unlink(p);
+    free(p);
+    p = xstrfmt("%s-shm", db);
+    unlink(p);
+    free(p);
+    free(db);
+    /* the registry gov_approve() wrote (and its lock file, if any) */
+    unlink(reg);
+    p = xstrfmt("%s.lock", reg);
+    unlink(p);
+    free(p);
+    free(reg);
+    *strrchr(dir, '/') = '\0';
+    rmdir(dir);
+    free(dir);
+}
+
+static void test_cache_and_self_metrics(void **state)
+{
+    char *db, *body, *reg;
+    exa_error_t err = EXA_ERROR_INIT;
+    struct obs_exporter *ex;
+    size_t len;
+    (void)state;
+    db = make_db(&reg);
     memset(&the_fake, 0, sizeof(the_fake));
     ex = obs_exporter_new(db, 30, fake_factory, NULL);
     assert_int_equal(obs_exporter_collect(ex, &err), 0);
@@ -434,23 +587,91 @@ static void test_cache_and_self_metrics(void **state)
     assert_true(obs_exporter_generation(ex) >= 4);
     obs_exporter_stop(ex);
     assert_int_equal(the_fake.job_calls, 4);
+    assert_int_equal(the_fake.after_calls, 4);
     obs_exporter_free(ex);
+    drop_db(db, reg);
+}
 
-    unlink(db);
-    body = xstrfmt("%s-wal", db);
-    unlink(body);
+/* A concurrent source (obs_source.concurrent): its node command runs on a
+ * second thread while the job command runs (the node command here waits,
+ * bounded, for the job command to begin, which it never would if the two
+ * ran one after the other), its statistics and its after hook are the
+ * collector's, and a failed node command leaves out the node series
+ * only. */
+static atomic_int jobs_begun;
+
+static int slow_nodes(struct obs_source *src, struct obs_snapshot *s,
+                      exa_error_t *err)
+{
+    struct fake *f = src->data;
+    for (int i = 0; i < 400 && !atomic_load(&jobs_begun); i++)
+        usleep(5000);
+    if (!atomic_load(&jobs_begun))
+        return exa_err(err, EXA_EFAIL, "the job command did not overlap");
+    if (fake_nodes(src, s, err) < 0)
+        return -1;
+    f->concurrent = 2; /* ran while the job command ran */
+    return 0;
+}
+
+static int flag_jobs(struct obs_source *src, struct obs_snapshot *s,
+                     exa_error_t *err)
+{
+    atomic_store(&jobs_begun, 1);
+    return fake_jobs(src, s, err);
+}
+
+static struct obs_source *slow_factory(const struct fv_cluster *c, void *ctx,
+                                       exa_error_t *err)
+{
+    struct obs_source *src = fake_factory(c, ctx, err);
+    src->nodes = slow_nodes;
+    src->jobs = flag_jobs;
+    src->concurrent = 1;
+    return src;
+}
+
+static void test_concurrent_source(void **state)
+{
+    char *db, *body, *reg;
+    exa_error_t err = EXA_ERROR_INIT;
+    struct obs_exporter *ex;
+    size_t len;
+    (void)state;
+    db = make_db(&reg);
+    memset(&the_fake, 0, sizeof(the_fake));
+    atomic_store(&jobs_begun, 0);
+    ex = obs_exporter_new(db, 30, slow_factory, NULL);
+    assert_int_equal(obs_exporter_collect(ex, &err), 0);
+    assert_int_equal(the_fake.concurrent, 2); /* they overlapped */
+    assert_int_equal(the_fake.after_calls, 1);
+    body = obs_exporter_scrape(ex, &len);
+    assert_non_null(strstr(body, "slurm_nodes_total{cluster=\"c1\"} 1\n"));
+    assert_non_null(
+        strstr(body, "slurm_job_info{cluster=\"c1\",job_id=\"7\","));
+    assert_non_null(strstr(body, "exa_exporter_command_runs_total"
+                                 "{cluster=\"c1\",command=\"sinfo\"} 1\n"));
+    assert_non_null(strstr(body, "exa_exporter_command_errors_total"
+                                 "{cluster=\"c1\",command=\"sinfo\"} 0\n"));
     free(body);
-    body = xstrfmt("%s-shm", db);
-    unlink(body);
+
+    the_fake.fail_nodes = 1;
+    atomic_store(&jobs_begun, 0);
+    assert_int_equal(obs_exporter_collect(ex, &err), 0);
+    assert_int_equal(the_fake.after_calls, 2);
+    body = obs_exporter_scrape(ex, &len);
+    assert_null(strstr(body, "slurm_nodes_total{")); /* left out */
+    assert_non_null(
+        strstr(body, "slurm_job_info{cluster=\"c1\",job_id=\"7\","));
+    assert_non_null(strstr(body, "exa_exporter_command_errors_total"
+                                 "{cluster=\"c1\",command=\"sinfo\"} 1\n"));
+    assert_non_null(strstr(body, "exa_exporter_command_runs_total"
+                                 "{cluster=\"c1\",command=\"sinfo\"} 2\n"));
+    assert_non_null(strstr(body, "exa_exporter_command_errors_total"
+                                 "{cluster=\"c1\",command=\"squeue\"} 0\n"));
     free(body);
-    free(db);
-    /* the registry gov_approve() wrote (and its lock file, if any) */
-    unlink(reg);
-    body = xstrfmt("%s.lock", reg);
-    unlink(body);
-    free(body);
-    free(reg);
-    rmdir(dir);
+    obs_exporter_free(ex);
+    drop_db(db, reg);
 }
 
 int main(void)
@@ -458,8 +679,10 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_slurm_families),
         cmocka_unit_test(test_job_series_any_order),
+        cmocka_unit_test(test_per_job_split_same),
         cmocka_unit_test(test_flux_prefix_and_missing_parts),
         cmocka_unit_test(test_cache_and_self_metrics),
+        cmocka_unit_test(test_concurrent_source),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

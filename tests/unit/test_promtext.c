@@ -143,6 +143,57 @@ static void test_duplicates_summed(void **state)
     prom_set_free(set);
 }
 
+/* prom_set_adopt: a family only the adopted set has moves whole (its
+ * shared label strings too), one both have gets the adopted samples,
+ * summed where the label sets are equal, and the adopted set's label
+ * strings outlive it. The same bytes as one set built alone. */
+static void test_adopt(void **state)
+{
+    struct prom_set *a = prom_set_new(), *b = prom_set_new();
+    struct prom_set *one = prom_set_new();
+    char *got, *want;
+    (void)state;
+    for (int w = 0; w < 2; w++) {
+        struct prom_set *x = w ? one : a, *y = w ? one : b;
+        struct prom_family *fa, *fb, *fc;
+        struct prom_labels l;
+        char big[200];
+        fa = prom_family(x, "slurm_jobs_running", PROM_GAUGE, "Running", NULL);
+        prom_add(fa, (const char *[]){"cluster", "c", NULL}, 2, NULL);
+        prom_add(fa, (const char *[]){"cluster", "d", NULL}, 1, NULL);
+        fb = prom_family(y, "slurm_jobs_running", PROM_GAUGE, "Running", NULL);
+        prom_add(fb, (const char *[]){"cluster", "c", NULL}, 3, NULL);
+        prom_add(fb, (const char *[]){"cluster", "a", NULL}, 7, NULL);
+        fc = prom_family(y, "slurm_job_cpus", PROM_GAUGE, "CPUs", NULL);
+        prom_family_unique(fc);
+        /* enough label bytes to fill several of y's blocks */
+        memset(big, 'x', sizeof(big) - 1);
+        big[sizeof(big) - 1] = '\0';
+        for (int i = 0; i < 2000; i++) {
+            char id[16];
+            snprintf(id, sizeof(id), "%05d", i);
+            assert_int_equal(
+                prom_labels_make(y,
+                                 (const char *[]){"job_id", id, "x", big, NULL},
+                                 &l, NULL),
+                0);
+            prom_add_labels(fc, &l, i);
+        }
+    }
+    prom_set_adopt(a, b); /* b is freed */
+    prom_set_adopt(a, NULL);
+    got = render(a);
+    want = render(one);
+    assert_string_equal(got, want);
+    assert_non_null(strstr(got, "slurm_jobs_running{cluster=\"c\"} 5\n"));
+    assert_non_null(strstr(got, "slurm_jobs_running{cluster=\"a\"} 7\n"));
+    assert_int_equal(prom_set_series(a), 3 + 2000);
+    free(got);
+    free(want);
+    prom_set_free(a);
+    prom_set_free(one);
+}
+
 /* Samples added already in label order (family_settle's no-sort path)
  * and the same samples reversed (the sort) render the same bytes, equal
  * label sets summed either way, in indexed and unique families. */
@@ -404,6 +455,7 @@ int main(void)
         cmocka_unit_test(test_escaping),
         cmocka_unit_test(test_values),
         cmocka_unit_test(test_duplicates_summed),
+        cmocka_unit_test(test_adopt),
         cmocka_unit_test(test_presorted_same_bytes),
         cmocka_unit_test(test_invalid_names),
         cmocka_unit_test(test_shared_labels),
