@@ -1,8 +1,9 @@
 /*
  * fuzz_sacct.c - libFuzzer target: arbitrary bytes through the sacct parser
- * and its JSON conversion; the streaming writer (slurm_jobs_write_json,
- * what `exa debug parse` prints) must give jx_dumpf's bytes for the same
- * result, pretty and compact. Any crash, leak, sanitizer report or
+ * and its JSON conversion; the streaming writer (slurm_jobs_write_json)
+ * must give jx_dumpf's bytes for the same result, pretty and compact, and
+ * what `exa debug parse` prints (slurm_jobs_stream_json, blocks of 1-3
+ * rows) the bytes of the one parse. Any crash, leak, sanitizer report or
  * difference is a bug; a parse error is a normal outcome.
  */
 #include <stddef.h>
@@ -39,6 +40,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         slurm_jobs_free(&jobs);
     }
     json_decref(doc);
+    same_as_blocks(buf, size, 1, 1 + size % 3);
     free(buf);
     return 0;
 }

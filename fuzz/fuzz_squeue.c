@@ -2,9 +2,10 @@
  * fuzz_squeue.c - libFuzzer target: arbitrary bytes through the squeue parser
  * and its JSON conversion, then through the block walk the exporter uses
  * (squeue_parse_cmd_blocks) in blocks of 1-3 rows, so that short inputs
- * take its two-thread path; the streaming writer (slurm_jobs_write_json,
- * what `exa debug parse` prints) must give jx_dumpf's bytes for the same
- * result, pretty and compact. Any crash, leak, sanitizer report or
+ * take its two-thread path; the streaming writer (slurm_jobs_write_json)
+ * must give jx_dumpf's bytes for the same result, pretty and compact, and
+ * what `exa debug parse` prints (slurm_jobs_stream_json, blocks of 1-3
+ * rows) the bytes of the one parse. Any crash, leak, sanitizer report or
  * difference is a bug; a parse error is a normal outcome.
  */
 #include <stddef.h>
@@ -49,6 +50,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         slurm_jobs_free(&jobs);
     }
     json_decref(doc);
+    same_as_blocks(buf, size, 0, 1 + size % 3);
     {
         size_t n = 0;
         exa_error_t e2 = EXA_ERROR_INIT;

@@ -63,19 +63,11 @@ int debug_stream_squeue(const char *buf, size_t len,
                         const struct cmd_spec *spec, FILE *out,
                         exa_error_t *err, char *errkind, size_t errkind_len)
 {
-    struct slurm_jobs jobs;
     const char *kind = NULL;
-    struct jsonw w;
-    memset(&jobs, 0, sizeof(jobs));
-    if (squeue_parse_cmd(buf, len, spec, &jobs, &kind, err) < 0) {
+    if (slurm_jobs_stream_json(buf, len, 0, spec, 0, out, &kind, err) < 0) {
         set_kind(errkind, errkind_len, kind);
-        slurm_jobs_free(&jobs);
         return -1;
     }
-    jsonw_init(&w, out, 1);
-    slurm_jobs_write_json(&jobs, 0, &w);
-    slurm_jobs_free(&jobs);
-    jsonw_finish(&w);
     return 0;
 }
 
@@ -83,19 +75,11 @@ int debug_stream_sacct(const char *buf, size_t len, const struct cmd_spec *spec,
                        FILE *out, exa_error_t *err, char *errkind,
                        size_t errkind_len)
 {
-    struct slurm_jobs jobs;
     const char *kind = NULL;
-    struct jsonw w;
-    memset(&jobs, 0, sizeof(jobs));
-    if (sacct_parse_cmd(buf, len, spec, &jobs, &kind, err) < 0) {
+    if (slurm_jobs_stream_json(buf, len, 1, spec, 0, out, &kind, err) < 0) {
         set_kind(errkind, errkind_len, kind);
-        slurm_jobs_free(&jobs);
         return -1;
     }
-    jsonw_init(&w, out, 1);
-    slurm_jobs_write_json(&jobs, 1, &w);
-    slurm_jobs_free(&jobs);
-    jsonw_finish(&w);
     return 0;
 }
 

@@ -272,13 +272,18 @@ static void collect_source(struct obs_exporter *ex, struct obs_source *src,
     }
     memset(&nr, 0, sizeof(nr));
     nr.src = src;
-    cs = stat_for(ex, src->cluster, src->node_cmd); /* the stats' order */
+    /* both entries made now, in the order of the one-thread walk */
+    stat_for(ex, src->cluster, src->node_cmd);
+    stat_for(ex, src->cluster, src->job_cmd);
     threaded = pthread_create(&th, NULL, nodes_main, &nr) == 0;
     if (!threaded)
         nodes_main(&nr); /* no thread to be had: one after the other */
     snap->have_jobs = timed(ex, src, src->jobs, src->job_cmd, snap) == 0;
     if (threaded)
         pthread_join(th, NULL);
+    /* looked up again: an entry is an element of ex->stats, which a new
+     * one may move */
+    cs = stat_for(ex, src->cluster, src->node_cmd);
     cs->last_s = nr.elapsed_s;
     cs->runs++;
     note_result(cs, nr.rc < 0, src->node_cmd, src->cluster, nr.err.text);

@@ -959,6 +959,17 @@ static void job_write(const struct slurm_job *j, int is_step, struct jsonw *w)
     jsonw_obj_end(w);
 }
 
+void slurm_jobs_write_items(const struct slurm_jobs *jobs, int steps,
+                            struct jsonw *w)
+{
+    if (steps)
+        for (size_t i = 0; i < jobs->nsteps; i++)
+            job_write(&jobs->steps[i], 1, w);
+    else
+        for (size_t i = 0; i < jobs->njobs; i++)
+            job_write(&jobs->jobs[i], 0, w);
+}
+
 void slurm_jobs_write_json(const struct slurm_jobs *jobs, int with_steps,
                            struct jsonw *w)
 {
@@ -975,25 +986,30 @@ void slurm_jobs_write_json(const struct slurm_jobs *jobs, int with_steps,
             job_write(&jobs->steps[i], 1, w);
         jsonw_arr_end(w);
     }
-    if (jobs->nerrors) {
-        jsonw_key_lit(w, "errors");
-        jsonw_arr_begin(w);
-        for (size_t i = 0; i < jobs->nerrors; i++) {
-            const struct slurm_rec_error *e = &jobs->errors[i];
-            jsonw_obj_begin(w);
-            jsonw_key_lit(w, "record");
-            jsonw_int(w, (long long)e->record);
-            jsonw_key_lit(w, "kind");
-            jsonw_str(w, e->kind);
-            jsonw_key_lit(w, "expected_fields");
-            jsonw_int(w, (long long)e->expected_fields);
-            jsonw_key_lit(w, "got_fields");
-            jsonw_int(w, (long long)e->got_fields);
-            jsonw_key_lit(w, "id");
-            jsonw_str(w, e->id);
-            jsonw_obj_end(w);
-        }
-        jsonw_arr_end(w);
-    }
+    slurm_jobs_write_errors(jobs, w);
     jsonw_obj_end(w);
+}
+
+void slurm_jobs_write_errors(const struct slurm_jobs *jobs, struct jsonw *w)
+{
+    if (!jobs->nerrors)
+        return;
+    jsonw_key_lit(w, "errors");
+    jsonw_arr_begin(w);
+    for (size_t i = 0; i < jobs->nerrors; i++) {
+        const struct slurm_rec_error *e = &jobs->errors[i];
+        jsonw_obj_begin(w);
+        jsonw_key_lit(w, "record");
+        jsonw_int(w, (long long)e->record);
+        jsonw_key_lit(w, "kind");
+        jsonw_str(w, e->kind);
+        jsonw_key_lit(w, "expected_fields");
+        jsonw_int(w, (long long)e->expected_fields);
+        jsonw_key_lit(w, "got_fields");
+        jsonw_int(w, (long long)e->got_fields);
+        jsonw_key_lit(w, "id");
+        jsonw_str(w, e->id);
+        jsonw_obj_end(w);
+    }
+    jsonw_arr_end(w);
 }

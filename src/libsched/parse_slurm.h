@@ -164,27 +164,86 @@ int squeue_parse_cmd(const char *buf, size_t len, const struct cmd_spec *spec,
                      exa_error_t *err);
 
 /*
- * squeue_parse_cmd over a large output a block at a time: the header line
- * (the first non-empty line of buf, which must be squeue's header) is
- * parsed with each run of up to block_rows following rows, and each
- * block's jobs are handed to cb, which copies what it wants (every
- * string and node list lives in jobs->strings); all of it is freed after
- * cb returns. So
- * 100,000 rows never exist as 100,000 struct slurm_job at once. Returns
- * 0, or -1 with err from the first block that fails (earlier blocks were
- * already handed over). block_rows 0 means 4096.
+ * What slurm_parse_blocks() does with each block, all three called with
+ * ctx:
+ *   work: on the thread that parsed the block, right after (may be NULL):
+ *         what it returns reaches take as out. It may run on two threads
+ *         at once (two blocks), beside take; jobs->errors' record numbers
+ *         are still the block's own there.
+ *   take: on the caller's thread, one block at a time in the output's
+ *         order, with the block's jobs (every string and node list lives
+ *         in jobs->strings; all of it is freed when take returns) and
+ *         errors numbered as in the whole output.
+ *   drop: frees an out that take will never see (a block parsed past a
+ *         failure, or parsed again); may be NULL.
+ */
+struct slurm_block_ops {
+    void *(*work)(void *ctx, const struct slurm_jobs *jobs);
+    void (*take)(void *ctx, struct slurm_jobs *jobs, void *out);
+    void (*drop)(void *ctx, void *out);
+};
+
+/*
+ * squeue_parse_cmd (is_sacct 0) or sacct_parse_cmd (1) over a large
+ * output a block at a time, on two threads, with exactly the records,
+ * errors and *kind of the one parse: take sees the whole result in order,
+ * so 100,000 rows never exist as 100,000 struct slurm_job at once.
  *
- * Output of two blocks or more is parsed on two threads: a second thread
- * (POSIX threads) parses two blocks of every three while the caller's
- * thread parses the third and runs cb, at most three blocks ahead of cb.
- * cb is still called on the caller's thread, one block at a time, in the
- * output's order, so what it sees is what a one-thread parse gives; when
- * the thread cannot be started the walk is the one-thread one.
+ * Blocks are made when the output is a delimited table whose first line
+ * is a printed header (exa's own formats, -O/-o with a separator,
+ * --parsable2): that line is parsed with each run of up to block_rows
+ * following records (0: 4096), records being lines, or from one 0x1E to
+ * the next where the header starts with 0x1E. A second thread (POSIX
+ * threads) and the caller's take the blocks in turn, at most four ahead
+ * of take; the budget of node names a parse expands is kept across the
+ * blocks as one parse keeps it (a block over it is parsed again on the
+ * caller's thread with what is left). Any other output (blank-aligned
+ * columns, headerless, scontrol lines, Slurm error text, a single block)
+ * is parsed whole, on the caller's thread, and is one block.
+ *
+ * Returns 0, or -1 with err and *kind ("parse_error", or "slurm_error":
+ * only Slurm error text) from the first block that fails; take has then
+ * had the blocks before it. kind may be NULL.
+ */
+int slurm_parse_blocks(const char *buf, size_t len, int is_sacct,
+                       const struct cmd_spec *spec, size_t block_rows,
+                       const struct slurm_block_ops *ops, void *ctx,
+                       const char **kind, exa_error_t *err);
+
+/*
+ * slurm_parse_blocks() of squeue output with cb as take (no work, no
+ * drop): the exporter's collection. Returns as that.
  */
 int squeue_parse_cmd_blocks(const char *buf, size_t len,
                             const struct cmd_spec *spec, size_t block_rows,
                             void (*cb)(void *ctx, struct slurm_jobs *jobs),
                             void *ctx, exa_error_t *err);
+
+/*
+ * The jobs (steps 0) or steps (1) of jobs as the elements of the array w
+ * is in, each as slurm_jobs_write_json() writes it.
+ */
+void slurm_jobs_write_items(const struct slurm_jobs *jobs, int steps,
+                            struct jsonw *w);
+/* The "errors" member of slurm_jobs_write_json() (nothing without
+ * errors), in the object w is in. */
+void slurm_jobs_write_errors(const struct slurm_jobs *jobs, struct jsonw *w);
+
+/*
+ * squeue (is_sacct 0) or sacct (1) output parsed and written to out as
+ * slurm_jobs_write_json() writes its result (pretty), with the same
+ * bytes, through slurm_parse_blocks() (block_rows as there): each
+ * block's records are written as JSON on the thread that parsed them,
+ * and the text is put in order.
+ * Returns 0, or -1 with err and *kind as slurm_parse_blocks(), and then
+ * nothing is written: an output parsed whole fails before its one take,
+ * and the blocks of a table cannot fail (their parse's one failure, too
+ * many records, sends the output to the whole parse first). A failed
+ * write to out is not an error (the reader closed it).
+ */
+int slurm_jobs_stream_json(const char *buf, size_t len, int is_sacct,
+                           const struct cmd_spec *spec, size_t block_rows,
+                           FILE *out, const char **kind, exa_error_t *err);
 
 /*
  * Parse sacct output: --parsable2 with or without header, fixed-width

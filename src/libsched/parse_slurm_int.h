@@ -171,4 +171,35 @@ int slurm_parse_table(const char *buf, size_t len, struct slurm_jobs *jobs,
                       const struct slurm_layout *layouts, int is_sacct,
                       const struct cmd_spec *spec, exa_error_t *err);
 
+/* Node names one parse may expand in all; past it, lists stay as printed. */
+#define SLURM_HOST_BUDGET 2000000
+
+/* What a table parse saw, beyond its records (slurm_parse_blocks()). */
+struct slurm_parse_info {
+    size_t nrecords;       /* data rows read (not the header, blank or
+                            * error lines), the numbering of jobs->errors */
+    size_t hosts_expanded; /* node names expanded from hostlists */
+    int hdr_printed;       /* a printed header line named the columns */
+    int delimited;         /* fields split on a separator, not blanks */
+    int error_line;        /* a Slurm client error line was skipped */
+};
+
+/* slurm_parse_table() with at most host_budget node names expanded
+ * (SLURM_HOST_BUDGET there) and what it saw in *info (may be NULL). */
+int slurm_parse_table_ex(const char *buf, size_t len, struct slurm_jobs *jobs,
+                         const struct slurm_name_role *tbl,
+                         const struct slurm_layout *layouts, int is_sacct,
+                         const struct cmd_spec *spec, size_t host_budget,
+                         struct slurm_parse_info *info, exa_error_t *err);
+
+/* The table walk of squeue_parse_cmd() (no scontrol lines) and of
+ * sacct_parse_cmd(), through slurm_parse_table_ex(): the same returns.
+ * spec must be the tool's or NULL. */
+int squeue_parse_table(const char *buf, size_t len, const struct cmd_spec *spec,
+                       struct slurm_jobs *jobs, size_t host_budget,
+                       struct slurm_parse_info *info, exa_error_t *err);
+int sacct_parse_table(const char *buf, size_t len, const struct cmd_spec *spec,
+                      struct slurm_jobs *jobs, size_t host_budget,
+                      struct slurm_parse_info *info, exa_error_t *err);
+
 #endif

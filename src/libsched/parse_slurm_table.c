@@ -550,9 +550,6 @@ static size_t headerless_roles(const struct slurm_table *t,
     }
 }
 
-/* Node names one parse may expand in all; past it, lists stay as printed. */
-#define HOST_BUDGET 2000000
-
 static void add_error(struct slurm_jobs *jobs, long record, long expected,
                       long got, const char *id)
 {
@@ -593,18 +590,28 @@ static void file_record(struct slurm_jobs *jobs, struct slurm_job *j,
     jobs->njobs++;
 }
 
-/* Shared table walk for squeue and sacct. */
 int slurm_parse_table(const char *buf, size_t len, struct slurm_jobs *jobs,
                       const struct slurm_name_role *tbl,
                       const struct slurm_layout *layouts, int is_sacct,
                       const struct cmd_spec *spec, exa_error_t *err)
+{
+    return slurm_parse_table_ex(buf, len, jobs, tbl, layouts, is_sacct, spec,
+                                SLURM_HOST_BUDGET, NULL, err);
+}
+
+/* Shared table walk for squeue and sacct. */
+int slurm_parse_table_ex(const char *buf, size_t len, struct slurm_jobs *jobs,
+                         const struct slurm_name_role *tbl,
+                         const struct slurm_layout *layouts, int is_sacct,
+                         const struct cmd_spec *spec, size_t host_budget,
+                         struct slurm_parse_info *info, exa_error_t *err)
 {
     struct slurm_table t;
     enum slurm_role roles[128];
     size_t nroles = 0;
     int merge_tail = 0;
     struct slurm_memo memo = {0};
-    struct slurm_row_ctx ctx = {!is_sacct, HOST_BUDGET,    0, NULL,
+    struct slurm_row_ctx ctx = {!is_sacct, host_budget,    0, NULL,
                                 NULL,      &jobs->strings, 0, &memo};
     size_t ext[512];
     int have_ext = 0;
@@ -613,9 +620,17 @@ int slurm_parse_table(const char *buf, size_t len, struct slurm_jobs *jobs,
     memset(&t, 0, sizeof(t));
     t.text = &jobs->strings; /* the records point at the cells' text */
     cur_names = tbl;
+    if (info)
+        memset(info, 0, sizeof(*info));
     if (slurm_table_split_spec(buf, len, known_cur, spec, &t, err) < 0)
         return -1;
     ctx.delimited = t.sep != ' ';
+    if (info) {
+        info->nrecords = t.nrows;
+        info->hdr_printed = t.hdr_printed;
+        info->delimited = t.sep != ' ';
+        info->error_line = t.error_line != NULL;
+    }
     if (spec && spec->tool == CMD_TOOL_SQUEUE)
         ctx.state_filter = spec->state_filter;
     if (t.error_line && !t.nrows && !t.hdr) {
@@ -720,6 +735,8 @@ int slurm_parse_table(const char *buf, size_t len, struct slurm_jobs *jobs,
     built:
         file_record(jobs, &j, is_sacct, 0);
     }
+    if (info)
+        info->hosts_expanded = host_budget - ctx.host_budget;
     slurm_table_free(&t);
     return 0;
 }

@@ -25,7 +25,7 @@
 #include "libutil/strbuf.h"
 #include "libutil/xalloc.h"
 
-#define MAX_ROWS 10000000
+#define MAX_ROWS SLURM_TABLE_MAX_ROWS
 
 /*
  * Field strings, field arrays and offsets live in the table's arena
@@ -501,6 +501,7 @@ int slurm_table_split(const char *buf, size_t len, slurm_hdr_known_f known,
                        (t->sep == ' ' && next_is_ruler(e + 1, end)))) {
                 t->hdr = f;
                 t->nhdr = nf;
+                t->hdr_printed = 1;
                 /* sacct -p ends every line with the separator */
                 if (t->sep != ' ' && nf > 1 && !f[nf - 1][0]) {
                     --nf;
@@ -729,6 +730,7 @@ int slurm_table_split_spec(const char *buf, size_t len, slurm_hdr_known_f known,
                 /* a printed header names the columns */
                 t->hdr = f;
                 t->nhdr = nf;
+                t->hdr_printed = 1;
                 p = e + 1;
                 continue;
             }

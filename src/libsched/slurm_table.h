@@ -28,6 +28,9 @@ struct slurm_row {
                          * arena (see struct slurm_table), else 0 */
 };
 
+/* Rows a split takes at most; more is an error ("more than N rows"). */
+#define SLURM_TABLE_MAX_ROWS 10000000
+
 struct slurm_table {
     char **hdr; /* header names as printed (trimmed), or NULL */
     size_t nhdr;
@@ -38,6 +41,8 @@ struct slurm_table {
     int not_all_trailing; /* some row does not end with an empty field */
     struct arena arena;   /* storage of the fields and arrays (private) */
     char *error_line;     /* first Slurm client error line skipped, or NULL */
+    int hdr_printed;      /* hdr is a printed line (else none, or the
+                           * command's names from a cmd_spec) */
     struct arena *text;   /* set by the caller before the split, or NULL: an
                            * arena of the caller's (it outlives the table)
                            * where rows split on a separator keep their

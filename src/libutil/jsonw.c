@@ -25,6 +25,8 @@ static inline char *room(struct jsonw *w, size_t n)
 
 static void flush(struct jsonw *w)
 {
+    if (!w->fp)
+        return; /* a fragment (jsonw_init_items) keeps all it writes */
     if (w->buf.len && fwrite(w->buf.buf, 1, w->buf.len, w->fp) != w->buf.len)
         w->failed = 1;
     strbuf_reset(&w->buf);
@@ -147,6 +149,34 @@ static void close_(struct jsonw *w, char c)
     put1(w, c);
     if (w->buf.len >= FLUSH_AT)
         flush(w);
+}
+
+void jsonw_init_items(struct jsonw *w, int pretty, int depth)
+{
+    memset(w, 0, sizeof(*w));
+    w->pretty = pretty;
+    w->depth = depth > 0 && depth < JSONW_MAX_DEPTH ? depth : 1;
+    w->empty[w->depth] = 0; /* every item with its ',' */
+    set_item_len(w);
+    strbuf_init(&w->buf, FLUSH_AT + 4096);
+}
+
+void jsonw_put_items(struct jsonw *w, const char *items, size_t n)
+{
+    if (!n)
+        return;
+    if (w->empty[w->depth] && *items == ',') {
+        items++; /* the container's first item */
+        n--;
+    }
+    w->empty[w->depth] = 0;
+    if (w->fp && w->buf.len + n >= FLUSH_AT) {
+        flush(w);
+        if (fwrite(items, 1, n, w->fp) != n)
+            w->failed = 1;
+        return;
+    }
+    strbuf_add(&w->buf, items, n);
 }
 
 void jsonw_obj_begin(struct jsonw *w)

@@ -349,6 +349,21 @@ JSONW_INLINE void jsonw_member_int_or_null(struct jsonw *w, const char *key,
  */
 int jsonw_finish(struct jsonw *w);
 
+/*
+ * A fragment of a document, to build items apart (on another thread) and
+ * put them in order: items written to w as the elements (or members) of
+ * a container at depth, each with the ',' and line it has there, kept in
+ * w->buf (no fp, nothing flushed; free with jsonw_discard()). depth and
+ * pretty must be those of the document's writer where the items go.
+ */
+void jsonw_init_items(struct jsonw *w, int pretty, int depth);
+/*
+ * Put n bytes of items from a fragment (jsonw_init_items() at w's depth)
+ * into the container w is in, after the items it has; the first item of
+ * the container loses its ','.
+ */
+void jsonw_put_items(struct jsonw *w, const char *items, size_t n);
+
 /* Release w without writing what it holds (nothing reaches fp that was
  * not flushed already: a document abandoned before its first 64 KiB). */
 void jsonw_discard(struct jsonw *w);

@@ -47,11 +47,13 @@ void log_msg(enum log_level level, const char *fmt, ...)
     va_list ap;
     if (level > log_get_level())
         return;
+    flockfile(stderr); /* one line, whichever threads log at once */
     fprintf(stderr, "exa: %s: ", names[level]);
     va_start(ap, fmt);
     vfprintf(stderr, fmt, ap);
     va_end(ap);
     fputc('\n', stderr);
+    funlockfile(stderr);
 }
 
 static int status_quiet;

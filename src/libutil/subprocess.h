@@ -10,9 +10,10 @@
  *
  * Runs may overlap on several threads (the exporter runs sinfo and squeue
  * at the same time; `exa serve` runs API commands beside its collector):
- * every descriptor is close-on-exec, each run waits on its own child, and
- * the process-wide SIGPIPE and SIGCHLD dispositions are shared by
- * reference count and installed once.
+ * every descriptor is close-on-exec, each run waits on its own child, the
+ * SIGCHLD handler that wakes the runs is installed once (pthread_once)
+ * and stays, and SIGPIPE is ignored while any run is under way (a count
+ * under a lock; the first saves the disposition, the last restores it).
  */
 #ifndef EXA_SUBPROCESS_H
 #define EXA_SUBPROCESS_H

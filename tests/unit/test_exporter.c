@@ -461,9 +461,10 @@ static struct obs_source *fake_factory(const struct fv_cluster *c, void *ctx,
 }
 
 /* A platform.db in a new directory under /tmp with clusters c1 (ACTIVE,
- * approved through governance) and c2 (PENDING); *db and *reg are its
- * path and the registry's (free both, and call drop_db()). */
-static char *make_db(char **reg)
+ * approved through governance), c2 (PENDING), and with more c3, c4
+ * (ACTIVE too) and c5 (PENDING); returns its path, *reg the registry's
+ * (drop_db() frees both). */
+static char *make_db_more(char **reg, int more)
 {
     char tmpl[] = "/tmp/exa-exporter-XXXXXX";
     char *dir = mkdtemp(tmpl), *db;
@@ -481,12 +482,32 @@ static char *make_db(char **reg)
                                 " ('c2','slurm','PENDING','x','x')",
                                 &err),
                      0);
+    if (more)
+        assert_int_equal(store_exec(st,
+                                    "INSERT INTO clusters(name, scheduler,"
+                                    " state, created_at, updated_at) VALUES"
+                                    " ('c3','slurm','PENDING','x','x'),"
+                                    " ('c4','slurm','PENDING','x','x'),"
+                                    " ('c5','slurm','PENDING','x','x')",
+                                    &err),
+                         0);
     /* c1 is approved through governance, so its state is bound to the
      * audit chain (a row set ACTIVE by SQL alone counts as PENDING) */
     *reg = xstrfmt("%s/clusters.yaml", dir);
     assert_int_equal(gov_approve(st, *reg, "c1", NULL, "test", &res, &err), 0);
+    for (int i = 3; more && i <= 4; i++) {
+        char name[16];
+        snprintf(name, sizeof(name), "c%d", i);
+        assert_int_equal(gov_approve(st, *reg, name, NULL, "test", &res, &err),
+                         0);
+    }
     store_close(st);
     return db;
+}
+
+static char *make_db(char **reg)
+{
+    return make_db_more(reg, 0);
 }
 
 static void drop_db(char *db, char *reg)
@@ -604,8 +625,8 @@ static int slow_nodes(struct obs_source *src, struct obs_snapshot *s,
                       exa_error_t *err)
 {
     struct fake *f = src->data;
-    for (int i = 0; i < 400 && !atomic_load(&jobs_begun); i++)
-        usleep(5000);
+    for (int i = 0; i < 6000 && !atomic_load(&jobs_begun); i++)
+        usleep(5000); /* 30 s at most: it begins at once unless serial */
     if (!atomic_load(&jobs_begun))
         return exa_err(err, EXA_EFAIL, "the job command did not overlap");
     if (fake_nodes(src, s, err) < 0)
@@ -669,6 +690,35 @@ static void test_concurrent_source(void **state)
                                  "{cluster=\"c1\",command=\"sinfo\"} 2\n"));
     assert_non_null(strstr(body, "exa_exporter_command_errors_total"
                                  "{cluster=\"c1\",command=\"squeue\"} 0\n"));
+    free(body);
+    obs_exporter_free(ex);
+    drop_db(db, reg);
+
+    /* three concurrent clusters: 3 "connect" entries, then a node and a
+     * job command's each, so the 9th entry, c4's squeue, moves the array
+     * (xgrow: 8, then 16) while c4's sinfo runs; each entry still gets its
+     * own command's runs */
+    db = make_db_more(&reg, 1);
+    memset(&the_fake, 0, sizeof(the_fake));
+    ex = obs_exporter_new(db, 30, slow_factory, NULL);
+    for (int round = 0; round < 2; round++) {
+        atomic_store(&jobs_begun, 0);
+        assert_int_equal(obs_exporter_collect(ex, &err), 0);
+    }
+    body = obs_exporter_scrape(ex, &len);
+    for (int i = 1; i <= 5; i++) {
+        char line[128];
+        for (int c = 0; c < 2; c++) {
+            snprintf(line, sizeof(line),
+                     "exa_exporter_command_runs_total{cluster=\"c%d\","
+                     "command=\"%s\"} 2\n",
+                     i, c ? "squeue" : "sinfo");
+            if (i == 2 || i == 5)
+                assert_null(strstr(body, line)); /* PENDING */
+            else
+                assert_non_null(strstr(body, line));
+        }
+    }
     free(body);
     obs_exporter_free(ex);
     drop_db(db, reg);

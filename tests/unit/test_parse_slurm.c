@@ -613,6 +613,173 @@ static void test_squeue_blocks(void **state)
     strbuf_release(&b.ids);
 }
 
+/* The document one parse gives (slurm_jobs_write_json, pretty), or
+ * "error <kind>: <text>" (malloc'ed). */
+static char *whole_doc(const char *buf, size_t len, int sacct)
+{
+    struct slurm_jobs j;
+    const char *kind = NULL;
+    exa_error_t err = EXA_ERROR_INIT;
+    char *t = NULL;
+    size_t n = 0;
+    FILE *fp;
+    int rc;
+    memset(&j, 0, sizeof(j));
+    rc = sacct ? sacct_parse_cmd(buf, len, NULL, &j, &kind, &err)
+               : squeue_parse_cmd(buf, len, NULL, &j, &kind, &err);
+    if (rc < 0) {
+        slurm_jobs_free(&j);
+        return xstrfmt("error %s: %s", kind, err.text);
+    }
+    fp = open_memstream(&t, &n);
+    assert_non_null(fp);
+    {
+        struct jsonw w;
+        jsonw_init(&w, fp, 1);
+        slurm_jobs_write_json(&j, sacct, &w);
+        jsonw_finish(&w);
+    }
+    fclose(fp);
+    slurm_jobs_free(&j);
+    return t;
+}
+
+/* The document slurm_jobs_stream_json writes with blocks of rows. */
+static char *stream_doc(const char *buf, size_t len, int sacct, size_t rows)
+{
+    const char *kind = NULL;
+    exa_error_t err = EXA_ERROR_INIT;
+    char *t = NULL;
+    size_t n = 0;
+    FILE *fp = open_memstream(&t, &n);
+    int rc;
+    assert_non_null(fp);
+    rc = slurm_jobs_stream_json(buf, len, sacct, NULL, rows, fp, &kind, &err);
+    fclose(fp);
+    if (rc < 0) {
+        assert_int_equal(n, 0); /* nothing written */
+        free(t);
+        return xstrfmt("error %s: %s", kind, err.text);
+    }
+    return t;
+}
+
+/*
+ * slurm_parse_blocks through slurm_jobs_stream_json: every block size
+ * gives the bytes one parse writes, for tables that are cut in blocks
+ * (exa's own 0x1E records with a mismatched record between, --parsable2
+ * with steps, blank lines, a repeated header, a Slurm error line and
+ * short records) and for those parsed whole (blank-aligned columns,
+ * headerless, scontrol lines, error text only, empty input).
+ */
+static void test_blocks_same_as_one(void **state)
+{
+    static const char *const inputs[] = {
+        /* exa's squeue format: 0x1E records, 0x1F fields; record 4 has a
+         * field too few, record 6 a name with a newline */
+        "\036JOBID\037STATE\037PARTITION\037USER\037NAME\037NODELIST\n"
+        "\0361\037RUNNING\037gpu\037ann\037a\037n[1-3]\n"
+        "\0362\037PENDING\037gpu\037bob\037b\037\n"
+        "\0363\037RUNNING\037cpu\037cat\037c\037c[01-02]\n"
+        "\0364\037RUNNING\037cpu\037dan\037d\n"
+        "\0365\037COMPLETING\037cpu\037eve\037e\037c03\n"
+        "\0366\037RUNNING\037gpu\037fay\037f\nx\037n4\n"
+        "\0367\037SUSPENDED\037gpu\037gus\037g\037n5\n",
+        /* the pipe format with a header, blank lines, a repeated header,
+         * an error line and short records */
+        "JOBID|PARTITION|USER|STATE|NODELIST\n"
+        "11|p|u1|RUNNING|n[1-2]\n"
+        "\n"
+        "12|p|u2|PENDING|\n"
+        "JOBID|PARTITION|USER|STATE|NODELIST\n"
+        "13|p|u3\n"
+        "squeue: error: Invalid user: nobody\n"
+        "14|p|u4|RUNNING|n3\n"
+        "15|p|u5|RUNNING|n4|extra\n"
+        "16_[1-3]|p|u6|PENDING|\n"
+        "17|q|u7|CANCELLED|\n",
+        /* blank-aligned columns: parsed whole */
+        "JOBID PARTITION     NAME     USER ST       TIME  NODES NODELIST\n"
+        "   21       gpu    train      ann  R       1:00      1 n1\n"
+        "   22       gpu     prep      bob PD       0:00      1 (Priority)\n"
+        "   23       cpu     eval      cat  R       2:00      2 c[1-2]\n",
+        /* headerless pipes: parsed whole */
+        "31|gpu|a|ann|RUNNING|1:00|1:00:00|1|n1|gres/gpu:1\n"
+        "32|gpu|b|bob|PENDING|0:00|1:00:00|1|(Priority)|N/A\n"
+        "33|gpu|c|cat|RUNNING|0:10|1:00:00|1|n2|N/A\n",
+        "JobId=41 JobName=a UserId=ann(1) JobState=RUNNING Partition=gpu\n"
+        "JobId=42 JobName=b UserId=bob(2) JobState=PENDING Partition=gpu\n",
+        "slurm_load_jobs error: Unable to contact slurm controller\n",
+        "",
+        "JOBID|STATE\n",
+    };
+    static const char *const sacct_inputs[] = {
+        "JobID|JobIDRaw|State|ExitCode|Start|End|AllocTRES|NodeList|User\n"
+        "51|51|COMPLETED|0:0|2026-12-01T10:00:00|2026-12-01T11:00:00|"
+        "cpu=8,gres/gpu=2|n[1-2]|ann\n"
+        "51.batch|51.batch|COMPLETED|0:0|2026-12-01T10:00:00|"
+        "2026-12-01T11:00:00|cpu=8|n1|\n"
+        "52|52|FAILED|1:0|2026-12-01T10:00:00|2026-12-01T10:05:00|cpu=4|n3|"
+        "bob\n"
+        "52.0|52.0|FAILED\n"
+        "\n"
+        "53|53|CANCELLED by 1000|0:15|None|None||None assigned|cat\n"
+        "53.extern|53.extern|CANCELLED|0:15|None|None||n4|\n"
+        "sacct: error: Problem talking to the database\n"
+        "54_[1-2]|54|PENDING|0:0|Unknown|Unknown||None assigned|dan\n",
+        "JobID|State|\n51|COMPLETED|\n51.batch|COMPLETED|\n52|FAILED|\n",
+        "51|COMPLETED|0:0\n52|FAILED|1:0\n",
+    };
+    (void)state;
+    for (int sacct = 0; sacct < 2; sacct++) {
+        const char *const *in = sacct ? sacct_inputs : inputs;
+        size_t nin = sacct ? sizeof(sacct_inputs) / sizeof(*sacct_inputs)
+                           : sizeof(inputs) / sizeof(*inputs);
+        for (size_t i = 0; i < nin; i++) {
+            char *want = whole_doc(in[i], strlen(in[i]), sacct);
+            for (size_t rows = 0; rows <= 5; rows++) {
+                char *got = stream_doc(in[i], strlen(in[i]), sacct, rows);
+                if (strcmp(got, want))
+                    fail_msg("sacct=%d input %zu rows %zu:\n%s\nwant:\n%s",
+                             sacct, i, rows, got, want);
+                free(got);
+            }
+            free(want);
+        }
+    }
+}
+
+/*
+ * The budget of node names one parse expands (2,000,000) is kept across
+ * the blocks as one parse keeps it: 22 lists of 90,000 names expand
+ * (1,980,000), the 23rd does not fit what is left, the 24th (10,000)
+ * still does; blocks of 3 records meet the budget inside a block, which
+ * is parsed again with what is left.
+ */
+static void test_blocks_host_budget(void **state)
+{
+    struct strbuf in = STRBUF_INIT;
+    char *want, *got;
+    (void)state;
+    strbuf_addstr(&in, "JOBID|STATE|NODELIST\n");
+    for (int i = 1; i <= 23; i++)
+        strbuf_addf(&in, "%d|RUNNING|h%02d-[000001-090000]\n", i, i);
+    strbuf_addstr(&in, "24|RUNNING|k[00001-10000]\n");
+    strbuf_addstr(&in, "25|RUNNING|z[1-3]\n");
+    want = whole_doc(in.buf, in.len, 0);
+    got = stream_doc(in.buf, in.len, 0, 3);
+    assert_true(strlen(got) == strlen(want));
+    assert_true(!strcmp(got, want));
+    /* the 23rd list as printed, the 24th and 25th expanded */
+    assert_non_null(strstr(want, "\"h23-[000001-090000]\""));
+    assert_non_null(strstr(want, "\"k10000\""));
+    assert_non_null(strstr(want, "\"z3\""));
+    assert_null(strstr(want, "\"h23-000001\""));
+    free(want);
+    free(got);
+    strbuf_release(&in);
+}
+
 /* Many blocks (parsed on two threads): the same jobs as one parse, in
  * order, for blocks of 1, 4 and 7 rows; output that is only an error
  * fails with it. */
@@ -685,6 +852,8 @@ int main(void)
         cmocka_unit_test(test_memo_same_as_alone),
         cmocka_unit_test(test_sinfo_headerless_shapes),
         cmocka_unit_test(test_squeue_blocks),
+        cmocka_unit_test(test_blocks_same_as_one),
+        cmocka_unit_test(test_blocks_host_budget),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,450 @@
+/*
+ * parse_slurm_blocks.c - a large squeue or sacct table parsed a block of
+ * records at a time on two threads, with the result of one parse
+ * (parse_slurm.h, slurm_parse_blocks()).
+ *
+ * What makes a block's parse the same as the whole one's:
+ *  - every block is the header line and a run of whole records, so each
+ *    block's split finds the same header, separator, record separator
+ *    (0x1E or newline) and trailing-separator rule as the whole output;
+ *  - blocks are made only for a delimited table with a printed header:
+ *    blank-aligned columns take their extents from all rows, and
+ *    headerless tables their roles from the rows' values;
+ *  - error records are numbered by adding the records of the blocks
+ *    before (slurm_parse_info.nrecords);
+ *  - the node names expanded from hostlists count against one budget for
+ *    the whole output (SLURM_HOST_BUDGET): a block parsed with the whole
+ *    budget that expanded no more than what is left expanded exactly the
+ *    lists one parse would have; otherwise it is parsed again, in turn,
+ *    with what is left;
+ *  - a count of records over SLURM_TABLE_MAX_ROWS goes to the one parse,
+ *    which refuses it.
+ */
+#include "libsched/parse_slurm.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "libsched/parse_slurm_int.h"
+#include "libsched/slurm_table.h"
+#include "libutil/strbuf.h"
+#include "libutil/xalloc.h"
+
+/* Blocks parsed ahead of take at most (their records wait in memory). */
+#define BLOCKS_AHEAD 4
+
+/* The records of one block: [p, q) of the output. */
+struct blk {
+    const char *p, *q;
+};
+
+/* A block's parse; state guarded by par.mu. */
+struct slot {
+    struct slurm_jobs jobs;
+    struct slurm_parse_info info;
+    void *out; /* work's, for take */
+    exa_error_t err;
+    int rc;
+    int state; /* 0 unclaimed, 1 being parsed, 2 parsed */
+};
+
+/* What the two threads share; mu guards next, taken, stop and the slots'
+ * state. */
+struct par {
+    const char *hdr;
+    size_t hdr_len;
+    int is_sacct;
+    const struct cmd_spec *spec;
+    const struct slurm_block_ops *ops;
+    void *ctx;
+    const struct blk *blk;
+    size_t nblk;
+    struct slot *slot;
+    size_t next;  /* the first unclaimed block */
+    size_t taken; /* blocks handed to take (or failed) so far */
+    int stop;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+};
+
+static int table_parse(int is_sacct, const char *buf, size_t len,
+                       const struct cmd_spec *spec, struct slurm_jobs *jobs,
+                       size_t budget, struct slurm_parse_info *info,
+                       exa_error_t *err)
+{
+    return is_sacct
+               ? sacct_parse_table(buf, len, spec, jobs, budget, info, err)
+               : squeue_parse_table(buf, len, spec, jobs, budget, info, err);
+}
+
+/* Parse block k (the header line, then its records) into its slot, with
+ * budget node names to expand, and run work on it. */
+static void parse_block(struct par *pp, size_t k, struct strbuf *sb,
+                        size_t budget)
+{
+    struct slot *sl = &pp->slot[k];
+    strbuf_reset(sb);
+    strbuf_add(sb, pp->hdr, pp->hdr_len);
+    strbuf_add(sb, pp->blk[k].p, (size_t)(pp->blk[k].q - pp->blk[k].p));
+    memset(&sl->jobs, 0, sizeof(sl->jobs));
+    sl->rc = table_parse(pp->is_sacct, sb->buf, sb->len, pp->spec, &sl->jobs,
+                         budget, &sl->info, &sl->err) < 0
+                 ? -1
+                 : 0;
+    sl->out =
+        sl->rc == 0 && pp->ops->work ? pp->ops->work(pp->ctx, &sl->jobs) : NULL;
+}
+
+/* The next block to parse, now claimed; nblk when none may be (all
+ * claimed, BLOCKS_AHEAD waiting, or stopped). Under mu. */
+static size_t claim(struct par *pp)
+{
+    if (pp->stop || pp->next >= pp->nblk ||
+        pp->next >= pp->taken + BLOCKS_AHEAD)
+        return pp->nblk;
+    pp->slot[pp->next].state = 1;
+    return pp->next++;
+}
+
+/* Parse claimed block k outside the lock and mark it parsed. Under mu. */
+static void parse_claimed(struct par *pp, size_t k, struct strbuf *sb)
+{
+    pthread_mutex_unlock(&pp->mu);
+    parse_block(pp, k, sb, SLURM_HOST_BUDGET);
+    pthread_mutex_lock(&pp->mu);
+    pp->slot[k].state = 2;
+    pthread_cond_broadcast(&pp->cv);
+}
+
+/* The second thread: whatever block is next, until none is left. */
+static void *parse_blocks_main(void *arg)
+{
+    struct par *pp = arg;
+    struct strbuf sb = STRBUF_INIT;
+    pthread_mutex_lock(&pp->mu);
+    while (!pp->stop && pp->next < pp->nblk) {
+        size_t k = claim(pp);
+        if (k < pp->nblk)
+            parse_claimed(pp, k, &sb);
+        else
+            pthread_cond_wait(&pp->cv, &pp->mu);
+    }
+    pthread_mutex_unlock(&pp->mu);
+    strbuf_release(&sb);
+    return NULL;
+}
+
+static void drop_slot(struct par *pp, struct slot *sl)
+{
+    if (sl->out && pp->ops->drop)
+        pp->ops->drop(pp->ctx, sl->out);
+    sl->out = NULL;
+    slurm_jobs_free(&sl->jobs);
+}
+
+/*
+ * Where the header line of buf is ([*hs, *he)) and the records start, and
+ * whether the table uses 0x1E records (*rs). Returns 0, or -1 when buf is
+ * not one whose blocks parse as the whole (see the top of this file).
+ */
+static int find_header(const char *buf, size_t len, const char **hs,
+                       const char **he, int *rs)
+{
+    const char *p = buf, *end = buf + len, *nl;
+    while (p < end && (*p == '\n' || *p == '\r'))
+        p++;
+    if (p == end)
+        return -1;
+    *hs = p;
+    *rs = *p == 0x1e;
+    if (*rs) {
+        /* the header record runs to the next 0x1E (its newline and any
+         * blank lines after it are trimmed, in each block as in one) */
+        const char *e = memchr(p + 1, 0x1e, (size_t)(end - p - 1));
+        if (!e)
+            return -1;
+        *he = e;
+        return 0;
+    }
+    nl = memchr(p, '\n', (size_t)(end - p));
+    if (!nl)
+        return -1;
+    *he = nl + 1;
+    /* without 0x1E in the header, none may be anywhere: one 0x1E turns the
+     * whole output into 0x1E records */
+    return memchr(buf, 0x1e, len) ? -1 : 0;
+}
+
+/* The blocks of [p, end): runs of up to rows records, cut before a 0x1E
+ * (rs) or after a newline. *nrec gets the records' count. */
+static struct blk *cut_blocks(const char *p, const char *end, int rs,
+                              size_t rows, size_t *nblk, size_t *nrec)
+{
+    struct blk *blk = NULL;
+    size_t alloc = 0;
+    *nblk = *nrec = 0;
+    while (p < end) {
+        const char *q = p;
+        size_t n = 0;
+        while (n < rows && q < end) {
+            const char *e = rs ? memchr(q + 1, 0x1e, (size_t)(end - q - 1))
+                               : memchr(q, '\n', (size_t)(end - q));
+            q = !e ? end : rs ? e : e + 1;
+            n++;
+        }
+        ALLOC_GROW(blk, *nblk + 1, alloc);
+        blk[*nblk].p = p;
+        blk[(*nblk)++].q = q;
+        *nrec += n;
+        p = q;
+    }
+    return blk;
+}
+
+/* The whole output as one block, on the caller's thread. */
+static int parse_whole(const char *buf, size_t len, int is_sacct,
+                       const struct cmd_spec *spec,
+                       const struct slurm_block_ops *ops, void *ctx,
+                       const char **kind, exa_error_t *err)
+{
+    struct slurm_jobs jobs;
+    const char *k = NULL;
+    int rc;
+    memset(&jobs, 0, sizeof(jobs));
+    rc = is_sacct ? sacct_parse_cmd(buf, len, spec, &jobs, &k, err)
+                  : squeue_parse_cmd(buf, len, spec, &jobs, &k, err);
+    if (kind)
+        *kind = k;
+    if (rc == 0)
+        ops->take(ctx, &jobs, ops->work ? ops->work(ctx, &jobs) : NULL);
+    slurm_jobs_free(&jobs);
+    return rc;
+}
+
+int slurm_parse_blocks(const char *buf, size_t len, int is_sacct,
+                       const struct cmd_spec *spec, size_t block_rows,
+                       const struct slurm_block_ops *ops, void *ctx,
+                       const char **kind, exa_error_t *err)
+{
+    struct strbuf sb = STRBUF_INIT;
+    const char *hs, *he;
+    struct slurm_parse_info hinfo;
+    struct slurm_jobs hjobs;
+    struct blk *blk;
+    struct par pp;
+    size_t nblk, nrec, k, budget = SLURM_HOST_BUDGET, recs = 0;
+    pthread_t th;
+    int rs, threaded = 0, rc = 0, hrc;
+
+    if (!block_rows)
+        block_rows = 4096;
+    if (spec && spec->tool != (is_sacct ? CMD_TOOL_SACCT : CMD_TOOL_SQUEUE))
+        spec = NULL;
+    if (find_header(buf, len, &hs, &he, &rs) < 0)
+        return parse_whole(buf, len, is_sacct, spec, ops, ctx, kind, err);
+    /* the header line alone: taken as a printed header, on a separator */
+    memset(&hjobs, 0, sizeof(hjobs));
+    hrc = table_parse(is_sacct, hs, (size_t)(he - hs), spec, &hjobs,
+                      SLURM_HOST_BUDGET, &hinfo, NULL);
+    slurm_jobs_free(&hjobs);
+    if (hrc < 0 || !hinfo.hdr_printed || !hinfo.delimited || hinfo.nrecords ||
+        hinfo.error_line)
+        return parse_whole(buf, len, is_sacct, spec, ops, ctx, kind, err);
+    blk = cut_blocks(he, buf + len, rs, block_rows, &nblk, &nrec);
+    if (nblk < 2 || nrec > SLURM_TABLE_MAX_ROWS) {
+        free(blk);
+        return parse_whole(buf, len, is_sacct, spec, ops, ctx, kind, err);
+    }
+
+    memset(&pp, 0, sizeof(pp));
+    pp.hdr = hs;
+    pp.hdr_len = (size_t)(he - hs);
+    pp.is_sacct = is_sacct;
+    pp.spec = spec;
+    pp.ops = ops;
+    pp.ctx = ctx;
+    pp.blk = blk;
+    pp.nblk = nblk;
+    pp.slot = xcalloc(nblk, sizeof(*pp.slot));
+    pthread_mutex_init(&pp.mu, NULL);
+    pthread_cond_init(&pp.cv, NULL);
+    threaded = pthread_create(&th, NULL, parse_blocks_main, &pp) == 0;
+    for (k = 0; k < nblk; k++) {
+        struct slot *sl = &pp.slot[k];
+        /* block k: parsed by whichever thread claimed it; while it is not,
+         * this thread parses the next unclaimed one */
+        pthread_mutex_lock(&pp.mu);
+        while (sl->state != 2) {
+            size_t j = claim(&pp);
+            if (j < nblk)
+                parse_claimed(&pp, j, &sb);
+            else
+                pthread_cond_wait(&pp.cv, &pp.mu);
+        }
+        pthread_mutex_unlock(&pp.mu);
+        if (sl->rc == 0 && sl->info.hosts_expanded > budget) {
+            /* one parse would have run out of names here: again, with
+             * what is left */
+            drop_slot(&pp, sl);
+            parse_block(&pp, k, &sb, budget);
+        }
+        if (sl->rc != 0) {
+            rc = -1;
+            if (err)
+                *err = sl->err;
+        } else {
+            budget -= sl->info.hosts_expanded;
+            for (size_t e = 0; e < sl->jobs.nerrors; e++)
+                sl->jobs.errors[e].record += (long)recs;
+            recs += sl->info.nrecords;
+            ops->take(ctx, &sl->jobs, sl->out);
+            sl->out = NULL;
+        }
+        drop_slot(&pp, sl);
+        pthread_mutex_lock(&pp.mu);
+        pp.taken = k + 1;
+        if (rc)
+            pp.stop = 1;
+        pthread_cond_broadcast(&pp.cv);
+        pthread_mutex_unlock(&pp.mu);
+        if (rc)
+            break;
+    }
+    if (threaded)
+        pthread_join(th, NULL);
+    /* blocks parsed past a failure are dropped */
+    for (k = k + 1; k < nblk; k++)
+        if (pp.slot[k].state == 2)
+            drop_slot(&pp, &pp.slot[k]);
+    pthread_cond_destroy(&pp.cv);
+    pthread_mutex_destroy(&pp.mu);
+    free(pp.slot);
+    free(blk);
+    strbuf_release(&sb);
+    if (kind)
+        *kind = "parse_error";
+    return rc;
+}
+
+/* squeue_parse_cmd_blocks' take: the caller's cb. */
+struct cb_ctx {
+    void (*cb)(void *ctx, struct slurm_jobs *jobs);
+    void *ctx;
+};
+
+static void cb_take(void *ctx, struct slurm_jobs *jobs, void *out)
+{
+    struct cb_ctx *c = ctx;
+    (void)out;
+    c->cb(c->ctx, jobs);
+}
+
+int squeue_parse_cmd_blocks(const char *buf, size_t len,
+                            const struct cmd_spec *spec, size_t block_rows,
+                            void (*cb)(void *ctx, struct slurm_jobs *jobs),
+                            void *ctx, exa_error_t *err)
+{
+    static const struct slurm_block_ops ops = {NULL, cb_take, NULL};
+    struct cb_ctx c = {cb, ctx};
+    return slurm_parse_blocks(buf, len, 0, spec, block_rows, &ops, &c, NULL,
+                              err);
+}
+
+/* slurm_jobs_stream_json(): the document's writer between the blocks. */
+struct json_stream {
+    struct jsonw w;       /* the document, to out */
+    int with_steps;       /* sacct: a "steps" array after "jobs" */
+    struct strbuf *steps; /* each block's steps' items, put after the jobs */
+    size_t nsteps, steps_alloc;
+    struct slurm_jobs errors; /* only errors: the blocks', renumbered */
+};
+
+/* A block's items as text, written on the thread that parsed it. */
+struct json_frag {
+    struct strbuf jobs, steps;
+};
+
+static void *json_work(void *ctx, const struct slurm_jobs *jobs)
+{
+    const struct json_stream *js = ctx; /* with_steps only: read-only */
+    struct json_frag *f = xcalloc(1, sizeof(*f));
+    struct jsonw fw;
+    /* the items of the "jobs" (or "steps") array of the document's
+     * object: depth 2 */
+    jsonw_init_items(&fw, 1, 2);
+    slurm_jobs_write_items(jobs, 0, &fw);
+    f->jobs = fw.buf;
+    strbuf_init(&f->steps, 0);
+    if (js->with_steps) {
+        jsonw_init_items(&fw, 1, 2);
+        slurm_jobs_write_items(jobs, 1, &fw);
+        f->steps = fw.buf;
+    }
+    return f;
+}
+
+static void json_drop(void *ctx, void *out)
+{
+    struct json_frag *f = out;
+    (void)ctx;
+    strbuf_release(&f->jobs);
+    strbuf_release(&f->steps);
+    free(f);
+}
+
+static void json_take(void *ctx, struct slurm_jobs *jobs, void *out)
+{
+    struct json_stream *js = ctx;
+    struct json_frag *f = out;
+    struct slurm_jobs *e = &js->errors;
+    jsonw_put_items(&js->w, f->jobs.buf, f->jobs.len);
+    if (f->steps.len) { /* kept, not copied */
+        ALLOC_GROW(js->steps, js->nsteps + 1, js->steps_alloc);
+        js->steps[js->nsteps++] = f->steps;
+        strbuf_init(&f->steps, 0);
+    }
+    for (size_t i = 0; i < jobs->nerrors; i++) {
+        ALLOC_GROW(e->errors, e->nerrors + 1, e->errors_alloc);
+        e->errors[e->nerrors++] = jobs->errors[i];
+        jobs->errors[i].id = NULL; /* moved */
+    }
+    json_drop(ctx, f);
+}
+
+int slurm_jobs_stream_json(const char *buf, size_t len, int is_sacct,
+                           const struct cmd_spec *spec, size_t block_rows,
+                           FILE *out, const char **kind, exa_error_t *err)
+{
+    static const struct slurm_block_ops ops = {json_work, json_take, json_drop};
+    struct json_stream js;
+    int rc;
+    memset(&js, 0, sizeof(js));
+    js.with_steps = is_sacct;
+    jsonw_init(&js.w, out, 1);
+    jsonw_obj_begin(&js.w);
+    jsonw_key_lit(&js.w, "jobs");
+    jsonw_arr_begin(&js.w);
+    rc = slurm_parse_blocks(buf, len, is_sacct, spec, block_rows, &ops, &js,
+                            kind, err);
+    if (rc < 0) {
+        jsonw_discard(&js.w);
+    } else {
+        jsonw_arr_end(&js.w);
+        if (is_sacct) {
+            jsonw_key_lit(&js.w, "steps");
+            jsonw_arr_begin(&js.w);
+            for (size_t i = 0; i < js.nsteps; i++)
+                jsonw_put_items(&js.w, js.steps[i].buf, js.steps[i].len);
+            jsonw_arr_end(&js.w);
+        }
+        slurm_jobs_write_errors(&js.errors, &js.w);
+        jsonw_obj_end(&js.w);
+        jsonw_finish(&js.w); /* a closed stdout is the reader's choice */
+    }
+    for (size_t i = 0; i < js.nsteps; i++)
+        strbuf_release(&js.steps[i]);
+    free(js.steps);
+    slurm_jobs_free(&js.errors);
+    return rc;
+}
