@@ -353,34 +353,29 @@ int squeue_parse_cmd_blocks(const char *buf, size_t len,
 
 /* slurm_jobs_stream_json(): the document's writer between the blocks. */
 struct json_stream {
-    struct jsonw w;       /* the document, to out */
-    int with_steps;       /* sacct: a "steps" array after "jobs" */
-    struct strbuf *steps; /* each block's steps' items, put after the jobs */
+    struct jsonw w;      /* the document, to out */
+    int with_steps;      /* sacct: a "steps" array after "jobs" */
+    struct jsonw *steps; /* each block's steps' items, put after the jobs */
     size_t nsteps, steps_alloc;
     struct slurm_jobs errors; /* only errors: the blocks', renumbered */
 };
 
-/* A block's items as text, written on the thread that parsed it. */
+/* A block's items as text, written on the thread that parsed it: the
+ * items of the "jobs" and "steps" arrays of the document's object, at
+ * depth 2. */
 struct json_frag {
-    struct strbuf jobs, steps;
+    struct jsonw jobs, steps;
 };
 
 static void *json_work(void *ctx, const struct slurm_jobs *jobs)
 {
     const struct json_stream *js = ctx; /* with_steps only: read-only */
     struct json_frag *f = xcalloc(1, sizeof(*f));
-    struct jsonw fw;
-    /* the items of the "jobs" (or "steps") array of the document's
-     * object: depth 2 */
-    jsonw_init_items(&fw, 1, 2);
-    slurm_jobs_write_items(jobs, 0, &fw);
-    f->jobs = fw.buf;
-    strbuf_init(&f->steps, 0);
-    if (js->with_steps) {
-        jsonw_init_items(&fw, 1, 2);
-        slurm_jobs_write_items(jobs, 1, &fw);
-        f->steps = fw.buf;
-    }
+    jsonw_init_items(&f->jobs, 1, 2);
+    slurm_jobs_write_items(jobs, 0, &f->jobs);
+    jsonw_init_items(&f->steps, 1, 2);
+    if (js->with_steps)
+        slurm_jobs_write_items(jobs, 1, &f->steps);
     return f;
 }
 
@@ -388,8 +383,8 @@ static void json_drop(void *ctx, void *out)
 {
     struct json_frag *f = out;
     (void)ctx;
-    strbuf_release(&f->jobs);
-    strbuf_release(&f->steps);
+    jsonw_discard(&f->jobs);
+    jsonw_discard(&f->steps);
     free(f);
 }
 
@@ -398,18 +393,16 @@ static void json_take(void *ctx, struct slurm_jobs *jobs, void *out)
     struct json_stream *js = ctx;
     struct json_frag *f = out;
     struct slurm_jobs *e = &js->errors;
-    jsonw_put_items(&js->w, f->jobs.buf, f->jobs.len);
-    if (f->steps.len) { /* kept, not copied */
-        ALLOC_GROW(js->steps, js->nsteps + 1, js->steps_alloc);
-        js->steps[js->nsteps++] = f->steps;
-        strbuf_init(&f->steps, 0);
-    }
+    jsonw_put_items(&js->w, &f->jobs);
+    /* kept, not copied, for after the jobs */
+    ALLOC_GROW(js->steps, js->nsteps + 1, js->steps_alloc);
+    js->steps[js->nsteps++] = f->steps;
     for (size_t i = 0; i < jobs->nerrors; i++) {
         ALLOC_GROW(e->errors, e->nerrors + 1, e->errors_alloc);
         e->errors[e->nerrors++] = jobs->errors[i];
         jobs->errors[i].id = NULL; /* moved */
     }
-    json_drop(ctx, f);
+    free(f);
 }
 
 int slurm_jobs_stream_json(const char *buf, size_t len, int is_sacct,
@@ -435,7 +428,7 @@ int slurm_jobs_stream_json(const char *buf, size_t len, int is_sacct,
             jsonw_key_lit(&js.w, "steps");
             jsonw_arr_begin(&js.w);
             for (size_t i = 0; i < js.nsteps; i++)
-                jsonw_put_items(&js.w, js.steps[i].buf, js.steps[i].len);
+                jsonw_put_items(&js.w, &js.steps[i]);
             jsonw_arr_end(&js.w);
         }
         slurm_jobs_write_errors(&js.errors, &js.w);
@@ -443,7 +436,7 @@ int slurm_jobs_stream_json(const char *buf, size_t len, int is_sacct,
         jsonw_finish(&js.w); /* a closed stdout is the reader's choice */
     }
     for (size_t i = 0; i < js.nsteps; i++)
-        strbuf_release(&js.steps[i]);
+        jsonw_discard(&js.steps[i]); /* put (and so released) or not */
     free(js.steps);
     slurm_jobs_free(&js.errors);
     return rc;

@@ -638,6 +638,10 @@ int slurm_parse_table_ex(const char *buf, size_t len, struct slurm_jobs *jobs,
         slurm_table_free(&t);
         return -2;
     }
+    /* a record per row at most: one allocation, not a doubling series of
+     * copies of records of about 360 bytes */
+    if (t.nrows)
+        ALLOC_GROW(jobs->jobs, jobs->njobs + t.nrows, jobs->jobs_alloc);
     if (t.hdr) {
         nroles = t.nhdr < 128 ? t.nhdr : 128;
         for (size_t i = 0; i < nroles; i++) {

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "libutil/json.h"
+#include "libutil/xalloc.h"
 
 #define FLUSH_AT JSONW_FLUSH_AT
 
@@ -25,8 +26,14 @@ static inline char *room(struct jsonw *w, size_t n)
 
 static void flush(struct jsonw *w)
 {
-    if (!w->fp)
-        return; /* a fragment (jsonw_init_items) keeps all it writes */
+    if (!w->fp) { /* a fragment (jsonw_init_items): the buffer set aside */
+        if (!w->buf.len)
+            return;
+        ALLOC_GROW(w->chunks, w->nchunks + 1, w->chunks_alloc);
+        w->chunks[w->nchunks++] = w->buf;
+        strbuf_init(&w->buf, FLUSH_AT + 4096);
+        return;
+    }
     if (w->buf.len && fwrite(w->buf.buf, 1, w->buf.len, w->fp) != w->buf.len)
         w->failed = 1;
     strbuf_reset(&w->buf);
@@ -161,22 +168,33 @@ void jsonw_init_items(struct jsonw *w, int pretty, int depth)
     strbuf_init(&w->buf, FLUSH_AT + 4096);
 }
 
-void jsonw_put_items(struct jsonw *w, const char *items, size_t n)
+/* n bytes of a fragment's items into w's container. */
+static void put_raw(struct jsonw *w, const char *s, size_t n)
 {
     if (!n)
         return;
-    if (w->empty[w->depth] && *items == ',') {
-        items++; /* the container's first item */
+    if (w->empty[w->depth] && *s == ',') {
+        s++; /* the container's first item */
         n--;
     }
     w->empty[w->depth] = 0;
     if (w->fp && w->buf.len + n >= FLUSH_AT) {
         flush(w);
-        if (fwrite(items, 1, n, w->fp) != n)
+        if (fwrite(s, 1, n, w->fp) != n)
             w->failed = 1;
         return;
     }
-    strbuf_add(&w->buf, items, n);
+    strbuf_add(&w->buf, s, n);
+    if (w->buf.len >= FLUSH_AT)
+        flush(w);
+}
+
+void jsonw_put_items(struct jsonw *w, struct jsonw *items)
+{
+    for (size_t i = 0; i < items->nchunks; i++)
+        put_raw(w, items->chunks[i].buf, items->chunks[i].len);
+    put_raw(w, items->buf.buf, items->buf.len);
+    jsonw_discard(items);
 }
 
 void jsonw_obj_begin(struct jsonw *w)
@@ -409,4 +427,9 @@ int jsonw_finish(struct jsonw *w)
 void jsonw_discard(struct jsonw *w)
 {
     strbuf_release(&w->buf);
+    for (size_t i = 0; i < w->nchunks; i++)
+        strbuf_release(&w->chunks[i]);
+    free(w->chunks);
+    w->chunks = NULL;
+    w->nchunks = w->chunks_alloc = 0;
 }

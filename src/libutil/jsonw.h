@@ -35,6 +35,10 @@ struct jsonw {
                       * the ',' dropped for the first; 0 where the inline
                       * writers below leave it to the slow path (depth 0,
                       * or an indent over 16 bytes) */
+    /* a fragment (jsonw_init_items): the full buffers a flush set aside,
+     * in order, instead of writing them to fp */
+    struct strbuf *chunks;
+    size_t nchunks, chunks_alloc;
 };
 
 /* Start a document written to fp (pretty: 2-space indent). */
@@ -353,16 +357,17 @@ int jsonw_finish(struct jsonw *w);
  * A fragment of a document, to build items apart (on another thread) and
  * put them in order: items written to w as the elements (or members) of
  * a container at depth, each with the ',' and line it has there, kept in
- * w->buf (no fp, nothing flushed; free with jsonw_discard()). depth and
- * pretty must be those of the document's writer where the items go.
+ * memory (no fp: each full 64 KiB buffer is set aside, none is grown or
+ * copied; free with jsonw_discard()). depth and pretty must be those of
+ * the document's writer where the items go.
  */
 void jsonw_init_items(struct jsonw *w, int pretty, int depth);
 /*
- * Put n bytes of items from a fragment (jsonw_init_items() at w's depth)
- * into the container w is in, after the items it has; the first item of
- * the container loses its ','.
+ * Put the items of fragment items (jsonw_init_items() at w's depth) into
+ * the container w is in, after the items it has (the container's first
+ * item loses its ','), and release items.
  */
-void jsonw_put_items(struct jsonw *w, const char *items, size_t n);
+void jsonw_put_items(struct jsonw *w, struct jsonw *items);
 
 /* Release w without writing what it holds (nothing reaches fp that was
  * not flushed already: a document abandoned before its first 64 KiB). */
