@@ -374,6 +374,67 @@ static void test_parsers_stream_same_bytes(void **state)
 }
 
 /* jx_quote writes what jansson writes for jx_str(s), ASCII or not. */
+/* Items written into fragments (several of 64 KiB and more, one empty,
+ * one small) and put in order give the bytes of the same items written
+ * into the document directly, pretty and compact, in an array that is
+ * empty when every fragment is. */
+static void frag_items(struct jsonw *w, int from, int to)
+{
+    for (int i = from; i < to; i++) {
+        jsonw_obj_begin(w);
+        jsonw_key(w, "id");
+        jsonw_int(w, i);
+        jsonw_key(w, "name");
+        jsonw_str(w, i % 7 ? "plain" : "esc\"aped\n");
+        jsonw_obj_end(w);
+    }
+}
+
+static void test_fragments_same_bytes(void **state)
+{
+    static const int cuts[] = {0, 0, 3000, 3000, 3001, 9000};
+    (void)state;
+    for (int pretty = 0; pretty < 2; pretty++) {
+        for (int empty = 0; empty < 2; empty++) {
+            FILE *a = tmpfile(), *b = tmpfile();
+            struct jsonw w;
+            char *x, *y;
+            int last = empty ? 0 : 9000;
+            assert_non_null(a);
+            assert_non_null(b);
+            jsonw_init(&w, a, pretty);
+            jsonw_obj_begin(&w);
+            jsonw_key(&w, "items");
+            jsonw_arr_begin(&w);
+            frag_items(&w, 0, last);
+            jsonw_arr_end(&w);
+            jsonw_obj_end(&w);
+            jsonw_finish(&w);
+            jsonw_init(&w, b, pretty);
+            jsonw_obj_begin(&w);
+            jsonw_key(&w, "items");
+            jsonw_arr_begin(&w);
+            for (size_t k = 0; k + 1 < sizeof(cuts) / sizeof(*cuts); k++) {
+                struct jsonw f;
+                jsonw_init_items(&f, pretty, 2);
+                frag_items(&f, empty ? 0 : cuts[k], empty ? 0 : cuts[k + 1]);
+                jsonw_put_items(&w, &f);
+            }
+            jsonw_arr_end(&w);
+            jsonw_obj_end(&w);
+            jsonw_finish(&w);
+            x = slurp_stream(a);
+            y = slurp_stream(b);
+            assert_true(strlen(x) > (empty ? 0 : 65536 * 2));
+            assert_string_equal(x, y);
+            free(x);
+            free(y);
+            fclose(a);
+            fclose(b);
+        }
+    }
+}
+
 static void test_quote_matches_jansson(void **state)
 {
     (void)state;
@@ -539,6 +600,7 @@ int main(void)
         cmocka_unit_test(test_pretty_matches_jansson),
         cmocka_unit_test(test_compact_matches_jansson),
         cmocka_unit_test(test_unbalanced_fails),
+        cmocka_unit_test(test_fragments_same_bytes),
         cmocka_unit_test(test_quote_matches_jansson),
         cmocka_unit_test(test_canonical_flat),
         cmocka_unit_test(test_flat_str),
