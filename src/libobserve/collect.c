@@ -28,6 +28,7 @@
 #include "libtransport/transport.h"
 #include "libutil/json.h"
 #include "libutil/strbuf.h"
+#include "libutil/timeutil.h"
 #include "libutil/xalloc.h"
 
 const char *const obs_slurm_nodes_argv[] = {
@@ -396,7 +397,12 @@ struct obs_source *obs_source_new(const char *cluster, const char *scheduler,
 struct gate_src {
     struct gate *g;
     pthread_mutex_t mu;
+    double last_end; /* time_monotonic() when a command last ended; under mu */
 };
+
+/* A ControlMaster idle this long may be gone by the time the commands
+ * start: under TRANSPORT_SSH_PERSIST_S, with room for a slow command. */
+#define GATE_SRC_IDLE_S (TRANSPORT_SSH_PERSIST_S - 20)
 
 static int gate_runner(void *ctx, const char *const *argv, struct strbuf *out,
                        exa_error_t *err)
@@ -404,15 +410,45 @@ static int gate_runner(void *ctx, const char *const *argv, struct strbuf *out,
     struct gate_src *gs = ctx;
     struct transport_result res = TRANSPORT_RESULT_INIT;
     int rc = transport_run_ok(gate_transport(gs->g), argv, NULL, 0, &res, err);
-    if (rc == 0) {
+    if (rc == 0)
         strbuf_take(out, &res.out);
-    } else {
-        pthread_mutex_lock(&gs->mu);
+    pthread_mutex_lock(&gs->mu);
+    if (rc < 0)
         gate_check_error(gs->g, err);
+    gs->last_end = time_monotonic();
+    pthread_mutex_unlock(&gs->mu);
+    transport_result_release(&res);
+    return rc;
+}
+
+/*
+ * Before the two commands run at once over ssh: when the cluster's
+ * ControlMaster may have lapsed (nothing ran for GATE_SRC_IDLE_S), one
+ * `true` opens it again, so the two share one login instead of both
+ * logging in (ssh's ControlMaster=auto lets only one of two racing
+ * clients become the master). Its failure is left to the commands.
+ */
+static void gate_prepare(struct obs_source *src)
+{
+    struct gate_src *gs = ((struct src_data *)src->data)->ctx;
+    static const char *const argv[] = {"true", NULL};
+    struct transport *t = gate_transport(gs->g);
+    struct transport_result res = TRANSPORT_RESULT_INIT;
+    exa_error_t e = EXA_ERROR_INIT;
+    double idle;
+    if (strcmp(t->ops->kind, "ssh"))
+        return;
+    pthread_mutex_lock(&gs->mu);
+    idle = time_monotonic() - gs->last_end;
+    pthread_mutex_unlock(&gs->mu);
+    if (idle < GATE_SRC_IDLE_S)
+        return;
+    if (transport_run(t, argv, NULL, 0, 0, &res, &e) == 0) {
+        pthread_mutex_lock(&gs->mu);
+        gs->last_end = time_monotonic();
         pthread_mutex_unlock(&gs->mu);
     }
     transport_result_release(&res);
-    return rc;
 }
 
 static void gate_destroy(void *ctx)
@@ -455,6 +491,7 @@ struct obs_source *obs_collect_factory(const struct fv_cluster *c, void *ctx,
     }
     gs = xcalloc(1, sizeof(*gs));
     gs->g = g;
+    gs->last_end = time_monotonic(); /* gate_open() ran ssh just now */
     pthread_mutex_init(&gs->mu, NULL);
     src = obs_source_new(c->name, c->scheduler, gate_runner, gs, gate_destroy,
                          err);
@@ -464,5 +501,6 @@ struct obs_source *obs_collect_factory(const struct fv_cluster *c, void *ctx,
     }
     ((struct src_data *)src->data)->after_jobs = gate_after_jobs;
     src->concurrent = 1;
+    src->prepare = gate_prepare;
     return src;
 }

@@ -275,6 +275,8 @@ static void collect_source(struct obs_exporter *ex, struct obs_source *src,
     /* both entries made now, in the order of the one-thread walk */
     stat_for(ex, src->cluster, src->node_cmd);
     stat_for(ex, src->cluster, src->job_cmd);
+    if (src->prepare)
+        src->prepare(src);
     threaded = pthread_create(&th, NULL, nodes_main, &nr) == 0;
     if (!threaded)
         nodes_main(&nr); /* no thread to be had: one after the other */

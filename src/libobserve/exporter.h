@@ -46,6 +46,10 @@ struct obs_source {
      * collection takes the longer of the two, not their sum.
      */
     int concurrent;
+    /* Run before a concurrent source's two commands start (e.g. opening
+     * the connection they will share, so they do not open one each); may
+     * be NULL. */
+    void (*prepare)(struct obs_source *src);
     /* Run after both commands of a collection, on the collector's thread
      * (e.g. moving the cluster's stale job rows forward); may be NULL. */
     void (*after)(struct obs_source *src);

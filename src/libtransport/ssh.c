@@ -62,8 +62,10 @@ void transport_ssh_base_argv(struct transport *t, struct strvec *argv)
      * under another known_hosts or key from serving this transport
      * (a reused master skips host key verification). */
     strvec_pushf(argv, "-oControlPath=%s/%s-%%C", p->control_dir, p->tag);
-    strvec_pushl(argv, "-o", "ControlPersist=60", "-o", "ConnectTimeout=15",
-                 "-o", "ServerAliveInterval=30", "-o", "LogLevel=ERROR", NULL);
+    strvec_push(argv, "-o");
+    strvec_pushf(argv, "ControlPersist=%d", TRANSPORT_SSH_PERSIST_S);
+    strvec_pushl(argv, "-o", "ConnectTimeout=15", "-o",
+                 "ServerAliveInterval=30", "-o", "LogLevel=ERROR", NULL);
     if (p->port) {
         strvec_push(argv, "-p");
         strvec_pushf(argv, "%d", p->port);

@@ -25,6 +25,10 @@
 #include "libutil/strbuf.h"
 #include "libutil/strvec.h"
 
+/* Seconds the ssh transport's ControlMaster outlives its last command
+ * (ControlPersist). */
+#define TRANSPORT_SSH_PERSIST_S 60
+
 /* Default per-command cap in seconds (EXAMLOPS_SLURM_CMD_TIMEOUT). */
 #define TRANSPORT_DEFAULT_TIMEOUT_S 30.0
 /* Per-stream output cap of one command (bytes). */
