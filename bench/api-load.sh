@@ -56,20 +56,20 @@ TOKEN=$("$EXA" auth token create --user bench-viewer --role viewer 2>/dev/null)
 "$EXA" serve --listen 127.0.0.1:0 --interval 600 >"$W/serve.out" 2>"$W/serve.err" &
 pids+=($!)
 port=
-for _ in $(seq 100); do
+for _ in $(seq 300); do # 30 s at most: a loaded CI machine starts slowly
     port=$(sed -n 's/.*port \([0-9][0-9]*\).*/\1/p' "$W/serve.out" | head -1)
     [ -n "$port" ] && break
     sleep 0.1
 done
-[ -n "$port" ] || { echo "api-load: exa serve did not start" >&2; cat "$W/serve.err" >&2; exit 1; }
+[ -n "$port" ] || { echo "api-load: exa serve did not start in 30 s" >&2; cat "$W/serve.err" >&2; exit 1; }
 URL=http://127.0.0.1:$port/api/v1/clusters
-code=$(curl -s -m 5 -o "$W/first.json" -w '%{http_code}' -H "Authorization: Bearer $TOKEN" "$URL")
+code=$(curl -s -m 20 -o "$W/first.json" -w '%{http_code}' -H "Authorization: Bearer $TOKEN" "$URL")
 if [ "$code" != 200 ] || ! python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); sys.exit(0 if "site1" in json.dumps(d) else 1)' "$W/first.json"; then
     echo "api-load: GET /api/v1/clusters answered $code, not the cluster list" >&2
     head -c 500 "$W/first.json" >&2
     exit 1
 fi
-code=$(curl -s -m 5 -o /dev/null -w '%{http_code}' "$URL")
+code=$(curl -s -m 20 -o /dev/null -w '%{http_code}' "$URL")
 [ "$code" = 401 ] || { echo "api-load: without a token GET /api/v1/clusters answered $code, not 401" >&2; exit 1; }
 
 # the CLI writer: register, approve, reject until told to stop

@@ -14,7 +14,8 @@ echo "# $out"
 n=0 fails=0
 t() { n=$((n + 1)); if [ "$1" -eq 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; fails=$((fails + 1)); fi; }
 t "$rc" "bench/api-load.sh (50 connections, 5 s, CLI writes alongside) finds no error"
-[ "$rc" -eq 0 ] || sed 's/^/# /' "${TMPDIR:-/tmp}/t0882.$$.err" | tail -40
+# the reason on stderr too, so that a CI log shows it
+[ "$rc" -eq 0 ] || sed 's/^/# /' "${TMPDIR:-/tmp}/t0882.$$.err" | tail -40 >&2
 rm -f "${TMPDIR:-/tmp}/t0882.$$.err"
 echo "$out" | grep -q 'non-2xx 0, socket errors 0;'; t $? "non-2xx 0 and socket errors 0"
 echo "$out" | grep -q '"database is locked" 0$'; t $? "no 'database is locked'"
