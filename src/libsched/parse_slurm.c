@@ -876,7 +876,8 @@ json_t *slurm_jobs_to_json(const struct slurm_jobs *jobs, int with_steps)
 
 /* slurm_job_to_json's object, written to w (same keys, same order; a
  * member's key and value in one jsonw_member_* write). */
-static void job_write(const struct slurm_job *j, int is_step, struct jsonw *w)
+static void job_write_members(const struct slurm_job *j, int is_step,
+                              struct jsonw *w)
 {
     jsonw_obj_begin(w);
     jsonw_member_str_lit(w, "id", j->id);
@@ -957,6 +958,104 @@ static void job_write(const struct slurm_job *j, int is_step, struct jsonw *w)
     STR_IF(SJ_CLUSTER, "cluster", cluster);
 #undef STR_IF
     jsonw_obj_end(w);
+}
+
+/* The array members of job_write's object (rare: a slurm array job's
+ * record), written through jsonw_run_sync. */
+static void job_write_array(const struct slurm_job *j, struct jsonw *w)
+{
+    jsonw_member_str_lit(w, "array_job_id", j->array_job_id);
+    jsonw_member_str_lit(w, "array_task", j->array_task);
+    if (j->array_task_count)
+        jsonw_member_int_lit(w, "array_task_count", j->array_task_count);
+    if (j->array_task_ids) {
+        jsonw_key_lit(w, "array_task_ids");
+        jsonw_arr_begin(w);
+        for (size_t i = 0; i < j->n_array_task_ids; i++)
+            jsonw_int(w, j->array_task_ids[i]);
+        jsonw_arr_end(w);
+    }
+    if (j->array_max_running)
+        jsonw_member_int_lit(w, "array_max_running", j->array_max_running);
+}
+
+/* job_write_members' bytes, written as one jsonw run (jsonw.h) where w
+ * allows one: the members from locals, the rare ones through
+ * jsonw_run_sync. */
+static void job_write(const struct slurm_job *j, int is_step, struct jsonw *w)
+{
+    struct jsonw_run r;
+    if (!jsonw_run_obj_begin(w, &r)) {
+        job_write_members(j, is_step, w);
+        return;
+    }
+    jsonw_run_str_lit(w, &r, "id", j->id);
+    jsonw_run_str_lit(w, &r, "state", j->state);
+    jsonw_run_str_lit(w, &r, "raw_state", j->raw_state);
+    jsonw_run_int_or_null_lit(w, &r, "exit_code", j->has_exit, j->exit_code);
+    jsonw_run_int_or_null_lit(w, &r, "signal", j->has_signal, j->signal);
+    jsonw_run_str_lit(w, &r, "start", j->start);
+    jsonw_run_str_lit(w, &r, "end", j->end);
+    if (j->has_elapsed && j->elapsed_s == (double)(long long)j->elapsed_s) {
+        jsonw_run_int_lit(w, &r, "elapsed_s", (long long)j->elapsed_s);
+    } else if (j->has_elapsed) {
+        jsonw_run_sync(w, &r);
+        jsonw_key_lit(w, "elapsed_s");
+        jsonw_real(w, j->elapsed_s);
+        jsonw_run_resume(w, &r);
+    } else {
+        jsonw_run_null_lit(w, &r, "elapsed_s");
+    }
+    jsonw_run_int_or_null_lit(w, &r, "gpus", j->has_gpus, j->gpus);
+    if (is_step) {
+        jsonw_run_str_lit(w, &r, "job_id", j->job_id);
+        jsonw_run_str_lit(w, &r, "step", j->step);
+    }
+    if (j->array_job_id) {
+        jsonw_run_sync(w, &r);
+        job_write_array(j, w);
+        jsonw_run_resume(w, &r);
+    }
+    if (j->het_job_id) {
+        jsonw_run_str_lit(w, &r, "het_job_id", j->het_job_id);
+        jsonw_run_int_lit(w, &r, "het_offset", j->het_offset);
+    }
+#define STR_IF(bit, key, field)                                                \
+    do {                                                                       \
+        if (j->have & (bit))                                                   \
+            jsonw_run_str_lit(w, &r, key, j->field);                           \
+    } while (0)
+    STR_IF(SJ_PARTITION, "partition", partition);
+    STR_IF(SJ_ACCOUNT, "account", account);
+    STR_IF(SJ_USER, "user", user);
+    STR_IF(SJ_NAME, "name", name);
+    STR_IF(SJ_REASON, "reason", reason);
+    if (j->have & SJ_NODELIST)
+        jsonw_run_strs_lit(w, &r, "nodelist", j->nodelist.v, j->nodelist.nr);
+    if (j->have & SJ_NCPUS)
+        jsonw_run_int_lit(w, &r, "ncpus", j->ncpus);
+    if (j->have & SJ_TIME_LIMIT)
+        jsonw_run_int_or_null_lit(w, &r, "time_limit_s", j->has_time_limit,
+                                  j->time_limit_s);
+    if (j->have & SJ_TIME_LEFT)
+        jsonw_run_int_or_null_lit(w, &r, "time_left_s", j->has_time_left,
+                                  j->time_left_s);
+    STR_IF(SJ_SUBMIT, "submit", submit);
+    if (j->have & SJ_TOTAL_CPU) {
+        jsonw_run_sync(w, &r);
+        jsonw_key_lit(w, "total_cpu_s");
+        if (j->has_total_cpu)
+            jsonw_real(w, j->total_cpu_s);
+        else
+            jsonw_null(w);
+        jsonw_run_resume(w, &r);
+    }
+    STR_IF(SJ_MAX_RSS, "max_rss", max_rss);
+    STR_IF(SJ_BATCH_HOST, "batch_host", batch_host);
+    STR_IF(SJ_JOB_ID_RAW, "job_id_raw", job_id_raw);
+    STR_IF(SJ_CLUSTER, "cluster", cluster);
+#undef STR_IF
+    jsonw_run_obj_end(w, &r);
 }
 
 void slurm_jobs_write_items(const struct slurm_jobs *jobs, int steps,

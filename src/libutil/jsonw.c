@@ -158,6 +158,28 @@ static void close_(struct jsonw *w, char c)
         flush(w);
 }
 
+char *jsonw_run_room(struct jsonw *w, char *d, size_t n)
+{
+    w->buf.len = (size_t)(d - w->buf.buf);
+    if (w->buf.len >= FLUSH_AT)
+        flush(w);
+    return room(w, n + JSONW_RUN_SLACK);
+}
+
+char *jsonw_run_strs_tail(struct jsonw *w, char *d, const char *const *v,
+                          size_t i, size_t nv)
+{
+    w->buf.len = (size_t)(d - w->buf.buf);
+    w->empty[w->depth] = 0; /* the member is written */
+    w->depth++;
+    w->empty[w->depth] = i == 0;
+    set_item_len(w);
+    for (; i < nv; i++)
+        jsonw_str(w, v[i]);
+    jsonw_arr_end(w);
+    return jsonw_run_room(w, w->buf.buf + w->buf.len, 0);
+}
+
 void jsonw_init_items(struct jsonw *w, int pretty, int depth)
 {
     memset(w, 0, sizeof(*w));

@@ -347,6 +347,235 @@ JSONW_INLINE void jsonw_member_int_or_null(struct jsonw *w, const char *key,
 #define jsonw_member_int_or_null_lit(w, lit, has, v)                           \
     jsonw_member_int_or_null((w), "" lit, sizeof(lit) - 1, (has), (v))
 /*
+ * Runs: an object's members written from a local cursor (struct
+ * jsonw_run, kept in registers), with no field of w read or written
+ * between them. The jsonw_member_* writers above store through a char
+ * pointer, which may alias w, so each one reloads the writer's state;
+ * a run pays that once per object (a parse writes a score of members
+ * per record).
+ *
+ * jsonw_run_obj_begin(w, r) opens an object as the next item of the
+ * container w is in (as jsonw_obj_begin) and returns 1 with r set, or
+ * returns 0 with nothing written where a run does not apply (after a
+ * key, at depth 0, an indent over 16 bytes for the object's members or
+ * their array elements): the caller then writes the object with the
+ * calls above. Between it and jsonw_run_obj_end(w, r), which closes the
+ * object (as jsonw_obj_end), only the jsonw_run_* writers may write to
+ * w, except inside a jsonw_run_sync(w, r) ... jsonw_run_resume(w, r)
+ * pair, where any member may be written with the calls above (a key and
+ * a value), then the run goes on. Every run writer's bytes are those of
+ * jsonw_keyn and the matching value call.
+ */
+struct jsonw_run {
+    char *d;        /* where the next byte goes */
+    char *lim;      /* d may pass lim by n only after jsonw_run_need(n) */
+    size_t item;    /* item_len of the members' depth */
+    size_t compact; /* 1 when not pretty: ": " loses its blank */
+    int first;      /* no member written yet: no ',' before the next */
+};
+
+/* Internal: what a run keeps free past lim (the NUL, and the 16-byte
+ * prefix and copy stores that may write past their bytes). */
+#define JSONW_RUN_SLACK 64
+
+/* Internal: w's buffer ends at d; flush it when full, make room for n
+ * more bytes (and JSONW_RUN_SLACK), and return where the next byte goes
+ * (the same bytes, maybe moved). */
+char *jsonw_run_room(struct jsonw *w, char *d, size_t n);
+
+/* Internal: room for n bytes at r->d. */
+JSONW_INLINE void jsonw_run_need(struct jsonw *w, struct jsonw_run *r, size_t n)
+{
+    if ((size_t)(r->lim - r->d) < n) {
+        r->d = jsonw_run_room(w, r->d, n);
+        r->lim = w->buf.buf + w->buf.alloc - JSONW_RUN_SLACK;
+    }
+}
+
+JSONW_INLINE int jsonw_run_obj_begin(struct jsonw *w, struct jsonw_run *r)
+{
+    char *d;
+    if (w->pretty ? w->depth > 5 : w->depth + 2 >= JSONW_MAX_DEPTH)
+        return 0; /* members' array elements: an indent over 16 bytes */
+    d = jsonw_item_at(w, JSONW_RUN_SLACK); /* lim is past d */
+    if (!d)
+        return 0;
+    *d++ = '{';
+    w->depth++;
+    w->empty[w->depth] = 1;
+    w->item_len = w->pretty ? 2 + (size_t)w->depth * 2 : 1;
+    r->item = w->item_len;
+    r->compact = !w->pretty;
+    r->first = 1;
+    r->d = d;
+    r->lim = w->buf.buf + w->buf.alloc - JSONW_RUN_SLACK;
+    return 1;
+}
+
+/* Internal: the ',' (not for the first member), the member's line and
+ * its key kq (kn bytes: '"', the key, '"', ':', ' ') at r->d, with room
+ * for extra more bytes after it; returns where the value goes. */
+JSONW_INLINE char *jsonw_run_key(struct jsonw *w, struct jsonw_run *r,
+                                 const char *kq, size_t kn, size_t extra)
+{
+    char *d;
+    jsonw_run_need(w, r, 16 + kn + extra);
+    d = r->d;
+    memcpy(d, jsonw_item_prefix + r->first, 16);
+    d += r->item - (size_t)r->first;
+    r->first = 0;
+    memcpy(d, kq, kn);
+    return d + kn - r->compact;
+}
+
+/* Give w the run's bytes: a member may be written with the calls above
+ * until jsonw_run_resume. */
+JSONW_INLINE void jsonw_run_sync(struct jsonw *w, struct jsonw_run *r)
+{
+    w->buf.len = (size_t)(r->d - w->buf.buf);
+    w->buf.buf[w->buf.len] = '\0';
+    w->empty[w->depth] = (unsigned char)r->first;
+    r->first = 0;
+}
+
+/* Go on with the run after jsonw_run_sync and the member written. */
+JSONW_INLINE void jsonw_run_resume(struct jsonw *w, struct jsonw_run *r)
+{
+    r->d = jsonw_run_room(w, w->buf.buf + w->buf.len, 0);
+    r->lim = w->buf.buf + w->buf.alloc - JSONW_RUN_SLACK;
+    r->first = 0;
+}
+
+/* A member (key kq as jsonw_run_key takes it, the key n bytes of it from
+ * kq + 1) whose value is jsonw_str(s)'s bytes: NULL writes null. */
+JSONW_INLINE void jsonw_run_str(struct jsonw *w, struct jsonw_run *r,
+                                const char *kq, size_t kn, const char *s)
+{
+    size_t l;
+    char *d;
+    if (!s) {
+        d = jsonw_run_key(w, r, kq, kn, 4);
+        memcpy(d, "null", 4);
+        r->d = d + 4;
+        return;
+    }
+    l = jsonw_plain_len(s);
+    if (s[l]) {
+        jsonw_run_sync(w, r);
+        jsonw_keyn(w, kq + 1, kn - 4);
+        jsonw_str(w, s);
+        jsonw_run_resume(w, r);
+        return;
+    }
+    d = jsonw_run_key(w, r, kq, kn, l + 2);
+    *d++ = '"';
+    jsonw_copy(d, s, l);
+    d += l;
+    *d++ = '"';
+    r->d = d;
+}
+
+/* A member whose value is v (jsonw_int). */
+JSONW_INLINE void jsonw_run_int(struct jsonw *w, struct jsonw_run *r,
+                                const char *kq, size_t kn, long long v)
+{
+    r->d = jsonw_put_int(jsonw_run_key(w, r, kq, kn, 24), v);
+}
+
+/* A member whose value is null. */
+JSONW_INLINE void jsonw_run_null(struct jsonw *w, struct jsonw_run *r,
+                                 const char *kq, size_t kn)
+{
+    char *d = jsonw_run_key(w, r, kq, kn, 4);
+    memcpy(d, "null", 4);
+    r->d = d + 4;
+}
+
+/* A member whose value is v when has_value, else null. */
+JSONW_INLINE void jsonw_run_int_or_null(struct jsonw *w, struct jsonw_run *r,
+                                        const char *kq, size_t kn,
+                                        int has_value, long long v)
+{
+    if (has_value)
+        jsonw_run_int(w, r, kq, kn, v);
+    else
+        jsonw_run_null(w, r, kq, kn);
+}
+
+/* Internal: the elements v[i..nv) of the array a run member opened at
+ * d (its '[' written, i of them too), written by jsonw_str, and the
+ * array closed; returns where the run goes on (as jsonw_run_room(w,
+ * d, 0) does). */
+char *jsonw_run_strs_tail(struct jsonw *w, char *d, const char *const *v,
+                          size_t i, size_t nv);
+
+/* A member whose value is the array of the nv strings v (each as
+ * jsonw_str writes it; NULL writes null). */
+JSONW_INLINE void jsonw_run_strs(struct jsonw *w, struct jsonw_run *r,
+                                 const char *kq, size_t kn,
+                                 const char *const *v, size_t nv)
+{
+    size_t elem = r->compact ? 1 : r->item + 2;
+    char *d = jsonw_run_key(w, r, kq, kn, 2);
+    *d++ = '[';
+    r->d = d;
+    for (size_t i = 0; i < nv; i++) {
+        const char *s = v[i];
+        size_t l = s ? jsonw_plain_len(s) : 0;
+        if (!s || s[l]) {
+            r->d = jsonw_run_strs_tail(w, r->d, v, i, nv);
+            r->lim = w->buf.buf + w->buf.alloc - JSONW_RUN_SLACK;
+            return;
+        }
+        jsonw_run_need(w, r, 16 + l + 2);
+        d = r->d;
+        memcpy(d, jsonw_item_prefix + (i == 0), 16);
+        d += elem - (i == 0);
+        *d++ = '"';
+        jsonw_copy(d, s, l);
+        d += l;
+        *d++ = '"';
+        r->d = d;
+    }
+    jsonw_run_need(w, r, 17);
+    d = r->d;
+    if (nv && !r->compact) { /* the member's line, without its ',' */
+        memcpy(d, jsonw_item_prefix + 1, 16);
+        d += r->item - 1;
+    }
+    *d++ = ']';
+    r->d = d;
+}
+
+/* Close the run's object (as jsonw_obj_end) and give w its bytes. */
+JSONW_INLINE void jsonw_run_obj_end(struct jsonw *w, struct jsonw_run *r)
+{
+    char *d;
+    jsonw_run_need(w, r, 17);
+    d = r->d;
+    w->depth--;
+    w->item_len = w->pretty ? 2 + (size_t)w->depth * 2 : 1;
+    if (!r->first && !r->compact) {
+        memcpy(d, jsonw_item_prefix + 1, 16);
+        d += w->item_len - 1;
+    }
+    *d++ = '}';
+    jsonw_member_done(w, d);
+}
+
+#define jsonw_run_str_lit(w, r, lit, s)                                        \
+    jsonw_run_str((w), (r), "\"" lit "\": ", sizeof(lit) + 3, (s))
+#define jsonw_run_int_lit(w, r, lit, v)                                        \
+    jsonw_run_int((w), (r), "\"" lit "\": ", sizeof(lit) + 3, (v))
+#define jsonw_run_null_lit(w, r, lit)                                          \
+    jsonw_run_null((w), (r), "\"" lit "\": ", sizeof(lit) + 3)
+#define jsonw_run_int_or_null_lit(w, r, lit, has, v)                           \
+    jsonw_run_int_or_null((w), (r), "\"" lit "\": ", sizeof(lit) + 3, (has),   \
+                          (v))
+#define jsonw_run_strs_lit(w, r, lit, v, nv)                                   \
+    jsonw_run_strs((w), (r), "\"" lit "\": ", sizeof(lit) + 3, (v), (nv))
+
+/*
  * End the document: the final newline, flush, fflush(fp). Returns 0, or
  * -1 when a write failed (or the nesting was deeper than
  * JSONW_MAX_DEPTH). Releases the buffer.
