@@ -594,12 +594,139 @@ static void test_flat_str(void **state)
     }
 }
 
+/* One object of the run test, level deep in nested arrays: written as
+ * json_t into parent, and with a run (or its fallback) into w. */
+static void run_obj(json_t *parent, struct jsonw *w, size_t i)
+{
+    size_t ns = sizeof(strs) / sizeof(strs[0]);
+    json_t *o = json_object(), *e = json_array();
+    const char *v[2 * sizeof(strs) / sizeof(strs[0])];
+    size_t nv = i % (2 * ns);
+    struct jsonw_run r;
+    for (size_t k = 0; k < nv; k++)
+        v[k] = k % 5 == 4 ? NULL : strs[(i + k) % ns];
+    jx_set(o, "s", jx_str(strs[i % ns]));
+    jx_set(o, "null_s", jx_str(NULL));
+    jx_set(o, "int", json_integer(ints[i % nints]));
+    jx_set(o, "null", json_null());
+    jx_set(o, "maybe", jx_int_or_null((int)(i % 2), ints[(i + 3) % nints]));
+    for (size_t k = 0; k < nv; k++)
+        json_array_append_new(e, jx_str(v[k]));
+    jx_set(o, "elems", e);
+    jx_set(o, "real", jx_real(reals[i % (sizeof(reals) / sizeof(reals[0]))]));
+    jx_set(o, "last", jx_str(strs[(i + 1) % ns]));
+    json_array_append_new(parent, o);
+
+    if (!jsonw_run_obj_begin(w, &r)) {
+        /* no run here (too deep): the same object the ordinary way */
+        jsonw_obj_begin(w);
+        jsonw_member_str_lit(w, "s", strs[i % ns]);
+        jsonw_member_str_lit(w, "null_s", NULL);
+        jsonw_member_int_lit(w, "int", ints[i % nints]);
+        jsonw_member_null_lit(w, "null");
+        jsonw_member_int_or_null_lit(w, "maybe", (int)(i % 2),
+                                     ints[(i + 3) % nints]);
+        jsonw_key_lit(w, "elems");
+        jsonw_arr_begin(w);
+        for (size_t k = 0; k < nv; k++)
+            jsonw_str(w, v[k]);
+        jsonw_arr_end(w);
+        jsonw_key_lit(w, "real");
+        jsonw_real(w, reals[i % (sizeof(reals) / sizeof(reals[0]))]);
+        jsonw_member_str_lit(w, "last", strs[(i + 1) % ns]);
+        jsonw_obj_end(w);
+        return;
+    }
+    jsonw_run_str_lit(w, &r, "s", strs[i % ns]);
+    jsonw_run_str_lit(w, &r, "null_s", NULL);
+    jsonw_run_int_lit(w, &r, "int", ints[i % nints]);
+    jsonw_run_null_lit(w, &r, "null");
+    jsonw_run_int_or_null_lit(w, &r, "maybe", (int)(i % 2),
+                              ints[(i + 3) % nints]);
+    jsonw_run_strs_lit(w, &r, "elems", v, nv);
+    jsonw_run_sync(w, &r);
+    jsonw_key_lit(w, "real");
+    jsonw_real(w, reals[i % (sizeof(reals) / sizeof(reals[0]))]);
+    jsonw_run_resume(w, &r);
+    jsonw_run_str_lit(w, &r, "last", strs[(i + 1) % ns]);
+    jsonw_run_obj_end(w, &r);
+}
+
+/* jsonw_run_*: jx_dumpf's bytes, pretty and compact, at every depth
+ * (runs and their fallback), across flushes, with escapes and nulls in
+ * members and array elements, empty objects and arrays */
+static void run_check(int pretty)
+{
+    FILE *a = tmpfile(), *b = tmpfile();
+    json_t *doc = json_object(), *arr = json_array(), *cur = arr;
+    struct jsonw w;
+    char *x, *y;
+
+    jsonw_init(&w, b, pretty);
+    jsonw_obj_begin(&w);
+    jsonw_key_lit(&w, "items");
+    jsonw_arr_begin(&w);
+    for (size_t i = 0; i < 3000; i++) /* over 64 KiB */
+        run_obj(arr, &w, i);
+    {
+        /* an empty object in a run, and a member with no member before */
+        struct jsonw_run r = {0};
+        json_array_append_new(arr, json_object());
+        assert_int_equal(jsonw_run_obj_begin(&w, &r), 1);
+        jsonw_run_obj_end(&w, &r);
+        json_array_append_new(arr, json_pack("{s:[]}", "e"));
+        assert_int_equal(jsonw_run_obj_begin(&w, &r), 1);
+        jsonw_run_strs_lit(&w, &r, "e", NULL, 0);
+        jsonw_run_obj_end(&w, &r);
+        json_array_append_new(arr, json_pack("{s:i}", "k", 5));
+        assert_int_equal(jsonw_run_obj_begin(&w, &r), 1);
+        jsonw_run_sync(&w, &r);
+        jsonw_key_lit(&w, "k");
+        jsonw_int(&w, 5);
+        jsonw_run_resume(&w, &r);
+        jsonw_run_obj_end(&w, &r);
+    }
+    /* nested arrays: objects at every depth up to past the runs' */
+    for (size_t d = 0; d < 10; d++) {
+        json_t *in = json_array();
+        run_obj(cur, &w, d * 7 + 3);
+        json_array_append_new(cur, in);
+        jsonw_arr_begin(&w);
+        cur = in;
+    }
+    run_obj(cur, &w, 5);
+    for (size_t d = 0; d < 10; d++)
+        jsonw_arr_end(&w);
+    jsonw_arr_end(&w);
+    jsonw_obj_end(&w);
+    assert_int_equal(jsonw_finish(&w), 0);
+    jx_set(doc, "items", arr);
+    assert_int_equal(jx_dumpf(doc, a, pretty), 0);
+    json_decref(doc);
+
+    x = slurp_stream(a);
+    y = slurp_stream(b);
+    assert_string_equal(y, x);
+    free(x);
+    free(y);
+    fclose(a);
+    fclose(b);
+}
+
+static void test_run_matches_jansson(void **state)
+{
+    (void)state;
+    run_check(1);
+    run_check(0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_pretty_matches_jansson),
         cmocka_unit_test(test_compact_matches_jansson),
         cmocka_unit_test(test_unbalanced_fails),
+        cmocka_unit_test(test_run_matches_jansson),
         cmocka_unit_test(test_fragments_same_bytes),
         cmocka_unit_test(test_quote_matches_jansson),
         cmocka_unit_test(test_canonical_flat),
