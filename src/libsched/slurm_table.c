@@ -77,7 +77,9 @@ static size_t split_blanks(struct slurm_table *t, const char *line, size_t len,
 
 static inline int trim_byte(char c)
 {
-    return c == ' ' || c == '\t' || c == '\r' || c == '\n';
+    /* one compare for the usual byte: every trim byte is <= ' ' */
+    return (unsigned char)c <= ' ' &&
+           (c == ' ' || c == '\t' || c == '\r' || c == '\n');
 }
 
 /* The first occurrence of sep (sl >= 2 bytes; one byte is cut_on_byte)
