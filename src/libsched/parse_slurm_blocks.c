@@ -28,7 +28,6 @@
 
 #include "libsched/parse_slurm_int.h"
 #include "libsched/slurm_table.h"
-#include "libutil/strbuf.h"
 #include "libutil/xalloc.h"
 
 /* Blocks parsed ahead of take at most (their records wait in memory). */
@@ -68,28 +67,29 @@ struct par {
     pthread_cond_t cv;
 };
 
-static int table_parse(int is_sacct, const char *buf, size_t len,
-                       const struct cmd_spec *spec, struct slurm_jobs *jobs,
-                       size_t budget, struct slurm_parse_info *info,
-                       exa_error_t *err)
+/* The table parse of head (NULL or whole records, parsed first) and
+ * [buf, buf + len). */
+static int table_parse(int is_sacct, const char *head, size_t head_len,
+                       const char *buf, size_t len, const struct cmd_spec *spec,
+                       struct slurm_jobs *jobs, size_t budget,
+                       struct slurm_parse_info *info, exa_error_t *err)
 {
-    return is_sacct
-               ? sacct_parse_table(buf, len, spec, jobs, budget, info, err)
-               : squeue_parse_table(buf, len, spec, jobs, budget, info, err);
+    return is_sacct ? sacct_parse_table(head, head_len, buf, len, spec, jobs,
+                                        budget, info, err)
+                    : squeue_parse_table(head, head_len, buf, len, spec, jobs,
+                                         budget, info, err);
 }
 
-/* Parse block k (the header line, then its records) into its slot, with
- * budget node names to expand, and run work on it. */
-static void parse_block(struct par *pp, size_t k, struct strbuf *sb,
-                        size_t budget)
+/* Parse block k (the header line, then its records: read in place, as
+ * if one buffer held both) into its slot, with budget node names to
+ * expand, and run work on it. */
+static void parse_block(struct par *pp, size_t k, size_t budget)
 {
     struct slot *sl = &pp->slot[k];
-    strbuf_reset(sb);
-    strbuf_add(sb, pp->hdr, pp->hdr_len);
-    strbuf_add(sb, pp->blk[k].p, (size_t)(pp->blk[k].q - pp->blk[k].p));
     memset(&sl->jobs, 0, sizeof(sl->jobs));
-    sl->rc = table_parse(pp->is_sacct, sb->buf, sb->len, pp->spec, &sl->jobs,
-                         budget, &sl->info, &sl->err) < 0
+    sl->rc = table_parse(pp->is_sacct, pp->hdr, pp->hdr_len, pp->blk[k].p,
+                         (size_t)(pp->blk[k].q - pp->blk[k].p), pp->spec,
+                         &sl->jobs, budget, &sl->info, &sl->err) < 0
                  ? -1
                  : 0;
     sl->out =
@@ -108,10 +108,10 @@ static size_t claim(struct par *pp)
 }
 
 /* Parse claimed block k outside the lock and mark it parsed. Under mu. */
-static void parse_claimed(struct par *pp, size_t k, struct strbuf *sb)
+static void parse_claimed(struct par *pp, size_t k)
 {
     pthread_mutex_unlock(&pp->mu);
-    parse_block(pp, k, sb, SLURM_HOST_BUDGET);
+    parse_block(pp, k, SLURM_HOST_BUDGET);
     pthread_mutex_lock(&pp->mu);
     pp->slot[k].state = 2;
     pthread_cond_broadcast(&pp->cv);
@@ -121,17 +121,15 @@ static void parse_claimed(struct par *pp, size_t k, struct strbuf *sb)
 static void *parse_blocks_main(void *arg)
 {
     struct par *pp = arg;
-    struct strbuf sb = STRBUF_INIT;
     pthread_mutex_lock(&pp->mu);
     while (!pp->stop && pp->next < pp->nblk) {
         size_t k = claim(pp);
         if (k < pp->nblk)
-            parse_claimed(pp, k, &sb);
+            parse_claimed(pp, k);
         else
             pthread_cond_wait(&pp->cv, &pp->mu);
     }
     pthread_mutex_unlock(&pp->mu);
-    strbuf_release(&sb);
     return NULL;
 }
 
@@ -227,7 +225,6 @@ int slurm_parse_blocks(const char *buf, size_t len, int is_sacct,
                        const struct slurm_block_ops *ops, void *ctx,
                        const char **kind, exa_error_t *err)
 {
-    struct strbuf sb = STRBUF_INIT;
     const char *hs, *he;
     struct slurm_parse_info hinfo;
     struct slurm_jobs hjobs;
@@ -245,7 +242,7 @@ int slurm_parse_blocks(const char *buf, size_t len, int is_sacct,
         return parse_whole(buf, len, is_sacct, spec, ops, ctx, kind, err);
     /* the header line alone: taken as a printed header, on a separator */
     memset(&hjobs, 0, sizeof(hjobs));
-    hrc = table_parse(is_sacct, hs, (size_t)(he - hs), spec, &hjobs,
+    hrc = table_parse(is_sacct, NULL, 0, hs, (size_t)(he - hs), spec, &hjobs,
                       SLURM_HOST_BUDGET, &hinfo, NULL);
     slurm_jobs_free(&hjobs);
     if (hrc < 0 || !hinfo.hdr_printed || !hinfo.delimited || hinfo.nrecords ||
@@ -278,7 +275,7 @@ int slurm_parse_blocks(const char *buf, size_t len, int is_sacct,
         while (sl->state != 2) {
             size_t j = claim(&pp);
             if (j < nblk)
-                parse_claimed(&pp, j, &sb);
+                parse_claimed(&pp, j);
             else
                 pthread_cond_wait(&pp.cv, &pp.mu);
         }
@@ -287,7 +284,7 @@ int slurm_parse_blocks(const char *buf, size_t len, int is_sacct,
             /* one parse would have run out of names here: again, with
              * what is left */
             drop_slot(&pp, sl);
-            parse_block(&pp, k, &sb, budget);
+            parse_block(&pp, k, budget);
         }
         if (sl->rc != 0) {
             rc = -1;
@@ -321,7 +318,6 @@ int slurm_parse_blocks(const char *buf, size_t len, int is_sacct,
     pthread_mutex_destroy(&pp.mu);
     free(pp.slot);
     free(blk);
-    strbuf_release(&sb);
     if (kind)
         *kind = "parse_error";
     return rc;

@@ -336,7 +336,8 @@ static int should_slice(const char *line, size_t len, const size_t *starts,
     return 1;
 }
 
-/* Is the next non-blank line at p a dashed ruler (sacct's fixed width)? */
+/* Is the next non-blank line at p a dashed ruler (sacct's fixed width)?
+ * 1 yes, 0 no, -1 no such line (blank to end). */
 static int next_is_ruler(const char *p, const char *end)
 {
     while (p < end) {
@@ -349,7 +350,18 @@ static int next_is_ruler(const char *p, const char *end)
             return is_ruler(p, l);
         p = e + 1;
     }
-    return 0;
+    return -1; /* blank to the end */
+}
+
+/* next_is_ruler over [p, end) and then, when that is blank to its end,
+ * over [q, qend) (the segment after it; q NULL: none). */
+static int ruler_follows(const char *p, const char *end, const char *q,
+                         const char *qend)
+{
+    int r = next_is_ruler(p, end);
+    if (r < 0 && q)
+        r = next_is_ruler(q, qend);
+    return r > 0;
 }
 
 /* The first n (<= 4) bytes of p as a string (for the weekday test). */
@@ -395,10 +407,17 @@ int slurm_error_line(const char *p, size_t l)
     return 0;
 }
 
+/* Does t->head or buf hold a 0x1E (records led by it)? */
+static int has_rs(const struct slurm_table *t, const char *buf, size_t len)
+{
+    return (t->head && memchr(t->head, 0x1e, t->head_len)) ||
+           memchr(buf, 0x1e, len);
+}
+
 int slurm_table_split(const char *buf, size_t len, slurm_hdr_known_f known,
                       struct slurm_table *t, exa_error_t *err)
 {
-    const char *p = buf, *end = buf + len;
+    const char *p = buf, *end = buf + len, *next = NULL;
     char rec_sep = '\n';
     int first = 1;
     size_t *starts = NULL, *ends = NULL;
@@ -406,14 +425,28 @@ int slurm_table_split(const char *buf, size_t len, slurm_hdr_known_f known,
     const char *hdr_line = NULL;
     int padded = 0;
 
-    if (memchr(buf, 0x1e, len))
+    if (has_rs(t, buf, len))
         rec_sep = 0x1e;
+    if (t->head) { /* t->head's records, then buf's */
+        next = buf;
+        p = t->head;
+        end = t->head + t->head_len;
+    }
     t->sep = 0;
-    while (p < end) {
-        const char *e = memchr(p, rec_sep, (size_t)(end - p));
+    for (;;) {
+        const char *e;
         size_t l;
         char **f;
         size_t nf;
+        if (p >= end) {
+            if (!next)
+                break;
+            p = next;
+            end = buf + len;
+            next = NULL;
+            continue;
+        }
+        e = memchr(p, rec_sep, (size_t)(end - p));
         if (!e)
             e = end;
         l = (size_t)(e - p);
@@ -500,7 +533,8 @@ int slurm_table_split(const char *buf, size_t len, slurm_hdr_known_f known,
             }
             if (nf && ((known((upper_name(f[0], u, sizeof(u)), u)) &&
                         nknown * 2 >= nf) ||
-                       (t->sep == ' ' && next_is_ruler(e + 1, end)))) {
+                       (t->sep == ' ' &&
+                        ruler_follows(e + 1, end, next, buf + len)))) {
                 t->hdr = f;
                 t->nhdr = nf;
                 t->hdr_printed = 1;
@@ -670,7 +704,7 @@ int slurm_table_split_spec(const char *buf, size_t len, slurm_hdr_known_f known,
                            const struct cmd_spec *spec, struct slurm_table *t,
                            exa_error_t *err)
 {
-    const char *p = buf, *end = buf + len;
+    const char *p = buf, *end = buf + len, *next = NULL;
     char rec_sep = '\n';
     int first = 1;
 
@@ -685,19 +719,33 @@ int slurm_table_split_spec(const char *buf, size_t len, slurm_hdr_known_f known,
             hdr_from_spec(t, spec);
         return 0;
     }
-    if (memchr(buf, 0x1e, len))
+    if (has_rs(t, buf, len))
         rec_sep = 0x1e;
+    if (t->head) { /* t->head's records, then buf's */
+        next = buf;
+        p = t->head;
+        end = t->head + t->head_len;
+    }
     hdr_from_spec(t, spec);
     t->sep = spec->sep && strlen(spec->sep) == 1 ? spec->sep[0] : 0x1f;
     if (t->sep == ' ')
         t->sep = 0x1f;
     t->trailing_sep = spec->trailing_sep;
     t->not_all_trailing = 1;
-    while (p < end) {
-        const char *e = memchr(p, rec_sep, (size_t)(end - p));
+    for (;;) {
+        const char *e;
         size_t l, nf;
         char **f;
         unsigned char *cut = NULL;
+        if (p >= end) {
+            if (!next)
+                break;
+            p = next;
+            end = buf + len;
+            next = NULL;
+            continue;
+        }
+        e = memchr(p, rec_sep, (size_t)(end - p));
         if (!e)
             e = end;
         l = (size_t)(e - p);

@@ -49,6 +49,11 @@ struct slurm_table {
                            * cells' text, so a caller that keeps the
                            * strings need not copy them (slurm_row.kept);
                            * other rows' cells are the table's */
+    const char *head;     /* set by the caller before the split, or NULL:
+                           * head_len bytes of whole records (a header
+                           * line) split ahead of buf's, as if buf followed
+                           * them in one buffer, without that copy */
+    size_t head_len;
 };
 
 /*

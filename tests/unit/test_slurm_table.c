@@ -179,12 +179,92 @@ static void test_many_cells(void **state)
     }
 }
 
+static int known_hdr(const char *u)
+{
+    return !strcmp(u, "JOBID") || !strcmp(u, "STATE") || !strcmp(u, "NAME");
+}
+
+/* Two tables split alike: header, rows and cells. */
+static void expect_same(const struct slurm_table *a,
+                        const struct slurm_table *b)
+{
+    assert_int_equal(a->nhdr, b->nhdr);
+    for (size_t i = 0; i < a->nhdr; i++)
+        assert_string_equal(a->hdr[i], b->hdr[i]);
+    assert_int_equal(a->hdr_printed, b->hdr_printed);
+    assert_int_equal(a->sep, b->sep);
+    assert_int_equal(a->nrows, b->nrows);
+    assert_int_equal(a->error_line != NULL, b->error_line != NULL);
+    for (size_t r = 0; r < a->nrows; r++) {
+        assert_int_equal(a->rows[r].nf, b->rows[r].nf);
+        assert_int_equal(a->rows[r].sliced, b->rows[r].sliced);
+        for (size_t i = 0; i < a->rows[r].nf; i++)
+            assert_string_equal(a->rows[r].f[i], b->rows[r].f[i]);
+    }
+}
+
+/* slurm_table.head: a header line split ahead of buf's records gives
+ * the split of the two in one buffer (with and without a spec; 0x1E and
+ * newline records; a ruler or blank lines after the header). */
+static void test_head_segment(void **state)
+{
+    static const char *const cases[][2] = {
+        {"JOBID|STATE|NAME\n", "1|RUNNING|a\n2|PENDING|b c\n"},
+        {"\x1e"
+         "JOBID\x1fSTATE\x1fNAME\n",
+         "\x1e"
+         "1\x1fRUNNING\x1f"
+         "a\n\x1e"
+         "2\x1fPENDING\x1f"
+         "b\n"},
+        {"JOBID   STATE     NAME\n",
+         "\n-------- --------- ----\n1       RUNNING   a b\n2 PENDING x\n"},
+        {"JOBID   STATE     NAME\n\n", "   \n--------- ------ ----\n1 R a\n"},
+        {"JOBID STATE NAME\n", "1 RUNNING a\nsqueue: error: oops\n"},
+        {"JOBID,STATE,NAME\n", "1,RUNNING,a[1,2]\n"},
+    };
+    for (size_t c = 0; c < 2 * sizeof(cases) / sizeof(cases[0]); c++) {
+        /* a header known by its names, or only by the ruler after it */
+        slurm_hdr_known_f known = c % 2 ? known_none : known_hdr;
+        for (int with_spec = 0; with_spec < 2; with_spec++) {
+            struct cmd_spec spec = CMD_SPEC_INIT;
+            struct cmd_spec *sp = with_spec ? &spec : NULL;
+            struct slurm_table one, two;
+            exa_error_t err = EXA_ERROR_INIT;
+            char *both;
+            size_t hl = strlen(cases[c / 2][0]), bl = strlen(cases[c / 2][1]);
+            spec.tool = CMD_TOOL_SQUEUE;
+            spec.cols = cols;
+            spec.ncols = 3;
+            spec.sep = strchr(cases[c / 2][0], '|') ? (char *)"|" : NULL;
+            both = malloc(hl + bl + 1);
+            memcpy(both, cases[c / 2][0], hl);
+            memcpy(both + hl, cases[c / 2][1], bl + 1);
+            memset(&one, 0, sizeof(one));
+            memset(&two, 0, sizeof(two));
+            assert_int_equal(
+                slurm_table_split_spec(both, hl + bl, known, sp, &one, &err),
+                0);
+            two.head = cases[c / 2][0];
+            two.head_len = hl;
+            assert_int_equal(slurm_table_split_spec(cases[c / 2][1], bl, known,
+                                                    sp, &two, &err),
+                             0);
+            expect_same(&one, &two);
+            slurm_table_free(&one);
+            slurm_table_free(&two);
+            free(both);
+        }
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fixed_cases),
         cmocka_unit_test(test_against_reference),
         cmocka_unit_test(test_many_cells),
+        cmocka_unit_test(test_head_segment),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
