@@ -65,8 +65,8 @@ static void scontrol_one(const char *s, size_t len, struct slurm_jobs *jobs)
                *hoff = NULL, *uid = NULL;
     struct slurm_job j;
     /* the cells are this function's: copied (cells_kept 0) */
-    struct slurm_row_ctx ctx = {1,    HOSTLIST_MAX_HOSTS, 0, NULL,
-                                NULL, &jobs->strings,     0, NULL};
+    struct slurm_row_ctx ctx = {
+        1, HOSTLIST_MAX_HOSTS, 0, NULL, NULL, &jobs->strings, 0, NULL, NULL, 0};
     size_t nf = 0;
 
     while (p < end) {

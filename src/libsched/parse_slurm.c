@@ -13,6 +13,7 @@
 
 #include <ctype.h>
 #include <limits.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -458,6 +459,8 @@ void slurm_build_job(struct slurm_job *j, char **f, size_t nf,
     memset(j, 0, sizeof(*j));
     strvec_init(&j->nodelist);
     j->state = NULL; /* no state column: null, never a guess */
+    j->text = ctx->text;
+    j->text_len = ctx->text_len;
     for (size_t k = 0; k < nf && k < nroles; k++) {
         const char *v = f[k];
         double d;
@@ -985,17 +988,19 @@ static void job_write_array(const struct slurm_job *j, struct jsonw *w)
 static void job_write(const struct slurm_job *j, int is_step, struct jsonw *w)
 {
     struct jsonw_run r;
+/* s lies in the record's padded row copy (slurm_job.text) */
+#define PADDED(s) ((uintptr_t)(s) - (uintptr_t)j->text <= j->text_len)
     if (!jsonw_run_obj_begin(w, &r)) {
         job_write_members(j, is_step, w);
         return;
     }
-    jsonw_run_str_lit(w, &r, "id", j->id);
-    jsonw_run_str_lit(w, &r, "state", j->state);
-    jsonw_run_str_lit(w, &r, "raw_state", j->raw_state);
+    jsonw_run_str_lit(w, &r, "id", j->id, PADDED(j->id));
+    jsonw_run_str_lit(w, &r, "state", j->state, 0); /* static */
+    jsonw_run_str_lit(w, &r, "raw_state", j->raw_state, PADDED(j->raw_state));
     jsonw_run_int_or_null_lit(w, &r, "exit_code", j->has_exit, j->exit_code);
     jsonw_run_int_or_null_lit(w, &r, "signal", j->has_signal, j->signal);
-    jsonw_run_str_lit(w, &r, "start", j->start);
-    jsonw_run_str_lit(w, &r, "end", j->end);
+    jsonw_run_str_lit(w, &r, "start", j->start, PADDED(j->start));
+    jsonw_run_str_lit(w, &r, "end", j->end, PADDED(j->end));
     if (j->has_elapsed && j->elapsed_s == (double)(long long)j->elapsed_s) {
         jsonw_run_int_lit(w, &r, "elapsed_s", (long long)j->elapsed_s);
     } else if (j->has_elapsed) {
@@ -1008,8 +1013,8 @@ static void job_write(const struct slurm_job *j, int is_step, struct jsonw *w)
     }
     jsonw_run_int_or_null_lit(w, &r, "gpus", j->has_gpus, j->gpus);
     if (is_step) {
-        jsonw_run_str_lit(w, &r, "job_id", j->job_id);
-        jsonw_run_str_lit(w, &r, "step", j->step);
+        jsonw_run_str_lit(w, &r, "job_id", j->job_id, PADDED(j->job_id));
+        jsonw_run_str_lit(w, &r, "step", j->step, PADDED(j->step));
     }
     if (j->array_job_id) {
         jsonw_run_sync(w, &r);
@@ -1017,13 +1022,14 @@ static void job_write(const struct slurm_job *j, int is_step, struct jsonw *w)
         jsonw_run_resume(w, &r);
     }
     if (j->het_job_id) {
-        jsonw_run_str_lit(w, &r, "het_job_id", j->het_job_id);
+        jsonw_run_str_lit(w, &r, "het_job_id", j->het_job_id,
+                          PADDED(j->het_job_id));
         jsonw_run_int_lit(w, &r, "het_offset", j->het_offset);
     }
 #define STR_IF(bit, key, field)                                                \
     do {                                                                       \
         if (j->have & (bit))                                                   \
-            jsonw_run_str_lit(w, &r, key, j->field);                           \
+            jsonw_run_str_lit(w, &r, key, j->field, PADDED(j->field));         \
     } while (0)
     STR_IF(SJ_PARTITION, "partition", partition);
     STR_IF(SJ_ACCOUNT, "account", account);
@@ -1055,6 +1061,7 @@ static void job_write(const struct slurm_job *j, int is_step, struct jsonw *w)
     STR_IF(SJ_JOB_ID_RAW, "job_id_raw", job_id_raw);
     STR_IF(SJ_CLUSTER, "cluster", cluster);
 #undef STR_IF
+#undef PADDED
     jsonw_run_obj_end(w, &r);
 }
 

@@ -109,6 +109,13 @@ struct slurm_job {
     long long nnodes; /* NODES, NNodes, NumNodes */
     char *std_out;    /* scontrol StdOut= path; NULL when not printed
                        * (not part of the doc/formats.md JSON) */
+    /* the copy of the row the record's cells point into, or NULL: a
+     * string at [text, text + text_len] is followed, past its NUL, by
+     * at least 16 readable bytes (slurm_table.h SLURM_ROW_PAD), and may
+     * be scanned 16 bytes at a time; only a read hint, in the result's
+     * strings like the rest */
+    const char *text;
+    size_t text_len;
 };
 
 struct slurm_rec_error {

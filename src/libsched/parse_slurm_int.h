@@ -106,6 +106,9 @@ struct slurm_row_ctx {
                                * *strings already (slurm_row.kept): the
                                * record points at them, no copy */
     struct slurm_memo *memo;  /* the parse's memo, or NULL for none */
+    const char *text;         /* the row's slurm_row.text (its length
+                               * text_len), or NULL: slurm_job.text */
+    size_t text_len;
 };
 
 /* squeue's column names (parse_squeue.c); the table walk tells squeue

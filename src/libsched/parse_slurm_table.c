@@ -612,8 +612,8 @@ int slurm_parse_table_ex(const char *head, size_t head_len, const char *buf,
     size_t nroles = 0;
     int merge_tail = 0;
     struct slurm_memo memo = {0};
-    struct slurm_row_ctx ctx = {!is_sacct, host_budget,    0, NULL,
-                                NULL,      &jobs->strings, 0, &memo};
+    struct slurm_row_ctx ctx = {!is_sacct,      host_budget, 0,     NULL, NULL,
+                                &jobs->strings, 0,           &memo, NULL, 0};
     size_t ext[512];
     int have_ext = 0;
     long id_col = -1;
@@ -680,6 +680,8 @@ int slurm_parse_table_ex(const char *head, size_t head_len, const char *buf,
 
         ctx.cut = row->cut;
         ctx.cells_kept = 0; /* cells of the paths below are copied */
+        ctx.text = NULL;
+        ctx.text_len = 0;
         if (t.hdr && t.sep != ' ' && nf != t.nhdr) {
             add_error(jobs, (long)r + 1, (long)t.nhdr, (long)nf,
                       id_col >= 0 && (size_t)id_col < nf ? f[id_col] : NULL);
@@ -734,6 +736,8 @@ int slurm_parse_table_ex(const char *head, size_t head_len, const char *buf,
              * there */
             ALLOC_GROW(jobs->jobs, jobs->njobs + 1, jobs->jobs_alloc);
             ctx.cells_kept = row->kept;
+            ctx.text = row->text;
+            ctx.text_len = row->text_len;
             slurm_build_job(&jobs->jobs[jobs->njobs], f, nf, roles, nroles,
                             &ctx);
             file_record(jobs, &jobs->jobs[jobs->njobs], is_sacct, 1);

@@ -187,12 +187,15 @@ static size_t cut_on_byte(struct cells *cs, char *c, char *end, char sep)
  * at non-overlapping occurrences; with nest (sep ","), commas inside ()
  * or [] do not split. The line is copied into the arena once and each
  * field cut out of the copy in place (put_cell). The copy goes in
- * t->text when the caller set one. */
+ * t->text when the caller set one, with SLURM_ROW_PAD zero bytes after
+ * its NUL; *copy gets it. */
 static size_t split_sep(struct slurm_table *t, const char *line, size_t len,
-                        const char *sep, size_t sl, int nest, char ***out)
+                        const char *sep, size_t sl, int nest, char ***out,
+                        const char **copy)
 {
     struct cells cs;
-    char *c = arena_strndup(t->text ? t->text : &t->arena, line, len);
+    char *c = t->text ? arena_strndup_pad(t->text, line, len, SLURM_ROW_PAD)
+                      : arena_strndup(&t->arena, line, len);
     char *end = c + len, *i = c;
     char **v;
     size_t n = 0, cap = 128;
@@ -225,6 +228,7 @@ static size_t split_sep(struct slurm_table *t, const char *line, size_t len,
     if (cs.fs != cs.stack)
         free(cs.fs);
     *out = v;
+    *copy = c;
     return n;
 }
 
@@ -438,6 +442,7 @@ int slurm_table_split(const char *buf, size_t len, slurm_hdr_known_f known,
         size_t l;
         char **f;
         size_t nf;
+        const char *copy = NULL; /* split_sep's */
         if (p >= end) {
             if (!next)
                 break;
@@ -521,7 +526,7 @@ int slurm_table_split(const char *buf, size_t len, slurm_hdr_known_f known,
         if (t->sep == ' ')
             nf = split_blanks(t, p, l, &f);
         else
-            nf = split_sep(t, p, l, &t->sep, 1, t->sep == ',', &f);
+            nf = split_sep(t, p, l, &t->sep, 1, t->sep == ',', &f, &copy);
         if (first) {
             size_t nknown = 0;
             char u[64];
@@ -587,6 +592,8 @@ int slurm_table_split(const char *buf, size_t len, slurm_hdr_known_f known,
             r->off = NULL;
             r->cut = NULL;
             r->kept = t->text && t->sep != ' '; /* split_sep's cells */
+            r->text = r->kept ? copy : NULL;
+            r->text_len = r->kept ? l : 0;
             if (t->sep == ' ' && nf) {
                 size_t i = 0, k = 0;
                 r->off = arena_alloc(&t->arena, 2 * nf * sizeof(size_t));
@@ -737,6 +744,7 @@ int slurm_table_split_spec(const char *buf, size_t len, slurm_hdr_known_f known,
         size_t l, nf;
         char **f;
         unsigned char *cut = NULL;
+        const char *copy = NULL; /* split_sep's */
         if (p >= end) {
             if (!next)
                 break;
@@ -766,7 +774,7 @@ int slurm_table_split_spec(const char *buf, size_t len, slurm_hdr_known_f known,
             continue;
         }
         if (spec->sep) {
-            nf = split_sep(t, p, l, spec->sep, strlen(spec->sep), 0, &f);
+            nf = split_sep(t, p, l, spec->sep, strlen(spec->sep), 0, &f, &copy);
             if (spec->trailing_sep && nf > 1 && !f[nf - 1][0])
                 nf--;
         } else {
@@ -797,6 +805,8 @@ int slurm_table_split_spec(const char *buf, size_t len, slurm_hdr_known_f known,
             r->sliced = !spec->sep;
             r->cut = cut;
             r->kept = t->text && spec->sep; /* split_sep's cells */
+            r->text = r->kept ? copy : NULL;
+            r->text_len = r->kept ? l : 0;
         }
         p = e + 1;
     }

@@ -26,7 +26,15 @@ struct slurm_row {
                          * been truncated); else NULL */
     int kept;           /* 1 when the strings of f live in the table's text
                          * arena (see struct slurm_table), else 0 */
+    const char *text;   /* kept rows: the copy of the line the cells were
+                         * cut from, text_len bytes, then its NUL and
+                         * SLURM_ROW_PAD zero bytes; else NULL */
+    size_t text_len;
 };
+
+/* The zero bytes after a kept row's copy (slurm_row.text): a string in
+ * it may be read 16 bytes at a time up to 15 bytes past its NUL. */
+#define SLURM_ROW_PAD 16
 
 /* Rows a split takes at most; more is an error ("more than N rows"). */
 #define SLURM_TABLE_MAX_ROWS 10000000

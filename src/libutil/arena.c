@@ -49,6 +49,15 @@ char *arena_strndup_slow(struct arena *a, const char *s, size_t n)
     return p;
 }
 
+char *arena_strndup_pad_slow(struct arena *a, const char *s, size_t n,
+                             size_t pad)
+{
+    char *p = take(a, n + 1 + pad, 1);
+    memcpy(p, s, n);
+    memset(p + n, 0, 1 + pad);
+    return p;
+}
+
 char *arena_strdup(struct arena *a, const char *s)
 {
     return s ? arena_strndup(a, s, strlen(s)) : NULL;

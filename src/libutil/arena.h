@@ -44,6 +44,24 @@ static inline char *arena_strndup(struct arena *a, const char *s, size_t n)
     return p;
 }
 
+/* arena_strndup's copy of the n bytes at s, its NUL then followed by
+ * pad more zero bytes (that a reader may load past the string's end). */
+char *arena_strndup_pad_slow(struct arena *a, const char *s, size_t n,
+                             size_t pad);
+static inline char *arena_strndup_pad(struct arena *a, const char *s, size_t n,
+                                      size_t pad)
+{
+    struct arena_chunk *c = a->head;
+    char *p;
+    if (!c || c->cap - c->used <= n + pad)
+        return arena_strndup_pad_slow(a, s, n, pad);
+    p = c->data + c->used;
+    c->used += n + 1 + pad;
+    memcpy(p, s, n);
+    memset(p + n, 0, 1 + pad);
+    return p;
+}
+
 /* A copy of the string s; NULL for NULL. */
 char *arena_strdup(struct arena *a, const char *s);
 

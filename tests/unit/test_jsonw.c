@@ -615,6 +615,7 @@ static void run_obj(json_t *parent, struct jsonw *w, size_t i)
     jx_set(o, "elems", e);
     jx_set(o, "real", jx_real(reals[i % (sizeof(reals) / sizeof(reals[0]))]));
     jx_set(o, "last", jx_str(strs[(i + 1) % ns]));
+    jx_set(o, "padded", jx_str(strs[(i + 2) % ns]));
     json_array_append_new(parent, o);
 
     if (!jsonw_run_obj_begin(w, &r)) {
@@ -634,11 +635,12 @@ static void run_obj(json_t *parent, struct jsonw *w, size_t i)
         jsonw_key_lit(w, "real");
         jsonw_real(w, reals[i % (sizeof(reals) / sizeof(reals[0]))]);
         jsonw_member_str_lit(w, "last", strs[(i + 1) % ns]);
+        jsonw_member_str_lit(w, "padded", strs[(i + 2) % ns]);
         jsonw_obj_end(w);
         return;
     }
-    jsonw_run_str_lit(w, &r, "s", strs[i % ns]);
-    jsonw_run_str_lit(w, &r, "null_s", NULL);
+    jsonw_run_str_lit(w, &r, "s", strs[i % ns], 0);
+    jsonw_run_str_lit(w, &r, "null_s", NULL, 0);
     jsonw_run_int_lit(w, &r, "int", ints[i % nints]);
     jsonw_run_null_lit(w, &r, "null");
     jsonw_run_int_or_null_lit(w, &r, "maybe", (int)(i % 2),
@@ -648,7 +650,17 @@ static void run_obj(json_t *parent, struct jsonw *w, size_t i)
     jsonw_key_lit(w, "real");
     jsonw_real(w, reals[i % (sizeof(reals) / sizeof(reals[0]))]);
     jsonw_run_resume(w, &r);
-    jsonw_run_str_lit(w, &r, "last", strs[(i + 1) % ns]);
+    jsonw_run_str_lit(w, &r, "last", strs[(i + 1) % ns], 0);
+    {
+        /* padded: the string, its NUL and 15 bytes more in one buffer,
+         * at every offset from a 16-byte boundary */
+        char buf[64 + 32];
+        const char *s = strs[(i + 2) % ns];
+        size_t n = strlen(s), at = i % 16;
+        memset(buf, 'x', sizeof(buf));
+        memcpy(buf + at, s, n + 1);
+        jsonw_run_str_lit(w, &r, "padded", buf + at, 1);
+    }
     jsonw_run_obj_end(w, &r);
 }
 
