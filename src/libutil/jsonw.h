@@ -255,6 +255,10 @@ JSONW_INLINE char *jsonw_put_int(char *d, long long v)
     unsigned long long t = u;
     size_t nd = 1;
     char *e;
+    if ((unsigned long long)v < 10) { /* 0 to 9: exit codes, counts */
+        *d = (char)('0' + v);
+        return d + 1;
+    }
     if (v < 0)
         *d++ = '-';
     while (t >= 10) {
