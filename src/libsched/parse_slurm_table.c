@@ -671,6 +671,17 @@ int slurm_parse_table_ex(const char *head, size_t head_len, const char *buf,
             if (roles[k] == R_ID)
                 break;
         }
+    if (is_sacct && id_col >= 0) {
+        /* the steps ("123.batch") among the rows, by that column: their
+         * records in one allocation too (a guess: file_record decides) */
+        size_t ns = 0;
+        for (size_t r = 0; r < t.nrows; r++)
+            if ((size_t)id_col < t.rows[r].nf &&
+                strchr(t.rows[r].f[id_col], '.'))
+                ns++;
+        if (ns)
+            ALLOC_GROW(jobs->steps, jobs->nsteps + ns, jobs->steps_alloc);
+    }
     for (size_t r = 0; r < t.nrows; r++) {
         struct slurm_row *row = &t.rows[r];
         struct slurm_job j;
