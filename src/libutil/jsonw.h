@@ -180,17 +180,22 @@ JSONW_INLINE void jsonw_member_done(struct jsonw *w, char *d)
  * copies that stay inside both. */
 JSONW_INLINE void jsonw_copy(char *d, const char *s, size_t n)
 {
-    if (n >= 8 && n <= 16) {
-        memcpy(d, s, 8);
-        memcpy(d + n - 8, s + n - 8, 8);
-    } else if (n >= 4 && n < 8) {
+    if (n >= 8) {
+        if (n <= 16) {
+            memcpy(d, s, 8);
+            memcpy(d + n - 8, s + n - 8, 8);
+        } else if (n <= 32) { /* a timestamp */
+            memcpy(d, s, 16);
+            memcpy(d + n - 16, s + n - 16, 16);
+        } else {
+            memcpy(d, s, n);
+        }
+    } else if (n >= 4) {
         memcpy(d, s, 4);
         memcpy(d + n - 4, s + n - 4, 4);
-    } else if (n < 4) {
+    } else {
         for (size_t i = 0; i < n; i++)
             d[i] = s[i];
-    } else {
-        memcpy(d, s, n);
     }
 }
 
