@@ -28,7 +28,9 @@ static const char *const strs[] = {"plain",
                                    "\x01\x1f ctl",
                                    "caf\xc3\xa9 \xe2\x82\xac",
                                    "bad \xff\xfe utf8 \xc3",
-                                   "gpu:a100:4(S:0-1)"};
+                                   "gpu:a100:4(S:0-1)",
+                                   "2026-12-01T10:00:00",
+                                   "a plain value of more than 32 bytes"};
 
 static const double reals[] = {
     0.25, 62.125, -3.0, 0.1, 1e20, 1e-5, 1.5e-7, 1e100, -2e-300,
