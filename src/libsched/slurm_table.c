@@ -133,6 +133,17 @@ static inline size_t put_cell(struct cells *cs, size_t n, size_t *cap, char *a,
     return n + 1;
 }
 
+/* put_cell for [a, b) known to hold no trim_byte: nothing to trim. */
+static inline size_t put_cell_clean(struct cells *cs, size_t n, size_t *cap,
+                                    char *a, char *b)
+{
+    if (n == *cap)
+        cells_grow(cs, cap);
+    cs->fs[n] = a;
+    *b = '\0';
+    return n + 1;
+}
+
 /*
  * Cut [c, end) into cells at every byte sep; returns their count. Cells
  * are a few bytes long, and a memchr call per cell cost more than its
@@ -147,32 +158,42 @@ static size_t cut_on_byte(struct cells *cs, char *c, char *end, char sep)
     char *i = c, *p = c;
     size_t n = 0, cap = 128;
 #if defined(__SSE2__)
-    const __m128i pat = _mm_set1_epi8(sep);
+    /* blank: the bytes that may be trim_byte (below 0x21 as signed bytes:
+     * 0x80 and over too), the separators left out; dirty: one was seen
+     * in the blocks read so far, which hold every cell cut so far, so
+     * while it is 0 no cell needs trimming */
+    const __m128i pat = _mm_set1_epi8(sep), blank = _mm_set1_epi8(0x21);
+    unsigned dirty = 0;
     if (end - c >= 16) {
         for (;; p += 16) {
-            unsigned m;
+            unsigned m, b;
             char *q = p;
+            __m128i x;
             if (end - p < 16) {
                 if (p == end)
                     break;
                 q = end - 16; /* overlaps what was cut: masked */
-                m = (unsigned)_mm_movemask_epi8(
-                    _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)q), pat));
-                m &= ~0u << (p - q);
-            } else {
-                m = (unsigned)_mm_movemask_epi8(
-                    _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)q), pat));
             }
+            x = _mm_loadu_si128((const __m128i *)q);
+            m = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(x, pat));
+            b = (unsigned)_mm_movemask_epi8(_mm_cmplt_epi8(x, blank)) & ~m;
+            if (q != p) {
+                m &= ~0u << (p - q);
+                b &= ~0u << (p - q);
+            }
+            dirty |= b;
             while (m) {
                 char *j = q + __builtin_ctz(m);
-                n = put_cell(cs, n, &cap, i, j);
+                n = dirty ? put_cell(cs, n, &cap, i, j)
+                          : put_cell_clean(cs, n, &cap, i, j);
                 i = j + 1;
                 m &= m - 1;
             }
             if (q != p)
                 break;
         }
-        return put_cell(cs, n, &cap, i, end);
+        return dirty ? put_cell(cs, n, &cap, i, end)
+                     : put_cell_clean(cs, n, &cap, i, end);
     }
 #endif
     for (; p < end; p++)
