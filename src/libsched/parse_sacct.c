@@ -135,25 +135,24 @@ int sacct_parse(const char *buf, size_t len, struct slurm_jobs *jobs,
     return sacct_parse_cmd(buf, len, NULL, jobs, kind, err);
 }
 
-int sacct_parse_table(const char *head, size_t head_len, const char *buf,
-                      size_t len, const struct cmd_spec *spec,
+int sacct_parse_table(const struct slurm_text *in, const struct cmd_spec *spec,
                       struct slurm_jobs *jobs, size_t host_budget,
                       struct slurm_parse_info *info, exa_error_t *err)
 {
-    return slurm_parse_table_ex(head, head_len, buf, len, jobs, sacct_names,
-                                sacct_layouts, 1, spec, host_budget, info, err);
+    return slurm_parse_table_ex(in, jobs, sacct_names, sacct_layouts, 1, spec,
+                                host_budget, info, err);
 }
 
 int sacct_parse_cmd(const char *buf, size_t len, const struct cmd_spec *spec,
                     struct slurm_jobs *jobs, const char **kind,
                     exa_error_t *err)
 {
+    struct slurm_text in = {NULL, 0, buf, len, 0};
     int rc;
     *kind = "parse_error";
     if (spec && spec->tool != CMD_TOOL_SACCT)
         spec = NULL;
-    rc = sacct_parse_table(NULL, 0, buf, len, spec, jobs, SLURM_HOST_BUDGET,
-                           NULL, err);
+    rc = sacct_parse_table(&in, spec, jobs, SLURM_HOST_BUDGET, NULL, err);
     if (rc == -2)
         *kind = "slurm_error";
     return rc < 0 ? -1 : 0;

@@ -33,9 +33,10 @@
 /* Blocks parsed ahead of take at most (their records wait in memory). */
 #define BLOCKS_AHEAD 4
 
-/* The records of one block: [p, q) of the output. */
+/* The records of one block: [p, q) of the output, n of them. */
 struct blk {
     const char *p, *q;
+    size_t n;
 };
 
 /* A block's parse; state guarded by par.mu. */
@@ -67,17 +68,14 @@ struct par {
     pthread_cond_t cv;
 };
 
-/* The table parse of head (NULL or whole records, parsed first) and
- * [buf, buf + len). */
-static int table_parse(int is_sacct, const char *head, size_t head_len,
-                       const char *buf, size_t len, const struct cmd_spec *spec,
-                       struct slurm_jobs *jobs, size_t budget,
-                       struct slurm_parse_info *info, exa_error_t *err)
+/* The table parse of in. */
+static int table_parse(int is_sacct, const struct slurm_text *in,
+                       const struct cmd_spec *spec, struct slurm_jobs *jobs,
+                       size_t budget, struct slurm_parse_info *info,
+                       exa_error_t *err)
 {
-    return is_sacct ? sacct_parse_table(head, head_len, buf, len, spec, jobs,
-                                        budget, info, err)
-                    : squeue_parse_table(head, head_len, buf, len, spec, jobs,
-                                         budget, info, err);
+    return is_sacct ? sacct_parse_table(in, spec, jobs, budget, info, err)
+                    : squeue_parse_table(in, spec, jobs, budget, info, err);
 }
 
 /* Parse block k (the header line, then its records: read in place, as
@@ -86,10 +84,12 @@ static int table_parse(int is_sacct, const char *head, size_t head_len,
 static void parse_block(struct par *pp, size_t k, size_t budget)
 {
     struct slot *sl = &pp->slot[k];
+    struct slurm_text in = {pp->hdr, pp->hdr_len, pp->blk[k].p,
+                            (size_t)(pp->blk[k].q - pp->blk[k].p),
+                            pp->blk[k].n};
     memset(&sl->jobs, 0, sizeof(sl->jobs));
-    sl->rc = table_parse(pp->is_sacct, pp->hdr, pp->hdr_len, pp->blk[k].p,
-                         (size_t)(pp->blk[k].q - pp->blk[k].p), pp->spec,
-                         &sl->jobs, budget, &sl->info, &sl->err) < 0
+    sl->rc = table_parse(pp->is_sacct, &in, pp->spec, &sl->jobs, budget,
+                         &sl->info, &sl->err) < 0
                  ? -1
                  : 0;
     sl->out =
@@ -193,6 +193,7 @@ static struct blk *cut_blocks(const char *p, const char *end, int rs,
         }
         ALLOC_GROW(blk, *nblk + 1, alloc);
         blk[*nblk].p = p;
+        blk[*nblk].n = n;
         blk[(*nblk)++].q = q;
         *nrec += n;
         p = q;
@@ -226,6 +227,7 @@ int slurm_parse_blocks(const char *buf, size_t len, int is_sacct,
                        const char **kind, exa_error_t *err)
 {
     const char *hs, *he;
+    struct slurm_text hin = {NULL, 0, NULL, 0, 0};
     struct slurm_parse_info hinfo;
     struct slurm_jobs hjobs;
     struct blk *blk;
@@ -242,8 +244,10 @@ int slurm_parse_blocks(const char *buf, size_t len, int is_sacct,
         return parse_whole(buf, len, is_sacct, spec, ops, ctx, kind, err);
     /* the header line alone: taken as a printed header, on a separator */
     memset(&hjobs, 0, sizeof(hjobs));
-    hrc = table_parse(is_sacct, NULL, 0, hs, (size_t)(he - hs), spec, &hjobs,
-                      SLURM_HOST_BUDGET, &hinfo, NULL);
+    hin.buf = hs;
+    hin.len = (size_t)(he - hs);
+    hrc = table_parse(is_sacct, &hin, spec, &hjobs, SLURM_HOST_BUDGET, &hinfo,
+                      NULL);
     slurm_jobs_free(&hjobs);
     if (hrc < 0 || !hinfo.hdr_printed || !hinfo.delimited || hinfo.nrecords ||
         hinfo.error_line)

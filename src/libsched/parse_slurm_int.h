@@ -187,26 +187,35 @@ struct slurm_parse_info {
     int error_line;        /* a Slurm client error line was skipped */
 };
 
-/* slurm_parse_table() with at most host_budget node names expanded
- * (SLURM_HOST_BUDGET there) and what it saw in *info (may be NULL). head:
- * NULL, or head_len bytes of whole records (a header line) parsed ahead
- * of buf's as if one buffer held both (slurm_table.head). */
-int slurm_parse_table_ex(const char *head, size_t head_len, const char *buf,
-                         size_t len, struct slurm_jobs *jobs,
+/* What a table parse reads: head (NULL, or head_len bytes of whole
+ * records, a header line, parsed ahead of buf's as if one buffer held
+ * both: slurm_table.head), then the len bytes at buf. nrec: how many
+ * records buf holds when the caller knows (room is made for them at
+ * once: slurm_table.rows_hint), else 0. */
+struct slurm_text {
+    const char *head;
+    size_t head_len;
+    const char *buf;
+    size_t len;
+    size_t nrec;
+};
+
+/* slurm_parse_table() of in's bytes, with at most host_budget node
+ * names expanded (SLURM_HOST_BUDGET there) and what it saw in *info (may
+ * be NULL). */
+int slurm_parse_table_ex(const struct slurm_text *in, struct slurm_jobs *jobs,
                          const struct slurm_name_role *tbl,
                          const struct slurm_layout *layouts, int is_sacct,
                          const struct cmd_spec *spec, size_t host_budget,
                          struct slurm_parse_info *info, exa_error_t *err);
 
 /* The table walk of squeue_parse_cmd() (no scontrol lines) and of
- * sacct_parse_cmd(), through slurm_parse_table_ex(): the same returns,
- * the same head. spec must be the tool's or NULL. */
-int squeue_parse_table(const char *head, size_t head_len, const char *buf,
-                       size_t len, const struct cmd_spec *spec,
+ * sacct_parse_cmd(), through slurm_parse_table_ex(): the same returns.
+ * spec must be the tool's or NULL. */
+int squeue_parse_table(const struct slurm_text *in, const struct cmd_spec *spec,
                        struct slurm_jobs *jobs, size_t host_budget,
                        struct slurm_parse_info *info, exa_error_t *err);
-int sacct_parse_table(const char *head, size_t head_len, const char *buf,
-                      size_t len, const struct cmd_spec *spec,
+int sacct_parse_table(const struct slurm_text *in, const struct cmd_spec *spec,
                       struct slurm_jobs *jobs, size_t host_budget,
                       struct slurm_parse_info *info, exa_error_t *err);
 

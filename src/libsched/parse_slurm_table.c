@@ -595,13 +595,13 @@ int slurm_parse_table(const char *buf, size_t len, struct slurm_jobs *jobs,
                       const struct slurm_layout *layouts, int is_sacct,
                       const struct cmd_spec *spec, exa_error_t *err)
 {
-    return slurm_parse_table_ex(NULL, 0, buf, len, jobs, tbl, layouts, is_sacct,
-                                spec, SLURM_HOST_BUDGET, NULL, err);
+    struct slurm_text in = {NULL, 0, buf, len, 0};
+    return slurm_parse_table_ex(&in, jobs, tbl, layouts, is_sacct, spec,
+                                SLURM_HOST_BUDGET, NULL, err);
 }
 
 /* Shared table walk for squeue and sacct. */
-int slurm_parse_table_ex(const char *head, size_t head_len, const char *buf,
-                         size_t len, struct slurm_jobs *jobs,
+int slurm_parse_table_ex(const struct slurm_text *in, struct slurm_jobs *jobs,
                          const struct slurm_name_role *tbl,
                          const struct slurm_layout *layouts, int is_sacct,
                          const struct cmd_spec *spec, size_t host_budget,
@@ -620,12 +620,13 @@ int slurm_parse_table_ex(const char *head, size_t head_len, const char *buf,
 
     memset(&t, 0, sizeof(t));
     t.text = &jobs->strings; /* the records point at the cells' text */
-    t.head = head;
-    t.head_len = head_len;
+    t.head = in->head;
+    t.head_len = in->head_len;
+    t.rows_hint = in->nrec;
     cur_names = tbl;
     if (info)
         memset(info, 0, sizeof(*info));
-    if (slurm_table_split_spec(buf, len, known_cur, spec, &t, err) < 0)
+    if (slurm_table_split_spec(in->buf, in->len, known_cur, spec, &t, err) < 0)
         return -1;
     ctx.delimited = t.sep != ' ';
     if (info) {

@@ -132,14 +132,12 @@ static int looks_scontrol(const char *buf, size_t len)
     return len - i >= 6 && !strncmp(buf + i, "JobId=", 6);
 }
 
-int squeue_parse_table(const char *head, size_t head_len, const char *buf,
-                       size_t len, const struct cmd_spec *spec,
+int squeue_parse_table(const struct slurm_text *in, const struct cmd_spec *spec,
                        struct slurm_jobs *jobs, size_t host_budget,
                        struct slurm_parse_info *info, exa_error_t *err)
 {
-    return slurm_parse_table_ex(head, head_len, buf, len, jobs,
-                                slurm_squeue_names, squeue_layouts, 0, spec,
-                                host_budget, info, err);
+    return slurm_parse_table_ex(in, jobs, slurm_squeue_names, squeue_layouts, 0,
+                                spec, host_budget, info, err);
 }
 
 int squeue_parse(const char *buf, size_t len, struct slurm_jobs *jobs,
@@ -152,14 +150,14 @@ int squeue_parse_cmd(const char *buf, size_t len, const struct cmd_spec *spec,
                      struct slurm_jobs *jobs, const char **kind,
                      exa_error_t *err)
 {
+    struct slurm_text in = {NULL, 0, buf, len, 0};
     int rc;
     *kind = "parse_error";
     if (looks_scontrol(buf, len))
         return scontrol_jobs_parse(buf, len, jobs, kind, err);
     if (spec && spec->tool != CMD_TOOL_SQUEUE)
         spec = NULL;
-    rc = squeue_parse_table(NULL, 0, buf, len, spec, jobs, SLURM_HOST_BUDGET,
-                            NULL, err);
+    rc = squeue_parse_table(&in, spec, jobs, SLURM_HOST_BUDGET, NULL, err);
     if (rc == -2)
         *kind = "slurm_error";
     return rc < 0 ? -1 : 0;

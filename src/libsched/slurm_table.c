@@ -432,6 +432,13 @@ int slurm_error_line(const char *p, size_t l)
     return 0;
 }
 
+/* The room the first row makes: t->rows_hint rows (a block's records),
+ * capped (a hint is not trusted with memory), else one. */
+static size_t rows_first(const struct slurm_table *t)
+{
+    return t->rows_hint > 1 && t->rows_hint <= 65536 ? t->rows_hint : 1;
+}
+
 /* Does t->head or buf hold a 0x1E (records led by it)? */
 static int has_rs(const struct slurm_table *t, const char *buf, size_t len)
 {
@@ -603,7 +610,7 @@ int slurm_table_split(const char *buf, size_t len, slurm_hdr_known_f known,
             --nf;
         if (t->sep != ' ' && !(nf > 1 && !f[nf - 1][0]))
             t->not_all_trailing = 1;
-        ALLOC_GROW(t->rows, t->nrows + 1, t->alloc);
+        ALLOC_GROW(t->rows, t->nrows ? t->nrows + 1 : rows_first(t), t->alloc);
         {
             struct slurm_row *r = &t->rows[t->nrows++];
             r->f = f;
@@ -816,7 +823,7 @@ int slurm_table_split_spec(const char *buf, size_t len, slurm_hdr_known_f known,
         }
         if (t->nrows >= MAX_ROWS)
             return exa_err(err, EXA_EPARSE, "more than %d rows", MAX_ROWS);
-        ALLOC_GROW(t->rows, t->nrows + 1, t->alloc);
+        ALLOC_GROW(t->rows, t->nrows ? t->nrows + 1 : rows_first(t), t->alloc);
         {
             struct slurm_row *r = &t->rows[t->nrows++];
             memset(r, 0, sizeof(*r));

@@ -62,6 +62,9 @@ struct slurm_table {
                            * line) split ahead of buf's, as if buf followed
                            * them in one buffer, without that copy */
     size_t head_len;
+    size_t rows_hint; /* set by the caller before the split, or 0: the rows
+                       * it expects, room made for at once (a guess, never
+                       * a limit) */
 };
 
 /*
