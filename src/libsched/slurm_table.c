@@ -97,11 +97,15 @@ static inline char *find_sep(char *i, char *end, const char *sep, size_t sl)
     return end;
 }
 
-/* The cells of a line being split: pointers into its copy, on the stack
- * for up to 128 of them (n and cap are the caller's locals, so that they
- * stay in registers). */
+/* The cells of a line being split: pointers into its copy, in the
+ * table's arena where the header tells how many to expect (cap0 of
+ * them: the row's field array itself, no copy), else on the stack for up
+ * to cap0 = 128; past cap0 on the heap (n and cap are the caller's
+ * locals, so that they stay in registers). */
 struct cells {
     char **fs;
+    size_t cap0; /* the first capacity, fs's */
+    int heap;    /* fs was grown onto the heap */
     char *stack[128];
 };
 
@@ -110,9 +114,10 @@ static void cells_grow(struct cells *cs, size_t *cap)
 {
     char **nb = xmalloc(2 * *cap * sizeof(*nb));
     memcpy(nb, cs->fs, *cap * sizeof(*nb));
-    if (cs->fs != cs->stack)
+    if (cs->heap)
         free(cs->fs);
     cs->fs = nb;
+    cs->heap = 1;
     *cap *= 2;
 }
 
@@ -156,7 +161,7 @@ static inline size_t put_cell_clean(struct cells *cs, size_t n, size_t *cap,
 static size_t cut_on_byte(struct cells *cs, char *c, char *end, char sep)
 {
     char *i = c, *p = c;
-    size_t n = 0, cap = 128;
+    size_t n = 0, cap = cs->cap0;
 #if defined(__SSE2__)
     /* blank: the bytes that may be trim_byte (below 0x21 as signed bytes:
      * 0x80 and over too), the separators left out; dirty: one was seen
@@ -219,8 +224,17 @@ static size_t split_sep(struct slurm_table *t, const char *line, size_t len,
                       : arena_strndup(&t->arena, line, len);
     char *end = c + len, *i = c;
     char **v;
-    size_t n = 0, cap = 128;
-    cs.fs = cs.stack;
+    size_t n = 0, cap;
+    cs.heap = 0;
+    if (t->nhdr && t->nhdr < 128) {
+        /* the header's count, one more for a trailing separator */
+        cs.cap0 = t->nhdr + 1;
+        cs.fs = arena_alloc_raw(&t->arena, cs.cap0 * sizeof(*cs.fs));
+    } else {
+        cs.cap0 = 128;
+        cs.fs = cs.stack;
+    }
+    cap = cs.cap0;
     if (sl == 1 && !nest) {
         n = cut_on_byte(&cs, c, end, sep[0]);
     } else {
@@ -244,10 +258,14 @@ static size_t split_sep(struct slurm_table *t, const char *line, size_t len,
             i = j + sl;
         }
     }
-    v = arena_alloc(&t->arena, n * sizeof(*v));
-    memcpy(v, cs.fs, n * sizeof(*v));
-    if (cs.fs != cs.stack)
-        free(cs.fs);
+    if (cs.fs != cs.stack && !cs.heap) {
+        v = cs.fs; /* the arena's already */
+    } else {
+        v = arena_alloc(&t->arena, n * sizeof(*v));
+        memcpy(v, cs.fs, n * sizeof(*v));
+        if (cs.heap)
+            free(cs.fs);
+    }
     *out = v;
     *copy = c;
     return n;

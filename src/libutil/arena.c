@@ -49,6 +49,11 @@ char *arena_strndup_slow(struct arena *a, const char *s, size_t n)
     return p;
 }
 
+void *arena_alloc_raw(struct arena *a, size_t n)
+{
+    return take(a, n ? n : 1, 16);
+}
+
 char *arena_strndup_pad_slow(struct arena *a, const char *s, size_t n,
                              size_t pad)
 {

@@ -27,6 +27,8 @@ struct arena {
 /* n zeroed bytes aligned for any object (n 0 counts as 1); aborts on OOM
  * like xmalloc. Valid until arena_release. */
 void *arena_alloc(struct arena *a, size_t n);
+/* arena_alloc's n bytes, not zeroed (the caller writes them first). */
+void *arena_alloc_raw(struct arena *a, size_t n);
 
 /* A NUL-terminated copy of the n bytes at s (s may hold no NUL). Inline:
  * a large parse makes one per field. */
