@@ -257,34 +257,28 @@ JSONW_INLINE char *jsonw_put_int(char *d, long long v)
                                    "90919293949596979899";
     unsigned long long u =
         v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
-    unsigned long long t = u;
-    size_t nd = 1;
-    char *e;
+    char b[20]; /* the digits, from its end: no count of them first */
+    char *p = b + sizeof(b);
     if ((unsigned long long)v < 10) { /* 0 to 9: exit codes, counts */
         *d = (char)('0' + v);
         return d + 1;
     }
     if (v < 0)
         *d++ = '-';
-    while (t >= 10) {
-        t /= 10;
-        nd++;
-    }
-    e = d + nd;
-    d = e;
     while (u >= 100) {
         unsigned r = (unsigned)(u % 100);
         u /= 100;
-        d -= 2;
-        memcpy(d, pairs + 2 * r, 2);
+        p -= 2;
+        memcpy(p, pairs + 2 * r, 2);
     }
     if (u >= 10) {
-        d -= 2;
-        memcpy(d, pairs + 2 * u, 2);
+        p -= 2;
+        memcpy(p, pairs + 2 * u, 2);
     } else {
-        *--d = (char)('0' + u);
+        *--p = (char)('0' + u);
     }
-    return e;
+    jsonw_copy(d, p, (size_t)(b + sizeof(b) - p));
+    return d + (b + sizeof(b) - p);
 }
 
 /*
