@@ -288,8 +288,11 @@ void slurm_id_parts(struct slurm_job *j, struct arena *a)
     const char *us, *plus, *p;
     if (!id)
         return;
-    /* most ids are digits only: one scan for either mark */
-    for (p = id; *p && *p != '_' && *p != '+'; p++)
+    /* most ids are digits only: one scan for either mark, the digits
+     * (none of them) a compare each */
+    for (p = id; (unsigned)(unsigned char)*p - '0' < 10; p++)
+        ;
+    for (; *p && *p != '_' && *p != '+'; p++)
         ;
     if (!*p)
         return;
