@@ -440,9 +440,11 @@ int slurm_error_line(const char *p, size_t l)
                 return 1;
         }
     }
-    /* memmem(needle), by its first byte (rare in rows) */
-    for (q = p, e = p + l; (size_t)(e - q) >= sizeof(needle) - 1 &&
-                           (q = memchr(q, 'U', (size_t)(e - q))) != NULL;
+    /* memmem(needle), by its first byte (rare in rows), which cannot be
+     * in the needle's length less one before the end */
+    for (q = p, e = p + l;
+         (size_t)(e - q) >= sizeof(needle) - 1 &&
+         (q = memchr(q, 'U', (size_t)(e - q) - (sizeof(needle) - 2))) != NULL;
          q++)
         if ((size_t)(e - q) >= sizeof(needle) - 1 &&
             !memcmp(q, needle, sizeof(needle) - 1))

@@ -258,6 +258,29 @@ static void test_head_segment(void **state)
     }
 }
 
+/* slurm_error_line's search for the controller message anywhere in a
+ * line, at its very end too, and not in a line one byte short of it */
+static void test_error_line_needle(void **state)
+{
+    static const struct {
+        const char *line;
+        int want;
+    } cases[] = {
+        {"Unable to contact slurm controller", 1},
+        {"x Unable to contact slurm controller", 1},
+        {"RUNNING|Unable to contact slurm controller (connect failure)", 1},
+        {"UUUUnable to contact slurm controller", 1},
+        {"Unable to contact slurm controlle", 0},
+        {"x Unable to contact slurm controlle", 0},
+        {"RUNNING|UNKNOWN|U", 0},
+        {"", 0},
+    };
+    (void)state;
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+        assert_int_equal(slurm_error_line(cases[i].line, strlen(cases[i].line)),
+                         cases[i].want);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -265,6 +288,7 @@ int main(void)
         cmocka_unit_test(test_against_reference),
         cmocka_unit_test(test_many_cells),
         cmocka_unit_test(test_head_segment),
+        cmocka_unit_test(test_error_line_needle),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
