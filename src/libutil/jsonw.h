@@ -422,6 +422,9 @@ JSONW_INLINE void jsonw_run_need(struct jsonw *w, struct jsonw_run *r, size_t n)
     }
 }
 
+/* Open an object as the next item of w's container and start a run on
+ * it (r set): 1; or 0, nothing written, where a run does not apply (see
+ * above). */
 JSONW_INLINE int jsonw_run_obj_begin(struct jsonw *w, struct jsonw_run *r)
 {
     char *d;
