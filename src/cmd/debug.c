@@ -146,11 +146,15 @@ static int cmd_parse(struct exa_ctx *ctx, int argc, char **argv)
     strbuf_release(&names);
     if (cmd_spec_from_string(command, &spec, &err) < 0)
         return out_error(ctx, &err, NULL);
-    /* One large parse, then exit: memory a block of records freed is kept
+    /* The kinds parsed a block of records at a time (libsched
+     * slurm_parse_blocks), once, then exit: memory a block freed is kept
      * for the next (not unmapped and faulted in again; glibc mallopt(3)),
-     * which is a third of a 100,000-row parse's time in page faults. */
-    mallopt(M_MMAP_THRESHOLD, 64 << 20);
-    mallopt(M_TRIM_THRESHOLD, 256 << 20);
+     * which was a third of a 100,000-row parse's time in page faults.
+     * (sinfo grows a few large arrays, which realloc then copies.) */
+    if (!strcmp(k->name, "squeue") || !strcmp(k->name, "sacct")) {
+        mallopt(M_MMAP_THRESHOLD, 64 << 20);
+        mallopt(M_TRIM_THRESHOLD, 256 << 20);
+    }
     if (k->stream) {
         size_t mlen = 0;
         const char *m = map_input(STDIN_FILENO, DEBUG_PARSE_MAX_BYTES, &mlen);
