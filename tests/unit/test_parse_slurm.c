@@ -780,6 +780,54 @@ static void test_blocks_host_budget(void **state)
     strbuf_release(&in);
 }
 
+/*
+ * The JSON writer's long values: a name of 5,000 bytes, a node list of
+ * 3,000 names and the last cell of a row at the very end of its copy
+ * (read 16 bytes at a time there) give jansson's bytes (slurm_jobs_to_json
+ * and jx_dumpf) in the one parse and in blocks.
+ */
+static void test_long_values_json(void **state)
+{
+    struct strbuf in = STRBUF_INIT, name = STRBUF_INIT;
+    struct slurm_jobs j;
+    const char *kind = NULL;
+    exa_error_t err = EXA_ERROR_INIT;
+    char *want = NULL, *got;
+    size_t wl = 0;
+    FILE *fp;
+    json_t *doc;
+    (void)state;
+    for (int i = 0; i < 5000; i++)
+        strbuf_addch(&name, (char)('a' + i % 26));
+    strbuf_addstr(&in, "JOBID|STATE|NAME|NODELIST|PARTITION\n");
+    for (int r = 0; r < 6; r++)
+        strbuf_addf(&in, "%d|RUNNING|%s|n[0001-3000]|%s\n", r,
+                    r % 2 ? name.buf : "x",
+                    r % 3 ? "p" : "a-partition-name-of-some-length");
+    memset(&j, 0, sizeof(j));
+    assert_int_equal(squeue_parse_cmd(in.buf, in.len, NULL, &j, &kind, &err),
+                     0);
+    assert_int_equal(j.njobs, 6);
+    doc = slurm_jobs_to_json(&j, 0);
+    fp = open_memstream(&want, &wl);
+    assert_non_null(fp);
+    jx_dumpf(doc, fp, 1);
+    fclose(fp);
+    json_decref(doc);
+    slurm_jobs_free(&j);
+    got = whole_doc(in.buf, in.len, 0);
+    assert_string_equal(got, want);
+    free(got);
+    for (size_t rows = 1; rows <= 4; rows++) {
+        got = stream_doc(in.buf, in.len, 0, rows);
+        assert_string_equal(got, want);
+        free(got);
+    }
+    free(want);
+    strbuf_release(&in);
+    strbuf_release(&name);
+}
+
 /* Many blocks (parsed on two threads): the same jobs as one parse, in
  * order, for blocks of 1, 4 and 7 rows; output that is only an error
  * fails with it. */
@@ -854,6 +902,7 @@ int main(void)
         cmocka_unit_test(test_squeue_blocks),
         cmocka_unit_test(test_blocks_same_as_one),
         cmocka_unit_test(test_blocks_host_budget),
+        cmocka_unit_test(test_long_values_json),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -155,6 +155,60 @@ static void test_against_reference(void **state)
     }
 }
 
+/* Lines whose first 16 to 47 bytes hold no blank (the one-byte
+ * separator's block search then cuts cells without trimming), then a
+ * tail of blanks, tabs, CRs and UTF-8 bytes (0x80 and over, which are
+ * never trimmed): every cell as the byte-by-byte rule cuts and trims it,
+ * whether it was cut before or after the first blank. */
+static void test_clean_then_dirty(void **state)
+{
+    static const char clean[] = "xyz|:ab";
+    static const char *const dirty[] = {" ", "\t", "\r", "\xc3\xa9",     "|",
+                                        ":", "q",  " |", "\xe2\x82\xac "};
+    static const char *const seps[] = {"|", ":"};
+    unsigned seed = 777;
+    (void)state;
+    for (size_t s = 0; s < 2; s++) {
+        struct strbuf buf = STRBUF_INIT;
+        struct slurm_table t;
+        char lines[150][128];
+        for (size_t l = 0; l < 150; l++) {
+            size_t nclean = 16 + (seed = seed * 1103515245u + 12345u) % 32, k;
+            lines[l][0] = 'x';
+            for (k = 1; k < nclean; k++)
+                lines[l][k] =
+                    clean[((seed = seed * 1103515245u + 12345u) >> 16) % 7];
+            lines[l][k] = '\0';
+            for (size_t d = 0; d < 1 + (seed >> 20) % 12; d++) {
+                const char *piece =
+                    dirty[((seed = seed * 1103515245u + 12345u) >> 16) % 9];
+                size_t have = strlen(lines[l]), add = strlen(piece);
+                if (have + add < sizeof(lines[l]) - 1)
+                    memcpy(lines[l] + have, piece, add + 1);
+            }
+            strbuf_addstr(&buf, lines[l]);
+            strbuf_addch(&buf, '\n');
+        }
+        split(buf.buf, seps[s], &t);
+        assert_int_equal(t.nrows, 150);
+        for (size_t l = 0; l < 150; l++) {
+            size_t n;
+            /* the line as the split saw it: a trailing CR is the line
+             * end's */
+            size_t len = strlen(lines[l]);
+            while (len && lines[l][len - 1] == '\r')
+                len--;
+            char **want = ref_split(lines[l], len, seps[s], &n);
+            expect_row(&t, l, (const char *const *)want, n);
+            for (size_t i = 0; i < n; i++)
+                free(want[i]);
+            free(want);
+        }
+        slurm_table_free(&t);
+        strbuf_release(&buf);
+    }
+}
+
 /* More cells than the splitter keeps on its stack (128), on one- and
  * two-byte separators, kept in order. */
 static void test_many_cells(void **state)
@@ -258,6 +312,51 @@ static void test_head_segment(void **state)
     }
 }
 
+/* A printed header sizes each row's cell array; rows with more cells
+ * than it names (past the stack's 128 too) and with fewer keep every
+ * cell, in order, with and without a spec. */
+static void test_header_sized_cells(void **state)
+{
+    struct strbuf buf = STRBUF_INIT;
+    (void)state;
+    strbuf_addstr(&buf, "JOBID|STATE|NAME\n1|RUNNING|a\n2|PENDING\n3\n");
+    strbuf_addstr(&buf, "4|RUNNING|a|extra|more\n");
+    for (size_t k = 0; k < 200; k++)
+        strbuf_addf(&buf, "%sc%zu", k ? "|" : "", k);
+    strbuf_addstr(&buf, "\n5|RUNNING| b \n");
+    for (int with_spec = 0; with_spec < 2; with_spec++) {
+        struct cmd_spec spec = CMD_SPEC_INIT;
+        struct slurm_table t;
+        exa_error_t err = EXA_ERROR_INIT;
+        spec.tool = CMD_TOOL_SQUEUE;
+        spec.cols = cols;
+        spec.ncols = 3;
+        spec.sep = (char *)"|";
+        memset(&t, 0, sizeof(t));
+        assert_int_equal(slurm_table_split_spec(buf.buf, buf.len, known_hdr,
+                                                with_spec ? &spec : NULL, &t,
+                                                &err),
+                         0);
+        assert_int_equal(t.hdr_printed, 1);
+        assert_int_equal(t.nrows, 6);
+        expect_row(&t, 0, (const char *const[]){"1", "RUNNING", "a"}, 3);
+        expect_row(&t, 1, (const char *const[]){"2", "PENDING"}, 2);
+        expect_row(&t, 2, (const char *const[]){"3"}, 1);
+        expect_row(&t, 3,
+                   (const char *const[]){"4", "RUNNING", "a", "extra", "more"},
+                   5);
+        assert_int_equal(t.rows[4].nf, 200);
+        for (size_t k = 0; k < 200; k++) {
+            char want[16];
+            snprintf(want, sizeof(want), "c%zu", k);
+            assert_string_equal(t.rows[4].f[k], want);
+        }
+        expect_row(&t, 5, (const char *const[]){"5", "RUNNING", "b"}, 3);
+        slurm_table_free(&t);
+    }
+    strbuf_release(&buf);
+}
+
 /* slurm_error_line's search for the controller message anywhere in a
  * line, at its very end too, and not in a line one byte short of it */
 static void test_error_line_needle(void **state)
@@ -287,6 +386,8 @@ int main(void)
         cmocka_unit_test(test_fixed_cases),
         cmocka_unit_test(test_against_reference),
         cmocka_unit_test(test_many_cells),
+        cmocka_unit_test(test_clean_then_dirty),
+        cmocka_unit_test(test_header_sized_cells),
         cmocka_unit_test(test_head_segment),
         cmocka_unit_test(test_error_line_needle),
     };
