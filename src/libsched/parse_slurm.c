@@ -888,6 +888,26 @@ json_t *slurm_jobs_to_json(const struct slurm_jobs *jobs, int with_steps)
     return doc;
 }
 
+/* The array members of job_write's object (rare: a slurm array job's
+ * record): job_write_members', and job_write's through
+ * jsonw_run_sync. */
+static void job_write_array(const struct slurm_job *j, struct jsonw *w)
+{
+    jsonw_member_str_lit(w, "array_job_id", j->array_job_id);
+    jsonw_member_str_lit(w, "array_task", j->array_task);
+    if (j->array_task_count)
+        jsonw_member_int_lit(w, "array_task_count", j->array_task_count);
+    if (j->array_task_ids) {
+        jsonw_key_lit(w, "array_task_ids");
+        jsonw_arr_begin(w);
+        for (size_t i = 0; i < j->n_array_task_ids; i++)
+            jsonw_int(w, j->array_task_ids[i]);
+        jsonw_arr_end(w);
+    }
+    if (j->array_max_running)
+        jsonw_member_int_lit(w, "array_max_running", j->array_max_running);
+}
+
 /* slurm_job_to_json's object, written to w (same keys, same order; a
  * member's key and value in one jsonw_member_* write). */
 static void job_write_members(const struct slurm_job *j, int is_step,
@@ -914,21 +934,8 @@ static void job_write_members(const struct slurm_job *j, int is_step,
         jsonw_member_str_lit(w, "job_id", j->job_id);
         jsonw_member_str_lit(w, "step", j->step);
     }
-    if (j->array_job_id) {
-        jsonw_member_str_lit(w, "array_job_id", j->array_job_id);
-        jsonw_member_str_lit(w, "array_task", j->array_task);
-        if (j->array_task_count)
-            jsonw_member_int_lit(w, "array_task_count", j->array_task_count);
-        if (j->array_task_ids) {
-            jsonw_key_lit(w, "array_task_ids");
-            jsonw_arr_begin(w);
-            for (size_t i = 0; i < j->n_array_task_ids; i++)
-                jsonw_int(w, j->array_task_ids[i]);
-            jsonw_arr_end(w);
-        }
-        if (j->array_max_running)
-            jsonw_member_int_lit(w, "array_max_running", j->array_max_running);
-    }
+    if (j->array_job_id)
+        job_write_array(j, w);
     if (j->het_job_id) {
         jsonw_member_str_lit(w, "het_job_id", j->het_job_id);
         jsonw_member_int_lit(w, "het_offset", j->het_offset);
@@ -972,25 +979,6 @@ static void job_write_members(const struct slurm_job *j, int is_step,
     STR_IF(SJ_CLUSTER, "cluster", cluster);
 #undef STR_IF
     jsonw_obj_end(w);
-}
-
-/* The array members of job_write's object (rare: a slurm array job's
- * record), written through jsonw_run_sync. */
-static void job_write_array(const struct slurm_job *j, struct jsonw *w)
-{
-    jsonw_member_str_lit(w, "array_job_id", j->array_job_id);
-    jsonw_member_str_lit(w, "array_task", j->array_task);
-    if (j->array_task_count)
-        jsonw_member_int_lit(w, "array_task_count", j->array_task_count);
-    if (j->array_task_ids) {
-        jsonw_key_lit(w, "array_task_ids");
-        jsonw_arr_begin(w);
-        for (size_t i = 0; i < j->n_array_task_ids; i++)
-            jsonw_int(w, j->array_task_ids[i]);
-        jsonw_arr_end(w);
-    }
-    if (j->array_max_running)
-        jsonw_member_int_lit(w, "array_max_running", j->array_max_running);
 }
 
 /* job_write_members' bytes, written as one jsonw run (jsonw.h) where w
