@@ -1,12 +1,13 @@
 /*
- * subprocess.c - fork/execvp with captured output, a time cap and a size cap.
+ * subprocess.c - posix_spawnp with captured output, a time cap and a size
+ * cap.
  *
  * One poll() loop feeds stdin and drains stdout and stderr, so a child that
  * writes a lot while we are still writing its input never deadlocks. The
  * child leads its own process group; on expiry the whole group gets SIGTERM
  * and, after SUBPROCESS_KILL_GRACE_S, SIGKILL, so an ssh or a shell with
- * grandchildren cannot outlive the cap. execvp errors come back through a
- * close-on-exec pipe so "not found" is an error, not exit status 127.
+ * grandchildren cannot outlive the cap. An exec failure is posix_spawnp's
+ * return value, so "not found" is an error, not exit status 127.
  * SIGPIPE is ignored in the parent while stdin is written (a child that
  * exits early must not kill exa) and restored to default in the child.
  * The child's exit wakes the poll() itself (a pidfd, else a SIGCHLD
@@ -19,6 +20,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -141,37 +143,51 @@ static void drain(int fd, struct strbuf *sb, size_t cap, int *over,
     }
 }
 
-/* Child side after fork: never returns. */
-static _Noreturn void child_exec(const char *const *argv, char **env,
-                                 const char *cwd, int in_fd, int out_fd,
-                                 int err_fd, int report_fd)
+/*
+ * Start argv[0] (looked up on PATH) with stdin, stdout and stderr on the
+ * given descriptors, in a process group of its own, with every signal
+ * unblocked and SIGPIPE at its default, in cwd (NULL: ours) and with env
+ * (NULL: ours). posix_spawnp(3): glibc starts the child with
+ * CLONE_VM|CLONE_VFORK, so no page table is copied however large exa is
+ * (exa serve, the exporter), and an exec failure, or a chdir failure, is
+ * its return value. Returns 0 with *pid set, or an errno value.
+ */
+static int spawn_child(const char *const *argv, char **env, const char *cwd,
+                       int in_fd, int out_fd, int err_fd, pid_t *pid)
 {
-    int e;
-    sigset_t none;
+    posix_spawn_file_actions_t fa;
+    posix_spawnattr_t at;
+    sigset_t none, def;
+    int rc;
 
-    setpgid(0, 0);
-    signal(SIGPIPE, SIG_DFL);
-    sigemptyset(&none);
-    sigprocmask(SIG_SETMASK, &none, NULL);
-    if (dup2(in_fd, 0) < 0 || dup2(out_fd, 1) < 0 || dup2(err_fd, 2) < 0)
-        goto fail;
-    if (in_fd > 2)
-        close(in_fd);
-    if (out_fd > 2)
-        close(out_fd);
-    if (err_fd > 2)
-        close(err_fd);
-    if (cwd && chdir(cwd) < 0)
-        goto fail;
-    if (env)
-        environ = env;
-    execvp(argv[0], (char *const *)argv);
-fail:
-    e = errno;
-    if (write(report_fd, &e, sizeof(e)) < 0) {
-        /* nothing more can be reported */
+    if ((rc = posix_spawn_file_actions_init(&fa)) != 0)
+        return rc;
+    if ((rc = posix_spawnattr_init(&at)) != 0) {
+        posix_spawn_file_actions_destroy(&fa);
+        return rc;
     }
-    _exit(127);
+    sigemptyset(&none);
+    sigemptyset(&def);
+    sigaddset(&def, SIGPIPE);
+    /* dup2 onto 0, 1 and 2 clears close-on-exec there; the pipe ends
+     * themselves are close-on-exec and vanish at the exec */
+    if ((rc = posix_spawn_file_actions_adddup2(&fa, in_fd, 0)) != 0 ||
+        (rc = posix_spawn_file_actions_adddup2(&fa, out_fd, 1)) != 0 ||
+        (rc = posix_spawn_file_actions_adddup2(&fa, err_fd, 2)) != 0 ||
+        (cwd && (rc = posix_spawn_file_actions_addchdir_np(&fa, cwd)) != 0) ||
+        (rc = posix_spawnattr_setpgroup(&at, 0)) != 0 ||
+        (rc = posix_spawnattr_setsigmask(&at, &none)) != 0 ||
+        (rc = posix_spawnattr_setsigdefault(&at, &def)) != 0 ||
+        (rc = posix_spawnattr_setflags(&at, POSIX_SPAWN_SETPGROUP |
+                                                POSIX_SPAWN_SETSIGMASK |
+                                                POSIX_SPAWN_SETSIGDEF)) != 0)
+        goto out;
+    rc = posix_spawnp(pid, argv[0], &fa, &at, (char *const *)argv,
+                      env ? env : environ);
+out:
+    posix_spawnattr_destroy(&at);
+    posix_spawn_file_actions_destroy(&fa);
+    return rc;
 }
 
 /*
@@ -305,7 +321,6 @@ int subprocess_run(const char *const *argv, const struct subprocess_opts *opts,
 {
     static const struct subprocess_opts none = {0};
     int in_p[2] = {-1, -1}, out_p[2] = {-1, -1}, err_p[2] = {-1, -1};
-    int rep_p[2] = {-1, -1};
     int pidfd = -1, wake_fd = -1, slot = -1;
     int devnull = -1, child_errno = 0, status = 0, reaped = 0;
     size_t cap, written = 0;
@@ -330,8 +345,7 @@ int subprocess_run(const char *const *argv, const struct subprocess_opts *opts,
     res->elapsed_s = 0;
     res->wakeups = 0;
 
-    if (pipe2(out_p, O_CLOEXEC) < 0 || pipe2(err_p, O_CLOEXEC) < 0 ||
-        pipe2(rep_p, O_CLOEXEC) < 0)
+    if (pipe2(out_p, O_CLOEXEC) < 0 || pipe2(err_p, O_CLOEXEC) < 0)
         goto sys_fail;
     if (opts->stdin_data) {
         if (pipe2(in_p, O_CLOEXEC) < 0)
@@ -347,45 +361,25 @@ int subprocess_run(const char *const *argv, const struct subprocess_opts *opts,
     pipe_ignore_begin();
 
     start = subprocess_now();
-    pid = fork();
-    if (pid < 0) {
-        pipe_ignore_end();
-        goto sys_fail;
-    }
-    if (pid == 0)
-        child_exec(argv, env, opts->cwd, opts->stdin_data ? in_p[0] : devnull,
-                   out_p[1], err_p[1], rep_p[1]);
-    setpgid(pid, pid); /* also done in the child; whichever runs first */
-    if (opts->on_spawn)
-        opts->on_spawn(opts->on_spawn_arg);
+    child_errno =
+        spawn_child(argv, env, opts->cwd, opts->stdin_data ? in_p[0] : devnull,
+                    out_p[1], err_p[1], &pid);
     free(env);
     env = NULL;
     close_fd(&out_p[1]);
     close_fd(&err_p[1]);
-    close_fd(&rep_p[1]);
     close_fd(&in_p[0]);
     close_fd(&devnull);
-
-    /* The report pipe closes on exec (nothing read) or carries errno. */
-    for (;;) {
-        r = read(rep_p[0], &child_errno, sizeof(child_errno));
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r != (ssize_t)sizeof(child_errno))
-            child_errno = 0;
-        break;
-    }
-    close_fd(&rep_p[0]);
     if (child_errno) {
         close_fd(&in_p[1]);
         close_fd(&out_p[0]);
         close_fd(&err_p[0]);
-        while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-            ;
         pipe_ignore_end();
         return exa_err(err, EXA_ETRANSPORT, "cannot run '%s': %s", argv[0],
                        strerror(child_errno));
     }
+    if (opts->on_spawn)
+        opts->on_spawn(opts->on_spawn_arg);
 
     if (in_p[1] >= 0) {
         set_nonblock(in_p[1]);
@@ -547,8 +541,6 @@ sys_fail : {
     close_fd(&out_p[1]);
     close_fd(&err_p[0]);
     close_fd(&err_p[1]);
-    close_fd(&rep_p[0]);
-    close_fd(&rep_p[1]);
     close_fd(&devnull);
     free(env);
     return exa_err(err, EXA_ETRANSPORT, "cannot run '%s': %s", argv[0],

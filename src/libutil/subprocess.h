@@ -47,8 +47,8 @@ struct subprocess_opts {
      * progress, libtransport); NULL for none. */
     void (*on_stdin)(void *arg, size_t written);
     void *on_stdin_arg;
-    /* Called once in the caller's thread right after the child is forked,
-     * before its exec is confirmed and before any of its output is read:
+    /* Called once in the caller's thread right after the child has been
+     * started (its exec done), before any of its output is read:
      * work the caller can do while the child runs (libtransport's
      * deferred fsyncs overlap sbatch this way). The child's output waits
      * in its pipes meanwhile. NULL for none. */
@@ -75,7 +75,8 @@ struct subprocess_result {
     }
 
 /*
- * Run argv[0] (looked up on PATH by execvp) with argv (NULL-terminated).
+ * Run argv[0] (looked up on PATH by posix_spawnp(3)) with argv
+ * (NULL-terminated).
  * opts may be NULL (no env, no stdin, no timeout, default cap).
  *
  * Returns 0 when the program ran to an exit or a signal of its own: res

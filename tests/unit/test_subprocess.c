@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/types.h>
 #include <unistd.h>
 
@@ -294,6 +295,82 @@ static void test_cwd(void **state)
     subprocess_result_release(&res);
 }
 
+/* A missing working directory is a start failure, named like a missing
+ * program (posix_spawnp reports the chdir's errno). */
+static void test_cwd_missing(void **state)
+{
+    struct subprocess_result res = SUBPROCESS_RESULT_INIT;
+    struct subprocess_opts o = {0};
+    exa_error_t err = EXA_ERROR_INIT;
+    const char *argv[] = {"pwd", NULL};
+
+    o.cwd = "/nonexistent-exa-dir/x";
+    assert_int_equal(subprocess_run(argv, &o, &res, &err), -1);
+    assert_int_equal(err.code, EXA_ETRANSPORT);
+    assert_string_equal(err.text,
+                        "cannot run 'pwd': No such file or directory");
+    subprocess_result_release(&res);
+}
+
+/* Field NAME of /proc/self/status in text ("SigBlk", ...): its value. */
+static unsigned long long status_hex(const char *text, const char *name)
+{
+    char key[32];
+    const char *p;
+    snprintf(key, sizeof(key), "\n%s:", name);
+    p = strstr(text, key);
+    assert_non_null(p);
+    return strtoull(p + strlen(key), NULL, 16);
+}
+
+/* What the child starts with, whatever the parent's state: its own
+ * process group, no signal blocked, SIGPIPE not ignored (the parent
+ * ignores it during a run; a test ignores it and blocks SIGUSR1 too), and
+ * no descriptor of the run's own (its pipes are close-on-exec). */
+static void test_child_state(void **state)
+{
+    struct subprocess_result res = SUBPROCESS_RESULT_INIT;
+    const char *st[] = {"cat", "/proc/self/status", NULL};
+    const char *stat[] = {"cat", "/proc/self/stat", NULL};
+    const char *fds[] = {"ls", "/proc/self/fd", NULL};
+    sigset_t usr1, old;
+    void (*prev)(int) = signal(SIGPIPE, SIG_IGN);
+    long pid, pgrp;
+    char comm[64], st_c;
+
+    sigemptyset(&usr1);
+    sigaddset(&usr1, SIGUSR1);
+    sigprocmask(SIG_BLOCK, &usr1, &old);
+    assert_int_equal(subprocess_run(st, NULL, &res, NULL), 0);
+    assert_int_equal(res.exit_code, 0);
+    assert_int_equal(status_hex(res.out.buf, "SigBlk"), 0);
+    assert_int_equal(
+        status_hex(res.out.buf, "SigIgn") & (1ull << (SIGPIPE - 1)), 0);
+    assert_int_equal(subprocess_run(stat, NULL, &res, NULL), 0);
+    assert_int_equal(
+        sscanf(res.out.buf, "%ld %63s %c %*d %ld", &pid, comm, &st_c, &pgrp),
+        4);
+    assert_int_equal(pid, pgrp);
+    assert_int_not_equal(pgrp, (long)getpgrp());
+    /* 0, 1 and 2, what this test's own parent passed without
+     * close-on-exec, and ls's handle on the directory: none of the run's
+     * pipe ends */
+    assert_int_equal(subprocess_run(fds, NULL, &res, NULL), 0);
+    {
+        int n = 0, inherited = 0;
+        for (const char *p = res.out.buf; *p; p++)
+            n += *p == '\n';
+        for (int fd = 3; fd < 1024; fd++) {
+            int fl = fcntl(fd, F_GETFD);
+            inherited += fl >= 0 && !(fl & FD_CLOEXEC);
+        }
+        assert_int_equal(n, 3 + inherited + 1);
+    }
+    sigprocmask(SIG_SETMASK, &old, NULL);
+    signal(SIGPIPE, prev);
+    subprocess_result_release(&res);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -307,6 +384,8 @@ int main(void)
         cmocka_unit_test(test_output_cap),
         cmocka_unit_test(test_background_daemon_holding_pipes),
         cmocka_unit_test(test_cwd),
+        cmocka_unit_test(test_cwd_missing),
+        cmocka_unit_test(test_child_state),
         cmocka_unit_test(test_exit_seen_after_pipes_close_pidfd),
         cmocka_unit_test(test_exit_seen_after_pipes_close_sigchld),
         cmocka_unit_test(test_daemon_alive_at_return_pidfd),
