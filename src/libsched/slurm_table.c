@@ -459,6 +459,14 @@ static size_t rows_first(const struct slurm_table *t)
     return t->rows_hint > 1 && t->rows_hint <= 65536 ? t->rows_hint : 1;
 }
 
+/* Is a line cut into nf cells f one row of a table of ncols columns:
+ * ncols cells, or one more, empty, where every line ends with the
+ * separator (trailing, sacct -p)? */
+static int cells_fit(size_t nf, char **f, size_t ncols, int trailing)
+{
+    return nf == ncols || (trailing && nf == ncols + 1 && !f[nf - 1][0]);
+}
+
 /* Does t->head or buf hold a 0x1E (records led by it)? */
 static int has_rs(const struct slurm_table *t, const char *buf, size_t len)
 {
@@ -491,6 +499,7 @@ int slurm_table_split(const char *buf, size_t len, slurm_hdr_known_f known,
         char **f;
         size_t nf;
         const char *copy = NULL; /* split_sep's */
+        int defer;
         if (p >= end) {
             if (!next)
                 break;
@@ -544,8 +553,13 @@ int slurm_table_split(const char *buf, size_t len, slurm_hdr_known_f known,
             p = e + 1;
             continue;
         }
-        /* a Slurm client's error text is never a row */
-        if (slurm_error_line(p, l)) {
+        /* a Slurm client's error text is never a row; once the columns
+         * are known, a line cut into as many cells as the header names
+         * is a row whatever its cells say (a job named "Unable to contact
+         * slurm controller" is still listed), so the check waits for the
+         * cut (cells_fit) */
+        defer = t->nhdr >= 2 && t->sep && t->sep != ' ';
+        if (!defer && slurm_error_line(p, l)) {
             if (!t->error_line)
                 t->error_line = trim_dup(t, p, l);
             p = e + 1;
@@ -575,6 +589,13 @@ int slurm_table_split(const char *buf, size_t len, slurm_hdr_known_f known,
             nf = split_blanks(t, p, l, &f);
         else
             nf = split_sep(t, p, l, &t->sep, 1, t->sep == ',', &f, &copy);
+        if (defer && !cells_fit(nf, f, t->nhdr, t->trailing_sep) &&
+            slurm_error_line(p, l)) {
+            if (!t->error_line)
+                t->error_line = trim_dup(t, p, l);
+            p = e + 1;
+            continue;
+        }
         if (first) {
             size_t nknown = 0;
             char u[64];
@@ -815,7 +836,9 @@ int slurm_table_split_spec(const char *buf, size_t len, slurm_hdr_known_f known,
             p = e + 1;
             continue;
         }
-        if (slurm_error_line(p, l)) {
+        /* error text: as in slurm_table_split, a line cut at the spec's
+         * separator into its count of cells is a row */
+        if (!(spec->sep && spec->ncols >= 2) && slurm_error_line(p, l)) {
             if (!t->error_line)
                 t->error_line = trim_dup(t, p, l);
             p = e + 1;
@@ -823,6 +846,13 @@ int slurm_table_split_spec(const char *buf, size_t len, slurm_hdr_known_f known,
         }
         if (spec->sep) {
             nf = split_sep(t, p, l, spec->sep, strlen(spec->sep), 0, &f, &copy);
+            if (!cells_fit(nf, f, spec->ncols, spec->trailing_sep) &&
+                spec->ncols >= 2 && slurm_error_line(p, l)) {
+                if (!t->error_line)
+                    t->error_line = trim_dup(t, p, l);
+                p = e + 1;
+                continue;
+            }
             if (spec->trailing_sep && nf > 1 && !f[nf - 1][0])
                 nf--;
         } else {

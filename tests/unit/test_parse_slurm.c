@@ -118,6 +118,52 @@ static void test_squeue_field_mismatch(void **state)
     slurm_jobs_free(&j);
 }
 
+/* A cell's text never turns its row into a Slurm client's error line: a
+ * job named after the controller message is listed (it was dropped, so a
+ * user could hide a job from exa), while the message on a line of its own
+ * is still no row; both with a printed header and with the columns from
+ * the command line (sacct -n: no header). */
+static void test_error_text_in_cells(void **state)
+{
+    const char *sq = "JOBID|STATE|NAME\n"
+                     "1|RUNNING|Unable to contact slurm controller\n"
+                     "squeue: error: Unable to contact slurm controller "
+                     "(connect failure)\n"
+                     "2|PENDING|error: not an error\n"
+                     "3|PENDING|x Unable to contact slurm controller y\n";
+    const char *sa = "7|COMPLETED|Unable to contact slurm controller\n"
+                     "sacct: error: Unable to contact slurm controller\n"
+                     "8|FAILED|slurm_load_jobs error: Unable to contact "
+                     "slurm controller\n";
+    struct cmd_spec spec = CMD_SPEC_INIT;
+    struct slurm_jobs j;
+    const char *kind;
+    exa_error_t err = EXA_ERROR_INIT;
+    (void)state;
+    parse(squeue_parse, sq, &j);
+    assert_int_equal(j.njobs, 3);
+    assert_int_equal(j.nerrors, 0);
+    assert_string_equal(j.jobs[0].id, "1");
+    assert_string_equal(j.jobs[0].name, "Unable to contact slurm controller");
+    assert_string_equal(j.jobs[1].name, "error: not an error");
+    assert_string_equal(j.jobs[2].id, "3");
+    slurm_jobs_free(&j);
+
+    assert_int_equal(
+        cmd_spec_from_string("sacct -P -n -o JobID,State,JobName", &spec, &err),
+        0);
+    memset(&j, 0, sizeof(j));
+    assert_int_equal(sacct_parse_cmd(sa, strlen(sa), &spec, &j, &kind, &err),
+                     0);
+    assert_int_equal(j.njobs, 2);
+    assert_int_equal(j.nerrors, 0);
+    assert_string_equal(j.jobs[0].name, "Unable to contact slurm controller");
+    assert_string_equal(j.jobs[1].id, "8");
+    assert_string_equal(j.jobs[1].state, "FAILED");
+    slurm_jobs_free(&j);
+    cmd_spec_release(&spec);
+}
+
 static void test_squeue_het_and_hold(void **state)
 {
     const char *in = "JOBID PARTITION NAME USER ST TIME NODES NODELIST\n"
@@ -885,6 +931,7 @@ int main(void)
         cmocka_unit_test(test_squeue_own_format),
         cmocka_unit_test(test_squeue_field_mismatch),
         cmocka_unit_test(test_squeue_blocks_threaded),
+        cmocka_unit_test(test_error_text_in_cells),
         cmocka_unit_test(test_squeue_het_and_hold),
         cmocka_unit_test(test_sacct_own_format),
         cmocka_unit_test(test_sacct_truncated),
