@@ -25,6 +25,13 @@
 int slurm_duration_parse(const char *s, double *secs);
 
 /*
+ * slurm_duration_parse() without its path for the exact printed shapes
+ * (H:MM:SS and the like): the same answer for every s, by the general
+ * reading only. For the tests and the fuzzer that hold the two equal.
+ */
+int slurm_duration_parse_unfixed(const char *s, double *secs);
+
+/*
  * Parse an sbatch --time argument (sbatch(1) semantics: a bare number is
  * minutes, M:S, H:M:S, D-H, D-H:M, D-H:M:S). "UNLIMITED"/"infinite" give
  * *secs = -1. Returns 0 or -1 on malformed input (*secs untouched).

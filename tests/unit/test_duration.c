@@ -7,6 +7,7 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdlib.h>
 #include <cmocka.h>
 
 #include "libutil/duration.h"
@@ -59,6 +60,56 @@ static void test_slurm_printed(void **state)
             fail_msg("'%s': %f s, expected %f", t[i].in, s, t[i].secs);
         if (rc != 1 && s != -42)
             fail_msg("'%s': out-parameter written on rc %d", t[i].in, rc);
+    }
+}
+
+/* One string both ways: the same return value and seconds. */
+static void same_both_ways(const char *in)
+{
+    double a = -7, b = -7;
+    int ra = slurm_duration_parse(in, &a);
+    int rb = slurm_duration_parse_unfixed(in, &b);
+    if (ra != rb || a != b)
+        fail_msg("'%s': %d %.17g fast, %d %.17g general", in, ra, a, rb, b);
+}
+
+/* slurm_duration_parse's path for the exact printed shapes gives what
+ * the general reading gives: every string of up to 8 characters over
+ * digits at the 59/60 boundaries and both separators, then longer ones
+ * (to 12, blanks and letters too) drawn by a fixed generator, each in a
+ * heap block of its exact size (ASan sees any read past the NUL). */
+static void test_fixed_same_as_unfixed(void **state)
+{
+    static const char abc[] = "0569:-";
+    static const char wide[] = "0123456789:-:- x.";
+    char buf[16];
+    unsigned long long seed = 14;
+    (void)state;
+    for (size_t len = 1; len <= 8; len++) {
+        size_t idx[8] = {0};
+        for (;;) {
+            size_t k;
+            for (k = 0; k < len; k++)
+                buf[k] = abc[idx[k]];
+            buf[len] = '\0';
+            same_both_ways(buf);
+            for (k = 0; k < len && ++idx[k] == sizeof(abc) - 1; k++)
+                idx[k] = 0;
+            if (k == len)
+                break;
+        }
+    }
+    for (int i = 0; i < 300000; i++) {
+        size_t len = 1 + (size_t)((seed >> 33) % 12);
+        char *heap = malloc(len + 1);
+        assert_non_null(heap);
+        for (size_t k = 0; k < len; k++) {
+            seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+            heap[k] = wide[(seed >> 33) % (sizeof(wide) - 1)];
+        }
+        heap[len] = '\0';
+        same_both_ways(heap);
+        free(heap);
     }
 }
 
@@ -147,6 +198,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_slurm_printed),
+        cmocka_unit_test(test_fixed_same_as_unfixed),
         cmocka_unit_test(test_time_arg),
         cmocka_unit_test(test_fsd),
         cmocka_unit_test(test_format),
