@@ -199,6 +199,20 @@ JSONW_INLINE void jsonw_copy(char *d, const char *s, size_t n)
     }
 }
 
+/* Internal: jsonw_copy for a source that may be read 16 bytes a step
+ * (at least 15 readable bytes past its n: a padded string, see
+ * jsonw_run_str) into a run's room (JSONW_RUN_SLACK past the n bytes may
+ * be written): whole 16-byte moves, the bytes past n left as they fall. */
+JSONW_INLINE void jsonw_copy16(char *d, const char *s, size_t n)
+{
+    memcpy(d, s, 16);
+    if (n > 16) {
+        memcpy(d + 16, s + 16, 16);
+        if (n > 32)
+            memcpy(d + 32, s + 32, n - 32);
+    }
+}
+
 /* Internal: the length of s's leading run of bytes that jsonw_str copies
  * as they are (it stops at the NUL at the latest; four bytes a step, each
  * read only after the one before it was not the end). */
@@ -505,7 +519,10 @@ JSONW_INLINE void jsonw_run_str(struct jsonw *w, struct jsonw_run *r,
     }
     d = jsonw_run_key(w, r, kq, kn, l + 2);
     *d++ = '"';
-    jsonw_copy(d, s, l);
+    if (padded)
+        jsonw_copy16(d, s, l);
+    else
+        jsonw_copy(d, s, l);
     d += l;
     *d++ = '"';
     r->d = d;
