@@ -1,0 +1,57 @@
+#!/bin/bash
+# t0305-sched-slurm-truth.t - a job's own text never hides it: on the real
+# testbed (cluster testa, local transport) a held job named after Slurm's
+# client error ("Unable to contact slurm controller") is listed by
+# `exa hpc queue`, found by exa's own squeue and sacct queries (the
+# formats of libsched/parse_slurm.h, read by `exa debug parse`), while the
+# message on a line of its own is still no job. Until session 14 the
+# error-text check ran on whole rows and dropped such a job.
+set -u
+. "$(dirname "$0")/lib-sched.sh"
+require_testbed
+echo "1..7"
+sched_setup testa local
+trap 'SLURM_CONF=$TB_CONF scancel -n "Unable to contact slurm controller.exa-" >/dev/null 2>&1; rm -rf "$T"' EXIT
+printf '#!/bin/sh\ntrue\n' > "$T/ok.sh"
+name="Unable to contact slurm controller"
+id=$(submit "$T/ok.sh" --hold --job-name="$name")
+ok $? "held job named '$name' submitted"
+ids=$("$EXA" --json hpc queue --cluster testa |
+    python3 -c 'import json,sys; print(" ".join(j["job_id"] for j in json.load(sys.stdin)["jobs"]))')
+case " $ids " in *" $id "*) ok 0 "hpc queue lists it";; *) ok 1 "hpc queue lists it"; echo "#   ids: $ids";; esac
+
+fmt=$(printf '\036%%i\037%%T\037%%M\037%%l\037%%L\037%%S\037%%e\037%%V\037%%D\037%%C\037%%P\037%%a\037%%u\037%%j\037%%r\037%%N\037%%b')
+SLURM_CONF=$TB_CONF squeue -j "$id" -o "$fmt" > "$T/sq.out"
+got=$("$EXA" --json debug parse squeue < "$T/sq.out" |
+    python3 -c 'import json,sys; print([(j["id"], j["state"], j["name"].split(".exa-")[0]) for j in json.load(sys.stdin)["jobs"]])')
+is "$got" "[('$id', 'PENDING', '$name')]" "exa's squeue format: the job, PENDING, its name"
+# the controller's message on a line of its own, as squeue prints it on
+# stderr folded into the output: still no row
+{ cat "$T/sq.out"; echo "squeue: error: $name (connect failure)"; } > "$T/sq2.out"
+is "$("$EXA" --json debug parse squeue < "$T/sq2.out" | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["jobs"]))')" 1 \
+    "the message on its own line is no job"
+
+SLURM_CONF=$TB_CONF scancel "$id"
+# sacct in exa's format (byname.c: the job found by its name after a
+# crash), for a second job of the name that ran to its end (a job
+# cancelled while pending may be accounted under another name)
+id=$(submit "$T/ok.sh" --job-name="$name")
+# (slurmdbd first records the job as "allocation"; its name follows)
+for _ in $(seq 60); do
+    st=$(SLURM_CONF=$TB_CONF sacct -X -n -P -j "$id" -o State,JobName 2>/dev/null | head -1)
+    case $st in "COMPLETED|$name".exa-*) break;; esac
+    sleep 0.5
+done
+SLURM_CONF=$TB_CONF sacct -X -n --parsable2 --delimiter=$'\x1f' -j "$id" \
+    -o JobID,JobIDRaw,State,ExitCode,Start,End,Submit,ElapsedRaw,AllocTRES,NodeList,Partition,Account,User,JobName,NCPUS,TimelimitRaw > "$T/sa.out"
+got=$(EXA_PARSE_COMMAND="sacct -X -n --parsable2 --delimiter=\$'\\x1f' -o JobID,JobIDRaw,State,ExitCode,Start,End,Submit,ElapsedRaw,AllocTRES,NodeList,Partition,Account,User,JobName,NCPUS,TimelimitRaw" \
+    "$EXA" --json debug parse sacct < "$T/sa.out" |
+    python3 -c 'import json,sys; print([(j["id"], j["state"], j["name"].split(".exa-")[0]) for j in json.load(sys.stdin)["jobs"]])')
+is "$got" "[('$id', 'COMPLETED', '$name')]" "exa's sacct format: the job, COMPLETED, its name"
+{ echo "sacct: error: $name"; cat "$T/sa.out"; } > "$T/sa2.out"
+cnt=$(EXA_PARSE_COMMAND="sacct -X -n --parsable2 --delimiter=\$'\\x1f' -o JobID,JobIDRaw,State,ExitCode,Start,End,Submit,ElapsedRaw,AllocTRES,NodeList,Partition,Account,User,JobName,NCPUS,TimelimitRaw" \
+    "$EXA" --json debug parse sacct < "$T/sa2.out" | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["jobs"]))')
+is "$cnt" 1 "sacct: the message on its own line is no job"
+"$EXA" --json hpc status "$id" | python3 -c 'import json,sys; d=json.load(sys.stdin); sys.exit(0 if d[0]["state"] == "COMPLETED" else 1)'
+ok $? "hpc status reads it COMPLETED"
+exit $((fails > 0))
