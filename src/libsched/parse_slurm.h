@@ -144,8 +144,8 @@ struct slurm_jobs {
 /*
  * Parse squeue output: a header-based format (columns found by header
  * name: JOBID, ST/STATE, TIME, START_TIME, END_TIME, TRES_PER_NODE, ...),
- * 0x1E/0x1F delimiter-safe records, exa's own '%i|%P|%j|%u|%T|%M|%l|%D|%R|%b'
- * without header, other well-known headerless formats, or
+ * 0x1E/0x1F delimiter-safe records (SLURM_SQUEUE_FORMAT, with or without
+ * its header), other well-known headerless formats, or
  * `scontrol show job -o` lines. Records whose field count differs from
  * the header are not reported as jobs but listed in jobs->errors.
  * Lines of a Slurm client's error text ("slurm_load_jobs error: Invalid

@@ -59,8 +59,11 @@ int sched_queue(struct sched *s, struct sched_queue *out, exa_error_t *err)
 int sched_slurm_queue(struct sched *s, struct sched_queue *out,
                       exa_error_t *err)
 {
-    static const char *const argv[] = {
-        "squeue", "-h", "-o", "%i|%P|%j|%u|%T|%M|%l|%D|%R|%b|%r", NULL};
+    /* exa's own 0x1E/0x1F records (parse_slurm.h), not '|': a job name
+     * may hold '|' (Slurm takes any byte but NUL), which shifted a
+     * '|'-separated row past its columns and hid the job */
+    static const char *const argv[] = {"squeue", "-h", "-o",
+                                       SLURM_SQUEUE_FORMAT, NULL};
     struct transport_result r = TRANSPORT_RESULT_INIT;
     struct slurm_jobs sj;
     const char *kind = NULL;
@@ -70,16 +73,10 @@ int sched_slurm_queue(struct sched *s, struct sched_queue *out,
     memset(out, 0, sizeof(*out));
     if (transport_run_ok(s->t, argv, NULL, 0, &r, err) < 0)
         goto out;
-    if (r.out.len) {
-        /* -h: the columns are the format's, so the parser gets them */
-        struct cmd_spec spec = CMD_SPEC_INIT;
-        int prc;
-        cmd_spec_from_argv(argv, 4, &spec);
-        prc = squeue_parse_cmd(r.out.buf, r.out.len, &spec, &sj, &kind, err);
-        cmd_spec_release(&spec);
-        if (prc < 0)
-            goto out;
-    }
+    /* -h: squeue_parse knows the format's columns (its headerless
+     * layout of SLURM_SQUEUE_FORMAT) */
+    if (r.out.len && squeue_parse(r.out.buf, r.out.len, &sj, &kind, err) < 0)
+        goto out;
     for (size_t i = 0; i < sj.njobs; i++) {
         const struct slurm_job *sjob = &sj.jobs[i];
         struct sched_queue_job *j = push(out, &alloc);

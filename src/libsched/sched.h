@@ -279,8 +279,9 @@ int sched_logs(struct sched *s, const char *id, const char *remote_dir,
 /*
  * The scheduler's queue, all users, into out (initialised here; release
  * with sched_queue_release() either way). Commands:
- *   slurm  one `squeue -h -o %i|%P|%j|%u|%T|%M|%l|%D|%R|%b` (squeue(1)),
- *          read by squeue_parse() (parse_squeue.c)
+ *   slurm  one `squeue -h -o SLURM_SQUEUE_FORMAT` (squeue(1); exa's own
+ *          0x1E/0x1F records, parse_slurm.h: a job name holding '|'
+ *          stays one field), read by squeue_parse() (parse_squeue.c)
  *   flux   one `flux jobs -A` (flux-jobs(1)), read by flux_jobs_parse()
  *   mock   runs nothing: the records under s->mock_dir that are not in a
  *          terminal state (held submissions), sorted by id

@@ -557,9 +557,10 @@ int slurm_table_split(const char *buf, size_t len, slurm_hdr_known_f known,
          * are known, a line cut into as many cells as the header names
          * is a row whatever its cells say (a job named "Unable to contact
          * slurm controller" is still listed), so the check waits for the
-         * cut (cells_fit) */
+         * cut (cells_fit); before, a line holding 0x1F (the separator of
+         * exa's own formats, in no Slurm message) is no error text */
         defer = t->nhdr >= 2 && t->sep && t->sep != ' ';
-        if (!defer && slurm_error_line(p, l)) {
+        if (!defer && !memchr(p, 0x1f, l) && slurm_error_line(p, l)) {
             if (!t->error_line)
                 t->error_line = trim_dup(t, p, l);
             p = e + 1;

@@ -4,12 +4,14 @@
 # client error ("Unable to contact slurm controller") is listed by
 # `exa hpc queue`, found by exa's own squeue and sacct queries (the
 # formats of libsched/parse_slurm.h, read by `exa debug parse`), while the
-# message on a line of its own is still no job. Until session 14 the
-# error-text check ran on whole rows and dropped such a job.
+# message on a line of its own is still no job, and one named "a|b c" is
+# listed whole. Until session 14 the error-text check ran on whole rows
+# and dropped the first, and `hpc queue` read '|'-separated rows and
+# dropped the second.
 set -u
 . "$(dirname "$0")/lib-sched.sh"
 require_testbed
-echo "1..7"
+echo "1..8"
 sched_setup testa local
 trap 'SLURM_CONF=$TB_CONF scancel -n "Unable to contact slurm controller.exa-" >/dev/null 2>&1; rm -rf "$T"' EXIT
 printf '#!/bin/sh\ntrue\n' > "$T/ok.sh"
@@ -19,6 +21,12 @@ ok $? "held job named '$name' submitted"
 ids=$("$EXA" --json hpc queue --cluster testa |
     python3 -c 'import json,sys; print(" ".join(j["job_id"] for j in json.load(sys.stdin)["jobs"]))')
 case " $ids " in *" $id "*) ok 0 "hpc queue lists it";; *) ok 1 "hpc queue lists it"; echo "#   ids: $ids";; esac
+# a name holding '|' (the separator of the queue's old format) and blanks
+pid=$(submit "$T/ok.sh" --hold --job-name="a|b c")
+got=$("$EXA" --json hpc queue --cluster testa |
+    python3 -c 'import json,sys; print([(j["name"].split(".exa-")[0], j["user"], j["state"]) for j in json.load(sys.stdin)["jobs"] if j["job_id"] == "'"$pid"'"])')
+is "$got" "[('a|b c', '$(id -un)', 'PENDING')]" "hpc queue lists a job named 'a|b c' whole"
+SLURM_CONF=$TB_CONF scancel "$pid"
 
 fmt=$(printf '\036%%i\037%%T\037%%M\037%%l\037%%L\037%%S\037%%e\037%%V\037%%D\037%%C\037%%P\037%%a\037%%u\037%%j\037%%r\037%%N\037%%b')
 SLURM_CONF=$TB_CONF squeue -j "$id" -o "$fmt" > "$T/sq.out"

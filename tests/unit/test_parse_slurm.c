@@ -121,8 +121,8 @@ static void test_squeue_field_mismatch(void **state)
 /* A cell's text never turns its row into a Slurm client's error line: a
  * job named after the controller message is listed (it was dropped, so a
  * user could hide a job from exa), while the message on a line of its own
- * is still no row; both with a printed header and with the columns from
- * the command line (sacct -n: no header). */
+ * is still no row; with a printed header, with exa's own records without
+ * it, and with the columns from the command line (sacct -n: no header). */
 static void test_error_text_in_cells(void **state)
 {
     const char *sq = "JOBID|STATE|NAME\n"
@@ -147,6 +147,18 @@ static void test_error_text_in_cells(void **state)
     assert_string_equal(j.jobs[0].name, "Unable to contact slurm controller");
     assert_string_equal(j.jobs[1].name, "error: not an error");
     assert_string_equal(j.jobs[2].id, "3");
+    slurm_jobs_free(&j);
+
+    /* exa's own records without their header (byname.c, the queue op):
+     * the columns are known only after the cut */
+    parse(squeue_parse,
+          "\03691\037PENDING\0370:00\0371:00:00\0371:00:00\037N/A\037N/A"
+          "\0372026-12-01T09:59:00\0371\0378\037cpu\037bio\037eve\037Unable "
+          "to contact slurm controller\037Priority\037\037N/A\n",
+          &j);
+    assert_int_equal(j.njobs, 1);
+    assert_string_equal(j.jobs[0].id, "91");
+    assert_string_equal(j.jobs[0].user, "eve");
     slurm_jobs_free(&j);
 
     assert_int_equal(

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "libsched/parse_slurm.h"
 #include "libsched/sched.h"
 #include "libtransport/transport.h"
 #include "libutil/xalloc.h"
@@ -22,19 +23,30 @@ static void test_slurm_queue(void **state)
     struct sched_queue q;
     exa_error_t err = EXA_ERROR_INIT;
     (void)state;
-    transport_fake_add(t, "squeue *",
-                       "41|gpu|train-a|alice|RUNNING|1:02|1:00:00|2|n[1-2]|"
-                       "gres/gpu:2|None\n"
-                       "42_3|cpu|exa-abc|bob|PENDING|0:00|10:00|1|"
-                       "(Resources)|N/A|Resources\n",
-                       "", 0, 0, 0);
+    /* exa's own records: 0x1E before each, 0x1F between the fields of
+     * SLURM_SQUEUE_FORMAT; job 43's name holds '|' and ' ' */
+    transport_fake_add(
+        t, "squeue *",
+        "\03641\037RUNNING\0371:02\0371:00:00\03758:58\0372026-12-01T10:00:00"
+        "\0372026-12-01T11:00:00\0372026-12-01T09:59:00\0372\0378\037gpu"
+        "\037ml\037alice\037train-a\037None\037n[1-2]\037gres/gpu:2\n"
+        "\03642_3\037PENDING\0370:00\03710:00\03710:00\037N/A\037N/A"
+        "\0372026-12-01T09:59:00\0371\0371\037cpu\037bio\037bob\037exa-abc"
+        "\037Resources\037\037N/A\n"
+        "\03643\037PENDING\0370:00\03710:00\03710:00\037N/A\037N/A"
+        "\0372026-12-01T09:59:00\0371\0371\037cpu\037bio\037eve\037a|b c"
+        "\037Priority\037\037N/A\n",
+        "", 0, 0, 0);
     s = sched_new("slurm", t, &err);
     assert_non_null(s);
     assert_int_equal(sched_queue(s, &q, &err), 0);
     assert_int_equal(transport_fake_ncalls(t), 1);
     assert_string_equal(transport_fake_call(t, 0),
-                        "squeue -h -o %i|%P|%j|%u|%T|%M|%l|%D|%R|%b|%r");
-    assert_int_equal(q.n, 2);
+                        "squeue -h -o " SLURM_SQUEUE_FORMAT);
+    assert_int_equal(q.n, 3);
+    assert_string_equal(q.v[2].id, "43");
+    assert_string_equal(q.v[2].name, "a|b c");
+    assert_string_equal(q.v[2].user, "eve");
     assert_string_equal(q.v[0].id, "41");
     assert_string_equal(q.v[0].name, "train-a");
     assert_string_equal(q.v[0].user, "alice");
