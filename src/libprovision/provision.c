@@ -1057,7 +1057,9 @@ static int reconcile_cluster(struct provisioner *p, const char *cluster,
         p->c.squeue_errors++;
         return 0; /* unreachable or not ACTIVE: nothing is decided */
     }
-    if (sched_queue(gate_sched(g), &q, &serr) < 0) {
+    /* exa's own jobs only: what is cancelled here is found by name, and
+     * another user's job name can forge a row of an all-users listing */
+    if (sched_queue_own(gate_sched(g), &q, &serr) < 0) {
         /* a failed squeue is not an empty queue: change nothing */
         p->c.squeue_errors++;
         sched_queue_release(&q);
@@ -1243,7 +1245,7 @@ int prov_shutdown_store(store_t *st, const struct prov_config *cfg,
             continue;
         }
         memset(&q, 0, sizeof(q));
-        if (!job && sched_queue(gate_sched(g), &q, NULL) == 0)
+        if (!job && sched_queue_own(gate_sched(g), &q, NULL) == 0)
             for (size_t k = 0; k < q.n; k++)
                 if (q.v[k].name && !strcmp(q.v[k].name, v[i].job_name))
                     job = q.v[k].id;

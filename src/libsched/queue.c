@@ -47,23 +47,37 @@ void sched_queue_release(struct sched_queue *q)
     }
 }
 
-int sched_queue(struct sched *s, struct sched_queue *out, exa_error_t *err)
+static int queue_of(struct sched *s, int own, struct sched_queue *out,
+                    exa_error_t *err)
 {
     memset(out, 0, sizeof(*out));
     if (!s->ops->queue)
         return exa_err(err, EXA_EUSAGE, "the %s adapter cannot list its queue",
                        s->ops->name);
-    return s->ops->queue(s, out, err);
+    return s->ops->queue(s, own, out, err);
 }
 
-int sched_slurm_queue(struct sched *s, struct sched_queue *out,
+int sched_queue(struct sched *s, struct sched_queue *out, exa_error_t *err)
+{
+    return queue_of(s, 0, out, err);
+}
+
+int sched_queue_own(struct sched *s, struct sched_queue *out, exa_error_t *err)
+{
+    return queue_of(s, 1, out, err);
+}
+
+int sched_slurm_queue(struct sched *s, int own, struct sched_queue *out,
                       exa_error_t *err)
 {
     /* exa's own 0x1E/0x1F records (parse_slurm.h), not '|': a job name
      * may hold '|' (Slurm takes any byte but NUL), which shifted a
      * '|'-separated row past its columns and hid the job */
-    static const char *const argv[] = {"squeue", "-h", "-o",
-                                       SLURM_SQUEUE_FORMAT, NULL};
+    static const char *const all[] = {"squeue", "-h", "-o", SLURM_SQUEUE_FORMAT,
+                                      NULL};
+    static const char *const mine[] = {
+        "squeue", "-h", "--me", "-o", SLURM_SQUEUE_FORMAT, NULL};
+    const char *const *argv = own ? mine : all;
     struct transport_result r = TRANSPORT_RESULT_INIT;
     struct slurm_jobs sj;
     const char *kind = NULL;
@@ -100,9 +114,12 @@ out:
     return rc;
 }
 
-int sched_flux_queue(struct sched *s, struct sched_queue *out, exa_error_t *err)
+int sched_flux_queue(struct sched *s, int own, struct sched_queue *out,
+                     exa_error_t *err)
 {
-    static const char *const argv[] = {"flux", "jobs", "-A", NULL};
+    static const char *const all[] = {"flux", "jobs", "-A", NULL};
+    static const char *const mine[] = {"flux", "jobs", NULL};
+    const char *const *argv = own ? mine : all;
     struct transport_result r = TRANSPORT_RESULT_INIT;
     const char *kind = NULL;
     json_t *doc = NULL, *jobs;
@@ -144,12 +161,14 @@ static int cmp_job(const void *a, const void *b)
     return strcmp(x->id ? x->id : "", y->id ? y->id : "");
 }
 
-int sched_mock_queue(struct sched *s, struct sched_queue *out, exa_error_t *err)
+int sched_mock_queue(struct sched *s, int own, struct sched_queue *out,
+                     exa_error_t *err)
 {
     const char *dir = sched_mock_dir(s);
     DIR *d = opendir(dir);
     struct dirent *e;
     size_t alloc = 0;
+    (void)own; /* every record of the mock is exa's own */
     memset(out, 0, sizeof(*out));
     if (!d)
         return 0; /* nothing was ever submitted */

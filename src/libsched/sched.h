@@ -135,8 +135,10 @@ struct sched_ops {
                 struct strbuf *out, exa_error_t *err);
     /* Free adapter-private state. */
     void (*destroy)(struct sched *s);
-    /* Every job in the queue (all users); see sched_queue(). */
-    int (*queue)(struct sched *s, struct sched_queue *out, exa_error_t *err);
+    /* Every job in the queue (own 0: all users; 1: the user exa runs as
+     * on the cluster); see sched_queue() and sched_queue_own(). */
+    int (*queue)(struct sched *s, int own, struct sched_queue *out,
+                 exa_error_t *err);
 };
 
 struct sched {
@@ -291,12 +293,25 @@ int sched_logs(struct sched *s, const char *id, const char *remote_dir,
  */
 int sched_queue(struct sched *s, struct sched_queue *out, exa_error_t *err);
 
-/* The ops->queue of each adapter (libsched/queue.c). */
-int sched_slurm_queue(struct sched *s, struct sched_queue *out,
+/*
+ * sched_queue() for the jobs of the user exa runs as on the cluster only:
+ * slurm `squeue -h --me -o SLURM_SQUEUE_FORMAT` (Slurm >= 20.11), flux
+ * `flux jobs` (without -A), mock the same records. What exa acts on from
+ * the queue (the provisioner's orphan and shutdown cancels, by job name)
+ * comes from here: a job name may hold any byte but NUL, and another
+ * user's name with a 0x1E or a newline in it can add a row, with any id,
+ * to an all-users listing; here only exa's own jobs, whose names exa
+ * wrote, are listed. Same returns as sched_queue().
+ */
+int sched_queue_own(struct sched *s, struct sched_queue *out, exa_error_t *err);
+
+/* The ops->queue of each adapter (libsched/queue.c); own as in struct
+ * sched_ops. */
+int sched_slurm_queue(struct sched *s, int own, struct sched_queue *out,
                       exa_error_t *err);
-int sched_flux_queue(struct sched *s, struct sched_queue *out,
+int sched_flux_queue(struct sched *s, int own, struct sched_queue *out,
                      exa_error_t *err);
-int sched_mock_queue(struct sched *s, struct sched_queue *out,
+int sched_mock_queue(struct sched *s, int own, struct sched_queue *out,
                      exa_error_t *err);
 
 /* "slurm", "flux" or "mock" (static string, never NULL). */

@@ -66,6 +66,49 @@ static void test_slurm_queue(void **state)
     transport_close(t);
 }
 
+/* The own queue: Slurm's squeue --me, Flux's flux jobs without -A (the
+ * provisioner acts on it: another user's job name cannot add rows). */
+static void test_queue_own(void **state)
+{
+    struct transport *t = transport_fake_new();
+    struct sched *s;
+    struct sched_queue q;
+    exa_error_t err = EXA_ERROR_INIT;
+    (void)state;
+    transport_fake_add(t, "squeue *",
+                       "\03651\037PENDING\0370:00\03710:00\03710:00\037N/A"
+                       "\037N/A\0372026-12-01T09:59:00\0371\0371\037cpu\037bio"
+                       "\037exa\037exa-e1-w1\037Priority\037\037N/A\n",
+                       "", 0, 0, 0);
+    s = sched_new("slurm", t, &err);
+    assert_non_null(s);
+    assert_int_equal(sched_queue_own(s, &q, &err), 0);
+    assert_string_equal(transport_fake_call(t, 0),
+                        "squeue -h --me -o " SLURM_SQUEUE_FORMAT);
+    assert_int_equal(q.n, 1);
+    assert_string_equal(q.v[0].name, "exa-e1-w1");
+    sched_queue_release(&q);
+    sched_free(s);
+    transport_close(t);
+
+    t = transport_fake_new();
+    transport_fake_add(t, "flux jobs",
+                       "       JOBID USER     NAME       ST NTASKS NNODES     "
+                       "TIME INFO\n"
+                       "    f2TR77Ao1 exa      exa-e1-w2   S      1      1   "
+                       "     - held\n",
+                       "", 0, 0, 0);
+    s = sched_new("flux", t, &err);
+    assert_non_null(s);
+    assert_int_equal(sched_queue_own(s, &q, &err), 0);
+    assert_string_equal(transport_fake_call(t, 0), "flux jobs");
+    assert_int_equal(q.n, 1);
+    assert_string_equal(q.v[0].name, "exa-e1-w2");
+    sched_queue_release(&q);
+    sched_free(s);
+    transport_close(t);
+}
+
 static void test_slurm_queue_errors(void **state)
 {
     struct transport *t = transport_fake_new();
@@ -167,6 +210,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_slurm_queue),
+        cmocka_unit_test(test_queue_own),
         cmocka_unit_test(test_slurm_queue_errors),
         cmocka_unit_test(test_flux_queue),
         cmocka_unit_test(test_mock_queue),
