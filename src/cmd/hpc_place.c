@@ -452,7 +452,7 @@ int cmd_hpc_queue(struct exa_ctx *ctx, int argc, char **argv)
     const char *source = "EXAMLOPS_HPC_CLUSTER";
     struct fleet f = {NULL, 0};
     const struct fleet_cluster *c;
-    struct sched_queue q = {NULL, 0};
+    struct sched_queue q = {NULL, 0, 0};
     exa_error_t err = EXA_ERROR_INIT;
     store_t *st;
     char *regpath;
@@ -501,6 +501,12 @@ int cmd_hpc_queue(struct exa_ctx *ctx, int argc, char **argv)
         goto out;
     }
     rc = 0;
+    if (q.refused)
+        out_warn(ctx,
+                 "%zu record(s) of the queue left out: cut short or made up "
+                 "by a job name (fields of the wrong count, a closing id "
+                 "not the record's, or an id listed twice)",
+                 q.refused);
     if (!q.n) {
         out_info(ctx,
                  "Queue of '%s' (%s) is empty: the scheduler lists no jobs.",

@@ -275,6 +275,7 @@ static const char QUEUE_IN[] =
 static const char QUEUE_OUT[] =
     "{\"type\":\"object\",\"required\":[\"cluster\",\"jobs\",\"count\"],"
     "\"properties\":{\"cluster\":" S_STR ",\"count\":" S_INT
+    ",\"refused_records\":" S_INT
     ",\"jobs\":{\"type\":\"array\",\"items\":{\"type\":\"object\","
     "\"required\":[\"job_id\",\"state\"],\"properties\":{\"job_id\":" S_NSTR
     ",\"name\":" S_NSTR ",\"user\":" S_NSTR ",\"state\":" S_NSTR
@@ -573,7 +574,8 @@ static const struct mcp_tool tools[] = {
     {"hpc_queue", "Scheduler queue",
      "The live scheduler queue of one ACTIVE cluster, asked through its "
      "pinned connection: per job job_id, name, user, state, raw_state, "
-     "partition and nodes.",
+     "partition and nodes; refused_records counts rows left out because a "
+     "job name made them up.",
      QUEUE_IN, QUEUE_OUT, 0, t_queue, NULL},
     {"models_list", "Registered models",
      "Every model in the registry: model, number of versions, "

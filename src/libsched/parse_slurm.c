@@ -462,7 +462,7 @@ void slurm_build_job(struct slurm_job *j, char **f, size_t nf,
     int alloc_has = 0, job_has = 0, node_has = 0;
     long long alloc_g = 0, job_g = 0, node_g = 0;
     unsigned stf = 0; /* SLURM_ST_* of j->state */
-    const char *id = NULL, *id2 = NULL;
+    const char *id = NULL, *id2 = NULL, *id_end = NULL;
     struct arena *a = ctx->strings;
     long long nodes = -1;
     int have_alloc = 0, cut_tres = 0;
@@ -486,6 +486,9 @@ void slurm_build_job(struct slurm_job *j, char **f, size_t nf,
         case R_ID_RAW:
             j->job_id_raw = cell(ctx, v);
             j->have |= SJ_JOB_ID_RAW;
+            break;
+        case R_ID_END:
+            id_end = v;
             break;
         case R_STATE:
             state = v;
@@ -705,6 +708,9 @@ void slurm_build_job(struct slurm_job *j, char **f, size_t nf,
             break;
         }
     }
+    /* a record a job name made up ends with another job's id */
+    if (id_end && (!id || strcmp(id, id_end)))
+        j->id_mismatch = 1;
     /* two JOBID columns (%A and %i): the array/het form is the id */
     if (id && id2 && strcmp(id, id2)) {
         if (strpbrk(id2, "_+") && !strpbrk(id, "_+")) {

@@ -23,13 +23,20 @@
  * exa's own query formats. squeue: `squeue -o SLURM_SQUEUE_FORMAT` (header
  * kept): 0x1E before each record and 0x1F between fields, so job names,
  * reasons and comments may hold '|' and blanks; columns are found by their
- * header names, never by position. sacct: `sacct --parsable2
+ * header names, never by position. Slurm takes any byte but NUL in a job
+ * name, 0x1E, 0x1F and newlines included, so a name can cut its record
+ * and make up the next one: the format ends with the job id once more,
+ * and without its header (`squeue -h`, how exa runs it) a record whose
+ * first and last fields differ is no job but an "id_mismatch" error. A
+ * made-up record then only passes with its own job's id (the last field
+ * is the real job's), and sched_queue() refuses an id listed twice.
+ * sacct: `sacct --parsable2
  * --delimiter=SLURM_SACCT_DELIMITER -o SLURM_SACCT_FIELDS` (header kept).
  * sinfo: `sinfo -N -o SLURM_SINFO_FORMAT` (header kept).
  */
 #define SLURM_SQUEUE_FORMAT                                                    \
     "\x1e%i\x1f%T\x1f%M\x1f%l\x1f%L\x1f%S\x1f%e\x1f%V\x1f%D\x1f%C\x1f%P\x1f"   \
-    "%a\x1f%u\x1f%j\x1f%r\x1f%N\x1f%b"
+    "%a\x1f%u\x1f%j\x1f%r\x1f%N\x1f%b\x1f%i"
 #define SLURM_SACCT_DELIMITER "\x1f"
 #define SLURM_SACCT_FIELDS                                                     \
     "JobID,JobIDRaw,State,ExitCode,Start,End,Submit,ElapsedRaw,AllocTRES,"     \
@@ -116,11 +123,15 @@ struct slurm_job {
      * strings like the rest */
     const char *text;
     size_t text_len;
+    /* 1: the record's closing id (SLURM_SQUEUE_FORMAT's last field, role
+     * JOBID_END of its headerless layout) is not its first: a record a
+     * job name made up, filed as an "id_mismatch" error, never a job */
+    int id_mismatch;
 };
 
 struct slurm_rec_error {
     long record;      /* 1-based data record */
-    const char *kind; /* "field_count_mismatch" */
+    const char *kind; /* "field_count_mismatch", "id_mismatch" */
     long expected_fields, got_fields;
     char *id; /* job id if readable, else NULL */
 };
@@ -155,6 +166,17 @@ struct slurm_jobs {
  */
 int squeue_parse(const char *buf, size_t len, struct slurm_jobs *jobs,
                  const char **kind, exa_error_t *err);
+
+/*
+ * squeue_parse for `squeue -h -o SLURM_SQUEUE_FORMAT` output (exa's own
+ * records without their header, as the queue op and the lookup by name
+ * run it): the columns are that format's, never guessed from the values,
+ * so rows a job name made up cannot steer them; a record of another
+ * field count is a "field_count_mismatch" error and one whose closing id
+ * is not its own an "id_mismatch" error. Same returns as squeue_parse.
+ */
+int squeue_parse_own(const char *buf, size_t len, struct slurm_jobs *jobs,
+                     const char **kind, exa_error_t *err);
 
 /*
  * squeue_parse with the command line that printed buf (cmdspec.h; NULL,

@@ -49,6 +49,7 @@ enum slurm_role {
     R_NNODES, /* sacct NNodes: recorded like R_NODES, value shape unchecked
                * so headerless layout guessing is unchanged */
     R_STDOUT, /* scontrol StdOut= */
+    R_ID_END, /* SLURM_SQUEUE_FORMAT's closing %i: must equal R_ID */
 };
 
 /* Upper-case header name -> role; tables end with a NULL name. */
@@ -59,9 +60,17 @@ struct slurm_name_role {
 
 /* A well-known headerless field list; arrays end with NULL fields. */
 struct slurm_layout {
-    char sep;           /* ' ' for blank-separated only, 0 for any */
+    char sep;           /* ' ' for blank-separated only, 0 for any, or
+                         * SLURM_LAYOUT_OWN */
     const char *fields; /* header names separated by single spaces */
 };
+
+/* The sep of a layout the output was printed in for certain (exa's own
+ * 0x1F format, asked without its header): when it is the first of the
+ * layouts, it is the only one tried and is taken whatever the rows hold
+ * (a row of another field count is an error, never a reason to guess
+ * the columns from the values). */
+#define SLURM_LAYOUT_OWN '\x1f'
 
 /* Per-parse state slurm_build_job reads and updates. */
 /*

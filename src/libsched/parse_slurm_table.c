@@ -440,6 +440,10 @@ static size_t headerless_roles(const struct slurm_table *t,
     layout_matched = 0;
     if (!t->nrows)
         return 0;
+    if (layouts[0].fields && layouts[0].sep == SLURM_LAYOUT_OWN) {
+        layout_matched = 1; /* printed in it: no other, no guess */
+        return layout_roles(layouts[0].fields, tbl, roles, max);
+    }
     for (int pass = 0; pass < 2; pass++)
         for (size_t li = 0; layouts[li].fields; li++) {
             size_t n, bad = 0;
@@ -550,17 +554,23 @@ static size_t headerless_roles(const struct slurm_table *t,
     }
 }
 
-static void add_error(struct slurm_jobs *jobs, long record, long expected,
-                      long got, const char *id)
+static void add_error_kind(struct slurm_jobs *jobs, const char *kind,
+                           long record, long expected, long got, const char *id)
 {
     struct slurm_rec_error *e;
     ALLOC_GROW(jobs->errors, jobs->nerrors + 1, jobs->errors_alloc);
     e = &jobs->errors[jobs->nerrors++];
     e->record = record;
-    e->kind = "field_count_mismatch";
+    e->kind = kind;
     e->expected_fields = expected;
     e->got_fields = got;
     e->id = id ? xstrdup(id) : NULL;
+}
+
+static void add_error(struct slurm_jobs *jobs, long record, long expected,
+                      long got, const char *id)
+{
+    add_error_kind(jobs, "field_count_mismatch", record, expected, got, id);
 }
 
 /*
@@ -752,10 +762,20 @@ int slurm_parse_table_ex(const struct slurm_text *in, struct slurm_jobs *jobs,
             ctx.text_len = row->text_len;
             slurm_build_job(&jobs->jobs[jobs->njobs], f, nf, roles, nroles,
                             &ctx);
+            if (jobs->jobs[jobs->njobs].id_mismatch) { /* the slot stays free */
+                add_error_kind(jobs, "id_mismatch", (long)r + 1, (long)nroles,
+                               (long)nf, jobs->jobs[jobs->njobs].id);
+                continue;
+            }
             file_record(jobs, &jobs->jobs[jobs->njobs], is_sacct, 1);
             continue;
         }
     built:
+        if (j.id_mismatch) {
+            add_error_kind(jobs, "id_mismatch", (long)r + 1, (long)nroles,
+                           (long)nf, j.id);
+            continue;
+        }
         file_record(jobs, &j, is_sacct, 0);
     }
     if (info)

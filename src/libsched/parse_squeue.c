@@ -17,6 +17,9 @@
 
 const struct slurm_name_role slurm_squeue_names[] = {
     {"JOBID", R_ID},
+    /* no squeue header: the name of SLURM_SQUEUE_FORMAT's closing %i in
+     * its headerless layout below */
+    {"JOBID_END", R_ID_END},
     {"STATE", R_STATE},
     {"ST", R_STATE_COMPACT},
     {"START_TIME", R_START},
@@ -99,7 +102,10 @@ const struct slurm_name_role slurm_squeue_names[] = {
 static const struct slurm_layout squeue_layouts[] = {
     {0, "JOBID STATE TIME TIME_LIMIT TIME_LEFT START_TIME END_TIME "
         "SUBMIT_TIME NODES CPUS PARTITION ACCOUNT USER NAME REASON NODELIST "
-        "TRES_PER_NODE"}, /* SLURM_SQUEUE_FORMAT with --noheader */
+        "TRES_PER_NODE JOBID_END"}, /* SLURM_SQUEUE_FORMAT with --noheader */
+    {0, "JOBID STATE TIME TIME_LIMIT TIME_LEFT START_TIME END_TIME "
+        "SUBMIT_TIME NODES CPUS PARTITION ACCOUNT USER NAME REASON NODELIST "
+        "TRES_PER_NODE"}, /* the same before session 14 (no closing id) */
     {0, "JOBID PARTITION NAME USER STATE TIME TIME_LIMIT NODES "
         "NODELIST(REASON) TRES_PER_NODE"},
     {' ', "JOBID PARTITION NAME USER ST TIME NODES NODELIST(REASON)"},
@@ -138,6 +144,28 @@ int squeue_parse_table(const struct slurm_text *in, const struct cmd_spec *spec,
 {
     return slurm_parse_table_ex(in, jobs, slurm_squeue_names, squeue_layouts, 0,
                                 spec, host_budget, info, err);
+}
+
+/* SLURM_SQUEUE_FORMAT as exa runs it, without its header */
+static const struct slurm_layout squeue_own_layout[] = {
+    {SLURM_LAYOUT_OWN,
+     "JOBID STATE TIME TIME_LIMIT TIME_LEFT START_TIME END_TIME SUBMIT_TIME "
+     "NODES CPUS PARTITION ACCOUNT USER NAME REASON NODELIST TRES_PER_NODE "
+     "JOBID_END"},
+    {0, NULL},
+};
+
+int squeue_parse_own(const char *buf, size_t len, struct slurm_jobs *jobs,
+                     const char **kind, exa_error_t *err)
+{
+    struct slurm_text in = {NULL, 0, buf, len, 0};
+    int rc;
+    *kind = "parse_error";
+    rc = slurm_parse_table_ex(&in, jobs, slurm_squeue_names, squeue_own_layout,
+                              0, NULL, SLURM_HOST_BUDGET, NULL, err);
+    if (rc == -2)
+        *kind = "slurm_error";
+    return rc < 0 ? -1 : 0;
 }
 
 int squeue_parse(const char *buf, size_t len, struct slurm_jobs *jobs,

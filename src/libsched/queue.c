@@ -30,17 +30,21 @@ static struct sched_queue_job *push(struct sched_queue *q, size_t *alloc)
     return j;
 }
 
+static void queue_job_free(struct sched_queue_job *j)
+{
+    free(j->id);
+    free(j->name);
+    free(j->user);
+    free(j->state);
+    free(j->raw_state);
+    free(j->partition);
+    free(j->reason);
+}
+
 void sched_queue_release(struct sched_queue *q)
 {
-    for (size_t i = 0; q && i < q->n; i++) {
-        free(q->v[i].id);
-        free(q->v[i].name);
-        free(q->v[i].user);
-        free(q->v[i].state);
-        free(q->v[i].raw_state);
-        free(q->v[i].partition);
-        free(q->v[i].reason);
-    }
+    for (size_t i = 0; q && i < q->n; i++)
+        queue_job_free(&q->v[i]);
     if (q) {
         free(q->v);
         memset(q, 0, sizeof(*q));
@@ -67,6 +71,45 @@ int sched_queue_own(struct sched *s, struct sched_queue *out, exa_error_t *err)
     return queue_of(s, 1, out, err);
 }
 
+static int cmp_pos_by_id(const void *a, const void *b, void *arg)
+{
+    const struct sched_queue *q = arg;
+    const char *x = q->v[*(const size_t *)a].id,
+               *y = q->v[*(const size_t *)b].id;
+    return strcmp(x ? x : "", y ? y : "");
+}
+
+/* squeue lists a job once: every row of an id listed more than once is
+ * dropped and counted in q->refused (one of them was made up by a job
+ * name that ended with its own job's id). */
+static void drop_twice_listed(struct sched_queue *q)
+{
+    size_t *pos, k = 0;
+    unsigned char *drop;
+    if (q->n < 2)
+        return;
+    pos = xcalloc(q->n, sizeof(*pos));
+    drop = xcalloc(q->n, 1);
+    for (size_t i = 0; i < q->n; i++)
+        pos[i] = i;
+    qsort_r(pos, q->n, sizeof(*pos), cmp_pos_by_id, q);
+    for (size_t i = 1; i < q->n; i++)
+        if (q->v[pos[i]].id && q->v[pos[i - 1]].id &&
+            !strcmp(q->v[pos[i]].id, q->v[pos[i - 1]].id))
+            drop[pos[i]] = drop[pos[i - 1]] = 1;
+    for (size_t i = 0; i < q->n; i++) {
+        if (!drop[i]) {
+            q->v[k++] = q->v[i];
+            continue;
+        }
+        queue_job_free(&q->v[i]);
+        q->refused++;
+    }
+    q->n = k;
+    free(pos);
+    free(drop);
+}
+
 int sched_slurm_queue(struct sched *s, int own, struct sched_queue *out,
                       exa_error_t *err)
 {
@@ -87,10 +130,13 @@ int sched_slurm_queue(struct sched *s, int own, struct sched_queue *out,
     memset(out, 0, sizeof(*out));
     if (transport_run_ok(s->t, argv, NULL, 0, &r, err) < 0)
         goto out;
-    /* -h: squeue_parse knows the format's columns (its headerless
-     * layout of SLURM_SQUEUE_FORMAT) */
-    if (r.out.len && squeue_parse(r.out.buf, r.out.len, &sj, &kind, err) < 0)
+    /* -h: the format's columns, never guessed (squeue_parse_own) */
+    if (r.out.len &&
+        squeue_parse_own(r.out.buf, r.out.len, &sj, &kind, err) < 0)
         goto out;
+    /* records cut short or made up by a job name (field_count_mismatch,
+     * id_mismatch): none is listed */
+    out->refused = sj.nerrors;
     for (size_t i = 0; i < sj.njobs; i++) {
         const struct slurm_job *sjob = &sj.jobs[i];
         struct sched_queue_job *j = push(out, &alloc);
@@ -105,6 +151,7 @@ int sched_slurm_queue(struct sched *s, int own, struct sched_queue *out,
         if (sjob->nodelist.nr)
             j->nodes = (long long)sjob->nodelist.nr;
     }
+    drop_twice_listed(out);
     rc = 0;
 out:
     slurm_jobs_free(&sj);

@@ -111,6 +111,10 @@ struct sched_queue_job {
 struct sched_queue {
     struct sched_queue_job *v;
     size_t n;
+    /* records left out: cut short or made up by a job name (Slurm: a
+     * record of another field count, a closing id that is not the
+     * record's, or an id listed twice; parse_slurm.h SLURM_SQUEUE_FORMAT) */
+    size_t refused;
 };
 /* Free q's jobs (q itself is not freed); q is zeroed. */
 void sched_queue_release(struct sched_queue *q);

@@ -716,7 +716,7 @@ json_t *view_queue(const struct view_ctx *vc, const char *cluster,
                    exa_error_t *err)
 {
     struct fleet f = {NULL, 0};
-    struct sched_queue q = {NULL, 0};
+    struct sched_queue q = {NULL, 0, 0};
     const struct fleet_cluster *c;
     char *rp = NULL;
     json_t *d = NULL, *jobs;
@@ -752,6 +752,8 @@ json_t *view_queue(const struct view_ctx *vc, const char *cluster,
     }
     jx_set(d, "cluster", jx_str(cluster));
     jx_set(d, "jobs", jobs);
+    /* records a job name cut short or made up (sched.h sched_queue) */
+    jx_set(d, "refused_records", json_integer((json_int_t)q.refused));
 out:
     sched_queue_release(&q);
     fleet_release(&f);

@@ -11,7 +11,7 @@
 set -u
 . "$(dirname "$0")/lib-sched.sh"
 require_testbed
-echo "1..8"
+echo "1..11"
 sched_setup testa local
 trap 'SLURM_CONF=$TB_CONF scancel -n "Unable to contact slurm controller.exa-" >/dev/null 2>&1; rm -rf "$T"' EXIT
 printf '#!/bin/sh\ntrue\n' > "$T/ok.sh"
@@ -27,6 +27,32 @@ got=$("$EXA" --json hpc queue --cluster testa |
     python3 -c 'import json,sys; print([(j["name"].split(".exa-")[0], j["user"], j["state"]) for j in json.load(sys.stdin)["jobs"] if j["job_id"] == "'"$pid"'"])')
 is "$got" "[('a|b c', '$(id -un)', 'PENDING')]" "hpc queue lists a job named 'a|b c' whole"
 SLURM_CONF=$TB_CONF scancel "$pid"
+
+# a name that makes up a record (scontrol update: a user may rename a
+# pending job of theirs): one for another job's id is refused by the
+# closing id, one for its own id leaves that id listed twice
+US=$(printf '\037') RS=$(printf '\036')
+vid=$(submit "$T/ok.sh" --hold --job-name=victim)
+aid=$(submit "$T/ok.sh" --hold --job-name=tmp)
+forge() { # forge ID: job aid's name making up a RUNNING record for ID
+    echo "x${US}r${US}n${US}t${US}$aid${RS}$1${US}RUNNING${US}0:01${US}1:00${US}0:59${US}N/A${US}N/A${US}2026-12-06T06:00:00${US}1${US}1${US}debug${US}research${US}mallory${US}exa-e1-w1"
+}
+SLURM_CONF=$TB_CONF scontrol update jobid="$aid" name="$(forge "$vid")"
+rows() {
+    "$EXA" --json hpc queue --cluster testa | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+ids = sys.argv[1:]
+print(sorted((j["job_id"], j["state"], j["name"].split(".exa-")[0]) for j in d["jobs"] if j["job_id"] in ids), d["refused_records"])' "$@"
+}
+is "$(rows "$vid" "$aid")" "[('$vid', 'PENDING', 'victim'), ('$aid', 'PENDING', 'x')] 1" \
+    "a record made up for another job is left out (its closing id is not its own)"
+SLURM_CONF=$TB_CONF scontrol update jobid="$aid" name="$(forge "$aid")"
+is "$(rows "$vid" "$aid")" "[('$vid', 'PENDING', 'victim')] 2" \
+    "one made up for its own job leaves that id listed twice: both rows out"
+"$EXA" hpc queue --cluster testa 2>&1 >/dev/null | grep -q "2 record(s) of the queue left out"
+ok $? "hpc queue warns of the rows left out"
+SLURM_CONF=$TB_CONF scancel "$vid" "$aid"
 
 fmt=$(printf '\036%%i\037%%T\037%%M\037%%l\037%%L\037%%S\037%%e\037%%V\037%%D\037%%C\037%%P\037%%a\037%%u\037%%j\037%%r\037%%N\037%%b')
 SLURM_CONF=$TB_CONF squeue -j "$id" -o "$fmt" > "$T/sq.out"

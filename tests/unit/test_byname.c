@@ -39,10 +39,10 @@ static void test_slurm_live_in_queue(void **state)
     transport_fake_add(t, "sacct *", "", "", 0, 0, 0);
     assert_int_equal(sched_find_by_name(s, HELD_NAME, 0, &v, &n, &err), 0);
     assert_int_equal(n, 1);
-    assert_string_equal(v[0].id, "78");
+    assert_string_equal(v[0].id, "346");
     assert_int_equal(v[0].state, SCHED_PENDING);
     assert_string_equal(v[0].raw_state, "PENDING");
-    assert_string_equal(v[0].submit, "2026-12-01T20:00:37");
+    assert_string_equal(v[0].submit, "2026-12-06T06:45:34");
     /* a live job in the queue: accounting is not asked */
     assert_int_equal(transport_fake_count(t, "squeue *"), 1);
     assert_int_equal(transport_fake_count(t, "sacct *"), 0);

@@ -176,6 +176,44 @@ static void test_error_text_in_cells(void **state)
     cmd_spec_release(&spec);
 }
 
+/* SLURM_SQUEUE_FORMAT's closing id (headerless, as exa runs it): a record
+ * a job name made up ends with the real job's id, not its own, and is an
+ * "id_mismatch" error, never a job; the layout without it still parses. */
+static void test_squeue_closing_id(void **state)
+{
+#define HEAD(id, st)                                                           \
+    "\036" id "\037" st "\0370:00\03710:00\03710:00\037N/A\037N/A"             \
+    "\0372026-12-01T09:59:00\0371\0371\037cpu\037bio\037eve\037"
+#define TAIL "\037Priority\037\037N/A"
+    struct slurm_jobs j;
+    (void)state;
+    /* job 6's name: "x", three made-up cells and 6, then a record for
+     * job 5; the rest of job 6's record closes the made-up one */
+    parse(squeue_parse,
+          HEAD("5", "PENDING") "a" TAIL "\0375\n" HEAD(
+              "6", "PENDING") "x\037r\037n\037t\0376" HEAD("5",
+                                                           "RUNNING") "y" TAIL
+                                                                      "\0376\n",
+          &j);
+    assert_int_equal(j.njobs, 2);
+    assert_string_equal(j.jobs[0].id, "5");
+    assert_string_equal(j.jobs[0].state, "PENDING");
+    assert_string_equal(j.jobs[1].id, "6");
+    assert_string_equal(j.jobs[1].name, "x");
+    assert_int_equal(j.nerrors, 1);
+    assert_string_equal(j.errors[0].kind, "id_mismatch");
+    assert_int_equal(j.errors[0].record, 3);
+    assert_string_equal(j.errors[0].id, "5");
+    slurm_jobs_free(&j);
+    /* the layout before the closing id still parses */
+    parse(squeue_parse, HEAD("5", "PENDING") "a" TAIL "\n", &j);
+    assert_int_equal(j.njobs, 1);
+    assert_int_equal(j.nerrors, 0);
+    slurm_jobs_free(&j);
+#undef HEAD
+#undef TAIL
+}
+
 static void test_squeue_het_and_hold(void **state)
 {
     const char *in = "JOBID PARTITION NAME USER ST TIME NODES NODELIST\n"
@@ -944,6 +982,7 @@ int main(void)
         cmocka_unit_test(test_squeue_field_mismatch),
         cmocka_unit_test(test_squeue_blocks_threaded),
         cmocka_unit_test(test_error_text_in_cells),
+        cmocka_unit_test(test_squeue_closing_id),
         cmocka_unit_test(test_squeue_het_and_hold),
         cmocka_unit_test(test_sacct_own_format),
         cmocka_unit_test(test_sacct_truncated),
