@@ -108,7 +108,7 @@ static int find_slurm(struct sched *s, const char *name, long long since,
 
     {
         const char *argv[] = {
-            "squeue", "-h", namearg, "-o", SLURM_SQUEUE_FORMAT, NULL};
+            "squeue", "-h", "--me", namearg, "-o", SLURM_SQUEUE_FORMAT, NULL};
         if (ask_slurm(s, argv, squeue_parse_own, name, f, err) < 0)
             goto out;
     }

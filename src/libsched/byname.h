@@ -16,8 +16,11 @@
 
 /*
  * The jobs named exactly name on the scheduler of s, over its transport:
- *   slurm  one `squeue -h --name=NAME -o SLURM_SQUEUE_FORMAT` (squeue(1)
- *          -n; the jobs still in the queue), then, only when it lists no
+ *   slurm  one `squeue -h --me --name=NAME -o SLURM_SQUEUE_FORMAT`
+ *          (squeue(1) -n, the jobs still in the queue; --me: the user exa
+ *          runs as, as sacct lists by default, so that another user's job
+ *          given the same name is never taken for exa's; read by
+ *          squeue_parse_own), then, only when it lists no
  *          job that is not yet terminal, one `sacct -X -n --parsable2
  *          --delimiter=0x1F --name=NAME -S SINCE -E now -o
  *          SLURM_SACCT_FIELDS` (sacct(1) --name; the finished ones),

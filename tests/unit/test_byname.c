@@ -33,7 +33,7 @@ static void test_slurm_live_in_queue(void **state)
     (void)state;
 
     assert_int_equal(
-        transport_fake_add_file(t, "squeue -h --name=" HELD_NAME " -o *",
+        transport_fake_add_file(t, "squeue -h --me --name=" HELD_NAME " -o *",
                                 FIX "squeue-byname-held.out", 0, 0),
         0);
     transport_fake_add(t, "sacct *", "", "", 0, 0, 0);
@@ -78,7 +78,7 @@ static void test_slurm_finished_from_sacct(void **state)
     assert_string_equal(v[0].id, "71");
     assert_int_equal(v[0].state, SCHED_COMPLETED);
     assert_int_equal(
-        transport_fake_count(t, "squeue -h --name=" DONE_NAME " -o *"), 1);
+        transport_fake_count(t, "squeue -h --me --name=" DONE_NAME " -o *"), 1);
     assert_int_equal(transport_fake_count(t, glob), 1);
     free(v);
     sched_free(s);
