@@ -5,8 +5,10 @@
  * take its two-thread path; the streaming writer (slurm_jobs_write_json)
  * must give jx_dumpf's bytes for the same result, pretty and compact, and
  * what `exa debug parse` prints (slurm_jobs_stream_json, blocks of 1-3
- * rows) the bytes of the one parse. Any crash, leak, sanitizer report or
- * difference is a bug; a parse error is a normal outcome.
+ * rows) the bytes of the one parse; the queue's listings
+ * (squeue_parse_safe, squeue_parse_own, squeue_names_parse) hold their
+ * contracts. Any crash, leak, sanitizer report or difference is a bug; a
+ * parse error is a normal outcome.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -39,6 +41,33 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     json_t *doc = NULL;
     memcpy(buf, data, size);
     buf[size] = '\0';
+    /* the queue's two listings: the fixed columns, and the names, where
+     * every id vouched for is on one record only (never twice, never
+     * empty) and no record is both kept and refused */
+    {
+        struct slurm_jobs safe;
+        struct squeue_name *nv = NULL;
+        size_t nn = 0, refused = 0, nrs = 0;
+        memset(&safe, 0, sizeof(safe));
+        (void)squeue_parse_safe(buf, size, &safe, &kind, &err);
+        slurm_jobs_free(&safe);
+        (void)squeue_parse_own(buf, size, &safe, &kind, &err);
+        slurm_jobs_free(&safe);
+        err = (exa_error_t)EXA_ERROR_INIT;
+        squeue_names_parse(buf, size, &nv, &nn, &refused);
+        for (size_t i = 0; i < size; i++)
+            nrs += buf[i] == 0x1e;
+        if (nn + refused > nrs)
+            __builtin_trap();
+        for (size_t i = 0; i < nn; i++) {
+            if (!nv[i].id[0] || !nv[i].name)
+                __builtin_trap();
+            for (size_t k = i + 1; k < nn; k++)
+                if (!strcmp(nv[i].id, nv[k].id))
+                    __builtin_trap();
+        }
+        squeue_names_free(nv, nn);
+    }
     {
         struct slurm_jobs jobs;
         memset(&jobs, 0, sizeof(jobs));

@@ -503,9 +503,9 @@ int cmd_hpc_queue(struct exa_ctx *ctx, int argc, char **argv)
     rc = 0;
     if (q.refused)
         out_warn(ctx,
-                 "%zu record(s) of the queue left out: cut short or made up "
-                 "by a job name (fields of the wrong count, a closing id "
-                 "not the record's, or an id listed twice)",
+                 "%zu record(s) of the queue not believed: cut short or "
+                 "made up by a job name (a job whose name is in doubt is "
+                 "listed without one)",
                  q.refused);
     if (!q.n) {
         out_info(ctx,

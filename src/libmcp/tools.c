@@ -574,8 +574,9 @@ static const struct mcp_tool tools[] = {
     {"hpc_queue", "Scheduler queue",
      "The live scheduler queue of one ACTIVE cluster, asked through its "
      "pinned connection: per job job_id, name, user, state, raw_state, "
-     "partition and nodes; refused_records counts rows left out because a "
-     "job name made them up.",
+     "partition and nodes; refused_records counts records not believed (a "
+     "name made up by another job's name: that job is listed without "
+     "one).",
      QUEUE_IN, QUEUE_OUT, 0, t_queue, NULL},
     {"models_list", "Registered models",
      "Every model in the registry: model, number of versions, "

@@ -25,11 +25,13 @@
  * reasons and comments may hold '|' and blanks; columns are found by their
  * header names, never by position. Slurm takes any byte but NUL in a job
  * name, 0x1E, 0x1F and newlines included, so a name can cut its record
- * and make up the next one: the format ends with the job id once more,
- * and without its header (`squeue -h`, how exa runs it) a record whose
- * first and last fields differ is no job but an "id_mismatch" error. A
- * made-up record then only passes with its own job's id (the last field
- * is the real job's), and sched_queue() refuses an id listed twice.
+ * and make up others: the format ends with the job id once more, and
+ * without its header (`squeue -h`) a record whose first and last fields
+ * differ is no job but an "id_mismatch" error. That stops the made-up
+ * record a name's tail closes, not one whole inside the name, so exa asks
+ * with this format only where Slurm filters by the exact name (the lookup
+ * by name); the queue lists every job by SLURM_SQUEUE_SAFE_FORMAT, with
+ * no name in it, and takes names from SLURM_SQUEUE_NAMES_FORMAT.
  * sacct: `sacct --parsable2
  * --delimiter=SLURM_SACCT_DELIMITER -o SLURM_SACCT_FIELDS` (header kept).
  * sinfo: `sinfo -N -o SLURM_SINFO_FORMAT` (header kept).
@@ -37,6 +39,13 @@
 #define SLURM_SQUEUE_FORMAT                                                    \
     "\x1e%i\x1f%T\x1f%M\x1f%l\x1f%L\x1f%S\x1f%e\x1f%V\x1f%D\x1f%C\x1f%P\x1f"   \
     "%a\x1f%u\x1f%j\x1f%r\x1f%N\x1f%b\x1f%i"
+/* The queue's two listings (sched_queue()): every field but the job name,
+ * none of them text a user sets, so no record can be made up; then only
+ * the ids and names, read by squeue_names_parse(). */
+#define SLURM_SQUEUE_SAFE_FORMAT                                               \
+    "\x1e%i\x1f%T\x1f%M\x1f%l\x1f%L\x1f%S\x1f%e\x1f%V\x1f%D\x1f%C\x1f%P\x1f"   \
+    "%a\x1f%u\x1f%r\x1f%N\x1f%b"
+#define SLURM_SQUEUE_NAMES_FORMAT "\x1e%i\x1f%j\x1f%i"
 #define SLURM_SACCT_DELIMITER "\x1f"
 #define SLURM_SACCT_FIELDS                                                     \
     "JobID,JobIDRaw,State,ExitCode,Start,End,Submit,ElapsedRaw,AllocTRES,"     \
@@ -177,6 +186,33 @@ int squeue_parse(const char *buf, size_t len, struct slurm_jobs *jobs,
  */
 int squeue_parse_own(const char *buf, size_t len, struct slurm_jobs *jobs,
                      const char **kind, exa_error_t *err);
+
+/* squeue_parse_own for `squeue -h -o SLURM_SQUEUE_SAFE_FORMAT` (no name
+ * column: every job's name comes from squeue_names_parse()). */
+int squeue_parse_safe(const char *buf, size_t len, struct slurm_jobs *jobs,
+                      const char **kind, exa_error_t *err);
+
+/* One job's name, as squeue_names_parse() vouches for it. */
+struct squeue_name {
+    char *id, *name;
+};
+
+/*
+ * Parse `squeue -h -o SLURM_SQUEUE_NAMES_FORMAT` output: records led by
+ * 0x1E, each the job id, 0x1F, the name, 0x1F, the job id again, then a
+ * newline. The name is all between the first and the last 0x1F of its
+ * record, newlines and 0x1F included. A name may hold 0x1E too and so
+ * cut its record and make up others, each with any id but ending with
+ * its own: a record whose two ids differ (or are empty) is malformed,
+ * and an id on two well-formed records (one of them made up) is
+ * vouched for by neither. Returns the pairs whose id is on exactly one
+ * well-formed record, in the order printed, in *out (*n of them;
+ * squeue_names_free() releases them) and in *refused the records left
+ * out (malformed, or sharing an id). Cannot fail.
+ */
+void squeue_names_parse(const char *buf, size_t len, struct squeue_name **out,
+                        size_t *n, size_t *refused);
+void squeue_names_free(struct squeue_name *v, size_t n);
 
 /*
  * squeue_parse with the command line that printed buf (cmdspec.h; NULL,

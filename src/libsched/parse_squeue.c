@@ -168,6 +168,106 @@ int squeue_parse_own(const char *buf, size_t len, struct slurm_jobs *jobs,
     return rc < 0 ? -1 : 0;
 }
 
+static const struct slurm_layout squeue_safe_layout[] = {
+    {SLURM_LAYOUT_OWN,
+     "JOBID STATE TIME TIME_LIMIT TIME_LEFT START_TIME END_TIME SUBMIT_TIME "
+     "NODES CPUS PARTITION ACCOUNT USER REASON NODELIST TRES_PER_NODE"},
+    {0, NULL},
+};
+
+int squeue_parse_safe(const char *buf, size_t len, struct slurm_jobs *jobs,
+                      const char **kind, exa_error_t *err)
+{
+    struct slurm_text in = {NULL, 0, buf, len, 0};
+    int rc;
+    *kind = "parse_error";
+    rc = slurm_parse_table_ex(&in, jobs, slurm_squeue_names, squeue_safe_layout,
+                              0, NULL, SLURM_HOST_BUDGET, NULL, err);
+    if (rc == -2)
+        *kind = "slurm_error";
+    return rc < 0 ? -1 : 0;
+}
+
+static int cmp_name_by_id(const void *a, const void *b, void *arg)
+{
+    const struct squeue_name *v = arg;
+    return strcmp(v[*(const size_t *)a].id, v[*(const size_t *)b].id);
+}
+
+void squeue_names_parse(const char *buf, size_t len, struct squeue_name **out,
+                        size_t *n, size_t *refused)
+{
+    const char *p = buf, *end = buf + len;
+    struct squeue_name *v = NULL;
+    size_t nv = 0, alloc = 0, k = 0, *pos;
+    unsigned char *twice;
+    *out = NULL;
+    *n = 0;
+    *refused = 0;
+    while (p < end) {
+        const char *rs = memchr(p, 0x1e, (size_t)(end - p));
+        const char *e, *a, *b;
+        if (!rs)
+            break; /* text before the first record: none is printed */
+        p = rs + 1;
+        e = memchr(p, 0x1e, (size_t)(end - p));
+        e = e ? e : end;
+        while (e > p && (e[-1] == '\n' || e[-1] == '\r'))
+            e--;
+        a = memchr(p, 0x1f, (size_t)(e - p));
+        b = a ? memrchr(a + 1, 0x1f, (size_t)(e - a - 1)) : NULL;
+        if (!a || !b || a == p || (size_t)(a - p) != (size_t)(e - b - 1) ||
+            memcmp(p, b + 1, (size_t)(a - p)) ||
+            memchr(p, 0, (size_t)(a - p)) ||
+            memchr(a + 1, 0, (size_t)(b - a - 1))) {
+            ++*refused; /* two ids that differ, or no id, or a NUL */
+        } else {
+            ALLOC_GROW(v, nv + 1, alloc);
+            v[nv].id = xstrndup(p, (size_t)(a - p));
+            v[nv].name = xstrndup(a + 1, (size_t)(b - a - 1));
+            nv++;
+        }
+        p = e;
+    }
+    if (!nv)
+        return;
+    /* an id on two well-formed records: one was made up */
+    pos = xcalloc(nv, sizeof(*pos));
+    twice = xcalloc(nv, 1);
+    for (size_t i = 0; i < nv; i++)
+        pos[i] = i;
+    qsort_r(pos, nv, sizeof(*pos), cmp_name_by_id, v);
+    for (size_t i = 1; i < nv; i++)
+        if (!strcmp(v[pos[i]].id, v[pos[i - 1]].id))
+            twice[pos[i]] = twice[pos[i - 1]] = 1;
+    for (size_t i = 0; i < nv; i++) {
+        if (twice[i]) {
+            free(v[i].id);
+            free(v[i].name);
+            ++*refused;
+            continue;
+        }
+        v[k++] = v[i];
+    }
+    free(pos);
+    free(twice);
+    if (!k) {
+        free(v);
+        return;
+    }
+    *out = v;
+    *n = k;
+}
+
+void squeue_names_free(struct squeue_name *v, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        free(v[i].id);
+        free(v[i].name);
+    }
+    free(v);
+}
+
 int squeue_parse(const char *buf, size_t len, struct slurm_jobs *jobs,
                  const char **kind, exa_error_t *err)
 {

@@ -80,8 +80,9 @@ static int cmp_pos_by_id(const void *a, const void *b, void *arg)
 }
 
 /* squeue lists a job once: every row of an id listed more than once is
- * dropped and counted in q->refused (one of them was made up by a job
- * name that ended with its own job's id). */
+ * dropped and counted in q->refused (none of the first listing's fields
+ * is a user's text, so this is no made-up record but a listing exa
+ * cannot vouch for either way). */
 static void drop_twice_listed(struct sched_queue *q)
 {
     size_t *pos, k = 0;
@@ -110,38 +111,75 @@ static void drop_twice_listed(struct sched_queue *q)
     free(drop);
 }
 
+static int cmp_name(const void *a, const void *b)
+{
+    return strcmp(((const struct squeue_name *)a)->id,
+                  ((const struct squeue_name *)b)->id);
+}
+
+/* The name squeue_names_parse() vouched for under id, or NULL; v sorted
+ * by id (cmp_name). */
+static const char *name_of(const struct squeue_name *v, size_t n,
+                           const char *id)
+{
+    struct squeue_name key = {(char *)id, NULL};
+    const struct squeue_name *hit;
+    if (!id || !n)
+        return NULL;
+    hit = bsearch(&key, v, n, sizeof(*v), cmp_name);
+    return hit ? hit->name : NULL;
+}
+
 int sched_slurm_queue(struct sched *s, int own, struct sched_queue *out,
                       exa_error_t *err)
 {
-    /* exa's own 0x1E/0x1F records (parse_slurm.h), not '|': a job name
-     * may hold '|' (Slurm takes any byte but NUL), which shifted a
-     * '|'-separated row past its columns and hid the job */
-    static const char *const all[] = {"squeue", "-h", "-o", SLURM_SQUEUE_FORMAT,
-                                      NULL};
+    /*
+     * Two listings, as squeue(1) -o prints them without a header: every
+     * field but the name (SLURM_SQUEUE_SAFE_FORMAT), then the ids and
+     * names (SLURM_SQUEUE_NAMES_FORMAT). Slurm takes any byte but NUL in
+     * a job name, 0x1E, 0x1F, '|' and newlines included, so a name can
+     * cut the record it is in and make up others, whatever the framing;
+     * the rows come from the first listing, where no field is a user's
+     * text, and a name only from a record of the second that nothing
+     * else claims (squeue_names_parse), else none.
+     */
+    static const char *const all[] = {"squeue", "-h", "-o",
+                                      SLURM_SQUEUE_SAFE_FORMAT, NULL};
     static const char *const mine[] = {
-        "squeue", "-h", "--me", "-o", SLURM_SQUEUE_FORMAT, NULL};
-    const char *const *argv = own ? mine : all;
+        "squeue", "-h", "--me", "-o", SLURM_SQUEUE_SAFE_FORMAT, NULL};
+    static const char *const all_n[] = {"squeue", "-h", "-o",
+                                        SLURM_SQUEUE_NAMES_FORMAT, NULL};
+    static const char *const mine_n[] = {
+        "squeue", "-h", "--me", "-o", SLURM_SQUEUE_NAMES_FORMAT, NULL};
     struct transport_result r = TRANSPORT_RESULT_INIT;
+    struct transport_result rn = TRANSPORT_RESULT_INIT;
+    struct squeue_name *names = NULL;
+    size_t nnames = 0, bad_names = 0;
     struct slurm_jobs sj;
     const char *kind = NULL;
     size_t alloc = 0;
     int rc = -1;
     memset(&sj, 0, sizeof(sj));
     memset(out, 0, sizeof(*out));
-    if (transport_run_ok(s->t, argv, NULL, 0, &r, err) < 0)
+    if (transport_run_ok(s->t, own ? mine : all, NULL, 0, &r, err) < 0)
         goto out;
-    /* -h: the format's columns, never guessed (squeue_parse_own) */
     if (r.out.len &&
-        squeue_parse_own(r.out.buf, r.out.len, &sj, &kind, err) < 0)
+        squeue_parse_safe(r.out.buf, r.out.len, &sj, &kind, err) < 0)
         goto out;
-    /* records cut short or made up by a job name (field_count_mismatch,
-     * id_mismatch): none is listed */
-    out->refused = sj.nerrors;
+    if (sj.njobs) {
+        if (transport_run_ok(s->t, own ? mine_n : all_n, NULL, 0, &rn, err) < 0)
+            goto out;
+        squeue_names_parse(rn.out.buf, rn.out.len, &names, &nnames, &bad_names);
+        if (nnames)
+            qsort(names, nnames, sizeof(*names), cmp_name);
+    }
+    /* records the first listing refused, and names made up or cut */
+    out->refused = sj.nerrors + bad_names;
     for (size_t i = 0; i < sj.njobs; i++) {
         const struct slurm_job *sjob = &sj.jobs[i];
         struct sched_queue_job *j = push(out, &alloc);
         j->id = dupnz(sjob->id);
-        j->name = dupnz(sjob->name);
+        j->name = dupnz(name_of(names, nnames, sjob->id));
         j->user = dupnz(sjob->user);
         j->state = dupnz(sjob->state);
         j->raw_state = dupnz(sjob->raw_state);
@@ -154,8 +192,10 @@ int sched_slurm_queue(struct sched *s, int own, struct sched_queue *out,
     drop_twice_listed(out);
     rc = 0;
 out:
+    squeue_names_free(names, nnames);
     slurm_jobs_free(&sj);
     transport_result_release(&r);
+    transport_result_release(&rn);
     if (rc < 0)
         sched_queue_release(out);
     return rc;

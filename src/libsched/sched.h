@@ -111,9 +111,10 @@ struct sched_queue_job {
 struct sched_queue {
     struct sched_queue_job *v;
     size_t n;
-    /* records left out: cut short or made up by a job name (Slurm: a
-     * record of another field count, a closing id that is not the
-     * record's, or an id listed twice; parse_slurm.h SLURM_SQUEUE_FORMAT) */
+    /* records left out (Slurm): of the first listing, one of another
+     * field count or an id listed twice; of the names, one a job name
+     * cut short or made up (two ids that differ, or an id claimed
+     * twice: that job is listed, its name null). See sched_queue(). */
     size_t refused;
 };
 /* Free q's jobs (q itself is not freed); q is zeroed. */
@@ -285,9 +286,14 @@ int sched_logs(struct sched *s, const char *id, const char *remote_dir,
 /*
  * The scheduler's queue, all users, into out (initialised here; release
  * with sched_queue_release() either way). Commands:
- *   slurm  one `squeue -h -o SLURM_SQUEUE_FORMAT` (squeue(1); exa's own
- *          0x1E/0x1F records, parse_slurm.h: a job name holding '|'
- *          stays one field), read by squeue_parse() (parse_squeue.c)
+ *   slurm  two: `squeue -h -o SLURM_SQUEUE_SAFE_FORMAT`, every field but
+ *          the name, none of them a user's text (squeue_parse_safe),
+ *          then, when it listed a job, `squeue -h -o
+ *          SLURM_SQUEUE_NAMES_FORMAT` (squeue_names_parse): Slurm takes
+ *          any byte but NUL in a job name, so a name can cut its record
+ *          and make up others; the rows come from the first listing only
+ *          and a job's name from a record nothing else claims, else null
+ *          (out->refused counts what was left out)
  *   flux   one `flux jobs -A` (flux-jobs(1)), read by flux_jobs_parse()
  *   mock   runs nothing: the records under s->mock_dir that are not in a
  *          terminal state (held submissions), sorted by id
@@ -299,13 +305,12 @@ int sched_queue(struct sched *s, struct sched_queue *out, exa_error_t *err);
 
 /*
  * sched_queue() for the jobs of the user exa runs as on the cluster only:
- * slurm `squeue -h --me -o SLURM_SQUEUE_FORMAT` (Slurm >= 20.11), flux
+ * slurm the same two listings with `--me` (Slurm >= 20.11), flux
  * `flux jobs` (without -A), mock the same records. What exa acts on from
  * the queue (the provisioner's orphan and shutdown cancels, by job name)
- * comes from here: a job name may hold any byte but NUL, and another
- * user's name with a 0x1E or a newline in it can add a row, with any id,
- * to an all-users listing; here only exa's own jobs, whose names exa
- * wrote, are listed. Same returns as sched_queue().
+ * comes from here: only exa's own jobs are listed, so another user's job
+ * can neither take one of exa's names nor, by a name that claims an id
+ * twice, blank one. Same returns as sched_queue().
  */
 int sched_queue_own(struct sched *s, struct sched_queue *out, exa_error_t *err);
 

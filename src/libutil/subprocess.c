@@ -24,6 +24,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -143,6 +144,33 @@ static void drain(int fd, struct strbuf *sb, size_t cap, int *over,
     }
 }
 
+/* The file execvp(3) would run for name: name itself when it holds a '/',
+ * else the first executable regular file NAME in a directory of $PATH
+ * (default "/bin:/usr/bin"); malloc'd, or NULL when there is none. */
+static char *path_lookup(const char *name)
+{
+    const char *path = getenv("PATH"), *p, *e;
+    struct stat sb;
+    if (strchr(name, '/'))
+        return xstrdup(name);
+    if (!path || !*path)
+        path = "/bin:/usr/bin";
+    for (p = path;; p = e + 1) {
+        char *cand;
+        e = strchr(p, ':');
+        if (!e)
+            e = p + strlen(p);
+        cand = e > p ? xstrfmt("%.*s/%s", (int)(e - p), p, name)
+                     : xstrfmt("./%s", name); /* an empty entry: "." */
+        if (access(cand, X_OK) == 0 && stat(cand, &sb) == 0 &&
+            S_ISREG(sb.st_mode))
+            return cand;
+        free(cand);
+        if (!*e)
+            return NULL;
+    }
+}
+
 /*
  * Start argv[0] (looked up on PATH) with stdin, stdout and stderr on the
  * given descriptors, in a process group of its own, with every signal
@@ -150,11 +178,16 @@ static void drain(int fd, struct strbuf *sb, size_t cap, int *over,
  * (NULL: ours). posix_spawnp(3): glibc starts the child with
  * CLONE_VM|CLONE_VFORK, so no page table is copied however large exa is
  * (exa serve, the exporter), and an exec failure, or a chdir failure, is
- * its return value. Returns 0 with *pid set, or an errno value.
+ * its return value. A file the kernel will not execute (ENOEXEC: a
+ * script without "#!", such as a site's wrapper for sbatch) runs under
+ * /bin/sh, as execvp(3) runs it. Returns 0 with *pid set, or an errno
+ * value.
  */
 static int spawn_child(const char *const *argv, char **env, const char *cwd,
                        int in_fd, int out_fd, int err_fd, pid_t *pid)
 {
+    char *script = NULL;
+    const char **shv = NULL;
     posix_spawn_file_actions_t fa;
     posix_spawnattr_t at;
     sigset_t none, def;
@@ -184,7 +217,21 @@ static int spawn_child(const char *const *argv, char **env, const char *cwd,
         goto out;
     rc = posix_spawnp(pid, argv[0], &fa, &at, (char *const *)argv,
                       env ? env : environ);
+    if (rc == ENOEXEC && (script = path_lookup(argv[0])) != NULL) {
+        size_t n = 0;
+        while (argv[n])
+            n++;
+        shv = xcalloc(n + 2, sizeof(*shv));
+        shv[0] = "/bin/sh";
+        shv[1] = script;
+        for (size_t i = 1; i <= n; i++)
+            shv[i + 1] = argv[i];
+        rc = posix_spawn(pid, "/bin/sh", &fa, &at, (char *const *)shv,
+                         env ? env : environ);
+    }
 out:
+    free(shv);
+    free(script);
     posix_spawnattr_destroy(&at);
     posix_spawn_file_actions_destroy(&fa);
     return rc;

@@ -752,7 +752,7 @@ json_t *view_queue(const struct view_ctx *vc, const char *cluster,
     }
     jx_set(d, "cluster", jx_str(cluster));
     jx_set(d, "jobs", jobs);
-    /* records a job name cut short or made up (sched.h sched_queue) */
+    /* records not believed (sched.h struct sched_queue) */
     jx_set(d, "refused_records", json_integer((json_int_t)q.refused));
 out:
     sched_queue_release(&q);

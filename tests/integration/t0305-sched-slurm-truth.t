@@ -13,45 +13,51 @@ set -u
 require_testbed
 echo "1..11"
 sched_setup testa local
-trap 'SLURM_CONF=$TB_CONF scancel -n "Unable to contact slurm controller.exa-" >/dev/null 2>&1; rm -rf "$T"' EXIT
+# every job submitted here is cancelled at the end, whatever happened
+trap '[ -s "$T/ids" ] && SLURM_CONF=$TB_CONF scancel $(cat "$T/ids") >/dev/null 2>&1; rm -rf "$T"' EXIT
+sub() { local i; i=$(submit "$@") && echo "$i" >> "$T/ids"; echo "$i"; }
 printf '#!/bin/sh\ntrue\n' > "$T/ok.sh"
 name="Unable to contact slurm controller"
-id=$(submit "$T/ok.sh" --hold --job-name="$name")
+id=$(sub "$T/ok.sh" --hold --job-name="$name")
 ok $? "held job named '$name' submitted"
 ids=$("$EXA" --json hpc queue --cluster testa |
     python3 -c 'import json,sys; print(" ".join(j["job_id"] for j in json.load(sys.stdin)["jobs"]))')
 case " $ids " in *" $id "*) ok 0 "hpc queue lists it";; *) ok 1 "hpc queue lists it"; echo "#   ids: $ids";; esac
 # a name holding '|' (the separator of the queue's old format) and blanks
-pid=$(submit "$T/ok.sh" --hold --job-name="a|b c")
+pid=$(sub "$T/ok.sh" --hold --job-name="a|b c")
 got=$("$EXA" --json hpc queue --cluster testa |
     python3 -c 'import json,sys; print([(j["name"].split(".exa-")[0], j["user"], j["state"]) for j in json.load(sys.stdin)["jobs"] if j["job_id"] == "'"$pid"'"])')
 is "$got" "[('a|b c', '$(id -un)', 'PENDING')]" "hpc queue lists a job named 'a|b c' whole"
 SLURM_CONF=$TB_CONF scancel "$pid"
 
-# a name that makes up a record (scontrol update: a user may rename a
-# pending job of theirs): one for another job's id is refused by the
-# closing id, one for its own id leaves that id listed twice
+# a name that makes up records (scontrol update: a user may rename a
+# pending job of theirs): the rows come from a listing without names, and
+# a name record claiming another job's id leaves that job without a name
 US=$(printf '\037') RS=$(printf '\036')
-vid=$(submit "$T/ok.sh" --hold --job-name=victim)
-aid=$(submit "$T/ok.sh" --hold --job-name=tmp)
-forge() { # forge ID: job aid's name making up a RUNNING record for ID
-    echo "x${US}r${US}n${US}t${US}$aid${RS}$1${US}RUNNING${US}0:01${US}1:00${US}0:59${US}N/A${US}N/A${US}2026-12-06T06:00:00${US}1${US}1${US}debug${US}research${US}mallory${US}exa-e1-w1"
-}
-SLURM_CONF=$TB_CONF scontrol update jobid="$aid" name="$(forge "$vid")"
+vid=$(sub "$T/ok.sh" --hold --job-name=victim)
+aid=$(sub "$T/ok.sh" --hold --job-name=tmp)
 rows() {
     "$EXA" --json hpc queue --cluster testa | python3 -c '
 import json, sys
 d = json.load(sys.stdin)
 ids = sys.argv[1:]
-print(sorted((j["job_id"], j["state"], j["name"].split(".exa-")[0]) for j in d["jobs"] if j["job_id"] in ids), d["refused_records"])' "$@"
+def nm(n):
+    return None if n is None else n.split(".exa-")[0].replace("\x1f", "|")
+print(sorted((j["job_id"], j["state"], nm(j["name"])) for j in d["jobs"] if j["job_id"] in ids), d["refused_records"])' "$@"
 }
-is "$(rows "$vid" "$aid")" "[('$vid', 'PENDING', 'victim'), ('$aid', 'PENDING', 'x')] 1" \
-    "a record made up for another job is left out (its closing id is not its own)"
-SLURM_CONF=$TB_CONF scontrol update jobid="$aid" name="$(forge "$aid")"
-is "$(rows "$vid" "$aid")" "[('$vid', 'PENDING', 'victim')] 2" \
-    "one made up for its own job leaves that id listed twice: both rows out"
-"$EXA" hpc queue --cluster testa 2>&1 >/dev/null | grep -q "2 record(s) of the queue left out"
-ok $? "hpc queue warns of the rows left out"
+# a whole RUNNING record for the victim, as the queue's old format read it
+SLURM_CONF=$TB_CONF scontrol update jobid="$aid" \
+    name="x${US}r${US}n${US}t${US}$aid${RS}$vid${US}RUNNING${US}0:01${US}1:00${US}0:59${US}N/A${US}N/A${US}2026-12-06T06:00:00${US}1${US}1${US}debug${US}research${US}mallory${US}exa-e1-w1"
+is "$(rows "$vid" "$aid")" "[('$vid', 'PENDING', 'victim'), ('$aid', 'PENDING', 'x|r|n|t')] 1" \
+    "a made-up RUNNING record for another job adds nothing"
+# a names record for the victim, closed by its own id
+SLURM_CONF=$TB_CONF scontrol update jobid="$aid" \
+    name="x${RS}$vid${US}evil${US}$vid
+${RS}junk"
+is "$(rows "$vid" "$aid")" "[('$vid', 'PENDING', None), ('$aid', 'PENDING', None)] 4" \
+    "a name made up for another job is not believed: that job is listed without one"
+"$EXA" hpc queue --cluster testa 2>&1 >/dev/null | grep -q "4 record(s) of the queue not believed"
+ok $? "hpc queue warns of what it did not believe"
 SLURM_CONF=$TB_CONF scancel "$vid" "$aid"
 
 fmt=$(printf '\036%%i\037%%T\037%%M\037%%l\037%%L\037%%S\037%%e\037%%V\037%%D\037%%C\037%%P\037%%a\037%%u\037%%j\037%%r\037%%N\037%%b')
@@ -69,7 +75,7 @@ SLURM_CONF=$TB_CONF scancel "$id"
 # sacct in exa's format (byname.c: the job found by its name after a
 # crash), for a second job of the name that ran to its end (a job
 # cancelled while pending may be accounted under another name)
-id=$(submit "$T/ok.sh" --job-name="$name")
+id=$(sub "$T/ok.sh" --job-name="$name")
 # (slurmdbd first records the job as "allocation"; its name follows)
 for _ in $(seq 60); do
     st=$(SLURM_CONF=$TB_CONF sacct -X -n -P -j "$id" -o State,JobName 2>/dev/null | head -1)

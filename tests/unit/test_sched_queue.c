@@ -16,6 +16,15 @@
 #include "libtransport/transport.h"
 #include "libutil/xalloc.h"
 
+/* A record of SLURM_SQUEUE_SAFE_FORMAT: no name column. */
+#define SAFE(id, st, user, reason, nodes)                                      \
+    "\036" id "\037" st "\0370:00\03710:00\03710:00\037N/A\037N/A"             \
+    "\0372026-12-01T09:59:00\0371\0371\037cpu\037bio\037" user "\037" reason   \
+    "\037" nodes "\037N/A\n"
+/* the globs of the two listings (fnmatch over the joined argv) */
+#define SAFE_GLOB "squeue -h*-o \036%i\037%T*"
+#define NAMES_GLOB "squeue -h*-o \036%i\037%j*"
+
 static void test_slurm_queue(void **state)
 {
     struct transport *t = transport_fake_new();
@@ -23,27 +32,30 @@ static void test_slurm_queue(void **state)
     struct sched_queue q;
     exa_error_t err = EXA_ERROR_INIT;
     (void)state;
-    /* exa's own records: 0x1E before each, 0x1F between the fields of
-     * SLURM_SQUEUE_FORMAT; job 43's name holds '|' and ' ' */
+    /* the rows, then the names: job 43's holds '|' and ' ' */
     transport_fake_add(
-        t, "squeue *",
+        t, SAFE_GLOB,
         "\03641\037RUNNING\0371:02\0371:00:00\03758:58\0372026-12-01T10:00:00"
         "\0372026-12-01T11:00:00\0372026-12-01T09:59:00\0372\0378\037gpu"
-        "\037ml\037alice\037train-a\037None\037n[1-2]\037gres/gpu:2\03741\n"
-        "\03642_3\037PENDING\0370:00\03710:00\03710:00\037N/A\037N/A"
-        "\0372026-12-01T09:59:00\0371\0371\037cpu\037bio\037bob\037exa-abc"
-        "\037Resources\037\037N/A\03742_3\n"
-        "\03643\037PENDING\0370:00\03710:00\03710:00\037N/A\037N/A"
-        "\0372026-12-01T09:59:00\0371\0371\037cpu\037bio\037eve\037a|b c"
-        "\037Priority\037\037N/A\03743\n",
+        "\037ml\037alice\037None\037n[1-2]\037gres/gpu:2\n" SAFE(
+            "42_3", "PENDING", "bob", "Resources", "")
+            SAFE("43", "PENDING", "eve", "Priority", ""),
         "", 0, 0, 0);
+    transport_fake_add(t, NAMES_GLOB,
+                       "\03641\037train-a\03741\n"
+                       "\03642_3\037exa-abc\03742_3\n"
+                       "\03643\037a|b c\03743\n",
+                       "", 0, 0, 0);
     s = sched_new("slurm", t, &err);
     assert_non_null(s);
     assert_int_equal(sched_queue(s, &q, &err), 0);
-    assert_int_equal(transport_fake_ncalls(t), 1);
+    assert_int_equal(transport_fake_ncalls(t), 2);
     assert_string_equal(transport_fake_call(t, 0),
-                        "squeue -h -o " SLURM_SQUEUE_FORMAT);
+                        "squeue -h -o " SLURM_SQUEUE_SAFE_FORMAT);
+    assert_string_equal(transport_fake_call(t, 1),
+                        "squeue -h -o " SLURM_SQUEUE_NAMES_FORMAT);
     assert_int_equal(q.n, 3);
+    assert_int_equal(q.refused, 0);
     assert_string_equal(q.v[2].id, "43");
     assert_string_equal(q.v[2].name, "a|b c");
     assert_string_equal(q.v[2].user, "eve");
@@ -55,6 +67,7 @@ static void test_slurm_queue(void **state)
     assert_string_equal(q.v[0].partition, "gpu");
     assert_int_equal(q.v[0].nodes, 2);
     assert_string_equal(q.v[1].id, "42_3");
+    assert_string_equal(q.v[1].name, "exa-abc");
     assert_string_equal(q.v[1].user, "bob");
     assert_string_equal(q.v[1].state, "PENDING");
     assert_string_equal(q.v[1].partition, "cpu");
@@ -66,8 +79,8 @@ static void test_slurm_queue(void **state)
     transport_close(t);
 }
 
-/* The own queue: Slurm's squeue --me, Flux's flux jobs without -A (the
- * provisioner acts on it: another user's job name cannot add rows). */
+/* The own queue: Slurm's two listings with --me, Flux's flux jobs without
+ * -A (the provisioner acts on it). */
 static void test_queue_own(void **state)
 {
     struct transport *t = transport_fake_new();
@@ -75,16 +88,18 @@ static void test_queue_own(void **state)
     struct sched_queue q;
     exa_error_t err = EXA_ERROR_INIT;
     (void)state;
-    transport_fake_add(t, "squeue *",
-                       "\03651\037PENDING\0370:00\03710:00\03710:00\037N/A"
-                       "\037N/A\0372026-12-01T09:59:00\0371\0371\037cpu\037bio"
-                       "\037exa\037exa-e1-w1\037Priority\037\037N/A\03751\n",
-                       "", 0, 0, 0);
+    transport_fake_add(t, SAFE_GLOB,
+                       SAFE("51", "PENDING", "exa", "Priority", ""), "", 0, 0,
+                       0);
+    transport_fake_add(t, NAMES_GLOB, "\03651\037exa-e1-w1\03751\n", "", 0, 0,
+                       0);
     s = sched_new("slurm", t, &err);
     assert_non_null(s);
     assert_int_equal(sched_queue_own(s, &q, &err), 0);
     assert_string_equal(transport_fake_call(t, 0),
-                        "squeue -h --me -o " SLURM_SQUEUE_FORMAT);
+                        "squeue -h --me -o " SLURM_SQUEUE_SAFE_FORMAT);
+    assert_string_equal(transport_fake_call(t, 1),
+                        "squeue -h --me -o " SLURM_SQUEUE_NAMES_FORMAT);
     assert_int_equal(q.n, 1);
     assert_string_equal(q.v[0].name, "exa-e1-w1");
     sched_queue_release(&q);
@@ -109,48 +124,47 @@ static void test_queue_own(void **state)
     transport_close(t);
 }
 
-/* Records a job name made up (Slurm takes 0x1E and 0x1F in a name): one
- * closed by another job's id is refused by the parser (id_mismatch), and
- * one closed by its own job's id makes that id listed twice, so both rows
- * of it are left out; a record of another field count is left out too;
- * q.refused counts them. Job 7 stays listed. */
+/* Names that cut their record and make up others (Slurm takes 0x1E and
+ * 0x1F in a name): rows come only from the listing without names, so
+ * none is made up; a name record claiming a listed job's id leaves that
+ * job with no name (never the made-up one); the mid-record forgery of a
+ * job that is not listed adds nothing. Job 7 is listed with its name. */
 static void test_slurm_queue_made_up(void **state)
 {
     struct transport *t = transport_fake_new();
     struct sched *s;
     struct sched_queue q;
     exa_error_t err = EXA_ERROR_INIT;
-#define TAIL "\037Priority\037\037N/A"
-#define HEAD(id, st, user)                                                     \
-    "\036" id "\037" st "\0370:00\03710:00\03710:00\037N/A\037N/A"             \
-    "\0372026-12-01T09:59:00\0371\0371\037cpu\037bio\037" user "\037"
     (void)state;
+    transport_fake_add(t, SAFE_GLOB,
+                       SAFE("7", "PENDING", "vic", "Priority", "")
+                           SAFE("8", "PENDING", "mal", "Priority", "")
+                               SAFE("9", "PENDING", "ann", "Priority", ""),
+                       "", 0, 0, 0);
     transport_fake_add(
-        t, "squeue *",
-        /* job 7, then job 8 whose name made up a record for job 7 */
-        HEAD("7", "PENDING", "vic") "victim" TAIL "\0377\n" HEAD(
-            "8", "PENDING",
-            "mal") "x\037r\037n\037t\0378" HEAD("7", "RUNNING",
-                                                "mallory") "exa-e1-w1" TAIL
-                                                           "\0378\n"
-        /* job 9, whose name made up a record for job 9 itself */
-        HEAD("9", "PENDING", "mal") "y\037r\037n\037t\0379" HEAD(
-            "9", "RUNNING", "root") "exa-e1-w2" TAIL "\0379\n"
-        /* job 10, cut short: no closing id */
-        HEAD("10", "PENDING", "mal") "z" TAIL "\n",
+        t, NAMES_GLOB,
+        "\0367\037victim\0377\n"
+        /* job 8's name: "x", a record for 99999 (no such job) and one
+         * for job 9, then junk; its own record closes the junk */
+        "\0368\037x\03699999\037exa-e1-w1\03799999\n"
+        "\0369\037exa-e1-w2\0379\n\036junk\0378\n"
+        "\0369\037analysis\0379\n",
         "", 0, 0, 0);
-#undef HEAD
-#undef TAIL
     s = sched_new("slurm", t, &err);
     assert_non_null(s);
     assert_int_equal(sched_queue(s, &q, &err), 0);
-    assert_int_equal(q.n, 2);
+    assert_int_equal(q.n, 3);
     assert_string_equal(q.v[0].id, "7");
     assert_string_equal(q.v[0].name, "victim");
-    assert_string_equal(q.v[0].state, "PENDING");
     assert_string_equal(q.v[1].id, "8");
-    assert_string_equal(q.v[1].name, "x"); /* its own record, cut short */
+    assert_null(q.v[1].name);
+    assert_string_equal(q.v[2].id, "9");
+    assert_null(q.v[2].name); /* claimed twice: neither is believed */
+    /* job 8's first record ("8", "x": one 0x1F) and its last ("junk",
+     * "8": two ids that differ), and job 9's two records */
     assert_int_equal(q.refused, 4);
+    for (size_t i = 0; i < q.n; i++)
+        assert_true(strcmp(q.v[i].id, "99999"));
     sched_queue_release(&q);
     assert_int_equal(q.refused, 0);
     sched_free(s);

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 #include <unistd.h>
 
@@ -295,6 +296,46 @@ static void test_cwd(void **state)
     subprocess_result_release(&res);
 }
 
+/* An executable without "#!" (a site's wrapper for a Slurm command) runs
+ * under /bin/sh, as execvp ran it: by path and found on PATH, with its
+ * arguments. */
+static void test_script_without_shebang(void **state)
+{
+    struct subprocess_result res = SUBPROCESS_RESULT_INIT;
+    char dir[] = "/tmp/exa-t-noshebang-XXXXXX", path[64], *old, *newpath;
+    const char *byname[] = {"exa-t-wrapper", "a b", NULL};
+    const char *bypath[] = {path, "c", NULL};
+    FILE *f;
+    (void)state;
+    assert_non_null(mkdtemp(dir));
+    snprintf(path, sizeof(path), "%s/exa-t-wrapper", dir);
+    f = fopen(path, "w");
+    assert_non_null(f);
+    fputs("echo \"wrapped:$1\"\n", f);
+    fclose(f);
+    assert_int_equal(chmod(path, 0755), 0);
+    assert_int_equal(subprocess_run(bypath, NULL, &res, NULL), 0);
+    assert_int_equal(res.exit_code, 0);
+    assert_string_equal(res.out.buf, "wrapped:c\n");
+    old = getenv("PATH") ? strdup(getenv("PATH")) : NULL;
+    {
+        size_t nl = strlen(dir) + (old ? strlen(old) : 0) + 2;
+        newpath = malloc(nl);
+        snprintf(newpath, nl, "%s:%s", dir, old ? old : "");
+    }
+    setenv("PATH", newpath, 1);
+    assert_int_equal(subprocess_run(byname, NULL, &res, NULL), 0);
+    if (old)
+        setenv("PATH", old, 1);
+    assert_int_equal(res.exit_code, 0);
+    assert_string_equal(res.out.buf, "wrapped:a b\n");
+    unlink(path);
+    rmdir(dir);
+    free(old);
+    free(newpath);
+    subprocess_result_release(&res);
+}
+
 /* A missing working directory is a start failure, named like a missing
  * program (posix_spawnp reports the chdir's errno). */
 static void test_cwd_missing(void **state)
@@ -329,46 +370,54 @@ static unsigned long long status_hex(const char *text, const char *name)
  * no descriptor of the run's own (its pipes are close-on-exec). */
 static void test_child_state(void **state)
 {
-    struct subprocess_result res = SUBPROCESS_RESULT_INIT;
+    struct subprocess_result r1 = SUBPROCESS_RESULT_INIT,
+                             r2 = SUBPROCESS_RESULT_INIT,
+                             r3 = SUBPROCESS_RESULT_INIT;
     const char *st[] = {"cat", "/proc/self/status", NULL};
     const char *stat[] = {"cat", "/proc/self/stat", NULL};
     const char *fds[] = {"ls", "/proc/self/fd", NULL};
     sigset_t usr1, old;
-    void (*prev)(int) = signal(SIGPIPE, SIG_IGN);
+    void (*prev)(int);
     long pid, pgrp;
     char comm[64], st_c;
+    int rc1, rc2, rc3, n = 0, inherited = 0;
 
+    /* the three runs under the odd state, which is put back before any
+     * assertion can leave it to the tests after this one */
+    prev = signal(SIGPIPE, SIG_IGN);
     sigemptyset(&usr1);
     sigaddset(&usr1, SIGUSR1);
     sigprocmask(SIG_BLOCK, &usr1, &old);
-    assert_int_equal(subprocess_run(st, NULL, &res, NULL), 0);
-    assert_int_equal(res.exit_code, 0);
-    assert_int_equal(status_hex(res.out.buf, "SigBlk"), 0);
+    rc1 = subprocess_run(st, NULL, &r1, NULL);
+    rc2 = subprocess_run(stat, NULL, &r2, NULL);
+    rc3 = subprocess_run(fds, NULL, &r3, NULL);
+    for (int fd = 3; fd < 1024; fd++) {
+        int fl = fcntl(fd, F_GETFD);
+        inherited += fl >= 0 && !(fl & FD_CLOEXEC);
+    }
+    sigprocmask(SIG_SETMASK, &old, NULL);
+    signal(SIGPIPE, prev);
+
+    assert_int_equal(rc1, 0);
+    assert_int_equal(r1.exit_code, 0);
+    assert_int_equal(status_hex(r1.out.buf, "SigBlk"), 0);
+    assert_int_equal(status_hex(r1.out.buf, "SigIgn") & (1ull << (SIGPIPE - 1)),
+                     0);
+    assert_int_equal(rc2, 0);
     assert_int_equal(
-        status_hex(res.out.buf, "SigIgn") & (1ull << (SIGPIPE - 1)), 0);
-    assert_int_equal(subprocess_run(stat, NULL, &res, NULL), 0);
-    assert_int_equal(
-        sscanf(res.out.buf, "%ld %63s %c %*d %ld", &pid, comm, &st_c, &pgrp),
-        4);
+        sscanf(r2.out.buf, "%ld %63s %c %*d %ld", &pid, comm, &st_c, &pgrp), 4);
     assert_int_equal(pid, pgrp);
     assert_int_not_equal(pgrp, (long)getpgrp());
     /* 0, 1 and 2, what this test's own parent passed without
      * close-on-exec, and ls's handle on the directory: none of the run's
      * pipe ends */
-    assert_int_equal(subprocess_run(fds, NULL, &res, NULL), 0);
-    {
-        int n = 0, inherited = 0;
-        for (const char *p = res.out.buf; *p; p++)
-            n += *p == '\n';
-        for (int fd = 3; fd < 1024; fd++) {
-            int fl = fcntl(fd, F_GETFD);
-            inherited += fl >= 0 && !(fl & FD_CLOEXEC);
-        }
-        assert_int_equal(n, 3 + inherited + 1);
-    }
-    sigprocmask(SIG_SETMASK, &old, NULL);
-    signal(SIGPIPE, prev);
-    subprocess_result_release(&res);
+    assert_int_equal(rc3, 0);
+    for (const char *p = r3.out.buf; *p; p++)
+        n += *p == '\n';
+    assert_int_equal(n, 3 + inherited + 1);
+    subprocess_result_release(&r1);
+    subprocess_result_release(&r2);
+    subprocess_result_release(&r3);
 }
 
 int main(void)
@@ -385,6 +434,7 @@ int main(void)
         cmocka_unit_test(test_background_daemon_holding_pipes),
         cmocka_unit_test(test_cwd),
         cmocka_unit_test(test_cwd_missing),
+        cmocka_unit_test(test_script_without_shebang),
         cmocka_unit_test(test_child_state),
         cmocka_unit_test(test_exit_seen_after_pipes_close_pidfd),
         cmocka_unit_test(test_exit_seen_after_pipes_close_sigchld),
