@@ -155,17 +155,26 @@ static const struct slurm_layout squeue_own_layout[] = {
     {0, NULL},
 };
 
-int squeue_parse_own(const char *buf, size_t len, struct slurm_jobs *jobs,
-                     const char **kind, exa_error_t *err)
+/* buf read with the fixed columns of layout (a SLURM_LAYOUT_OWN one). */
+static int parse_fixed(const char *buf, size_t len,
+                       const struct slurm_layout *layout,
+                       struct slurm_jobs *jobs, const char **kind,
+                       exa_error_t *err)
 {
     struct slurm_text in = {NULL, 0, buf, len, 0};
     int rc;
     *kind = "parse_error";
-    rc = slurm_parse_table_ex(&in, jobs, slurm_squeue_names, squeue_own_layout,
-                              0, NULL, SLURM_HOST_BUDGET, NULL, err);
+    rc = slurm_parse_table_ex(&in, jobs, slurm_squeue_names, layout, 0, NULL,
+                              SLURM_HOST_BUDGET, NULL, err);
     if (rc == -2)
         *kind = "slurm_error";
     return rc < 0 ? -1 : 0;
+}
+
+int squeue_parse_own(const char *buf, size_t len, struct slurm_jobs *jobs,
+                     const char **kind, exa_error_t *err)
+{
+    return parse_fixed(buf, len, squeue_own_layout, jobs, kind, err);
 }
 
 static const struct slurm_layout squeue_safe_layout[] = {
@@ -178,14 +187,7 @@ static const struct slurm_layout squeue_safe_layout[] = {
 int squeue_parse_safe(const char *buf, size_t len, struct slurm_jobs *jobs,
                       const char **kind, exa_error_t *err)
 {
-    struct slurm_text in = {NULL, 0, buf, len, 0};
-    int rc;
-    *kind = "parse_error";
-    rc = slurm_parse_table_ex(&in, jobs, slurm_squeue_names, squeue_safe_layout,
-                              0, NULL, SLURM_HOST_BUDGET, NULL, err);
-    if (rc == -2)
-        *kind = "slurm_error";
-    return rc < 0 ? -1 : 0;
+    return parse_fixed(buf, len, squeue_safe_layout, jobs, kind, err);
 }
 
 static int cmp_name_by_id(const void *a, const void *b, void *arg)
