@@ -39,12 +39,13 @@
 #define SLURM_SQUEUE_FORMAT                                                    \
     "\x1e%i\x1f%T\x1f%M\x1f%l\x1f%L\x1f%S\x1f%e\x1f%V\x1f%D\x1f%C\x1f%P\x1f"   \
     "%a\x1f%u\x1f%j\x1f%r\x1f%N\x1f%b\x1f%i"
-/* The queue's two listings (sched_queue()): every field but the job name,
- * none of them text a user sets, so no record can be made up; then only
- * the ids and names, read by squeue_names_parse(). */
-#define SLURM_SQUEUE_SAFE_FORMAT                                               \
-    "\x1e%i\x1f%T\x1f%M\x1f%l\x1f%L\x1f%S\x1f%e\x1f%V\x1f%D\x1f%C\x1f%P\x1f"   \
-    "%a\x1f%u\x1f%r\x1f%N\x1f%b"
+/* The queue's two listings (sched_queue()): the fields it shows but the
+ * name, none of them text a user sets (ids, states, partition and user
+ * names, Slurm's reason words, node names: not the account, which a
+ * cluster without association enforcement keeps as the user typed it,
+ * nor the TRES a user asked for), closed by the id again; then only the
+ * ids and names, read by squeue_names_parse(). */
+#define SLURM_SQUEUE_SAFE_FORMAT "\x1e%i\x1f%T\x1f%P\x1f%u\x1f%r\x1f%N\x1f%i"
 #define SLURM_SQUEUE_NAMES_FORMAT "\x1e%i\x1f%j\x1f%i"
 #define SLURM_SACCT_DELIMITER "\x1f"
 #define SLURM_SACCT_FIELDS                                                     \

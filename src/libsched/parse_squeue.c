@@ -178,9 +178,7 @@ int squeue_parse_own(const char *buf, size_t len, struct slurm_jobs *jobs,
 }
 
 static const struct slurm_layout squeue_safe_layout[] = {
-    {SLURM_LAYOUT_OWN,
-     "JOBID STATE TIME TIME_LIMIT TIME_LEFT START_TIME END_TIME SUBMIT_TIME "
-     "NODES CPUS PARTITION ACCOUNT USER REASON NODELIST TRES_PER_NODE"},
+    {SLURM_LAYOUT_OWN, "JOBID STATE PARTITION USER REASON NODELIST JOBID_END"},
     {0, NULL},
 };
 

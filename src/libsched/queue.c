@@ -166,6 +166,15 @@ int sched_slurm_queue(struct sched *s, int own, struct sched_queue *out,
     if (r.out.len &&
         squeue_parse_safe(r.out.buf, r.out.len, &sj, &kind, err) < 0)
         goto out;
+    /* none of the first listing's fields is a user's text: a record of
+     * it that is not whole is nothing exa can list from */
+    if (sj.nerrors) {
+        exa_err(err, EXA_ESCHED,
+                "squeue's listing of the queue holds %zu record(s) that are "
+                "not whole (%s of record %ld): nothing is listed from it",
+                sj.nerrors, sj.errors[0].kind, sj.errors[0].record);
+        goto out;
+    }
     if (sj.njobs) {
         if (transport_run_ok(s->t, own ? mine_n : all_n, NULL, 0, &rn, err) < 0)
             goto out;
@@ -173,8 +182,8 @@ int sched_slurm_queue(struct sched *s, int own, struct sched_queue *out,
         if (nnames)
             qsort(names, nnames, sizeof(*names), cmp_name);
     }
-    /* records the first listing refused, and names made up or cut */
-    out->refused = sj.nerrors + bad_names;
+    /* names made up or cut short */
+    out->refused = bad_names;
     for (size_t i = 0; i < sj.njobs; i++) {
         const struct slurm_job *sjob = &sj.jobs[i];
         struct sched_queue_job *j = push(out, &alloc);

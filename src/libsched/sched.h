@@ -111,10 +111,10 @@ struct sched_queue_job {
 struct sched_queue {
     struct sched_queue_job *v;
     size_t n;
-    /* records left out (Slurm): of the first listing, one of another
-     * field count or an id listed twice; of the names, one a job name
-     * cut short or made up (two ids that differ, or an id claimed
-     * twice: that job is listed, its name null). See sched_queue(). */
+    /* records not believed (Slurm): of the first listing, an id listed
+     * twice (both rows out); of the names, one a job name cut short or
+     * made up (two ids that differ, or an id claimed twice: that job is
+     * listed, its name null). See sched_queue(). */
     size_t refused;
 };
 /* Free q's jobs (q itself is not freed); q is zeroed. */
@@ -286,8 +286,9 @@ int sched_logs(struct sched *s, const char *id, const char *remote_dir,
 /*
  * The scheduler's queue, all users, into out (initialised here; release
  * with sched_queue_release() either way). Commands:
- *   slurm  two: `squeue -h -o SLURM_SQUEUE_SAFE_FORMAT`, every field but
- *          the name, none of them a user's text (squeue_parse_safe),
+ *   slurm  two: `squeue -h -o SLURM_SQUEUE_SAFE_FORMAT`, the fields shown
+ *          but the name, none of them a user's text (squeue_parse_safe;
+ *          a record that is not whole fails the call, EXA_ESCHED),
  *          then, when it listed a job, `squeue -h -o
  *          SLURM_SQUEUE_NAMES_FORMAT` (squeue_names_parse): Slurm takes
  *          any byte but NUL in a job name, so a name can cut its record

@@ -13,7 +13,7 @@ err=$("$EXA" -v hpc queue --cluster testa 2>&1 >/dev/null)
 # the format is exa's own (parse_slurm.h SLURM_SQUEUE_SAFE_FORMAT, the
 # queue's first listing): 0x1E before each record, 0x1F between the
 # fields, printed as they are
-fmt=$(printf "'\036%%i\037%%T\037%%M\037%%l\037%%L\037%%S\037%%e\037%%V\037%%D\037%%C\037%%P\037%%a\037%%u\037%%r\037%%N\037%%b'")
+fmt=$(printf "'\036%%i\037%%T\037%%P\037%%u\037%%r\037%%N\037%%i'")
 echo "$err" | grep -Fq "exa: debug: ran on ssh $U@$H:$PA: squeue -h -o $fmt ("
 ok $? "-v shows the squeue exa ran over ssh: user, host, port, argv"
 echo "$err" | grep -Eq "^exa: debug: ran on ssh $U@$H:$PA: squeue -h -o '.*' \([0-9]+\.[0-9]{3} s\): exit 0$"

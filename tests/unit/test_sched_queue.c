@@ -16,11 +16,10 @@
 #include "libtransport/transport.h"
 #include "libutil/xalloc.h"
 
-/* A record of SLURM_SQUEUE_SAFE_FORMAT: no name column. */
+/* A record of SLURM_SQUEUE_SAFE_FORMAT: no name, closed by the id. */
 #define SAFE(id, st, user, reason, nodes)                                      \
-    "\036" id "\037" st "\0370:00\03710:00\03710:00\037N/A\037N/A"             \
-    "\0372026-12-01T09:59:00\0371\0371\037cpu\037bio\037" user "\037" reason   \
-    "\037" nodes "\037N/A\n"
+    "\036" id "\037" st "\037cpu\037" user "\037" reason "\037" nodes          \
+    "\037" id "\n"
 /* the globs of the two listings (fnmatch over the joined argv) */
 #define SAFE_GLOB "squeue -h*-o \036%i\037%T*"
 #define NAMES_GLOB "squeue -h*-o \036%i\037%j*"
@@ -35,10 +34,8 @@ static void test_slurm_queue(void **state)
     /* the rows, then the names: job 43's holds '|' and ' ' */
     transport_fake_add(
         t, SAFE_GLOB,
-        "\03641\037RUNNING\0371:02\0371:00:00\03758:58\0372026-12-01T10:00:00"
-        "\0372026-12-01T11:00:00\0372026-12-01T09:59:00\0372\0378\037gpu"
-        "\037ml\037alice\037None\037n[1-2]\037gres/gpu:2\n" SAFE(
-            "42_3", "PENDING", "bob", "Resources", "")
+        "\03641\037RUNNING\037gpu\037alice\037None\037n[1-2]"
+        "\03741\n" SAFE("42_3", "PENDING", "bob", "Resources", "")
             SAFE("43", "PENDING", "eve", "Priority", ""),
         "", 0, 0, 0);
     transport_fake_add(t, NAMES_GLOB,
@@ -171,6 +168,36 @@ static void test_slurm_queue_made_up(void **state)
     transport_close(t);
 }
 
+/* The first listing holds no user's text, so a record of it that is not
+ * whole (a field count, a closing id not its own) fails the whole call:
+ * nothing is listed from it (the provisioner then changes nothing). */
+static void test_slurm_queue_not_whole(void **state)
+{
+    struct transport *t = transport_fake_new();
+    struct sched *s;
+    struct sched_queue q;
+    exa_error_t err = EXA_ERROR_INIT;
+    (void)state;
+    transport_fake_add(t, SAFE_GLOB,
+                       SAFE("7", "PENDING", "vic", "Priority",
+                            "") "\0368\037PENDING\037cpu\037mal\037Priority\037"
+                                "\0379\n",
+                       "", 0, 0, 1);
+    transport_fake_add(t, SAFE_GLOB, "\0367\037PENDING\037cpu\n", "", 0, 0, 1);
+    s = sched_new("slurm", t, &err);
+    assert_non_null(s);
+    assert_int_equal(sched_queue(s, &q, &err), -1);
+    assert_int_equal(err.code, EXA_ESCHED);
+    assert_non_null(strstr(err.text, "id_mismatch of record 2"));
+    assert_int_equal(q.n, 0);
+    err = (exa_error_t)EXA_ERROR_INIT;
+    assert_int_equal(sched_queue(s, &q, &err), -1);
+    assert_non_null(strstr(err.text, "field_count_mismatch of record 1"));
+    assert_int_equal(transport_fake_count(t, NAMES_GLOB), 0);
+    sched_free(s);
+    transport_close(t);
+}
+
 static void test_slurm_queue_errors(void **state)
 {
     struct transport *t = transport_fake_new();
@@ -274,6 +301,7 @@ int main(void)
         cmocka_unit_test(test_slurm_queue),
         cmocka_unit_test(test_queue_own),
         cmocka_unit_test(test_slurm_queue_made_up),
+        cmocka_unit_test(test_slurm_queue_not_whole),
         cmocka_unit_test(test_slurm_queue_errors),
         cmocka_unit_test(test_flux_queue),
         cmocka_unit_test(test_mock_queue),
