@@ -134,9 +134,9 @@ int sched_slurm_queue(struct sched *s, int own, struct sched_queue *out,
                       exa_error_t *err)
 {
     /*
-     * Two listings, as squeue(1) -o prints them without a header: every
-     * field but the name (SLURM_SQUEUE_SAFE_FORMAT), then the ids and
-     * names (SLURM_SQUEUE_NAMES_FORMAT). Slurm takes any byte but NUL in
+     * Two listings, as squeue(1) -o prints them without a header: the
+     * fields shown but the name (SLURM_SQUEUE_SAFE_FORMAT), then the ids
+     * and names (SLURM_SQUEUE_NAMES_FORMAT). Slurm takes any byte but NUL in
      * a job name, 0x1E, 0x1F, '|' and newlines included, so a name can
      * cut the record it is in and make up others, whatever the framing;
      * the rows come from the first listing, where no field is a user's
