@@ -71,46 +71,6 @@ int sched_queue_own(struct sched *s, struct sched_queue *out, exa_error_t *err)
     return queue_of(s, 1, out, err);
 }
 
-static int cmp_pos_by_id(const void *a, const void *b, void *arg)
-{
-    const struct sched_queue *q = arg;
-    const char *x = q->v[*(const size_t *)a].id,
-               *y = q->v[*(const size_t *)b].id;
-    return strcmp(x ? x : "", y ? y : "");
-}
-
-/* squeue lists a job once: every row of an id listed more than once is
- * dropped and counted in q->refused (none of the first listing's fields
- * is a user's text, so this is no made-up record but a listing exa
- * cannot vouch for either way). */
-static void drop_twice_listed(struct sched_queue *q)
-{
-    size_t *pos, k = 0;
-    unsigned char *drop;
-    if (q->n < 2)
-        return;
-    pos = xcalloc(q->n, sizeof(*pos));
-    drop = xcalloc(q->n, 1);
-    for (size_t i = 0; i < q->n; i++)
-        pos[i] = i;
-    qsort_r(pos, q->n, sizeof(*pos), cmp_pos_by_id, q);
-    for (size_t i = 1; i < q->n; i++)
-        if (q->v[pos[i]].id && q->v[pos[i - 1]].id &&
-            !strcmp(q->v[pos[i]].id, q->v[pos[i - 1]].id))
-            drop[pos[i]] = drop[pos[i - 1]] = 1;
-    for (size_t i = 0; i < q->n; i++) {
-        if (!drop[i]) {
-            q->v[k++] = q->v[i];
-            continue;
-        }
-        queue_job_free(&q->v[i]);
-        q->refused++;
-    }
-    q->n = k;
-    free(pos);
-    free(drop);
-}
-
 static int cmp_name(const void *a, const void *b)
 {
     return strcmp(((const struct squeue_name *)a)->id,
@@ -198,7 +158,6 @@ int sched_slurm_queue(struct sched *s, int own, struct sched_queue *out,
         if (sjob->nodelist.nr)
             j->nodes = (long long)sjob->nodelist.nr;
     }
-    drop_twice_listed(out);
     rc = 0;
 out:
     squeue_names_free(names, nnames);

@@ -111,8 +111,7 @@ struct sched_queue_job {
 struct sched_queue {
     struct sched_queue_job *v;
     size_t n;
-    /* records not believed (Slurm): of the first listing, an id listed
-     * twice (both rows out); of the names, one a job name cut short or
+    /* name records not believed (Slurm): one a job name cut short or
      * made up (two ids that differ, or an id claimed twice: that job is
      * listed, its name null). See sched_queue(). */
     size_t refused;
