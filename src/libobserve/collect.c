@@ -55,9 +55,18 @@ const char *const obs_flux_status_argv[] = {"flux", "resource", "status", NULL};
 const char *const obs_flux_R_argv[] = {"flux", "resource", "R", NULL};
 
 /* fields flux-core 0.88 has (it has no ngpus: GPUs come from R), joined
- * by 0x1F so an empty {queue} keeps its place */
+ * by 0x1F so an empty {queue} keeps its place; --count=0: every active
+ * job (flux-jobs(1) stops at 1,000 by default and says so on stderr
+ * only, so a busy system's series would be short without a word) */
 const char *const obs_flux_jobs_argv[] = {
-    "flux", "jobs", "-A", "--no-header", "-o", FLUX_JOBS_OBSERVE_FORMAT, NULL,
+    "flux",
+    "jobs",
+    "-A",
+    "--no-header",
+    "--count=0",
+    "-o",
+    FLUX_JOBS_OBSERVE_FORMAT,
+    NULL,
 };
 
 static char *dup_or_null(const char *s)

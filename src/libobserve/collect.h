@@ -19,7 +19,7 @@ extern const char *const obs_slurm_jobs_argv[];  /* squeue -a -r -O ... */
 extern const char *const obs_flux_nodes_argv[];  /* flux resource list */
 extern const char *const obs_flux_status_argv[]; /* flux resource status */
 extern const char *const obs_flux_R_argv[];      /* flux resource R */
-extern const char *const obs_flux_jobs_argv[];   /* flux jobs -A -o ... */
+extern const char *const obs_flux_jobs_argv[];   /* flux jobs -A --count=0 -o */
 
 /*
  * Parse the output of the matching command into s (appending nodes or

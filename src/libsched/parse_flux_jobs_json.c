@@ -33,6 +33,47 @@ static const char *json_state_name(const json_t *st)
     return NULL;
 }
 
+/*
+ * Why a pending job waits, as the default table's INFO column (the
+ * contextual_info field) words it: flux-core 0.88
+ * src/bindings/python/flux/job/info.py contextual_info, from the JSON
+ * fields it reads. PRIORITY "priority-wait"; DEPEND "depends:" and the
+ * job's dependencies joined by ',' (flux prints the Python list); SCHED
+ * "held" at urgency 0, else "priority-hold" at priority 0, else nothing
+ * (flux's "eta:" estimate is a time to come, not a reason). Other
+ * states: nothing.
+ */
+static void pending_reason(json_t *job, const json_t *o, const char *state)
+{
+    const json_t *v;
+    if (!strcasecmp(state, "PRIORITY")) {
+        jx_set(job, "reason", jx_str("priority-wait"));
+    } else if (!strcasecmp(state, "DEPEND")) {
+        struct strbuf sb = STRBUF_INIT;
+        size_t i;
+        json_t *d;
+        strbuf_addstr(&sb, "depends:");
+        v = json_object_get(o, "dependencies");
+        json_array_foreach(v, i, d) if (json_is_string(d))
+        {
+            if (sb.len > 8)
+                strbuf_addch(&sb, ',');
+            strbuf_addstr(&sb, json_string_value(d));
+        }
+        jx_set(job, "reason", jx_str(sb.buf));
+        strbuf_release(&sb);
+    } else if (!strcasecmp(state, "SCHED")) {
+        v = json_object_get(o, "urgency");
+        if (json_is_integer(v) && json_integer_value(v) == 0) {
+            jx_set(job, "reason", jx_str("held"));
+        } else {
+            v = json_object_get(o, "priority");
+            if (json_is_integer(v) && json_integer_value(v) == 0)
+                jx_set(job, "reason", jx_str("priority-hold"));
+        }
+    }
+}
+
 static json_t *job_from_json(const json_t *o)
 {
     json_t *job = json_object(), *v;
@@ -145,6 +186,8 @@ static json_t *job_from_json(const json_t *o)
         jx_set(job, "urgency", json_integer(json_integer_value(v)));
         jx_set(job, "held", json_boolean(json_integer_value(v) == 0));
     }
+    if (raw)
+        pending_reason(job, o, raw);
     v = json_object_get(o, "exception");
     if (json_is_object(v) && json_is_true(json_object_get(v, "occurred")))
         jx_set(job, "exception",

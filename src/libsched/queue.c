@@ -172,8 +172,14 @@ out:
 int sched_flux_queue(struct sched *s, int own, struct sched_queue *out,
                      exa_error_t *err)
 {
-    static const char *const all[] = {"flux", "jobs", "-A", NULL};
-    static const char *const mine[] = {"flux", "jobs", NULL};
+    /* --json: names whole (the default table cuts a name to ten columns,
+     * "exa-01234+": the provisioner would never find its workers);
+     * --count=0: every job (flux-jobs(1) lists 1,000 by default, and says
+     * so on stderr for a table, not at all for JSON) */
+    static const char *const all[] = {"flux",   "jobs",      "-A",
+                                      "--json", "--count=0", NULL};
+    static const char *const mine[] = {"flux", "jobs", "--json", "--count=0",
+                                       NULL};
     const char *const *argv = own ? mine : all;
     struct transport_result r = TRANSPORT_RESULT_INIT;
     const char *kind = NULL;
@@ -184,8 +190,20 @@ int sched_flux_queue(struct sched *s, int own, struct sched_queue *out,
     memset(out, 0, sizeof(*out));
     if (transport_run_ok(s->t, argv, NULL, 0, &r, err) < 0)
         goto out;
-    if (!(doc = flux_jobs_parse(r.out.buf, r.out.len, &kind, err)))
+    i = 0;
+    while (i < r.out.len && (r.out.buf[i] == ' ' || r.out.buf[i] == '\n'))
+        i++;
+    if (i == r.out.len || r.out.buf[i] != '{') {
+        exa_err(err, EXA_ESCHED,
+                "flux jobs --json printed no JSON object (%zu bytes); "
+                "expected {\"jobs\": [...]}",
+                r.out.len);
         goto out;
+    }
+    if (!(doc = flux_jobs_parse(r.out.buf, r.out.len, &kind, err))) {
+        exa_err_prefix(err, "flux jobs --json");
+        goto out;
+    }
     jobs = json_object_get(doc, "jobs");
     json_array_foreach(jobs, i, o)
     {

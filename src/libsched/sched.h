@@ -294,7 +294,13 @@ int sched_logs(struct sched *s, const char *id, const char *remote_dir,
  *          and make up others; the rows come from the first listing only
  *          and a job's name from a record nothing else claims, else null
  *          (out->refused counts what was left out)
- *   flux   one `flux jobs -A` (flux-jobs(1)), read by flux_jobs_parse()
+ *   flux   one `flux jobs -A --json --count=0` (flux-jobs(1); --json: a
+ *          name whole, where the default table cuts it to ten columns,
+ *          "exa-01234+"; --count=0: every job, not the first 1,000),
+ *          read by flux_jobs_parse(); output
+ *          that is not a JSON object fails the call (EXA_ESCHED). A
+ *          pending job's reason is the default table's INFO wording
+ *          ("held", "priority-hold", "priority-wait", "depends:...")
  *   mock   runs nothing: the records under s->mock_dir that are not in a
  *          terminal state (held submissions), sorted by id
  * Returns 0, or -1 with err: the transport's code when the command could
@@ -306,9 +312,9 @@ int sched_queue(struct sched *s, struct sched_queue *out, exa_error_t *err);
 /*
  * sched_queue() for the jobs of the user exa runs as on the cluster only:
  * slurm the same two listings with `--me` (Slurm >= 20.11), flux
- * `flux jobs` (without -A), mock the same records. What exa acts on from
- * the queue (the provisioner's orphan and shutdown cancels, by job name)
- * comes from here: only exa's own jobs are listed, so another user's job
+ * `flux jobs --json --count=0` (without -A), mock the same records. What exa
+ * acts on from the queue (the provisioner's orphan and shutdown cancels, by job
+ * name) comes from here: only exa's own jobs are listed, so another user's job
  * can neither take one of exa's names nor, by a name that claims an id
  * twice, blank one. Same returns as sched_queue().
  */

@@ -187,21 +187,40 @@ is "logs of a job without a job directory: flux-ID.out in its cwd, said clearly 
     "1:exa: error: no output file for flux job 'ƒ3qfZEQP': '/scratch/fcap/jobs/flux-ƒ3qfZEQP.out' does not exist on 'localhost' (a batch job's output goes to its --output file)"
 is "flux job attach is never run" "$(grep -c 'attach' "$LOG"):$(grep -c '^jobs --json ƒ3qfZEQP$' "$LOG")" "0:1"
 
-# ---- 9. queue (24): nodes filled ----------------------------------------
+# ---- 9. queue (24, 90, 92): flux jobs -A --json --count=0 -------------
 cat > "$MAP" <<'EOF'
-24-jobs-A-default-mixed 0 jobs -A
+90-jobs-A-json-count0-long-names 0 jobs -A --json --count=0
 EOF
+: > "$LOG"
 q=$("$EXA" --json hpc queue --cluster f1)
-is "hpc queue: ids, states and nodes (null where flux printed none)" \
+is "hpc queue runs flux jobs -A --json --count=0, once" "$(cat "$LOG")" "jobs -A --json --count=0"
+is "hpc queue: names whole (blanks, '|', 30 bytes), states, nodes, reasons as flux's INFO" \
     "$(py 'import json,sys
 for j in json.loads(sys.argv[1])["jobs"]:
-    print(j["job_id"], j["name"], j["state"], j["nodes"])' "$q")" \
-"ƒ4Q6uX1y pending PENDING 2
-ƒ4ebWVoV toomany PENDING None
-ƒ4WGCXw5 held PENDING None
-ƒ4JFQMV1 exc RUNNING 1
-ƒ48WZ57d gpu RUNNING 1
-ƒ3uVwNg7 long RUNNING 1"
+    print(j["job_id"], repr(j["name"]), j["state"], j["raw_state"], j["nodes"], j.get("reason"))' "$q")" \
+"ƒg2r6KZ 'waiting' PENDING SCHED None None
+ƒcTHpsH 'held one' PENDING SCHED None held
+ƒkQMyWX 'dep' PENDING DEPEND None depends:after-success=ƒJvGKYj
+ƒX5xRgs 'pipe|bar' RUNNING RUN 1 None
+ƒT6gMj5 'exa-0123456789ab-worker-000001' RUNNING RUN 1 None
+ƒNxWN5D 'two words here' RUNNING RUN 1 None
+ƒJvGKYj 'train' RUNNING RUN 1 None"
+# the default table of the same moment cuts names to ten columns: what
+# exa read before (the provisioner never found its workers' names)
+is "the default table (92) has only cut names" \
+    "$("$EXA" debug parse flux-jobs < "$R/92-jobs-A-default-long-names.stdout" | py 'import json,sys
+print(" ".join(sorted(j["name"] for j in json.load(sys.stdin)["jobs"] if j["name"].endswith("+"))))')" \
+    "exa-01234+ two words+"
+cat > "$MAP" <<'EOF'
+94-jobs-A-json-count0-empty 0 jobs -A --json --count=0
+EOF
+is "an empty queue: no jobs, exit 0" "$("$EXA" --json hpc queue --cluster f1 | py 'import json,sys; print(len(json.load(sys.stdin)["jobs"]))')" 0
+cat > "$MAP" <<'EOF'
+24-jobs-A-default-mixed 0 jobs -A --json --count=0
+EOF
+"$EXA" hpc queue --cluster f1 > "$EXA_T/o" 2> "$EXA_T/e"
+is "a table where JSON was asked for: exit 5 (scheduler), said so, nothing listed" \
+    "$?:$(grep -c 'flux jobs --json printed no JSON' "$EXA_T/e"):$(wc -c < "$EXA_T/o")" "5:1:0"
 
 # ---- 10. serve: totals from R, drain states from status (76-78, 88) -----
 cat > "$MAP" <<'EOF'
@@ -210,7 +229,7 @@ cat > "$MAP" <<'EOF'
 78-resource-R-drained 0 resource R
 01-flux-version 0 version
 05-account-help 1 account --help
-derived/88-jobs-A-observe-format-us 0 jobs -A --no-header -o {id.f58}*{username}*{queue}*{status_abbrev}*{ncores}*{nodelist}
+derived/88-jobs-A-observe-format-us 0 jobs -A --no-header --count=0 -o {id.f58}*{username}*{queue}*{status_abbrev}*{ncores}*{nodelist}
 EOF
 : > "$LOG"
 m=$("$EXA" serve --once)

@@ -103,19 +103,27 @@ static void test_queue_own(void **state)
     sched_free(s);
     transport_close(t);
 
+    /* flux jobs --json: the whole name (the default table cuts it to ten
+     * columns, "exa-012345+", and the provisioner would never find it) */
     t = transport_fake_new();
-    transport_fake_add(t, "flux jobs",
-                       "       JOBID USER     NAME       ST NTASKS NNODES     "
-                       "TIME INFO\n"
-                       "    f2TR77Ao1 exa      exa-e1-w2   S      1      1   "
-                       "     - held\n",
+    transport_fake_add(t, "flux jobs --json --count=0",
+                       "{\"jobs\": [{\"id\": 106065559552, \"name\": "
+                       "\"exa-0123456789ab-w000001\", \"state\": \"SCHED\", "
+                       "\"username\": \"exa\", \"urgency\": 0, "
+                       "\"priority\": 0, \"nnodes\": 1, "
+                       "\"jobid\": \"\u01923nbeib1\"}]}\n",
                        "", 0, 0, 0);
     s = sched_new("flux", t, &err);
     assert_non_null(s);
     assert_int_equal(sched_queue_own(s, &q, &err), 0);
-    assert_string_equal(transport_fake_call(t, 0), "flux jobs");
+    assert_string_equal(transport_fake_call(t, 0),
+                        "flux jobs --json --count=0");
     assert_int_equal(q.n, 1);
-    assert_string_equal(q.v[0].name, "exa-e1-w2");
+    assert_string_equal(q.v[0].id, "\xc6\x92"
+                                   "3nbeib1");
+    assert_string_equal(q.v[0].name, "exa-0123456789ab-w000001");
+    assert_string_equal(q.v[0].state, "PENDING");
+    assert_string_equal(q.v[0].reason, "held"); /* urgency 0 */
     sched_queue_release(&q);
     sched_free(s);
     transport_close(t);
@@ -226,6 +234,9 @@ static void test_slurm_queue_errors(void **state)
     transport_close(t);
 }
 
+/* flux jobs -A --json --count=0: names with blanks and '|' as they are,
+ * the states and the reasons of flux-jobs' INFO column (contextual_info)
+ * from the JSON fields; output that is not JSON fails the call. */
 static void test_flux_queue(void **state)
 {
     struct transport *t = transport_fake_new();
@@ -233,27 +244,65 @@ static void test_flux_queue(void **state)
     struct sched_queue q;
     exa_error_t err = EXA_ERROR_INIT;
     (void)state;
-    transport_fake_add(t, "flux jobs -A",
-                       "       JOBID USER     NAME       ST NTASKS NNODES     "
-                       "TIME INFO\n"
-                       "    f2TR77Ao1 alice    train       R      1      1   "
-                       "1.234s node0\n"
-                       "    f3aB4cDe5 bob      wait        S      1      1   "
-                       "     - held\n",
-                       "", 0, 0, 0);
+    transport_fake_add(
+        t, "flux jobs -A --json --count=0",
+        "{\"jobs\": ["
+        "{\"id\": 1, \"jobid\": \"f2TR77Ao1\", \"name\": \"two words "
+        "here\", \"username\": \"alice\", \"state\": \"RUN\", "
+        "\"nnodes\": 2, \"nodelist\": \"node[0-1]\", \"urgency\": 16, "
+        "\"priority\": 16}, "
+        "{\"id\": 2, \"jobid\": \"f3aB4cDe5\", \"name\": \"pipe|bar\", "
+        "\"username\": \"bob\", \"state\": \"SCHED\", \"queue\": "
+        "\"batch\", \"urgency\": 16, \"priority\": 16}, "
+        "{\"id\": 3, \"jobid\": \"f3aB4cDe6\", \"name\": \"dep\", "
+        "\"username\": \"bob\", \"state\": \"DEPEND\", "
+        "\"dependencies\": [\"afterok:f2TR77Ao1\"]}, "
+        "{\"id\": 4, \"jobid\": \"f3aB4cDe7\", \"name\": \"prio\", "
+        "\"username\": \"bob\", \"state\": \"SCHED\", \"urgency\": 16, "
+        "\"priority\": 0}, "
+        "{\"id\": 5, \"jobid\": \"f3aB4cDe8\", \"name\": \"new\", "
+        "\"username\": \"bob\", \"state\": \"PRIORITY\"}"
+        "]}\n",
+        "", 0, 0, 0);
     s = sched_new("flux", t, &err);
     assert_non_null(s);
     assert_int_equal(sched_queue(s, &q, &err), 0);
-    assert_string_equal(transport_fake_call(t, 0), "flux jobs -A");
-    assert_int_equal(q.n, 2);
+    assert_string_equal(transport_fake_call(t, 0),
+                        "flux jobs -A --json --count=0");
+    assert_int_equal(q.n, 5);
     assert_string_equal(q.v[0].id, "f2TR77Ao1");
     assert_string_equal(q.v[0].user, "alice");
-    assert_string_equal(q.v[0].name, "train");
+    assert_string_equal(q.v[0].name, "two words here");
     assert_string_equal(q.v[0].state, "RUNNING");
-    assert_int_equal(q.v[0].nodes, 1);
+    assert_string_equal(q.v[0].raw_state, "RUN");
+    assert_int_equal(q.v[0].nodes, 2);
     assert_null(q.v[0].reason);
+    assert_null(q.v[0].partition);
+    assert_string_equal(q.v[1].name, "pipe|bar");
     assert_string_equal(q.v[1].state, "PENDING");
-    assert_string_equal(q.v[1].reason, "held"); /* its contextual_info */
+    assert_string_equal(q.v[1].partition, "batch");
+    assert_null(q.v[1].reason); /* waiting, held by nothing */
+    assert_int_equal(q.v[1].nodes, -1);
+    assert_string_equal(q.v[2].reason, "depends:afterok:f2TR77Ao1");
+    assert_string_equal(q.v[3].reason, "priority-hold");
+    assert_string_equal(q.v[4].reason, "priority-wait");
+    sched_queue_release(&q);
+    sched_free(s);
+    transport_close(t);
+
+    /* the default table (a flux that ignored --json): refused, not read */
+    t = transport_fake_new();
+    transport_fake_add(t, "flux jobs -A --json --count=0",
+                       "       JOBID USER     NAME       ST NTASKS NNODES     "
+                       "TIME INFO\n"
+                       "    f2TR77Ao1 alice    train       R      1      1   "
+                       "1.234s node0\n",
+                       "", 0, 0, 0);
+    s = sched_new("flux", t, &err);
+    assert_int_equal(sched_queue(s, &q, &err), -1);
+    assert_int_equal(err.code, EXA_ESCHED);
+    assert_non_null(strstr(err.text, "flux jobs --json printed no JSON"));
+    assert_int_equal(q.n, 0);
     sched_queue_release(&q);
     sched_free(s);
     transport_close(t);
