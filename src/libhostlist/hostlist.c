@@ -369,9 +369,16 @@ long hostlist_expand(const char *expr, struct strvec *out, size_t max_hosts,
 
 /* A byte of a name's literal text in the fast path: printable ASCII
  * other than a bracket or a comma (never a blank, whatever the locale). */
+/* plain_byte's answers, one load a byte (GNU range designators): 0x21
+ * to 0x7e but ',' (0x2c), '[' (0x5b) and ']' (0x5d) */
+static const unsigned char plain_bytes[256] = {
+    [0x21 ... 0x2b] = 1, [0x2d ... 0x5a] = 1, [0x5c] = 1, [0x5e ... 0x7e] = 1};
+
+/* c is a byte of a name outside brackets: printable ASCII, no blank,
+ * not '[', ']' or ','. */
 static inline int plain_byte(unsigned char c)
 {
-    return c > ' ' && c < 0x7f && c != '[' && c != ']' && c != ',';
+    return plain_bytes[c];
 }
 
 /*
@@ -390,6 +397,7 @@ static long expand_simple(const char *expr, struct arena *a,
     const unsigned char *lo_s, *hi_s, *suf;
     size_t plen, lo_n, hi_n = 0, slen = 0, at, nl;
     unsigned long long lo = 0, hi, count, v;
+    unsigned dg;
     char buf[256];
     const char **out;
 
@@ -399,23 +407,24 @@ static long expand_simple(const char *expr, struct arena *a,
         ;
     if (!s[plen] && plen) {
         /* one plain name (a step's node) */
-        out = arena_alloc(a, 2 * sizeof(*out));
+        out = arena_alloc_raw(a, 2 * sizeof(*out));
         out[0] = arena_strndup(a, expr, plen);
+        out[1] = NULL;
         *names = out;
         return 1;
     }
     if (s[plen] != '[')
         return -1;
     lo_s = s + plen + 1;
-    for (lo_n = 0; lo_s[lo_n] >= '0' && lo_s[lo_n] <= '9'; lo_n++)
-        lo = lo * 10 + (unsigned)(lo_s[lo_n] - '0');
+    for (lo_n = 0; (dg = (unsigned)lo_s[lo_n] - '0') < 10; lo_n++)
+        lo = lo * 10 + dg;
     hi_s = lo_s + lo_n;
     hi = lo;
     if (*hi_s == '-') {
         hi_s++;
         hi = 0;
-        for (hi_n = 0; hi_s[hi_n] >= '0' && hi_s[hi_n] <= '9'; hi_n++)
-            hi = hi * 10 + (unsigned)(hi_s[hi_n] - '0');
+        for (hi_n = 0; (dg = (unsigned)hi_s[hi_n] - '0') < 10; hi_n++)
+            hi = hi * 10 + dg;
         if (!hi_n)
             return -1;
         hi_s += hi_n;
@@ -434,16 +443,17 @@ static long expand_simple(const char *expr, struct arena *a,
     /* the name: the prefix, at most 20 digits, the suffix */
     if (count > max_hosts || plen + 20 + slen >= sizeof(buf))
         return -1;
-    out = arena_alloc(a, ((size_t)count + 1) * sizeof(*out));
-    memcpy(buf, s, plen);
+    out = arena_alloc_raw(a, ((size_t)count + 1) * sizeof(*out));
+    out[count] = NULL;
+    arena_copy(buf, expr, plen);
     at = plen;
     /* lo padded to its width is its digits as printed */
-    memcpy(buf + at, lo_s, lo_n);
+    arena_copy(buf + at, (const char *)lo_s, lo_n);
     nl = at + lo_n;
     for (v = lo;; v++) {
         size_t k = nl;
         if (slen)
-            memcpy(buf + nl, suf, slen);
+            arena_copy(buf + nl, (const char *)suf, slen);
         out[v - lo] = arena_strndup(a, buf, nl + slen);
         if (v == hi)
             break;

@@ -987,18 +987,19 @@ static void job_write_members(const struct slurm_job *j, int is_step,
     jsonw_obj_end(w);
 }
 
-/* job_write_members' bytes, written as one jsonw run (jsonw.h) where w
- * allows one: the members from locals, the rare ones through
- * jsonw_run_sync. */
-static void job_write(const struct slurm_job *j, int is_step, struct jsonw *w)
+/* job_write's members of the run r opened on w, with r's line length
+ * item and compact flag as given (the same values r holds: constants
+ * where the caller knows them, so that each member's line and key are
+ * stores of known size at known offsets). */
+static inline __attribute__((always_inline)) void
+job_write_run(const struct slurm_job *j, int is_step, struct jsonw *w,
+              struct jsonw_run *rp, size_t item, size_t compact)
 {
-    struct jsonw_run r;
+    struct jsonw_run r = *rp;
+    r.item = item;
+    r.compact = compact;
 /* s lies in the record's padded row copy (slurm_job.text) */
 #define PADDED(s) ((uintptr_t)(s) - (uintptr_t)j->text <= j->text_len)
-    if (!jsonw_run_obj_begin(w, &r)) {
-        job_write_members(j, is_step, w);
-        return;
-    }
     jsonw_run_str_lit(w, &r, "id", j->id, PADDED(j->id));
     jsonw_run_str_lit(w, &r, "state", j->state, 0); /* static */
     jsonw_run_str_lit(w, &r, "raw_state", j->raw_state, PADDED(j->raw_state));
@@ -1068,6 +1069,25 @@ static void job_write(const struct slurm_job *j, int is_step, struct jsonw *w)
 #undef STR_IF
 #undef PADDED
     jsonw_run_obj_end(w, &r);
+}
+
+/* job_write_members' bytes, written as one jsonw run (jsonw.h) where w
+ * allows one: the members from locals, the rare ones through
+ * jsonw_run_sync. The layout `exa debug parse` writes (pretty, each job
+ * an element of the document's "jobs" array: member lines of 8 bytes)
+ * gets its own copy of the members with that length known (callgrind:
+ * about 110 instructions less per squeue row). */
+static void job_write(const struct slurm_job *j, int is_step, struct jsonw *w)
+{
+    struct jsonw_run r;
+    if (!jsonw_run_obj_begin(w, &r)) {
+        job_write_members(j, is_step, w);
+        return;
+    }
+    if (r.item == 8 && !r.compact)
+        job_write_run(j, is_step, w, &r, 8, 0);
+    else
+        job_write_run(j, is_step, w, &r, r.item, r.compact);
 }
 
 void slurm_jobs_write_items(const struct slurm_jobs *jobs, int steps,

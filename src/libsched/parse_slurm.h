@@ -257,9 +257,11 @@ struct slurm_block_ops {
  *
  * Blocks are made when the output is a delimited table whose first line
  * is a printed header (exa's own formats, -O/-o with a separator,
- * --parsable2): that line is parsed with each run of up to block_rows
- * following records (0: 4096), records being lines, or from one 0x1E to
- * the next where the header starts with 0x1E. A second thread (POSIX
+ * --parsable2): that line is parsed with each run of about block_rows
+ * following records (0: 4096; cut by bytes: at the first record boundary
+ * past block_rows times the mean length of the first 64 records),
+ * records being lines, or from one 0x1E to the next where the header
+ * starts with 0x1E. A second thread (POSIX
  * threads) and the caller's take the blocks in turn, at most four ahead
  * of take; the budget of node names a parse expands is kept across the
  * blocks as one parse keeps it (a block over it is parsed again on the

@@ -17,8 +17,14 @@
  *    budget that expanded no more than what is left expanded exactly the
  *    lists one parse would have; otherwise it is parsed again, in turn,
  *    with what is left;
- *  - a count of records over SLURM_TABLE_MAX_ROWS goes to the one parse,
- *    which refuses it.
+ *  - a count of records over SLURM_TABLE_MAX_ROWS fails the parse at the
+ *    block that passes it, as one parse refuses such a table (the blocks
+ *    before it were taken already, as when a later block fails).
+ *
+ * Blocks are cut by bytes, at the first record boundary past about
+ * block_rows records' worth (the mean length of the first 64 records):
+ * finding every record here too was one more scan of every byte (a
+ * memchr per record) before the parse scans them again.
  */
 #include "libsched/parse_slurm.h"
 
@@ -33,7 +39,8 @@
 /* Blocks parsed ahead of take at most (their records wait in memory). */
 #define BLOCKS_AHEAD 4
 
-/* The records of one block: [p, q) of the output, n of them. */
+/* The records of one block: [p, q) of the output, about n of them (the
+ * first room its split makes for rows). */
 struct blk {
     const char *p, *q;
     size_t n;
@@ -174,28 +181,46 @@ static int find_header(const char *buf, size_t len, const char **hs,
     return memchr(buf, 0x1e, len) ? -1 : 0;
 }
 
-/* The blocks of [p, end): runs of up to rows records, cut before a 0x1E
- * (rs) or after a newline. *nrec gets the records' count. */
+/* Where the record at or after x ends in [x, end): before the next 0x1E
+ * past x (rs), else just past the next newline at or after x; end when
+ * there is none. */
+static const char *record_end(const char *x, const char *end, int rs)
+{
+    const char *e;
+    if (rs) {
+        e = x + 1 < end ? memchr(x + 1, 0x1e, (size_t)(end - x - 1)) : NULL;
+        return e ? e : end;
+    }
+    e = memchr(x, '\n', (size_t)(end - x));
+    return e ? e + 1 : end;
+}
+
+/* The blocks of [p, end): runs of about rows records, each cut at the
+ * first record boundary (before a 0x1E with rs, else after a newline) at
+ * least rows times the mean record length of the first 64 records past
+ * its start. */
 static struct blk *cut_blocks(const char *p, const char *end, int rs,
-                              size_t rows, size_t *nblk, size_t *nrec)
+                              size_t rows, size_t *nblk)
 {
     struct blk *blk = NULL;
-    size_t alloc = 0;
-    *nblk = *nrec = 0;
+    size_t alloc = 0, n = 0, mean, bytes;
+    const char *q = p;
+    *nblk = 0;
+    while (n < 64 && q < end) {
+        q = record_end(q, end, rs);
+        n++;
+    }
+    mean = n ? (size_t)(q - p) / n : 1;
+    if (!mean)
+        mean = 1;
+    bytes = rows > (size_t)-1 / mean ? (size_t)-1 : rows * mean;
     while (p < end) {
-        const char *q = p;
-        size_t n = 0;
-        while (n < rows && q < end) {
-            const char *e = rs ? memchr(q + 1, 0x1e, (size_t)(end - q - 1))
-                               : memchr(q, '\n', (size_t)(end - q));
-            q = !e ? end : rs ? e : e + 1;
-            n++;
-        }
+        q = (size_t)(end - p) <= bytes ? end
+                                       : record_end(p + bytes - 1, end, rs);
         ALLOC_GROW(blk, *nblk + 1, alloc);
         blk[*nblk].p = p;
-        blk[*nblk].n = n;
+        blk[*nblk].n = rows;
         blk[(*nblk)++].q = q;
-        *nrec += n;
         p = q;
     }
     return blk;
@@ -232,7 +257,7 @@ int slurm_parse_blocks(const char *buf, size_t len, int is_sacct,
     struct slurm_jobs hjobs;
     struct blk *blk;
     struct par pp;
-    size_t nblk, nrec, k, budget = SLURM_HOST_BUDGET, recs = 0;
+    size_t nblk, k, budget = SLURM_HOST_BUDGET, recs = 0;
     pthread_t th;
     int rs, threaded = 0, rc = 0, hrc;
 
@@ -252,8 +277,8 @@ int slurm_parse_blocks(const char *buf, size_t len, int is_sacct,
     if (hrc < 0 || !hinfo.hdr_printed || !hinfo.delimited || hinfo.nrecords ||
         hinfo.error_line)
         return parse_whole(buf, len, is_sacct, spec, ops, ctx, kind, err);
-    blk = cut_blocks(he, buf + len, rs, block_rows, &nblk, &nrec);
-    if (nblk < 2 || nrec > SLURM_TABLE_MAX_ROWS) {
+    blk = cut_blocks(he, buf + len, rs, block_rows, &nblk);
+    if (nblk < 2) {
         free(blk);
         return parse_whole(buf, len, is_sacct, spec, ops, ctx, kind, err);
     }
@@ -289,6 +314,12 @@ int slurm_parse_blocks(const char *buf, size_t len, int is_sacct,
              * what is left */
             drop_slot(&pp, sl);
             parse_block(&pp, k, budget);
+        }
+        if (sl->rc == 0 && sl->info.nrecords > SLURM_TABLE_MAX_ROWS - recs) {
+            /* one parse refuses the whole table (slurm_table_split) */
+            sl->rc = -1;
+            exa_err(&sl->err, EXA_EPARSE, "more than %d rows",
+                    SLURM_TABLE_MAX_ROWS);
         }
         if (sl->rc != 0) {
             rc = -1;
