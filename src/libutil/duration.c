@@ -129,58 +129,6 @@ static int duration_plain(const char *q, double *secs)
     return 1;
 }
 
-/* The two digits at q as a number, or 100 when either is no digit (q[1]
- * is read only after a digit at q[0]: never past a NUL). */
-static unsigned two_digits(const char *q)
-{
-    unsigned a = (unsigned)(unsigned char)q[0] - '0', b;
-    if (a >= 10)
-        return 100;
-    b = (unsigned)(unsigned char)q[1] - '0';
-    return b < 10 ? a * 10 + b : 100;
-}
-
-/*
- * The exact shapes Slurm's secs2time_str prints for nearly every job,
- * M:SS, MM:SS, H:MM:SS, HH:MM:SS and D-HH:MM:SS with one- or two-digit
- * days and hours, nothing around them: their seconds, 1, without the
- * loops of duration_plain (three per squeue row). 0 for anything else
- * (blanks, longer fields, a minute or second over 59): duration_plain
- * then reads it, with the same answer for every string read here.
- */
-static int duration_fixed(const char *q, double *secs)
-{
-    unsigned d0 = (unsigned)(unsigned char)q[0] - '0', d1, x, y, z;
-    unsigned days = 0;
-    int dash = 0;
-    if (d0 >= 10)
-        return 0;
-    d1 = (unsigned)(unsigned char)q[1] - '0';
-    x = d1 < 10 ? d0 * 10 + d1 : d0;
-    q += d1 < 10 ? 2 : 1;
-    if (*q == '-') { /* days, then the hours as x */
-        days = x;
-        dash = 1;
-        d0 = (unsigned)(unsigned char)q[1] - '0';
-        if (d0 >= 10)
-            return 0;
-        d1 = (unsigned)(unsigned char)q[2] - '0';
-        x = d1 < 10 ? d0 * 10 + d1 : d0;
-        q += d1 < 10 ? 3 : 2;
-    }
-    if (*q != ':' || (y = two_digits(q + 1)) > 59)
-        return 0;
-    q += 3;
-    if (!*q && !dash) { /* M:SS */
-        *secs = (double)(x * 60 + y);
-        return 1;
-    }
-    if (*q != ':' || (z = two_digits(q + 1)) > 59 || q[3])
-        return 0;
-    *secs = (double)days * 86400 + (double)(x * 3600 + y * 60 + z);
-    return 1;
-}
-
 /* slurm_duration_parse past its plain forms (kept out of line, so that
  * the plain path does not pay this one's frame). */
 static __attribute__((noinline)) int duration_general(const char *s,
@@ -268,15 +216,6 @@ static __attribute__((noinline)) int duration_general(const char *s,
         return -1;
     *secs = (double)(f[0] * 3600 + f[1] * 60 + f[2]) + frac;
     return 1;
-}
-
-int slurm_duration_parse(const char *s, double *secs)
-{
-    if (!s)
-        return 0;
-    if (duration_fixed(s, secs) || duration_plain(s, secs))
-        return 1;
-    return duration_general(s, secs);
 }
 
 int slurm_duration_parse_unfixed(const char *s, double *secs)
