@@ -8,7 +8,7 @@
 # Issue 14: then the same for squeue and sacct, BENCH_ROWS (100,000) rows
 # each in exa's own query formats (libsched/parse_slurm.h:
 # SLURM_SQUEUE_FORMAT with its header, 0x1E before each record and 0x1F
-# between fields; sacct --parsable2 --delimiter=0x1F -o SLURM_SACCT_FIELDS
+# between fields, the id again at its end; sacct --parsable2 --delimiter=0x1F -o SLURM_SACCT_FIELDS
 # with its header, one row in four a .batch step). With ICOUNT=1 it also
 # prints callgrind's instruction count of each parse (and of wc -l); with
 # EXA_BEFORE set, that build is measured too, in the same run, first.
@@ -45,18 +45,19 @@ best() { # best wall time in seconds of 5 runs of "$@" < FILE
 awk -v n="$rows" 'BEGIN {
     printf "\036JOBID\037STATE\037TIME\037TIME_LIMIT\037TIME_LEFT\037START_TIME"
     printf "\037END_TIME\037SUBMIT_TIME\037NODES\037CPUS\037PARTITION\037ACCOUNT"
-    printf "\037USER\037NAME\037REASON\037NODELIST\037TRES_PER_NODE\n"
+    printf "\037USER\037NAME\037REASON\037NODELIST\037TRES_PER_NODE\037JOBID\n"
     for (i = 0; i < n; i++) {
         if (i % 5 < 3)
             printf "\036%d\037RUNNING\0371:02:03\0372-00:00:00\0371-22:57:57" \
                 "\0372026-12-01T10:00:00\0372026-12-03T10:00:00\0372026-12-01T09:59:00" \
                 "\0372\03764\037gpu\037ml\037u%03d\037train-%d\037None" \
-                "\037gpu-[%05d-%05d]\037gres/gpu:4\n", 1000000 + i, i % 200, i,
-                i % 9000 + 1, i % 9000 + 2
+                "\037gpu-[%05d-%05d]\037gres/gpu:4\037%d\n", 1000000 + i, i % 200, i,
+                i % 9000 + 1, i % 9000 + 2, 1000000 + i
         else
             printf "\036%d\037PENDING\0370:00\0371:00:00\0371:00:00\037N/A" \
                 "\037N/A\0372026-12-01T09:59:00\0371\0378\037cpu\037bio\037u%03d" \
-                "\037prep-%d\037Priority\037\037N/A\n", 1000000 + i, i % 200, i
+                "\037prep-%d\037Priority\037\037N/A\037%d\n", 1000000 + i, i % 200, i,
+                1000000 + i
     }
 }' >"$tmp/squeue.out"
 awk -v n="$rows" 'BEGIN {
