@@ -1,7 +1,7 @@
 /*
  * fuzz_flux_resource.c - libFuzzer target for flux_resource_parse(),
- * flux_resource_apply() (the input as both the status view and R over a
- * fixed two-node list) and flux_version_parse().
+ * flux_resource_apply() (the input as the status view, R and the allocated
+ * set's R over a fixed two-node list) and flux_version_parse().
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -28,7 +28,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     json_decref(res);
     res = flux_resource_parse(list, sizeof(list) - 1, &kind, NULL);
     if (res)
-        flux_resource_apply(res, buf, size, buf, size);
+        flux_resource_apply(res, buf, size, buf, size, buf, size);
     json_decref(res);
     v = flux_version_parse(buf, size);
     free(v);

@@ -24,6 +24,7 @@
 #include "libutil/strbuf.h"
 #include "libutil/strvec.h"
 #include "libutil/xalloc.h"
+#include "libutil/xalloc.h"
 
 const char *flux_resource_state_normalize(const char *tok)
 {
@@ -473,11 +474,34 @@ static long long idset_count(const char *s)
     return (long long)n;
 }
 
+static int cmp_ll(const void *a, const void *b)
+{
+    long long x = *(const long long *)a, y = *(const long long *)b;
+    return (x > y) - (x < y);
+}
+
+/* Where rank is in the sorted ranks v[0..n), or -1. */
+static long rank_index(const long long *v, size_t n, long long rank)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (v[mid] < rank)
+            lo = mid + 1;
+        else if (v[mid] > rank)
+            hi = mid;
+        else
+            return (long)mid;
+    }
+    return -1;
+}
+
 int flux_r_per_node(const char *buf, size_t len, struct strvec *hosts,
                     long long **cores, long long **gpus, exa_error_t *err)
 {
     json_t *r = json_loadb(buf, len, 0, NULL), *ex, *rl, *nl;
-    long long *c = NULL, *g = NULL;
+    long long *c = NULL, *g = NULL, *ranks = NULL;
+    size_t nranks = 0, ranks_alloc = 0, m = 0;
     int rc = -1;
     if (!r || !(ex = json_object_get(r, "execution")) ||
         !json_is_array(rl = json_object_get(ex, "R_lite")) ||
@@ -487,34 +511,67 @@ int flux_r_per_node(const char *buf, size_t len, struct strvec *hosts,
     }
     for (size_t i = 0; i < json_array_size(nl); i++) {
         const char *h = json_string_value(json_array_get(nl, i));
-        if (!h || flux_hostlist_expand(h, hosts) < 0) {
+        /* an empty set prints "nodelist": [""] */
+        if (!h || (*h && flux_hostlist_expand(h, hosts) < 0)) {
             exa_err(err, EXA_EPARSE, "flux resource R: bad nodelist");
             goto out;
         }
+    }
+    /* the set's ranks, ascending: the i-th is hosts->v[i] (RFC 20: the
+     * nodelist names the execution targets in rank order, so a set
+     * without rank 0, as `--states=allocated` prints, starts at its
+     * lowest rank) */
+    for (size_t i = 0; i < json_array_size(rl); i++) {
+        const char *rk =
+            json_string_value(json_object_get(json_array_get(rl, i), "rank"));
+        long long *ids = NULL;
+        size_t nids = 0;
+        if (!rk || flux_idset_expand(rk, &ids, &nids) < 0) {
+            free(ids);
+            exa_err(err, EXA_EPARSE, "flux resource R: bad rank idset");
+            goto out;
+        }
+        ALLOC_GROW(ranks, nranks + nids, ranks_alloc);
+        if (nids)
+            memcpy(ranks + nranks, ids, nids * sizeof(*ids));
+        nranks += nids;
+        free(ids);
+    }
+    if (nranks)
+        qsort(ranks, nranks, sizeof(*ranks), cmp_ll);
+    for (size_t i = 0; i < nranks; i++)
+        if (!m || ranks[m - 1] != ranks[i])
+            ranks[m++] = ranks[i];
+    if (m != hosts->nr) {
+        exa_err(err, EXA_EPARSE,
+                "flux resource R: %zu ranks in R_lite but %zu hosts in its "
+                "nodelist",
+                m, hosts->nr);
+        goto out;
     }
     c = xcalloc(hosts->nr ? hosts->nr : 1, sizeof(*c));
     g = xcalloc(hosts->nr ? hosts->nr : 1, sizeof(*g));
     for (size_t i = 0; i < json_array_size(rl); i++) {
         const json_t *e = json_array_get(rl, i);
         const json_t *ch = json_object_get(e, "children");
-        const char *ranks = json_string_value(json_object_get(e, "rank"));
+        const char *rk = json_string_value(json_object_get(e, "rank"));
         long long *ids = NULL;
         size_t nids = 0;
         long long nc =
             idset_count(json_string_value(json_object_get(ch, "core")));
         long long ng =
             idset_count(json_string_value(json_object_get(ch, "gpu")));
-        if (!ranks || flux_idset_expand(ranks, &ids, &nids) < 0) {
+        if (flux_idset_expand(rk, &ids, &nids) < 0) { /* read above */
             free(ids);
-            exa_err(err, EXA_EPARSE, "flux resource R: bad rank idset");
             goto out;
         }
         for (size_t k = 0; k < nids; k++) {
-            if (ids[k] < 0 || (size_t)ids[k] >= hosts->nr)
+            long h = rank_index(ranks, m, ids[k]);
+            if (h < 0)
                 continue;
             /* idset counts are bounded by the text: no overflow */
-            c[ids[k]] += nc > 0 ? nc : 0;
-            g[ids[k]] += ng > 0 ? ng : 0;
+            c[h] += nc > 0 ? nc : 0;
+            g[h] += ng > 0 ? ng : 0;
         }
         free(ids);
     }
@@ -525,12 +582,14 @@ int flux_r_per_node(const char *buf, size_t len, struct strvec *hosts,
 out:
     free(c);
     free(g);
+    free(ranks);
     json_decref(r);
     return rc;
 }
 
 int flux_resource_apply(json_t *doc, const char *status, size_t status_len,
-                        const char *R, size_t R_len)
+                        const char *R, size_t R_len, const char *alloc,
+                        size_t alloc_len)
 {
     json_t *nodes = json_object_get(doc, "nodes"), *n;
     int changed = 0;
@@ -575,6 +634,29 @@ int flux_resource_apply(json_t *doc, const char *status, size_t status_len,
                         changed++;
                         break;
                     }
+            }
+        }
+        free(c);
+        free(g);
+        strvec_clear(&hosts);
+    }
+    if (alloc) {
+        struct strvec hosts = STRVEC_INIT;
+        long long *c = NULL, *g = NULL;
+        if (flux_r_per_node(alloc, alloc_len, &hosts, &c, &g, NULL) == 0) {
+            json_array_foreach(nodes, i, n)
+            {
+                const char *name = jx_get_str(n, "name", "");
+                long long uc = 0, ug = 0; /* not in the set: nothing used */
+                for (size_t h = 0; h < hosts.nr; h++)
+                    if (!strcmp(hosts.v[h], name)) {
+                        uc = c[h];
+                        ug = g[h];
+                        break;
+                    }
+                jx_set(n, "cpus_used", json_integer(uc));
+                jx_set(n, "gpus_used", json_integer(ug));
+                changed++;
             }
         }
         free(c);

@@ -48,9 +48,13 @@ json_t *flux_resource_parse(const char *buf, size_t len, const char **errkind,
 
 /*
  * Per-node cores and GPUs from a Flux resource set R (RFC 20 R_lite and
- * nodelist, as `flux resource R` prints it): hosts gets the expanded
- * nodelist (rank i is hosts->v[i]), *cores and *gpus malloc'ed arrays of
- * hosts->nr counts (caller frees). Pure. 0 or -1 with err (EXA_EPARSE).
+ * nodelist, as `flux resource R [--states=S]` prints it): hosts gets the
+ * expanded nodelist, which names the set's ranks in ascending order (the
+ * set's lowest rank is hosts->v[0]: rank 0 only when the set holds it;
+ * an empty set prints `"R_lite": [], "nodelist": [""]`: no hosts),
+ * *cores and *gpus malloc'ed arrays of hosts->nr counts (caller frees).
+ * Pure. 0 or -1 with err (EXA_EPARSE), also when the count of distinct
+ * ranks differs from the count of hosts.
  */
 int flux_r_per_node(const char *buf, size_t len, struct strvec *hosts,
                     long long **cores, long long **gpus, exa_error_t *err);
@@ -66,11 +70,17 @@ int flux_r_per_node(const char *buf, size_t len, struct strvec *hosts,
  *  - R: the text of `flux resource R` (NULL: skipped). Every node R
  *    names gets its cpus and gpus from R (flux_r_per_node()), which a
  *    row grouping several nodes cannot split.
- * Unreadable status or R text changes nothing. Returns the number of
- * node fields set.
+ *  - alloc: the text of `flux resource R --states=allocated` (NULL:
+ *    skipped): every node gets "cpus_used" and "gpus_used", the cores
+ *    and GPUs of it that jobs hold (0 for a node the set does not name).
+ *    The list cannot say this per node: a partly used node is in both
+ *    its free and its allocated row.
+ * Unreadable status, R or alloc text changes nothing. Returns the number
+ * of node fields set.
  */
 int flux_resource_apply(json_t *doc, const char *status, size_t status_len,
-                        const char *R, size_t R_len);
+                        const char *R, size_t R_len, const char *alloc,
+                        size_t alloc_len);
 
 /*
  * The commands version of `flux version` output (flux-version(1): a

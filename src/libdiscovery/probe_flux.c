@@ -4,7 +4,9 @@
  * (parsed by parse_flux_resource.c), drain states from `flux resource
  * status` (the list shows drained nodes as down), the resource set R
  * (`flux resource R`, RFC 20) filling per-rank cpus and GPUs a grouped
- * row cannot split, and GPUs as counts per node. Read-only commands only,
+ * row cannot split, the allocated set's R (`flux resource R
+ * --states=allocated`) for the GPUs jobs hold on each node, and GPUs as
+ * counts per node. Read-only commands only,
  * each through the transport; registered by probe.c as "flux".
  */
 #include "libdiscovery/probe_int.h"
@@ -108,12 +110,20 @@ static int flux_nodes(struct transport *t, struct node_info **out, size_t *n,
     }
     {
         /* the list folds drained/draining nodes into "down": only
-         * `flux resource status` names them (optional: older output) */
+         * `flux resource status` names them (optional: older output);
+         * and a partly used node is in both its free and its allocated
+         * row: what jobs hold on each node is the allocated set's R */
         const char *sv[] = {"flux", "resource", "status", NULL};
+        const char *av[] = {"flux", "resource", "R", "--states=allocated",
+                            NULL};
         struct transport_result rs = TRANSPORT_RESULT_INIT;
-        if (run_ok(t, sv, &rs, NULL) == 1)
-            flux_resource_apply(doc, rs.out.buf, rs.out.len, NULL, 0);
+        struct transport_result ra = TRANSPORT_RESULT_INIT;
+        int have_st = run_ok(t, sv, &rs, NULL) == 1;
+        int have_alloc = run_ok(t, av, &ra, NULL) == 1;
+        flux_resource_apply(doc, have_st ? rs.out.buf : NULL, rs.out.len, NULL,
+                            0, have_alloc ? ra.out.buf : NULL, ra.out.len);
         transport_result_release(&rs);
+        transport_result_release(&ra);
     }
     nodes = json_object_get(doc, "nodes");
     nr = json_array_size(nodes);

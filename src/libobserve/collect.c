@@ -53,6 +53,8 @@ const char *const obs_slurm_jobs_argv[] = {
 const char *const obs_flux_nodes_argv[] = {"flux", "resource", "list", NULL};
 const char *const obs_flux_status_argv[] = {"flux", "resource", "status", NULL};
 const char *const obs_flux_R_argv[] = {"flux", "resource", "R", NULL};
+const char *const obs_flux_alloc_argv[] = {"flux", "resource", "R",
+                                           "--states=allocated", NULL};
 
 /* fields flux-core 0.88 has (it has no ngpus: GPUs come from R), joined
  * by 0x1F so an empty {queue} keeps its place; --count=0: every active
@@ -215,11 +217,13 @@ static long long jint(const json_t *o, const char *key)
 int obs_parse_flux_nodes(const char *buf, size_t len, struct obs_snapshot *s,
                          exa_error_t *err)
 {
-    return obs_parse_flux_nodes_full(buf, len, NULL, 0, NULL, 0, s, err);
+    return obs_parse_flux_nodes_full(buf, len, NULL, 0, NULL, 0, NULL, 0, s,
+                                     err);
 }
 
 int obs_parse_flux_nodes_full(const char *buf, size_t len, const char *status,
                               size_t status_len, const char *R, size_t R_len,
+                              const char *alloc, size_t alloc_len,
                               struct obs_snapshot *s, exa_error_t *err)
 {
     const char *kind = NULL;
@@ -227,7 +231,7 @@ int obs_parse_flux_nodes_full(const char *buf, size_t len, const char *status,
     size_t i;
     if (!doc)
         return -1;
-    flux_resource_apply(doc, status, status_len, R, R_len);
+    flux_resource_apply(doc, status, status_len, R, R_len, alloc, alloc_len);
     nodes = json_object_get(doc, "nodes");
     json_array_foreach(nodes, i, n)
     {
@@ -241,6 +245,8 @@ int obs_parse_flux_nodes_full(const char *buf, size_t len, const char *status,
             strvec_push(&o->partitions, json_string_value(p));
         o->cpus = jint(n, "cpus");
         o->gpus = jint(n, "gpus");
+        o->cpus_used = jint(n, "cpus_used");
+        o->gpus_used = jint(n, "gpus_used");
     }
     json_decref(doc);
     return 0;
@@ -305,29 +311,35 @@ static int run_and_parse(struct obs_source *src, const char *const *argv,
 }
 
 /*
- * Flux: `flux resource list`, then `flux resource status` (drain states)
- * and `flux resource R` (per-node cores and GPUs); the last two are
- * optional, their failure leaves what the list says.
+ * Flux: `flux resource list`, then `flux resource status` (drain states),
+ * `flux resource R` (per-node cores and GPUs) and `flux resource R
+ * --states=allocated` (the cores and GPUs jobs hold on each node); the
+ * last three are optional, their failure leaves what the list says.
  */
 static int src_flux_nodes(struct obs_source *src, struct obs_snapshot *s,
                           exa_error_t *err)
 {
     struct src_data *d = src->data;
     struct strbuf list = STRBUF_INIT, st = STRBUF_INIT, R = STRBUF_INIT;
+    struct strbuf al = STRBUF_INIT;
     int rc = d->run(d->ctx, obs_flux_nodes_argv, &list, err), have_st, have_R;
+    int have_al;
 
     if (rc == 0) {
         have_st = d->run(d->ctx, obs_flux_status_argv, &st, NULL) == 0;
         have_R = d->run(d->ctx, obs_flux_R_argv, &R, NULL) == 0;
+        have_al = d->run(d->ctx, obs_flux_alloc_argv, &al, NULL) == 0;
         rc = obs_parse_flux_nodes_full(list.buf, list.len,
                                        have_st ? st.buf : NULL, st.len,
-                                       have_R ? R.buf : NULL, R.len, s, err);
+                                       have_R ? R.buf : NULL, R.len,
+                                       have_al ? al.buf : NULL, al.len, s, err);
         if (rc < 0)
             exa_err_prefix(err, "flux on '%s'", src->cluster);
     }
     strbuf_release(&list);
     strbuf_release(&st);
     strbuf_release(&R);
+    strbuf_release(&al);
     return rc;
 }
 

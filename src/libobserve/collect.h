@@ -19,7 +19,9 @@ extern const char *const obs_slurm_jobs_argv[];  /* squeue -a -r -O ... */
 extern const char *const obs_flux_nodes_argv[];  /* flux resource list */
 extern const char *const obs_flux_status_argv[]; /* flux resource status */
 extern const char *const obs_flux_R_argv[];      /* flux resource R */
-extern const char *const obs_flux_jobs_argv[];   /* flux jobs -A --count=0 -o */
+/* flux resource R --states=allocated */
+extern const char *const obs_flux_alloc_argv[];
+extern const char *const obs_flux_jobs_argv[]; /* flux jobs -A --count=0 -o */
 
 /*
  * Parse the output of the matching command into s (appending nodes or
@@ -37,12 +39,15 @@ int obs_parse_flux_jobs(const char *buf, size_t len, struct obs_snapshot *s,
 
 /*
  * `flux resource list` output buf completed by the outputs of `flux
- * resource status` (drain states) and `flux resource R` (per-node cores
- * and GPUs), each NULL when not had (flux_resource_apply()). Pure; 0 or
- * -1 with err as obs_parse_flux_nodes(), which is this with both NULL.
+ * resource status` (drain states), `flux resource R` (per-node cores and
+ * GPUs) and `flux resource R --states=allocated` (alloc: each node's
+ * cores and GPUs held by jobs, obs_node.cpus_used and gpus_used), each
+ * NULL when not had (flux_resource_apply()). Pure; 0 or -1 with err as
+ * obs_parse_flux_nodes(), which is this with all three NULL.
  */
 int obs_parse_flux_nodes_full(const char *buf, size_t len, const char *status,
                               size_t status_len, const char *R, size_t R_len,
+                              const char *alloc, size_t alloc_len,
                               struct obs_snapshot *s, exa_error_t *err);
 
 /*

@@ -34,7 +34,7 @@ struct obs_node *obs_snapshot_add_node(struct obs_snapshot *s)
     n = &s->nodes[s->nnodes++];
     memset(n, 0, sizeof(*n));
     strvec_init(&n->partitions);
-    n->cpus = n->mem_mb = n->gpus = n->gpus_used = -1;
+    n->cpus = n->mem_mb = n->gpus = n->gpus_used = n->cpus_used = -1;
     return n;
 }
 

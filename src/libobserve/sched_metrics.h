@@ -30,6 +30,7 @@ struct obs_node {
     long long mem_mb;    /* configured, -1 unknown */
     long long gpus;      /* total, -1 unknown */
     long long gpus_used; /* -1 unknown */
+    long long cpus_used; /* held by jobs (Flux's allocated set), -1 unknown */
     char *gpu_model;     /* or NULL */
 };
 

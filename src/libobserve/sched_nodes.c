@@ -124,8 +124,8 @@ void sm_render_nodes(struct prom_set *set, const char *px, const char *cl,
     struct prom_family *total, *ncpu, *nmem, *ngt, *ngu, *nst;
     struct prom_family *pct, *pgt, *pga, *pgi, *pci;
     double cpus_total = 0, cpus_other = 0, gpus_total = 0, gpus_other = 0;
-    double gpus_used = 0;
-    int gpus_used_known = 0;
+    double gpus_used = 0, gpus_free = 0, cpus_used = 0, cpus_free = 0;
+    int gpus_used_known = 0, cpus_used_known = s->nnodes > 0;
     struct strbuf parts = STRBUF_INIT;
     struct paggs pt = {0};
     double nopart[NODE_CATS] = {0};
@@ -158,7 +158,8 @@ void sm_render_nodes(struct prom_set *set, const char *px, const char *cl,
                  "CPUs of the partition on down, drained or unknown nodes");
     pgt = sm_fam(set, px, "partition_gpus_total", "GPUs of the partition");
     pga = sm_fam(set, px, "partition_gpus_allocated",
-                 "GPUs in use in the partition (from the nodes' GresUsed)");
+                 "GPUs in use in the partition (the nodes' GresUsed; Flux: "
+                 "the allocated set)");
     pgi = sm_fam(set, px, "partition_gpus_idle",
                  "GPUs free in the partition on available nodes");
 
@@ -206,7 +207,19 @@ void sm_render_nodes(struct prom_set *set, const char *px, const char *cl,
         if (unavailable) {
             cpus_other += cpus;
             gpus_other += gpus;
+        } else {
+            /* what jobs do not hold on a node that takes work (jobs on a
+             * draining node are counted once: in what it holds) */
+            gpus_free += gpus > used ? gpus - used : 0;
+            if (n->cpus_used >= 0)
+                cpus_free += cpus > (double)n->cpus_used
+                                 ? cpus - (double)n->cpus_used
+                                 : 0;
         }
+        if (n->cpus_used >= 0)
+            cpus_used += (double)n->cpus_used;
+        else
+            cpus_used_known = 0;
         for (size_t p = 0; p < n->partitions.nr; p++) {
             struct pagg *a = pagg_for(&pt, n->partitions.v[p]);
             a->nodes[ci] += 1;
@@ -241,17 +254,23 @@ void sm_render_nodes(struct prom_set *set, const char *px, const char *cl,
 
     {
         const char *l[] = {"cluster", cl, NULL};
-        double calloc_ = jobs_cpus < 0 ? 0 : jobs_cpus;
+        /* per node where the scheduler says what each holds (Flux's
+         * allocated set, Slurm's GresUsed), else from the jobs */
+        double calloc_ = cpus_used_known ? cpus_used
+                         : jobs_cpus < 0 ? 0
+                                         : jobs_cpus;
         double galloc =
             gpus_used_known ? gpus_used : (jobs_gpus < 0 ? 0 : jobs_gpus);
-        double cidle = cpus_total - calloc_ - cpus_other;
-        double gidle = gpus_total - galloc - gpus_other;
+        double cidle =
+            cpus_used_known ? cpus_free : cpus_total - calloc_ - cpus_other;
+        double gidle =
+            gpus_used_known ? gpus_free : gpus_total - galloc - gpus_other;
         sm_add(sm_fam(set, px, "cpus_total", "CPUs in the cluster"), l,
                cpus_total);
         sm_add(sm_fam(set, px, "cpus_other",
                       "CPUs on down, drained or unknown nodes"),
                l, cpus_other);
-        if (jobs_cpus >= 0) {
+        if (jobs_cpus >= 0 || cpus_used_known) {
             sm_add(
                 sm_fam(set, px, "cpus_alloc", "CPUs allocated to running jobs"),
                 l, calloc_);

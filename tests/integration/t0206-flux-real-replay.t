@@ -241,8 +241,9 @@ is "drained and draining nodes are drain, none down (no flux_nodes_down series)"
     "$(metric flux_nodes_drain):$(metric flux_nodes_down):$(metric flux_nodes_total)" "2::2"
 is "the running job parses with its empty queue in place (RUNNING, 1 core, node0)" \
     "$(printf '%s\n' "$m" | grep -c '^flux_job_info{cluster="f1",job_id="ƒ2wh2kji7",user="root",account="unknown",partition="unknown",state="RUNNING"} 1$'):$(printf '%s\n' "$m" | grep -c '^flux_node_job{cluster="f1",job_id="ƒ2wh2kji7",node="node0"} 1$')" "1:1"
-is "no query fails: list, status, R and the observe jobs query, each once" \
-    "$(cut -d' ' -f1-2 "$LOG" | sort | tr '\n' ';')" "jobs -A;resource R;resource list;resource status;"
+is "list, status, R, the allocated set's R and the observe jobs query, each once" \
+    "$(sort "$LOG" | cut -d' ' -f1-4 | tr '\n' ';')" \
+    "jobs -A --no-header --count=0;resource R;resource R --states=allocated;resource list;resource status;"
 
 # the probe (hpc nodes) reads the same three outputs
 n=$("$EXA" --json hpc nodes --cluster f1)
@@ -290,4 +291,52 @@ is "debug parse flux-resource of flux resource status: STATEUP read as STATE + U
 d = json.load(sys.stdin)
 print(" ".join("%s:%s:%s" % (n["name"], n["state"], n["raw_state"]) for n in d["nodes"]))')" \
     "node0:drain:draining node1:drain:drained"
+# ---- 13. what jobs hold on each node: the allocated set (96-99f) -------
+# a 1-core job on node0, a 1-core 1-GPU job on node1 (the list puts both
+# nodes in its free and its allocated row), then node1 draining with its
+# job, then no job (02, 96); R and status as 03 and 04 (the same moments)
+flux_moment() { # LIST STATUS ALLOC JOBS
+    cat > "$MAP" <<EOF
+$1 0 resource list
+$2 0 resource status
+04-resource-R 0 resource R
+$3 0 resource R --states=allocated
+01-flux-version 0 version
+05-account-help 1 account --help
+$4 0 jobs -A --no-header --count=0 -o *
+EOF
+}
+flux_moment 97-resource-list-cpu-node0-gpu-node1 03-resource-status \
+    98-resource-R-allocated-cpu-node0-gpu-node1 99c-jobs-A-observe-count0-cpu-node0-gpu-node1
+n=$("$EXA" --json hpc nodes --cluster f1 --save)
+is "hpc nodes: both mixed; GPUs used 0 on node0 and 1 on node1 (the allocated set)" \
+    "$(py 'import json,sys
+for n in json.loads(sys.argv[1])["nodes"]:
+    print(n["name"], n["state"], n["gpus"], n["gpus_used"])' "$n")" \
+"node0 mixed 2 0
+node1 mixed 2 1"
+is "hpc capacity: 3 of 4 GPUs idle, as flux resource list's free row says" \
+    "$("$EXA" --json hpc capacity | py 'import json,sys
+for c in json.load(sys.stdin):
+    if c["name"] == "f1": print(c["idle_gpus"], c["total_gpus"])')" "3 4"
+"$EXA" hpc place --gpus 2 > "$EXA_T/o" 2> "$EXA_T/e"
+is "hpc place --gpus 2 fits (node0 has its 2 GPUs free)" "$?:$(grep -c 'chose flux@f1' "$EXA_T/o")" "0:1"
+m=$("$EXA" serve --once)
+is "serve: GPUs 1 allocated, 3 idle; CPUs 2 allocated, 6 idle" \
+    "$(metric flux_gpus_alloc):$(metric flux_gpus_idle):$(metric flux_cpus_alloc):$(metric flux_cpus_idle)" "1:3:2:6"
+is "serve: node_gres_used per node from the allocated set" \
+    "$(printf '%s\n' "$m" | sed -n 's/^flux_node_gres_used{cluster="f1",node="\(node[01]\)".*} /\1=/p' | tr -d '\n')" "node0=0node1=1"
+flux_moment 99d-resource-list-node1-draining 99e-resource-status-node1-draining \
+    98-resource-R-allocated-cpu-node0-gpu-node1 99c-jobs-A-observe-count0-cpu-node0-gpu-node1
+m=$("$EXA" serve --once)
+is "node1 draining with its job: CPUs idle 3 (node0's free cores, as flux says), other 4; alloc 2" \
+    "$(metric flux_cpus_idle):$(metric flux_cpus_other):$(metric flux_cpus_alloc)" "3:4:2"
+is "... GPUs idle 2 (node0), other 2 (node1), alloc 1" \
+    "$(metric flux_gpus_idle):$(metric flux_gpus_other):$(metric flux_gpus_alloc)" "2:2:1"
+flux_moment 02-resource-list 03-resource-status 96-resource-R-allocated-none \
+    99f-jobs-A-observe-count0-empty
+m=$("$EXA" serve --once)
+is "no job: CPUs 0 allocated and 8 idle are still said" \
+    "$(metric flux_cpus_alloc):$(metric flux_cpus_idle):$(metric flux_gpus_idle)" "0:8:4"
+
 done_testing

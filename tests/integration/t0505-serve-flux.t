@@ -32,8 +32,10 @@ if command -v promtool >/dev/null; then
 else
     ok "# SKIP promtool not installed"
 fi
-# resource status (drain states) and R (per-node cores/GPUs) complete the
-# list; this older fixture set has neither, so they fail and are skipped
-is "one flux resource list, status and R and one flux jobs per collection" \
-    "$(cut -d' ' -f1-2 "$EXA_T/flux.log" | sort | tr '\n' ';')" "jobs -A;resource R;resource list;resource status;"
+# resource status (drain states), R (per-node cores/GPUs) and the
+# allocated set's R complete the list; this older fixture set has none of
+# them, so they fail and are skipped
+is "one flux resource list, status, R and allocated R and one flux jobs per collection" \
+    "$(cut -d' ' -f1-3 "$EXA_T/flux.log" | sort | tr '\n' ';')" \
+    "jobs -A --no-header;resource R;resource R --states=allocated;resource list;resource status;"
 done_testing

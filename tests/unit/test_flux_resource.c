@@ -141,7 +141,8 @@ static void test_stateup_and_apply(void **state)
     /* the list alone: both down, counts unknown (grouped row) */
     assert_string_equal(jx_get_str(node(res, 0), "state", ""), "down");
     assert_true(json_is_null(json_object_get(node(res, 1), "cpus")));
-    assert_int_equal(flux_resource_apply(res, st, strlen(st), R, strlen(R)), 4);
+    assert_int_equal(
+        flux_resource_apply(res, st, strlen(st), R, strlen(R), NULL, 0), 4);
     assert_string_equal(jx_get_str(node(res, 0), "state", ""), "drain");
     assert_string_equal(jx_get_str(node(res, 0), "raw_state", ""), "draining");
     assert_string_equal(jx_get_str(node(res, 1), "raw_state", ""), "drained");
@@ -150,8 +151,84 @@ static void test_stateup_and_apply(void **state)
     assert_int_equal(json_integer_value(json_object_get(node(res, 1), "gpus")),
                      2);
     /* unreadable texts change nothing */
-    assert_int_equal(flux_resource_apply(res, "junk", 4, "{", 1), 0);
+    assert_int_equal(flux_resource_apply(res, "junk", 4, "{", 1, "[", 1), 0);
     json_decref(res);
+}
+
+/* A file's bytes, NUL-terminated (caller frees). */
+static char *slurp(const char *path)
+{
+    FILE *fp = fopen(path, "rb");
+    char *buf;
+    long n;
+    assert_non_null(fp);
+    assert_int_equal(fseek(fp, 0, SEEK_END), 0);
+    n = ftell(fp);
+    assert_true(n >= 0);
+    rewind(fp);
+    buf = malloc((size_t)n + 1);
+    assert_non_null(buf);
+    assert_int_equal(fread(buf, 1, (size_t)n, fp), (size_t)n);
+    buf[n] = '\0';
+    fclose(fp);
+    return buf;
+}
+
+static long long node_ll(json_t *res, size_t i, const char *key)
+{
+    const json_t *v = json_object_get(node(res, i), key);
+    return json_is_integer(v) ? (long long)json_integer_value(v) : -1;
+}
+
+#define REAL "tests/fixtures/flux-real/"
+
+/*
+ * What jobs hold on each node, from the allocated set's R (real flux-core
+ * 0.88 captures 96-99): the list puts a partly used node in its free and
+ * its allocated row and cannot say how much of which; `flux resource R
+ * --states=allocated` names the ranks, lowest first, and its nodelist
+ * only the hosts of those ranks (99b: rank 1 alone is "node1").
+ */
+static void test_allocated_set(void **state)
+{
+    char *list = slurp(REAL "97-resource-list-cpu-node0-gpu-node1.stdout");
+    char *al = slurp(REAL "98-resource-R-allocated-cpu-node0-gpu-node1.stdout");
+    char *list2 = slurp(REAL "99a-resource-list-2gpus-node1.stdout");
+    char *al2 = slurp(REAL "99b-resource-R-allocated-2gpus-node1.stdout");
+    char *none = slurp(REAL "96-resource-R-allocated-none.stdout");
+    json_t *res = parse(list);
+    (void)state;
+
+    assert_string_equal(jx_get_str(node(res, 0), "state", ""), "mixed");
+    assert_int_equal(node_ll(res, 0, "gpus_used"), -1); /* list alone */
+    assert_int_equal(flux_resource_apply(res, NULL, 0, NULL, 0, al, strlen(al)),
+                     2);
+    assert_string_equal(jx_get_str(node(res, 0), "name", ""), "node0");
+    assert_int_equal(node_ll(res, 0, "cpus_used"), 1);
+    assert_int_equal(node_ll(res, 0, "gpus_used"), 0);
+    assert_int_equal(node_ll(res, 1, "cpus_used"), 1);
+    assert_int_equal(node_ll(res, 1, "gpus_used"), 1);
+    json_decref(res);
+
+    res = parse(list2);
+    assert_int_equal(
+        flux_resource_apply(res, NULL, 0, NULL, 0, al2, strlen(al2)), 2);
+    assert_string_equal(jx_get_str(node(res, 0), "name", ""), "node0");
+    assert_string_equal(jx_get_str(node(res, 0), "state", ""), "idle");
+    assert_int_equal(node_ll(res, 0, "gpus_used"), 0);
+    assert_int_equal(node_ll(res, 1, "cpus_used"), 1);
+    assert_int_equal(node_ll(res, 1, "gpus_used"), 2);
+    /* nothing allocated: "R_lite": [], "nodelist": [""] */
+    assert_int_equal(
+        flux_resource_apply(res, NULL, 0, NULL, 0, none, strlen(none)), 2);
+    assert_int_equal(node_ll(res, 1, "gpus_used"), 0);
+    assert_int_equal(node_ll(res, 1, "cpus_used"), 0);
+    json_decref(res);
+    free(list);
+    free(al);
+    free(list2);
+    free(al2);
+    free(none);
 }
 
 /* flux version (tests/fixtures/flux-real/01-flux-version.stdout): the commands
@@ -175,6 +252,7 @@ int main(void)
         cmocka_unit_test(test_queues_and_rlist),
         cmocka_unit_test(test_no_header_and_errors),
         cmocka_unit_test(test_stateup_and_apply),
+        cmocka_unit_test(test_allocated_set),
         cmocka_unit_test(test_version),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

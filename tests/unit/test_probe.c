@@ -236,6 +236,26 @@ static void test_flux_r_reader(void **state)
     free(g);
     strvec_clear(&hosts);
     assert_int_equal(flux_r_per_node("[]", 2, &hosts, &c, &g, NULL), -1);
+    /* a set without rank 0 (`flux resource R --states=allocated`): its
+     * nodelist names its ranks, lowest first */
+    r = "{\"execution\": {\"R_lite\": [{\"rank\": \"3\", \"children\": "
+        "{\"core\": \"0\", \"gpu\": \"0-1\"}}, {\"rank\": \"1\", "
+        "\"children\": {\"core\": \"2-3\"}}], \"nodelist\": [\"n1,n3\"]}}";
+    assert_int_equal(flux_r_per_node(r, strlen(r), &hosts, &c, &g, NULL), 0);
+    assert_int_equal(hosts.nr, 2);
+    assert_string_equal(hosts.v[0], "n1");
+    assert_int_equal(c[0], 2);
+    assert_int_equal(g[0], 0);
+    assert_int_equal(c[1], 1);
+    assert_int_equal(g[1], 2);
+    free(c);
+    free(g);
+    strvec_clear(&hosts);
+    /* ranks and hosts that do not pair up: refused, not guessed */
+    r = "{\"execution\": {\"R_lite\": [{\"rank\": \"0-2\", \"children\": "
+        "{\"core\": \"0\"}}], \"nodelist\": [\"n[1-2]\"]}}";
+    assert_int_equal(flux_r_per_node(r, strlen(r), &hosts, &c, &g, NULL), -1);
+    strvec_clear(&hosts);
 }
 
 static void test_partitions_capture(void **state)
