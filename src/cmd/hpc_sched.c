@@ -331,16 +331,22 @@ static int do_wait(struct exa_ctx *ctx, struct sched_env *e, char **ids,
                    size_t n);
 
 /* --dry-run: the resolved cluster, the submit command (shell-quoted, as
- * one could paste it on the cluster) and run.sh; nothing was submitted. */
+ * one could paste it on the cluster), run.sh, and what the translation
+ * dropped (the same warnings a submit prints); nothing was submitted. */
 static int print_dry_run(struct exa_ctx *ctx, const struct sched_env *e,
                          const struct gate_submit_out *so)
 {
     struct strbuf cmd = STRBUF_INIT;
     shquote_argv(&cmd, (const char *const *)so->command.v);
+    for (size_t i = 0; i < so->sr.warnings.nr; i++)
+        out_warn(ctx, "%s", so->sr.warnings.v[i]);
     if (ctx->out == OUT_JSON) {
-        json_t *o = json_object(), *a = json_array();
+        json_t *o = json_object(), *a = json_array(), *w = json_array();
         for (size_t i = 0; i < so->command.nr; i++)
             json_array_append_new(a, jx_str(so->command.v[i]));
+        for (size_t i = 0; i < so->sr.warnings.nr; i++)
+            json_array_append_new(w, jx_str(so->sr.warnings.v[i]));
+        jx_set(o, "warnings", w);
         jx_set(o, "dry_run", json_true());
         jx_set(o, "cluster", jx_str(e->cluster));
         jx_set(o, "scheduler", jx_str(sched_name(e->s)));

@@ -276,8 +276,11 @@ int sched_resources_flux_argv(const struct sched_resources *r, int accounting,
 {
     long slots, per;
 
-    if (r->qos)
-        strvec_pushf(argv, "--queue=%s", r->qos);
+    /* a Flux queue is the partition's peer: nodes of its own (flux
+     * resource list QUEUE, what preflight and the node views read as the
+     * partition); Flux has no QOS */
+    if (r->partition)
+        strvec_pushf(argv, "--queue=%s", r->partition);
     if (r->account) {
         if (accounting == 1)
             strvec_pushf(argv, "--bank=%s", r->account);
@@ -310,9 +313,10 @@ int sched_resources_flux_argv(const struct sched_resources *r, int accounting,
     if (r->mem)
         strvec_pushf(warnings, "mem '%s' dropped: Flux has no memory request",
                      r->mem);
-    if (r->partition)
+    if (r->qos)
         strvec_pushf(warnings,
-                     "partition '%s' dropped: use qos for a Flux queue",
-                     r->partition);
+                     "qos '%s' dropped: Flux has no QOS (a Flux queue is "
+                     "--partition)",
+                     r->qos);
     return 0;
 }

@@ -81,11 +81,13 @@ int sched_flux_slots(long ntasks, long nodes, long gpus, long *slots,
                      long *gpus_per_slot, exa_error_t *err);
 
 /*
- * Append the flux-batch(1)/flux-submit(1) flags: --queue (qos, else partition
- * is dropped), --bank only when accounting is 1, --requires, then the slot
- * shape of sched_flux_slots(): [-N nodes] -n slots [-c cpus] [-g per slot],
- * -t <seconds>s, --urgency=0 for hold. Dropped keys
- * (mem, partition, array throttle) add a line to warnings. accounting:
+ * Append the flux-batch(1)/flux-submit(1) flags: --queue (the partition:
+ * a Flux queue is a set of nodes, as a Slurm partition, and the node views
+ * and preflight read it as one), --bank only when accounting is 1,
+ * --requires, then the slot shape of sched_flux_slots(): [-N nodes] -n
+ * slots [-c cpus] [-g per slot], -t <seconds>s, --urgency=0 for hold.
+ * Dropped keys (mem, qos: Flux has none; account without accounting;
+ * the array throttle) add a line to warnings. accounting:
  * 1 when flux-accounting answers. Returns 0, or -1 with err (EXA_EUSAGE)
  * when the time does not parse or the GPUs cannot be split over the
  * slots (sched_flux_slots()).

@@ -73,6 +73,21 @@ is "4 GPUs over 3 slots is refused before flux runs (exit 2)" "$?:$(grep -c '^ba
 is "... with the per-slot rule in the message" "$err" \
     "exa: error: gpus 4 cannot be split over 3 flux slots: flux -g is per slot (ask a multiple of 3 GPUs, or ntasks dividing 4)"
 
+# the partition is the Flux queue; Flux has no QOS: dropped, said, also
+# by --dry-run (which runs nothing)
+: > "$LOG"
+out=$("$EXA" --json hpc submit "$EXA_T/job.sh" --partition debug --qos high 2> "$EXA_T/e")
+is "--partition debug --qos high: flux batch gets --queue=debug, no QOS" \
+    "$(sed -n 's/^batch --job-name=exa-[0-9a-f]* --output=[^ ]* --error=[^ ]* \(.*\) [^ ]*run\.sh$/\1/p' "$LOG")" \
+    "--queue=debug -n1"
+is "... and says the QOS was dropped" "$(cat "$EXA_T/e")" \
+    "exa: warning: qos 'high' dropped: Flux has no QOS (a Flux queue is --partition)"
+: > "$LOG"
+"$EXA" hpc submit "$EXA_T/job.sh" --partition debug --mem 1G --dry-run > "$EXA_T/o" 2> "$EXA_T/e"
+is "--dry-run: --queue=debug in the command, the dropped memory said, flux not run" \
+    "$?:$(grep -c -- '--queue=debug' "$EXA_T/o"):$(cat "$EXA_T/e"):$(wc -c < "$LOG")" \
+    "0:1:exa: warning: mem '1G' dropped: Flux has no memory request:0"
+
 # ---- 3. status of the nine jobs, all inactive (captures 41, 61, 62) ----
 cat > "$MAP" <<'EOF'
 41-jobs-exa-status-format-final 0 jobs --no-header -o {id.f58}*{state}*{result}*{t_submit}*{t_run}*{t_inactive}*{waitstatus}*{runtime} *

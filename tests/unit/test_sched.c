@@ -118,13 +118,16 @@ static void test_resources_translation(void **state)
     assert_int_equal(sched_resources_flux_argv(&r, 0, &a, &w, &err), 0);
     s = joined(&a);
     /* 90 is minutes (Slurm's rule) -> 5400 s; -g per slot = 4/2 */
-    assert_string_equal(s, "--queue=high -n2 -g2 -t5400s");
+    /* the partition is the Flux queue; Flux has no QOS */
+    assert_string_equal(s, "--queue=gpu -n2 -g2 -t5400s");
     free(s);
     assert_int_equal(w.nr, 3);
     assert_string_equal(w.v[0], "account 'proj; rm -rf /' dropped: "
                                 "flux-accounting is not present");
     assert_string_equal(w.v[1],
                         "mem '16G' dropped: Flux has no memory request");
+    assert_string_equal(w.v[2], "qos 'high' dropped: Flux has no QOS (a Flux "
+                                "queue is --partition)");
     strvec_clear(&a);
     strvec_clear(&w);
     {
