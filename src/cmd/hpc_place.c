@@ -360,7 +360,7 @@ int cmd_hpc_preflight(struct exa_ctx *ctx, int argc, char **argv)
         {"account", required_argument, NULL, 'A'},
         {"qos", required_argument, NULL, 'Q'},
         {NULL, 0, NULL, 0}};
-    struct preflight_ask ask = {0, 1, NULL, NULL, NULL, NULL, 0};
+    struct preflight_ask ask = {0, 0, NULL, NULL, NULL, NULL, 0};
     struct preflight_report rep = {0};
     struct fleet f = {NULL, 0};
     store_t *st;

@@ -242,14 +242,27 @@ static void check_flux_slots(const struct preflight_ask *ask,
         add(rep, "slots", 1, "flux batch gets -n%ld", slots);
 }
 
-/* part: the partition to count nodes in (NULL: the whole cluster). */
+/*
+ * part: the partition to count nodes in (NULL: the whole cluster). flux:
+ * without --nodes, Flux places each slot on a node of its choosing (one
+ * node may hold several), so the GPUs check counts the slots of
+ * gpus/slots GPUs (sched_flux_slots()) the usable nodes can hold, not
+ * one node holding all of them.
+ */
 static void check_nodes(const struct inventory *inv,
                         const struct preflight_ask *ask, const char *part,
-                        struct preflight_report *rep)
+                        int flux, struct preflight_report *rep)
 {
     int nn = ask->nodes > 0 ? ask->nodes : 1;
     long long per = ask->gpus > 0 ? (ask->gpus + nn - 1) / nn : 0;
     long long usable = 0, gpus = 0, fit = 0, maxg = 0, unusable = 0;
+    long slots = 0, per_slot = 0;
+    long long slot_fit = 0;
+    exa_error_t serr = EXA_ERROR_INIT;
+    int by_slot = flux && ask->nodes <= 0 && ask->gpus > 0 &&
+                  sched_flux_slots(ask->ntasks, ask->nodes, ask->gpus, &slots,
+                                   &per_slot, &serr) == 0 &&
+                  per_slot > 0;
     for (size_t i = 0; i < inv->nnodes; i++) {
         const struct node_info *n = &inv->nodes[i];
         long long g = n->gpus > 0 ? n->gpus : 0;
@@ -265,15 +278,24 @@ static void check_nodes(const struct inventory *inv,
             maxg = g;
         if (g >= per)
             fit++;
+        if (by_slot)
+            slot_fit += g / per_slot;
     }
     if (ask->gpus > 0) {
         add(rep, "gpus", gpus >= ask->gpus,
             "asked %d, %s has %lld on usable nodes", ask->gpus,
             part ? part : "cluster", gpus);
-        add(rep, "gpus_per_node", fit >= nn,
-            "asked %lld per node on %d node(s); %lld usable node(s) have "
-            "that many (largest: %lld)",
-            per, nn, fit, maxg);
+        if (by_slot)
+            add(rep, "gpus_per_node", slot_fit >= slots,
+                "asked %ld slot(s) of %ld GPU(s), each on one node; the "
+                "usable nodes hold %lld such slot(s) (largest node: %lld "
+                "GPUs)",
+                slots, per_slot, slot_fit, maxg);
+        else
+            add(rep, "gpus_per_node", fit >= nn,
+                "asked %lld per node on %d node(s); %lld usable node(s) "
+                "have that many (largest: %lld)",
+                per, nn, fit, maxg);
     }
     if (unusable)
         add(rep, "nodes", usable >= nn,
@@ -427,7 +449,7 @@ void preflight_run(struct transport *t, const struct preflight_target *tg,
         check_flux_bank(t, ask, &inv, rep);
     if (!strcmp(p->scheduler, "flux"))
         check_flux_slots(ask, rep);
-    check_nodes(&inv, ask, node_part, rep);
+    check_nodes(&inv, ask, node_part, !strcmp(p->scheduler, "flux"), rep);
     if (tg->workdir)
         check_workdir(t, tg->workdir, rep);
     if (tg->remote_exa)

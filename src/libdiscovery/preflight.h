@@ -35,7 +35,8 @@
 
 struct preflight_ask {
     int gpus;              /* job total; 0: no GPU checks */
-    int nodes;             /* >= 1 */
+    int nodes;             /* >= 1; 0: not asked (the checks count one;
+                            * Flux places the slots, flux batch gets no -N) */
     const char *partition; /* NULL: not checked */
     const char *account;   /* NULL: not checked */
     const char *qos;       /* NULL: not checked */

@@ -160,7 +160,7 @@ static int run_preflight(struct transport *t, const struct fleet_cluster *c,
     tg.remote_exa = remote_exa;
     if (r) {
         ask.gpus = (int)r->gpus;
-        ask.nodes = r->nodes > 0 ? (int)r->nodes : 1;
+        ask.nodes = r->nodes > 0 ? (int)r->nodes : 0; /* 0: not asked */
         ask.partition = r->partition;
         ask.account = r->account;
         ask.qos = r->qos;
@@ -849,7 +849,7 @@ int cluster_run(const struct cluster_run_request *req,
     if (!name || !strcmp(name, "auto")) {
         struct place_ask ask;
         ask.gpus = (int)r->gpus;
-        ask.nodes = r->nodes > 0 ? (int)r->nodes : 1;
+        ask.nodes = r->nodes > 0 ? (int)r->nodes : 0; /* 0: not asked */
         ask.cpus = (int)((r->cpus_per_task > 0 ? r->cpus_per_task : 0) *
                          (r->ntasks > 0 ? r->ntasks : 1));
         if (place_auto(st, &f, &ask, &name, &res->placement_reason, err) < 0)

@@ -655,7 +655,7 @@ static int r_queue(struct call *c)
 static int r_preflight(struct call *c)
 {
     exa_error_t err = EXA_ERROR_INIT;
-    struct preflight_ask ask = {0, 1, NULL, NULL, NULL, NULL, 0};
+    struct preflight_ask ask = {0, 0, NULL, NULL, NULL, NULL, 0};
     struct preflight_report rep = {0};
     const char *name = http_request_param(c->req, "name");
     json_t *b = body_object(c), *doc, *d;

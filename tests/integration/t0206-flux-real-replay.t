@@ -334,6 +334,15 @@ is "hpc capacity: 3 of 4 GPUs idle, as flux resource list's free row says" \
     "$("$EXA" --json hpc capacity | py 'import json,sys
 for c in json.load(sys.stdin):
     if c["name"] == "f1": print(c["idle_gpus"], c["total_gpus"])')" "3 4"
+gpn() { "$EXA" --json hpc preflight f1 "$@" | py 'import json,sys
+for c in json.load(sys.stdin)["checks"]:
+    if c["check"] == "gpus_per_node": print(c["ok"], c["detail"])'; }
+is "preflight --ntasks 2 --gpus 4: two slots of 2 GPUs, one per node, fit" \
+    "$(gpn --ntasks 2 --gpus 4)" \
+    "True asked 2 slot(s) of 2 GPU(s), each on one node; the usable nodes hold 2 such slot(s) (largest node: 2 GPUs)"
+is "preflight --ntasks 1 --gpus 4: one slot of 4 GPUs fits no node" \
+    "$(gpn --ntasks 1 --gpus 4)" \
+    "False asked 1 slot(s) of 4 GPU(s), each on one node; the usable nodes hold 0 such slot(s) (largest node: 2 GPUs)"
 "$EXA" hpc place --gpus 2 > "$EXA_T/o" 2> "$EXA_T/e"
 is "hpc place --gpus 2 fits (node0 has its 2 GPUs free)" "$?:$(grep -c 'chose flux@f1' "$EXA_T/o")" "0:1"
 m=$("$EXA" serve --once)
