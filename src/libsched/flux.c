@@ -421,7 +421,9 @@ static int flux_cancel(struct sched *s, const char *id, exa_error_t *err)
 
 /*
  * The submit cwd of job id (`flux jobs --json ID`, key "cwd"),
- * malloc'ed, or NULL with err.
+ * malloc'ed, or NULL with err: EXA_ENOTFOUND when flux does not know
+ * the id (it exits 1 with "JobID ID unknown" on stderr, as status and
+ * cancel say it), else the transport's or EXA_ESCHED.
  */
 static char *job_cwd(struct sched *s, const char *id, exa_error_t *err)
 {
@@ -430,8 +432,19 @@ static char *job_cwd(struct sched *s, const char *id, exa_error_t *err)
     const char *kind = NULL;
     json_t *doc = NULL;
     char *cwd = NULL;
+    int ran = transport_run_ok(s->t, argv, NULL, 0, &res, err);
 
-    if (transport_run_ok(s->t, argv, NULL, 0, &res, err) == 0 &&
+    if (ran < 0 && res.rc != 0 && res.err.len) {
+        exa_error_t ue = EXA_ERROR_INIT;
+        json_t *d = flux_jobs_parse(res.err.buf, res.err.len, &kind, &ue);
+        if (!d && kind && !strcmp(kind, "unknown_job"))
+            exa_err(err, EXA_ENOTFOUND,
+                    "job '%s' not found: flux jobs says "
+                    "it is unknown",
+                    id);
+        json_decref(d);
+    }
+    if (ran == 0 &&
         (doc = flux_jobs_parse(res.out.buf, res.out.len, &kind, err))) {
         const json_t *j = json_array_get(json_object_get(doc, "jobs"), 0);
         const char *c = jx_get_str(j, "cwd", NULL);

@@ -202,6 +202,14 @@ is "logs of a job without a job directory: flux-ID.out in its cwd, said clearly 
     "1:exa: error: no output file for flux job 'ƒ3qfZEQP': '/scratch/fcap/jobs/flux-ƒ3qfZEQP.out' does not exist on 'localhost' (a batch job's output goes to its --output file)"
 is "flux job attach is never run" "$(grep -c 'attach' "$LOG"):$(grep -c '^jobs --json ƒ3qfZEQP$' "$LOG")" "0:1"
 
+# an id flux does not know: not found, as status and cancel say (99g)
+cat > "$MAP" <<'EOF'
+99g-jobs-json-unknown-id 1 jobs --json ƒ2222222
+EOF
+"$EXA" hpc logs ƒ2222222 --cluster f1 > "$EXA_T/o" 2> "$EXA_T/e"
+is "hpc logs of an id flux does not know: exit 1, not found" "$?:$(cat "$EXA_T/e")" \
+    "1:exa: error: job 'ƒ2222222' not found: flux jobs says it is unknown"
+
 # ---- 9. queue (24, 90, 92): flux jobs -A --json --count=0 -------------
 cat > "$MAP" <<'EOF'
 90-jobs-A-json-count0-long-names 0 jobs -A --json --count=0
