@@ -856,9 +856,11 @@ int cmd_hpc_logs(struct exa_ctx *ctx, int argc, char **argv)
     if (want_err) {
         if (!have_rec || !r.remote_dir) {
             exa_err(&err, EXA_ENOTFOUND,
-                    "job '%s' has no recorded job directory "
-                    "on cluster '%s'",
-                    ids[0], e.cluster);
+                    "job '%s' has no recorded job directory on cluster "
+                    "'%s', so no separate stderr file exa knows of; "
+                    "'exa hpc logs %s' reads its output file, where sbatch "
+                    "and flux batch put stderr too unless --error was given",
+                    ids[0], e.cluster, ids[0]);
             rc = -1;
         } else {
             char *path = xstrfmt("%s/%s.err", r.remote_dir, ids[0]);
