@@ -587,6 +587,38 @@ out:
     return rc;
 }
 
+/* Set keys ck and gk of each node in nodes to the cores and GPUs the R
+ * text gives it (flux_r_per_node()); a node R does not name is set to 0
+ * when absent_zero, else left as it is. Unreadable R sets nothing.
+ * Returns the number of nodes set. */
+static int apply_r(json_t *nodes, const char *R, size_t R_len, const char *ck,
+                   const char *gk, int absent_zero)
+{
+    struct strvec hosts = STRVEC_INIT;
+    long long *c = NULL, *g = NULL;
+    json_t *n;
+    size_t i;
+    int changed = 0;
+    if (flux_r_per_node(R, R_len, &hosts, &c, &g, NULL) == 0) {
+        json_array_foreach(nodes, i, n)
+        {
+            const char *name = jx_get_str(n, "name", "");
+            size_t h = 0;
+            while (h < hosts.nr && strcmp(hosts.v[h], name))
+                h++;
+            if (h == hosts.nr && !absent_zero)
+                continue;
+            jx_set(n, ck, json_integer(h < hosts.nr ? c[h] : 0));
+            jx_set(n, gk, json_integer(h < hosts.nr ? g[h] : 0));
+            changed++;
+        }
+    }
+    free(c);
+    free(g);
+    strvec_clear(&hosts);
+    return changed;
+}
+
 int flux_resource_apply(json_t *doc, const char *status, size_t status_len,
                         const char *R, size_t R_len, const char *alloc,
                         size_t alloc_len)
@@ -620,49 +652,11 @@ int flux_resource_apply(json_t *doc, const char *status, size_t status_len,
         }
         json_decref(sd);
     }
-    if (R) {
-        struct strvec hosts = STRVEC_INIT;
-        long long *c = NULL, *g = NULL;
-        if (flux_r_per_node(R, R_len, &hosts, &c, &g, NULL) == 0) {
-            json_array_foreach(nodes, i, n)
-            {
-                const char *name = jx_get_str(n, "name", "");
-                for (size_t h = 0; h < hosts.nr; h++)
-                    if (!strcmp(hosts.v[h], name)) {
-                        jx_set(n, "cpus", json_integer(c[h]));
-                        jx_set(n, "gpus", json_integer(g[h]));
-                        changed++;
-                        break;
-                    }
-            }
-        }
-        free(c);
-        free(g);
-        strvec_clear(&hosts);
-    }
-    if (alloc) {
-        struct strvec hosts = STRVEC_INIT;
-        long long *c = NULL, *g = NULL;
-        if (flux_r_per_node(alloc, alloc_len, &hosts, &c, &g, NULL) == 0) {
-            json_array_foreach(nodes, i, n)
-            {
-                const char *name = jx_get_str(n, "name", "");
-                long long uc = 0, ug = 0; /* not in the set: nothing used */
-                for (size_t h = 0; h < hosts.nr; h++)
-                    if (!strcmp(hosts.v[h], name)) {
-                        uc = c[h];
-                        ug = g[h];
-                        break;
-                    }
-                jx_set(n, "cpus_used", json_integer(uc));
-                jx_set(n, "gpus_used", json_integer(ug));
-                changed++;
-            }
-        }
-        free(c);
-        free(g);
-        strvec_clear(&hosts);
-    }
+    if (R)
+        changed += apply_r(nodes, R, R_len, "cpus", "gpus", 0);
+    if (alloc) /* a node not in the allocated set holds no job */
+        changed +=
+            apply_r(nodes, alloc, alloc_len, "cpus_used", "gpus_used", 1);
     return changed;
 }
 
