@@ -38,7 +38,8 @@ static const char *json_state_name(const json_t *st)
  * contextual_info field) words it: flux-core 0.88
  * src/bindings/python/flux/job/info.py contextual_info, from the JSON
  * fields it reads. PRIORITY "priority-wait"; DEPEND "depends:" and the
- * job's dependencies joined by ',' (flux prints the Python list); SCHED
+ * job's dependencies joined by ',' ("depends:after-success=ƒJvGKYj" on
+ * flux-core 0.88, tests/fixtures/flux-real 92); SCHED
  * "held" at urgency 0, else "priority-hold" at priority 0, else nothing
  * (flux's "eta:" estimate is a time to come, not a reason). Other
  * states: nothing.
