@@ -367,15 +367,13 @@ long hostlist_expand(const char *expr, struct strvec *out, size_t max_hosts,
     return n;
 }
 
-/* A byte of a name's literal text in the fast path: printable ASCII
- * other than a bracket or a comma (never a blank, whatever the locale). */
 /* plain_byte's answers, one load a byte (GNU range designators): 0x21
  * to 0x7e but ',' (0x2c), '[' (0x5b) and ']' (0x5d) */
 static const unsigned char plain_bytes[256] = {
     [0x21 ... 0x2b] = 1, [0x2d ... 0x5a] = 1, [0x5c] = 1, [0x5e ... 0x7e] = 1};
 
-/* c is a byte of a name outside brackets: printable ASCII, no blank,
- * not '[', ']' or ','. */
+/* A byte of a name's literal text in the fast path: printable ASCII
+ * other than a bracket or a comma (never a blank, whatever the locale). */
 static inline int plain_byte(unsigned char c)
 {
     return plain_bytes[c];
