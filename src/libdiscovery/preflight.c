@@ -449,6 +449,11 @@ void preflight_run(struct transport *t, const struct preflight_target *tg,
         check_flux_bank(t, ask, &inv, rep);
     if (!strcmp(p->scheduler, "flux"))
         check_flux_slots(ask, rep);
+    if (!strcmp(p->scheduler, "flux") && ask->qos)
+        add(rep, "qos", 1,
+            "Flux has no QOS: '%s' is dropped at submit (a Flux queue is "
+            "--partition)",
+            ask->qos);
     check_nodes(&inv, ask, node_part, !strcmp(p->scheduler, "flux"), rep);
     if (tg->workdir)
         check_workdir(t, tg->workdir, rep);

@@ -3,10 +3,10 @@
  * account --help` for flux-accounting, `flux resource list` for the nodes
  * (parsed by parse_flux_resource.c), drain states from `flux resource
  * status` (the list shows drained nodes as down), the resource set R
- * (`flux resource R`, RFC 20) filling per-rank cpus and GPUs a grouped
- * row cannot split, the allocated set's R (`flux resource R
- * --states=allocated`) for the GPUs jobs hold on each node, and GPUs as
- * counts per node. Read-only commands only,
+ * (`flux resource R`, RFC 20) giving each node's cores and GPUs (the
+ * list's rows group nodes and overlap), the allocated set's R (`flux
+ * resource R --states=allocated`) for what jobs hold on each node, and
+ * GPUs as counts per node. Read-only commands only,
  * each through the transport; registered by probe.c as "flux".
  */
 #include "libdiscovery/probe_int.h"
@@ -49,42 +49,8 @@ static int flux_caps(struct transport *t, struct cluster_caps *caps,
     caps->accounting = ok == 1;
     if (!caps->accounting)
         strvec_push(&caps->notes, "flux-accounting not detected \u2014 "
-                                  "--bank/--queue flags may be ignored");
+                                  "--account (--bank) is dropped");
     return 0;
-}
-
-/*
- * A `flux resource list` row that groups several nodes cannot be split
- * exactly, so those nodes have unknown cpus/gpus; the resource set R
- * (`flux resource R`, RFC 20) has them per rank. Fill what is unknown.
- */
-static void flux_fill_per_rank(struct transport *t, struct node_info *v,
-                               size_t n)
-{
-    const char *argv[] = {"flux", "resource", "R", NULL};
-    struct transport_result r = TRANSPORT_RESULT_INIT;
-    struct strvec hosts = STRVEC_INIT;
-    long long *cores = NULL, *gpus = NULL;
-    size_t i;
-    for (i = 0; i < n && v[i].cpus >= 0 && v[i].gpus >= 0; i++)
-        ;
-    if (i == n)
-        return;
-    if (run_ok(t, argv, &r, NULL) == 1 &&
-        flux_r_per_node(r.out.buf, r.out.len, &hosts, &cores, &gpus, NULL) == 0)
-        for (i = 0; i < n; i++)
-            for (size_t h = 0; h < hosts.nr; h++)
-                if (!strcmp(hosts.v[h], v[i].name)) {
-                    if (v[i].cpus < 0)
-                        v[i].cpus = cores[h];
-                    if (v[i].gpus < 0)
-                        v[i].gpus = gpus[h];
-                    break;
-                }
-    free(cores);
-    free(gpus);
-    strvec_clear(&hosts);
-    transport_result_release(&r);
 }
 
 static int flux_nodes(struct transport *t, struct node_info **out, size_t *n,
@@ -109,20 +75,29 @@ static int flux_nodes(struct transport *t, struct node_info **out, size_t *n,
         goto out;
     }
     {
-        /* the list folds drained/draining nodes into "down": only
-         * `flux resource status` names them (optional: older output);
-         * and a partly used node is in both its free and its allocated
-         * row: what jobs hold on each node is the allocated set's R */
+        /* The list cannot say three things (flux_resource_apply()): it
+         * folds drained/draining nodes into "down", which only `flux
+         * resource status` names; its rows overlap (a draining node
+         * running a job is in the allocated and the down row, a partly
+         * used one in the free and the allocated row), so a node's cores
+         * and GPUs are R's; and what jobs hold on each node is the
+         * allocated set's R. Each optional: its failure leaves the list's
+         * word. */
         const char *sv[] = {"flux", "resource", "status", NULL};
+        const char *rv[] = {"flux", "resource", "R", NULL};
         const char *av[] = {"flux", "resource", "R", "--states=allocated",
                             NULL};
         struct transport_result rs = TRANSPORT_RESULT_INIT;
+        struct transport_result rr = TRANSPORT_RESULT_INIT;
         struct transport_result ra = TRANSPORT_RESULT_INIT;
         int have_st = run_ok(t, sv, &rs, NULL) == 1;
+        int have_R = run_ok(t, rv, &rr, NULL) == 1;
         int have_alloc = run_ok(t, av, &ra, NULL) == 1;
-        flux_resource_apply(doc, have_st ? rs.out.buf : NULL, rs.out.len, NULL,
-                            0, have_alloc ? ra.out.buf : NULL, ra.out.len);
+        flux_resource_apply(doc, have_st ? rs.out.buf : NULL, rs.out.len,
+                            have_R ? rr.out.buf : NULL, rr.out.len,
+                            have_alloc ? ra.out.buf : NULL, ra.out.len);
         transport_result_release(&rs);
+        transport_result_release(&rr);
         transport_result_release(&ra);
     }
     nodes = json_object_get(doc, "nodes");
@@ -146,7 +121,6 @@ static int flux_nodes(struct transport *t, struct node_info **out, size_t *n,
                 strvec_push(&d->partitions,
                             json_string_value(json_array_get(parts, k)));
     }
-    flux_fill_per_rank(t, v, nr);
     *out = v;
     *n = nr;
     rc = 0;

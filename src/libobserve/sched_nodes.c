@@ -205,8 +205,15 @@ void sm_render_nodes(struct prom_set *set, const char *px, const char *cl,
         gpus_total += gpus;
         gpus_used += used;
         if (unavailable) {
-            cpus_other += cpus;
-            gpus_other += gpus;
+            /* what jobs hold on a draining node is allocated, not other
+             * (sinfo's A/I/O/T split: the four add up to the total),
+             * where the scheduler says it per node */
+            cpus_other += n->cpus_used >= 0 && cpus > (double)n->cpus_used
+                              ? cpus - (double)n->cpus_used
+                          : n->cpus_used >= 0 ? 0
+                                              : cpus;
+            gpus_other +=
+                n->gpus_used >= 0 ? (gpus > used ? gpus - used : 0) : gpus;
         } else {
             /* what jobs do not hold on a node that takes work (jobs on a
              * draining node are counted once: in what it holds) */

@@ -348,6 +348,11 @@ for c in json.load(sys.stdin)["checks"]:
 is "preflight --ntasks 2 --gpus 4: two slots of 2 GPUs, one per node, fit" \
     "$(gpn --ntasks 2 --gpus 4)" \
     "True asked 2 slot(s) of 2 GPU(s), each on one node; the usable nodes hold 2 such slot(s) (largest node: 2 GPUs)"
+is "preflight --qos on Flux says it is dropped at submit" \
+    "$("$EXA" --json hpc preflight f1 --qos high | py 'import json,sys
+for c in json.load(sys.stdin)["checks"]:
+    if c["check"] == "qos": print(c["ok"], c["detail"])')" \
+    "True Flux has no QOS: 'high' is dropped at submit (a Flux queue is --partition)"
 is "preflight --ntasks 1 --gpus 4: one slot of 4 GPUs fits no node" \
     "$(gpn --ntasks 1 --gpus 4)" \
     "False asked 1 slot(s) of 4 GPU(s), each on one node; the usable nodes hold 0 such slot(s) (largest node: 2 GPUs)"
@@ -360,11 +365,21 @@ is "serve: node_gres_used per node from the allocated set" \
     "$(printf '%s\n' "$m" | sed -n 's/^flux_node_gres_used{cluster="f1",node="\(node[01]\)".*} /\1=/p' | tr -d '\n')" "node0=0node1=1"
 flux_moment 99d-resource-list-node1-draining 99e-resource-status-node1-draining \
     98-resource-R-allocated-cpu-node0-gpu-node1 99c-jobs-A-observe-count0-cpu-node0-gpu-node1
+n=$("$EXA" --json hpc nodes --cluster f1)
+is "hpc nodes: node1 draining with its job is in the list's allocated and down rows; its cores and GPUs are R's, counted once" \
+    "$(py 'import json,sys
+d = json.loads(sys.argv[1])
+for n in d["nodes"]:
+    print(n["name"], n["state"], n["cpus"], n["gpus"], n["gpus_used"])
+print(d["capabilities"]["total_cpus"], d["capabilities"]["total_gpus"])' "$n")" \
+"node0 mixed 4 2 0
+node1 drain 4 2 1
+8 4"
 m=$("$EXA" serve --once)
-is "node1 draining with its job: CPUs idle 3 (node0's free cores, as flux says), other 4; alloc 2" \
-    "$(metric flux_cpus_idle):$(metric flux_cpus_other):$(metric flux_cpus_alloc)" "3:4:2"
-is "... GPUs idle 2 (node0), other 2 (node1), alloc 1" \
-    "$(metric flux_gpus_idle):$(metric flux_gpus_other):$(metric flux_gpus_alloc)" "2:2:1"
+is "node1 draining with its job: CPUs idle 3 (node0's free cores, as flux says), other 3 (node1's not held), alloc 2: 8 in all" \
+    "$(metric flux_cpus_idle):$(metric flux_cpus_other):$(metric flux_cpus_alloc):$(metric flux_cpus_total)" "3:3:2:8"
+is "... GPUs idle 2 (node0), other 1 (node1's not held), alloc 1: 4 in all" \
+    "$(metric flux_gpus_idle):$(metric flux_gpus_other):$(metric flux_gpus_alloc):$(metric flux_gpus_total)" "2:1:1:4"
 flux_moment 02-resource-list 03-resource-status 96-resource-R-allocated-none \
     99f-jobs-A-observe-count0-empty
 m=$("$EXA" serve --once)
