@@ -217,6 +217,51 @@ static int clamp_int(long long v)
     return v < 0 ? -1 : v > 0x7fffffff ? 0x7fffffff : (int)v;
 }
 
+/*
+ * Why each listed pending job waits (out[i].reason): the status format
+ * has no such field, so one `flux jobs --json ID...` for the pending ids
+ * gives the words of the default table's INFO column ("held",
+ * "depends:...", "priority-wait", "priority-hold"; flux_jobs_parse()).
+ * Nothing pending: nothing run. A failure leaves the reasons empty.
+ */
+static void pending_reasons(struct sched *s, const char *const *ids, size_t n,
+                            struct sched_job *out)
+{
+    struct strvec argv = STRVEC_INIT;
+    struct transport_result res = TRANSPORT_RESULT_INIT;
+    size_t np = 0;
+
+    strvec_pushl(&argv, "flux", "jobs", "--json", NULL);
+    for (size_t i = 0; i < n; i++)
+        if (out[i].state == SCHED_PENDING && !out[i].reason[0]) {
+            strvec_push(&argv, ids[i]);
+            np++;
+        }
+    /* flux jobs exits 1 when it lists none of the ids: stdout is read
+     * whatever the status */
+    if (np && transport_run(s->t, argv.v, NULL, 0, 0, &res, NULL) == 0 &&
+        res.out.len) {
+        const char *kind = NULL;
+        json_t *doc = flux_jobs_parse(res.out.buf, res.out.len, &kind, NULL);
+        const json_t *jobs = json_object_get(doc, "jobs"), *o;
+        size_t k;
+        json_array_foreach(jobs, k, o)
+        {
+            const char *why = jx_get_str(o, "reason", NULL);
+            const char *b = f58_body(jx_get_str(o, "id", ""));
+            if (!why || !*b)
+                continue;
+            for (size_t i = 0; i < n; i++)
+                if (out[i].state == SCHED_PENDING &&
+                    !strcmp(f58_body(ids[i]), b))
+                    set_str(out[i].reason, sizeof(out[i].reason), why);
+        }
+        json_decref(doc);
+    }
+    strvec_clear(&argv);
+    transport_result_release(&res);
+}
+
 static int flux_status_batch(struct sched *s, const char *const *ids, size_t n,
                              struct sched_job *out, exa_error_t *err)
 {
@@ -252,6 +297,7 @@ static int flux_status_batch(struct sched *s, const char *const *ids, size_t n,
     }
     strvec_clear(&argv);
     sched_idmap_free(&map);
+    pending_reasons(s, ids, n, out); /* the listed ones: before the eventlogs */
     for (size_t i = 0; i < n; i++) {
         const char *ev[] = {"flux", "job", "info", ids[i], "eventlog", NULL};
         json_t *doc;

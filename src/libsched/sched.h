@@ -227,7 +227,9 @@ int sched_submit(struct sched *s, const struct sched_submit_req *req,
  *          kept); without accounting one `scontrol show job -o`
  *          (scontrol(1)); all read by parse_slurm.h
  *   flux   one `flux jobs --no-header -o FLUX_JOBS_STATUS_FORMAT IDS`
- *          (flux-jobs(1)), then `flux job info ID eventlog` (flux-job(1),
+ *          (flux-jobs(1)); when it lists pending jobs, one `flux jobs
+ *          --json IDS` of those for their reason (the format has no such
+ *          field); then `flux job info ID eventlog` (flux-job(1),
  *          RFC 18) per id it no longer lists, and `flux job info ID R`
  *          (RFC 20) once per started job for nodes, cpus and gpus; all
  *          read by parse_flux.h

@@ -167,6 +167,24 @@ TIMEOUT TIMEOUT 129 timeout 2026-12-01T18:05:29Z 2
 CANCELLED CANCELED None cancel None None
 PENDING SCHED None None None None"
 
+# why listed pending jobs wait: one flux jobs --json for them (99h, 99i)
+cat > "$MAP" <<'EOF'
+99h-jobs-exa-status-format-pending 0 jobs --no-header -o *
+99i-jobs-json-pending 0 jobs --json ƒSCnns1 ƒVaVA4X ƒYvhXyh
+EOF
+: > "$LOG"
+st=$("$EXA" --json hpc status ƒJsJLz3 ƒSCnns1 ƒVaVA4X ƒYvhXyh)
+is "status of held, dependent and waiting jobs: the reasons hpc queue gives" \
+    "$(py 'import json,sys
+for j in json.loads(sys.argv[1]):
+    print(j["job_id"], j["state"], j["raw_state"], j["reason"])' "$st")" \
+"ƒJsJLz3 RUNNING RUN None
+ƒSCnns1 PENDING SCHED held
+ƒVaVA4X PENDING DEPEND depends:after-success=ƒJsJLz3
+ƒYvhXyh PENDING SCHED None"
+is "... asked in one flux jobs --json of the three pending ids" \
+    "$(grep -c '^jobs --json ƒSCnns1 ƒVaVA4X ƒYvhXyh$' "$LOG"):$(grep -c '^jobs --json' "$LOG")" "1:1"
+
 # ---- 6. wait ----------------------------------------------------------
 cat > "$MAP" <<'EOF'
 41-jobs-exa-status-format-final 0 jobs --no-header -o *
