@@ -531,6 +531,16 @@ int flux_r_per_node(const char *buf, size_t len, struct strvec *hosts,
             exa_err(err, EXA_EPARSE, "flux resource R: bad rank idset");
             goto out;
         }
+        if (nids > hosts->nr - nranks) {
+            /* R_lite's ranks are disjoint, one host each: more of them
+             * than hosts is not an R (and never grows without bound) */
+            free(ids);
+            exa_err(err, EXA_EPARSE,
+                    "flux resource R: more ranks in R_lite than the %zu "
+                    "hosts of its nodelist",
+                    hosts->nr);
+            goto out;
+        }
         ALLOC_GROW(ranks, nranks + nids, ranks_alloc);
         if (nids)
             memcpy(ranks + nranks, ids, nids * sizeof(*ids));

@@ -172,7 +172,18 @@ void sm_render_nodes(struct prom_set *set, const char *px, const char *cl,
         double gpus = n->gpus > 0 ? (double)n->gpus : 0;
         double used = n->gpus_used > 0 ? (double)n->gpus_used : 0;
         int unavailable = node_unavailable(n);
+        /* on an unavailable node, what jobs do not hold: what they hold on
+         * a draining node is allocated, not other (sinfo's A/I/O/T split,
+         * the four adding up to the total), where the scheduler says it
+         * per node (cpus_used, gpus_used >= 0) */
+        double c_other = 0, g_other = 0;
         size_t ci = 0;
+
+        if (unavailable) {
+            double cu = (double)n->cpus_used;
+            c_other = n->cpus_used < 0 ? cpus : cpus > cu ? cpus - cu : 0;
+            g_other = n->gpus_used < 0 ? gpus : gpus > used ? gpus - used : 0;
+        }
 
         while (node_cats[ci] && strcmp(node_cats[ci], c))
             ci++;
@@ -205,15 +216,8 @@ void sm_render_nodes(struct prom_set *set, const char *px, const char *cl,
         gpus_total += gpus;
         gpus_used += used;
         if (unavailable) {
-            /* what jobs hold on a draining node is allocated, not other
-             * (sinfo's A/I/O/T split: the four add up to the total),
-             * where the scheduler says it per node */
-            cpus_other += n->cpus_used >= 0 && cpus > (double)n->cpus_used
-                              ? cpus - (double)n->cpus_used
-                          : n->cpus_used >= 0 ? 0
-                                              : cpus;
-            gpus_other +=
-                n->gpus_used >= 0 ? (gpus > used ? gpus - used : 0) : gpus;
+            cpus_other += c_other;
+            gpus_other += g_other;
         } else {
             /* what jobs do not hold on a node that takes work (jobs on a
              * draining node are counted once: in what it holds) */
@@ -231,7 +235,7 @@ void sm_render_nodes(struct prom_set *set, const char *px, const char *cl,
             struct pagg *a = pagg_for(&pt, n->partitions.v[p]);
             a->nodes[ci] += 1;
             a->cpus += cpus;
-            a->cpus_other += unavailable ? cpus : 0;
+            a->cpus_other += c_other;
             a->gpus += gpus;
             a->gpus_used += used;
             a->gpus_idle += unavailable ? 0 : (gpus > used ? gpus - used : 0);

@@ -849,7 +849,7 @@ int cluster_run(const struct cluster_run_request *req,
     if (!name || !strcmp(name, "auto")) {
         struct place_ask ask;
         ask.gpus = (int)r->gpus;
-        ask.nodes = r->nodes > 0 ? (int)r->nodes : 0; /* 0: not asked */
+        ask.nodes = r->nodes > 0 ? (int)r->nodes : 1; /* placement: >= 1 */
         ask.cpus = (int)((r->cpus_per_task > 0 ? r->cpus_per_task : 0) *
                          (r->ntasks > 0 ? r->ntasks : 1));
         if (place_auto(st, &f, &ask, &name, &res->placement_reason, err) < 0)

@@ -39,7 +39,9 @@ static const char *json_state_name(const json_t *st)
  * src/bindings/python/flux/job/info.py contextual_info, from the JSON
  * fields it reads. PRIORITY "priority-wait"; DEPEND "depends:" and the
  * job's dependencies joined by ',' ("depends:after-success=ƒJvGKYj" on
- * flux-core 0.88, tests/fixtures/flux-real 92); SCHED
+ * flux-core 0.88, tests/fixtures/flux-real 92; the JSON holds flux's
+ * post-processed list, JobInfo's DependencyList, so a begin-time shows
+ * as "begin@HH:MM" there as in the table); SCHED
  * "held" at urgency 0, else "priority-hold" at priority 0, else nothing
  * (flux's "eta:" estimate is a time to come, not a reason). Other
  * states: nothing.
