@@ -1,7 +1,8 @@
 /*
  * fuzz_flux_resource.c - libFuzzer target for flux_resource_parse(),
  * flux_resource_apply() (the input as the status view, R and the allocated
- * set's R over a fixed two-node list) and flux_version_parse().
+ * set's R over a fixed two-node list), flux_version_parse() and
+ * flux_default_queue().
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -31,6 +32,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         flux_resource_apply(res, buf, size, buf, size, buf, size);
     json_decref(res);
     v = flux_version_parse(buf, size);
+    free(v);
+    v = flux_default_queue(buf, size);
+    if (v && (!*v || strchr(v, '*') || strchr(v, ' ')))
+        abort(); /* a queue name: not empty, no mark, no blank */
     free(v);
     free(buf);
     return 0;

@@ -670,6 +670,26 @@ int flux_resource_apply(json_t *doc, const char *status, size_t status_len,
     return changed;
 }
 
+char *flux_default_queue(const char *buf, size_t len)
+{
+    size_t i = 0;
+    while (i < len) {
+        const char *s = buf + i, *nl = memchr(s, '\n', len - i);
+        size_t l = nl ? (size_t)(nl - s) : len - i;
+        i += l + 1;
+        while (l && isspace((unsigned char)s[l - 1]))
+            l--;
+        while (l && isspace((unsigned char)*s)) {
+            s++;
+            l--;
+        }
+        if (l > 1 && s[l - 1] == '*' && !memchr(s, ' ', l - 1) &&
+            !memchr(s, '*', l - 1))
+            return xstrndup(s, l - 1);
+    }
+    return NULL;
+}
+
 char *flux_version_parse(const char *buf, size_t len)
 {
     static const char key[] = "commands:";

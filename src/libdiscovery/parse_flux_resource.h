@@ -83,6 +83,15 @@ int flux_resource_apply(json_t *doc, const char *status, size_t status_len,
                         size_t alloc_len);
 
 /*
+ * The default queue named in `flux queue list -n -o '{queuem}'` output
+ * (flux-queue(1): one queue name a line, the default one marked with a
+ * trailing '*'; flux-config-queues(5) policy.jobspec.defaults.system.
+ * queue), malloc'ed, or NULL when no line is a name marked so (no
+ * queues, or no default). Pure.
+ */
+char *flux_default_queue(const char *buf, size_t len);
+
+/*
  * The commands version of `flux version` output (flux-version(1): a
  * line "commands:\t\t0.88.0"), malloc'ed and trimmed, or NULL when no
  * line starts with "commands:" (or it holds nothing).

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "libdiscovery/parse_flux_resource.h"
 #include "libdiscovery/parse_sacctmgr.h"
 #include "libdiscovery/probe.h"
 #include "libsched/parse_message.h"
@@ -243,6 +244,38 @@ static void check_flux_slots(const struct preflight_ask *ask,
 }
 
 /*
+ * Flux without --partition: a job goes to the default queue when queues
+ * are configured (flux-config-queues(5)), so the node checks count its
+ * nodes only: `flux queue list -n -o '{queuem}'` names it with a '*'
+ * (flux_default_queue()). Returns the queue (*dq, caller frees) to count
+ * nodes in, or NULL (no queues, no default, or the command failed: the
+ * whole cluster, as before).
+ */
+static const char *check_flux_default_queue(struct transport *t,
+                                            const struct inventory *inv,
+                                            struct preflight_report *rep,
+                                            char **dq)
+{
+    const char *argv[] = {"flux", "queue",    "list", "-n",
+                          "-o",   "{queuem}", NULL};
+    struct transport_result r = TRANSPORT_RESULT_INIT;
+    exa_error_t err = EXA_ERROR_INIT;
+    size_t n = 0;
+    *dq = NULL;
+    if (transport_run(t, argv, NULL, 0, 0, &r, &err) == 0 && r.rc == 0)
+        *dq = flux_default_queue(r.out.buf, r.out.len);
+    transport_result_release(&r);
+    if (!*dq)
+        return NULL;
+    for (size_t i = 0; i < inv->nnodes; i++)
+        n += in_partition(&inv->nodes[i], *dq);
+    add(rep, "partition", n > 0,
+        "none asked: the default queue '%s' (flux queue list), %zu node(s)",
+        *dq, n);
+    return *dq;
+}
+
+/*
  * part: the partition to count nodes in (NULL: the whole cluster). flux:
  * without --nodes, Flux places each slot on a node of its choosing (one
  * node may hold several), so the GPUs check counts the slots of
@@ -373,6 +406,7 @@ void preflight_run(struct transport *t, const struct preflight_target *tg,
     const struct probe *p;
     char *version = NULL;
     const char *node_part = NULL; /* count nodes of an existing partition */
+    char *dq = NULL;              /* Flux's default queue, when one is */
     int a;
 
     memset(rep, 0, sizeof(*rep));
@@ -443,6 +477,8 @@ void preflight_run(struct transport *t, const struct preflight_target *tg,
             node_part = ask->partition;
         }
     }
+    if (!ask->partition && !strcmp(p->scheduler, "flux"))
+        node_part = check_flux_default_queue(t, &inv, rep, &dq);
     if (!strcmp(p->scheduler, "slurm") && (ask->account || ask->qos))
         check_slurm_assoc(t, ask, rep);
     else if (!strcmp(p->scheduler, "flux"))
@@ -460,6 +496,7 @@ void preflight_run(struct transport *t, const struct preflight_target *tg,
     if (tg->remote_exa)
         check_remote_exa(t, tg->remote_exa, rep);
 out:
+    free(dq);
     free(version);
     inventory_release(&inv);
     transport_result_release(&r);

@@ -404,4 +404,27 @@ m=$("$EXA" serve --once)
 is "no job: CPUs 0 allocated and 8 idle are still said" \
     "$(metric flux_cpus_alloc):$(metric flux_cpus_idle):$(metric flux_gpus_idle)" "0:8:4"
 
+# ---- 14. queues: without --partition preflight counts the default
+# queue's nodes (99j-99l): flux puts such a job there --------------------
+cat > "$MAP" <<'EOF'
+99k-resource-list-queues 0 resource list
+03-resource-status 0 resource status
+99l-resource-R-queues 0 resource R
+96-resource-R-allocated-none 0 resource R --states=allocated
+99j-queue-list-n-o-queuem 0 queue list -n -o {queuem}
+01-flux-version 0 version
+05-account-help 1 account --help
+EOF
+pf() { "$EXA" --json hpc preflight f1 "$@" | py 'import json,sys
+for c in json.load(sys.stdin)["checks"]:
+    if c["check"] in ("partition", "gpus_per_node"): print(c["check"], c["ok"], c["detail"])'; }
+is "no --partition: the default queue batch (one node) holds one slot of 2 GPUs, not two" \
+    "$(pf --ntasks 2 --gpus 4)" \
+"partition True none asked: the default queue 'batch' (flux queue list), 1 node(s)
+gpus_per_node False asked 2 slot(s) of 2 GPU(s), each on one node; the usable nodes hold 1 such slot(s) (largest node: 2 GPUs)"
+is "--partition debug: that queue's node, its 2 GPUs" \
+    "$(pf --partition debug --ntasks 1 --gpus 2)" \
+"partition True 'debug' exists
+gpus_per_node True asked 1 slot(s) of 2 GPU(s), each on one node; the usable nodes hold 1 such slot(s) (largest node: 2 GPUs)"
+
 done_testing

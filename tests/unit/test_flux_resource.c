@@ -231,6 +231,25 @@ static void test_allocated_set(void **state)
     free(none);
 }
 
+/* The default queue of `flux queue list -n -o '{queuem}'` (capture 99j):
+ * the name marked '*'; none marked, or not a name: NULL. */
+static void test_default_queue(void **state)
+{
+    char *q = slurp(REAL "99j-queue-list-n-o-queuem.stdout");
+    char *d = flux_default_queue(q, strlen(q));
+    (void)state;
+    assert_string_equal(d, "batch");
+    free(d);
+    free(q);
+    assert_null(flux_default_queue("debug\nbatch\n", 12));
+    assert_null(flux_default_queue("", 0));
+    assert_null(flux_default_queue("*\n", 2));
+    assert_null(flux_default_queue("a b*\n", 5));
+    d = flux_default_queue("  gpu*  \r\n", 10);
+    assert_string_equal(d, "gpu");
+    free(d);
+}
+
 /* flux version (tests/fixtures/flux-real/01-flux-version.stdout): the commands
  * version. */
 static void test_version(void **state)
@@ -253,6 +272,7 @@ int main(void)
         cmocka_unit_test(test_no_header_and_errors),
         cmocka_unit_test(test_stateup_and_apply),
         cmocka_unit_test(test_allocated_set),
+        cmocka_unit_test(test_default_queue),
         cmocka_unit_test(test_version),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
