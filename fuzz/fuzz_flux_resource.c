@@ -34,8 +34,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     v = flux_version_parse(buf, size);
     free(v);
     v = flux_default_queue(buf, size);
-    if (v && (!*v || strchr(v, '*') || strchr(v, ' ')))
-        abort(); /* a queue name: not empty, no mark, no blank */
+    if (v) { /* a queue name: not empty, no mark, blank or control byte */
+        if (!*v)
+            abort();
+        for (const char *c = v; *c; c++)
+            if ((unsigned char)*c <= ' ' || *c == 0x7f || *c == '*')
+                abort();
+    }
     free(v);
     free(buf);
     return 0;

@@ -245,6 +245,8 @@ static void test_default_queue(void **state)
     assert_null(flux_default_queue("", 0));
     assert_null(flux_default_queue("*\n", 2));
     assert_null(flux_default_queue("a b*\n", 5));
+    assert_null(flux_default_queue("\0\0*\n", 4)); /* found by fuzzing */
+    assert_null(flux_default_queue("a\tb*\n", 5));
     d = flux_default_queue("  gpu*  \r\n", 10);
     assert_string_equal(d, "gpu");
     free(d);
