@@ -58,8 +58,9 @@ const char *const obs_flux_alloc_argv[] = {"flux", "resource", "R",
 
 /* fields flux-core 0.88 has (it has no ngpus: GPUs come from R), joined
  * by 0x1F so an empty {queue} keeps its place; --count=0: every active
- * job (flux-jobs(1) stops at 1,000 by default and says so on stderr
- * only, so a busy system's series would be short without a word) */
+ * job (flux-jobs(1) stops at 1,000 by default, and with --no-header it
+ * says nothing of it, so a busy system's series would be short without
+ * a word) */
 const char *const obs_flux_jobs_argv[] = {
     "flux",
     "jobs",
