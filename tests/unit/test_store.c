@@ -77,6 +77,54 @@ static void test_open_creates_0600_and_migrates(void **state)
     free(dir);
 }
 
+/* The last connection's close checkpoints every commit into platform.db
+ * and cuts the WAL file to 0 bytes, which stays (SQLITE_FCNTL_PERSIST_WAL):
+ * the next command's first write neither creates it again nor syncs the
+ * directory. A reader that ignores the WAL (immutable=1, the read-only
+ * fallback) sees every committed row. */
+static void test_close_checkpoints_keeps_wal(void **state)
+{
+    char *dir = tmpdir_path();
+    char *path = xstrfmt("%s/platform.db", dir);
+    char *wal = xstrfmt("%s-wal", path);
+    char *uri = xstrfmt("file:%s?immutable=1", path);
+    exa_error_t err = EXA_ERROR_INIT;
+    struct stat sb;
+    sqlite3 *db = NULL;
+    sqlite3_stmt *stmt = NULL;
+    for (int round = 0; round < 2; round++) {
+        store_t *st = store_open(path, &err);
+        assert_non_null(st);
+        assert_int_equal(store_exec(st, round ? "INSERT INTO engine_kv "
+                                                "VALUES('k2','v2')"
+                                              : "INSERT INTO engine_kv "
+                                                "VALUES('k1','v1')",
+                                    &err),
+                         0);
+        assert_int_equal(stat(wal, &sb), 0);
+        assert_true(sb.st_size > 0); /* the commit is in the WAL */
+        store_close(st);
+        assert_int_equal(stat(wal, &sb), 0); /* kept, */
+        assert_int_equal(sb.st_size, 0);     /* and empty */
+    }
+    assert_int_equal(sqlite3_open_v2(uri, &db,
+                                     SQLITE_OPEN_READONLY | SQLITE_OPEN_URI,
+                                     NULL),
+                     SQLITE_OK);
+    assert_int_equal(sqlite3_prepare_v2(db, "SELECT count(*) FROM engine_kv",
+                                        -1, &stmt, NULL),
+                     SQLITE_OK);
+    assert_int_equal(sqlite3_step(stmt), SQLITE_ROW);
+    assert_int_equal(sqlite3_column_int(stmt, 0), 2);
+    sqlite3_finalize(stmt);
+    sqlite3_close(db);
+    free(uri);
+    free(wal);
+    free(path);
+    rm_rf(dir);
+    free(dir);
+}
+
 /* Four connections (threads, as in exa serve: the collector and the worker
  * engine) opening one new platform.db at the same moment: each must open
  * it, in WAL mode and migrated. Before set_wal() one of them failed about
@@ -343,6 +391,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_open_creates_0600_and_migrates),
         cmocka_unit_test(test_concurrent_first_open),
+        cmocka_unit_test(test_close_checkpoints_keeps_wal),
         cmocka_unit_test(test_corrupt_db_untouched),
         cmocka_unit_test(test_newer_schema_refused),
         cmocka_unit_test(test_unwritable_dir),
