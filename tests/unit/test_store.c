@@ -95,10 +95,11 @@ static void test_close_checkpoints_keeps_wal(void **state)
     for (int round = 0; round < 2; round++) {
         store_t *st = store_open(path, &err);
         assert_non_null(st);
-        assert_int_equal(store_exec(st, round ? "INSERT INTO engine_kv "
-                                                "VALUES('k2','v2')"
-                                              : "INSERT INTO engine_kv "
-                                                "VALUES('k1','v1')",
+        assert_int_equal(store_exec(st,
+                                    round ? "INSERT INTO engine_kv "
+                                            "VALUES('k2','v2')"
+                                          : "INSERT INTO engine_kv "
+                                            "VALUES('k1','v1')",
                                     &err),
                          0);
         assert_int_equal(stat(wal, &sb), 0);
@@ -107,10 +108,9 @@ static void test_close_checkpoints_keeps_wal(void **state)
         assert_int_equal(stat(wal, &sb), 0); /* kept, */
         assert_int_equal(sb.st_size, 0);     /* and empty */
     }
-    assert_int_equal(sqlite3_open_v2(uri, &db,
-                                     SQLITE_OPEN_READONLY | SQLITE_OPEN_URI,
-                                     NULL),
-                     SQLITE_OK);
+    assert_int_equal(
+        sqlite3_open_v2(uri, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, NULL),
+        SQLITE_OK);
     assert_int_equal(sqlite3_prepare_v2(db, "SELECT count(*) FROM engine_kv",
                                         -1, &stmt, NULL),
                      SQLITE_OK);
