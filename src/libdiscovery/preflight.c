@@ -276,6 +276,37 @@ static const char *check_flux_default_queue(struct transport *t,
 }
 
 /*
+ * Slurm without --partition: sbatch puts a job in the partition marked
+ * Default=YES (slurm.conf(5) "Default"; `scontrol show partition -o`,
+ * read into caps.partitions[].is_default), so the node checks count its
+ * nodes only; with partitions but none marked default sbatch refuses the
+ * job ("No partition specified or system default partition"). Returns
+ * the partition to count nodes in, or NULL (no partition table: the
+ * whole cluster, as before).
+ */
+static const char *check_slurm_default_partition(const struct inventory *inv,
+                                                 struct preflight_report *rep)
+{
+    const struct partition_info *def = NULL;
+    for (size_t i = 0; i < inv->caps.npartitions && !def; i++)
+        if (inv->caps.partitions[i].is_default)
+            def = &inv->caps.partitions[i];
+    if (!inv->caps.npartitions)
+        return NULL;
+    if (!def) {
+        add(rep, "partition", 0,
+            "none asked, and no partition is Default=YES: sbatch needs "
+            "--partition (%zu partition(s))",
+            inv->caps.npartitions);
+        return NULL;
+    }
+    add(rep, "partition", !def->state || !strcmp(def->state, "UP"),
+        "none asked: the default partition '%s' (Default=YES, state %s)",
+        def->name, def->state ? def->state : "?");
+    return def->name;
+}
+
+/*
  * part: the partition to count nodes in (NULL: the whole cluster). flux:
  * without --nodes, Flux places each slot on a node of its choosing (one
  * node may hold several), so the GPUs check counts the slots of
@@ -479,6 +510,8 @@ void preflight_run(struct transport *t, const struct preflight_target *tg,
     }
     if (!ask->partition && !strcmp(p->scheduler, "flux"))
         node_part = check_flux_default_queue(t, &inv, rep, &dq);
+    else if (!ask->partition && !strcmp(p->scheduler, "slurm"))
+        node_part = check_slurm_default_partition(&inv, rep);
     if (!strcmp(p->scheduler, "slurm") && (ask->account || ask->qos))
         check_slurm_assoc(t, ask, rep);
     else if (!strcmp(p->scheduler, "flux"))

@@ -25,7 +25,11 @@ static const char *sinfo_drained =
     "n1|4|8000|gpu:a100:4|gpu:a100:0(IDX:N/A)|drained|debug*\n"
     "n2|4|8000|gpu:a100:2|gpu:a100:0(IDX:N/A)|mixed|debug*\n";
 
-static struct transport *cluster(const char *sinfo, int workdir_rc, int exa_rc)
+static const char *scontrol_debug = "PartitionName=debug Default=YES "
+                                    "State=UP TotalNodes=2\n";
+
+static struct transport *cluster_parts(const char *sinfo, const char *parts,
+                                       int workdir_rc, int exa_rc)
 {
     struct transport *t = transport_fake_new();
     transport_fake_add(t, "hostname", "login1\n", "", 0, 0, 0);
@@ -34,10 +38,7 @@ static struct transport *cluster(const char *sinfo, int workdir_rc, int exa_rc)
                        0, 0);
     transport_fake_add(t, "sacctmgr -n -P show assoc user=alice *",
                        "research|normal,high\nroot|normal\n", "", 0, 0, 0);
-    transport_fake_add(t, "scontrol show partition -o",
-                       "PartitionName=debug Default=YES State=UP "
-                       "TotalNodes=2\n",
-                       "", 0, 0, 0);
+    transport_fake_add(t, "scontrol show partition -o", parts, "", 0, 0, 0);
     transport_fake_add(t, "sinfo -N --Format=*", sinfo, "", 0, 0, 0);
     transport_fake_add(t, "mkdir -p *", "",
                        workdir_rc ? "Permission denied" : "", workdir_rc, 0, 0);
@@ -46,6 +47,11 @@ static struct transport *cluster(const char *sinfo, int workdir_rc, int exa_rc)
     transport_fake_add(t, "exa --version", exa_rc ? "" : "exa 0.1.0\n",
                        exa_rc ? "exa: command not found" : "", exa_rc, 0, 0);
     return t;
+}
+
+static struct transport *cluster(const char *sinfo, int workdir_rc, int exa_rc)
+{
+    return cluster_parts(sinfo, scontrol_debug, workdir_rc, exa_rc);
 }
 
 static const struct preflight_check *find(const struct preflight_report *r,
@@ -209,6 +215,68 @@ static void test_unreachable_stops(void **state)
     transport_close(t);
 }
 
+/* Slurm without --partition: sbatch uses the Default=YES partition, so the
+ * node checks count its nodes, not the whole cluster's: 4 GPUs on one
+ * node exist only in 'gpu', where the job does not go. With partitions
+ * but no default, sbatch refuses a job that names none. */
+static void test_slurm_default_partition(void **state)
+{
+    static const char *sinfo_two =
+        "NODELIST|CPUS|MEMORY|GRES|GRES_USED|STATE|PARTITION\n"
+        "n1|4|8000|gpu:a100:2|gpu:a100:0(IDX:N/A)|idle|debug*\n"
+        "n2|4|8000|gpu:a100:4|gpu:a100:0(IDX:N/A)|idle|gpu\n";
+    static const char *two = "PartitionName=debug Default=YES State=UP "
+                             "TotalNodes=1\n"
+                             "PartitionName=gpu State=UP TotalNodes=1\n";
+    static const char *none_default = "PartitionName=debug State=UP "
+                                      "TotalNodes=1\n"
+                                      "PartitionName=gpu State=UP "
+                                      "TotalNodes=1\n";
+    struct preflight_target tg = target();
+    struct preflight_report r;
+    struct transport *t;
+    {
+        struct preflight_ask a = {4, 1, NULL, NULL, NULL, "alice", 0};
+        t = cluster_parts(sinfo_two, two, 0, 0);
+        preflight_run(t, &tg, &a, &r);
+        assert_int_equal(find(&r, "partition")->ok, 1);
+        assert_string_equal(find(&r, "partition")->detail,
+                            "none asked: the default partition 'debug' "
+                            "(Default=YES, state UP)");
+        assert_int_equal(failed(&r, "gpus"), 2);
+        assert_string_equal(find(&r, "gpus")->detail,
+                            "asked 4, debug has 2 on usable nodes");
+        assert_int_equal(find(&r, "gpus_per_node")->ok, 0);
+        assert_string_equal(find(&r, "nodes")->detail, "asked 1, 1 usable");
+        preflight_report_release(&r);
+        transport_close(t);
+    }
+    {
+        struct preflight_ask a = {4, 1, "gpu", NULL, NULL, "alice", 0};
+        t = cluster_parts(sinfo_two, two, 0, 0);
+        preflight_run(t, &tg, &a, &r);
+        assert_int_equal(r.ok, 1);
+        assert_string_equal(find(&r, "gpus")->detail,
+                            "asked 4, gpu has 4 on usable nodes");
+        preflight_report_release(&r);
+        transport_close(t);
+    }
+    {
+        struct preflight_ask a = {1, 1, NULL, NULL, NULL, "alice", 0};
+        t = cluster_parts(sinfo_two, none_default, 0, 0);
+        preflight_run(t, &tg, &a, &r);
+        assert_int_equal(failed(&r, "partition"), 1);
+        assert_string_equal(find(&r, "partition")->detail,
+                            "none asked, and no partition is Default=YES: "
+                            "sbatch needs --partition (2 partition(s))");
+        /* the node checks fall back to the whole cluster */
+        assert_string_equal(find(&r, "gpus")->detail,
+                            "asked 1, cluster has 6 on usable nodes");
+        preflight_report_release(&r);
+        transport_close(t);
+    }
+}
+
 /* Flux (the real flux-core 0.88 captures of tests/fixtures/flux-real):
  * the slot check says what flux batch gets, one slot when neither tasks
  * nor nodes are asked, and refuses GPUs that do not split over the
@@ -302,6 +370,7 @@ int main(void)
         cmocka_unit_test(test_all_pass),
         cmocka_unit_test(test_each_failure),
         cmocka_unit_test(test_unreachable_stops),
+        cmocka_unit_test(test_slurm_default_partition),
         cmocka_unit_test(test_flux_slots),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
