@@ -217,29 +217,44 @@ static int clamp_int(long long v)
     return v < 0 ? -1 : v > 0x7fffffff ? 0x7fffffff : (int)v;
 }
 
+/* 1 when out's reason may come from `flux jobs --json`: a pending job
+ * (why it waits) or one that ended other than COMPLETED (its exception),
+ * without a reason yet. */
+static int wants_reason(const struct sched_job *j)
+{
+    return !j->reason[0] &&
+           (j->state == SCHED_PENDING ||
+            (sched_state_terminal(j->state) && j->state != SCHED_COMPLETED));
+}
+
 /*
- * Why each listed pending job waits (out[i].reason): the status format
- * has no such field, so one `flux jobs --json ID...` for the pending ids
- * gives the words of the default table's INFO column ("held",
- * "depends:...", "priority-wait", "priority-hold"; flux_jobs_parse()).
- * Nothing pending: nothing run. A failure leaves the reasons empty.
+ * The reason of each listed job the status format cannot give
+ * (out[i].reason): the format has no such field, so one `flux jobs --json
+ * ID...` for those of wants_reason() gives, for a pending job, the words
+ * of the default table's INFO column ("held", "depends:...",
+ * "priority-wait", "priority-hold"; flux_jobs_parse()), and for a job
+ * that ended FAILED, CANCELED or TIMEOUT the type of its exception
+ * ("timeout", "cancel", "exec", ...; none when it simply exited non-zero),
+ * as the eventlog path gives. ids are matched through map (f58 bodies).
+ * None wanted: nothing run. A failure leaves the reasons empty.
  */
-static void pending_reasons(struct sched *s, const char *const *ids, size_t n,
-                            struct sched_job *out)
+static void listed_reasons(struct sched *s, const struct sched_idmap *map,
+                           const char *const *ids, size_t n,
+                           struct sched_job *out)
 {
     struct strvec argv = STRVEC_INIT;
     struct transport_result res = TRANSPORT_RESULT_INIT;
-    size_t np = 0;
+    size_t nw = 0;
 
     strvec_pushl(&argv, "flux", "jobs", "--json", NULL);
     for (size_t i = 0; i < n; i++)
-        if (out[i].state == SCHED_PENDING && !out[i].reason[0]) {
+        if (wants_reason(&out[i])) {
             strvec_push(&argv, ids[i]);
-            np++;
+            nw++;
         }
     /* flux jobs exits 1 when it lists none of the ids: stdout is read
      * whatever the status */
-    if (np && transport_run(s->t, argv.v, NULL, 0, 0, &res, NULL) == 0 &&
+    if (nw && transport_run(s->t, argv.v, NULL, 0, 0, &res, NULL) == 0 &&
         res.out.len) {
         const char *kind = NULL;
         json_t *doc = flux_jobs_parse(res.out.buf, res.out.len, &kind, NULL);
@@ -247,14 +262,18 @@ static void pending_reasons(struct sched *s, const char *const *ids, size_t n,
         size_t k;
         json_array_foreach(jobs, k, o)
         {
-            const char *why = jx_get_str(o, "reason", NULL);
+            const char *wait = jx_get_str(o, "reason", NULL);
+            const char *exc =
+                jx_get_str(json_object_get(o, "exception"), "type", NULL);
             const char *b = f58_body(jx_get_str(o, "id", ""));
-            if (!why || !*b)
+            if (!*b)
                 continue;
-            for (size_t i = 0; i < n; i++)
-                if (out[i].state == SCHED_PENDING &&
-                    !strcmp(f58_body(ids[i]), b))
+            for (long i = sched_idmap_find(map, b, strlen(b)); i >= 0;
+                 i = map->next[i]) {
+                const char *why = out[i].state == SCHED_PENDING ? wait : exc;
+                if (wants_reason(&out[i]) && why && *why)
                     set_str(out[i].reason, sizeof(out[i].reason), why);
+            }
         }
         json_decref(doc);
     }
@@ -296,8 +315,9 @@ static int flux_status_batch(struct sched *s, const char *const *ids, size_t n,
         sched_note_failure(s, &e1); /* an outage, not unknown jobs */
     }
     strvec_clear(&argv);
+    /* the listed ones: before the eventlogs */
+    listed_reasons(s, &map, ids, n, out);
     sched_idmap_free(&map);
-    pending_reasons(s, ids, n, out); /* the listed ones: before the eventlogs */
     for (size_t i = 0; i < n; i++) {
         const char *ev[] = {"flux", "job", "info", ids[i], "eventlog", NULL};
         json_t *doc;

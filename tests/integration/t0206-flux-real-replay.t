@@ -125,16 +125,37 @@ for j in json.loads(sys.argv[1])[:1] + json.loads(sys.argv[1])[7:8]:
     print(j["start"], j["end"])' "$st")" \
 "2026-12-01T18:05:28Z 2026-12-01T18:05:34Z
 None 2026-12-01T18:06:09Z"
-# status: one flux jobs for all nine, R once for each of the seven that
-# ran (the adapter); then the accounting of the ended jobs' rows
-# (accounting.c) reads each eventlog and R once more
-is "one flux jobs for nine ids; R for the seven that ran, then eventlog + R per ended job" \
-    "$(grep -c '^jobs ' "$LOG"):$(grep -c '^job info .* R$' "$LOG"):$(grep -c 'eventlog' "$LOG")" "1:16:9"
+# status: one flux jobs for all nine, then one flux jobs --json for the
+# seven that ended other than COMPLETED (their exception: no capture of
+# that moment, so the fake refuses it and the reasons stay empty; phase
+# 3b replays one), R once for each of the seven that ran (the adapter);
+# then the accounting of the ended jobs' rows (accounting.c) reads each
+# eventlog and R once more
+is "one flux jobs and one --json for nine ids; R for the seven that ran, then eventlog + R per ended job" \
+    "$(grep -c '^jobs ' "$LOG"):$(grep -c '^jobs --json ƒ3qfZEQP ƒ3uVwNg7 ƒ3ytwF9R ƒ4JFQMV1 ƒ4Q6uX1y ƒ4WGCXw5 ƒ4ebWVoV$' "$LOG"):$(grep -c '^job info .* R$' "$LOG"):$(grep -c 'eventlog' "$LOG")" "2:1:16:9"
 is "the --nodes 2 --gpus 2 row records what R allocated (1 GPU, 1 core, 1 node)" \
     "$("$EXA" --json hpc jobs | py 'import json,sys
 for j in json.load(sys.stdin):
     if j["job_id"] == "ƒ48WZ57d": print(j["gpus"], j["cpus"], j["nodes"], j["state"], j["start_time"])')" \
     "1 1 1 COMPLETED 2026-12-01T18:05:29Z"
+
+# ---- 3b. why listed jobs ended: their exception (99n, 99o) --------------
+cat > "$MAP" <<'EOF'
+99n-jobs-exa-status-format-ended 0 jobs --no-header -o *
+99o-jobs-json-ended 0 jobs --json ƒJBGgNj ƒMgNyyy ƒRk71no
+EOF
+: > "$LOG"
+st=$("$EXA" --json hpc status ƒJBGgNj ƒMgNyyy ƒRk71no ƒVDjL7h)
+is "status of listed ended jobs: the exception type is the reason, as from the eventlog" \
+    "$(py 'import json,sys
+for j in json.loads(sys.argv[1]):
+    print(j["job_id"], j["state"], j["raw_state"], j["exit_code"], j["reason"])' "$st")" \
+"ƒJBGgNj FAILED FAILED 3 None
+ƒMgNyyy TIMEOUT TIMEOUT 142 timeout
+ƒRk71no CANCELLED CANCELED None cancel
+ƒVDjL7h COMPLETED COMPLETED 0 None"
+is "... asked in one flux jobs --json of the three that did not complete" \
+    "$(grep -c '^jobs --json ƒJBGgNj ƒMgNyyy ƒRk71no$' "$LOG"):$(grep -c '^jobs --json' "$LOG")" "1:1"
 
 # ---- 4. an id flux jobs does not know: the eventlog (46, 65) -----------
 cat > "$MAP" <<'EOF'
