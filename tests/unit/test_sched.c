@@ -997,8 +997,20 @@ static void test_flux_status(void **state)
         "\"status\":15}}\n"
         "{\"timestamp\":1738774200.7,\"name\":\"clean\",\"context\":{}}\n",
         "", 0, 0, 0);
+    /* why the listed ones ended (99o's shape): FAILED by its exit code
+     * alone, CANCELED by an exception of type cancel */
+    transport_fake_add(
+        t, "flux jobs --json ƒ2TR77Ao1 fABC",
+        "{\"jobs\": [{\"jobid\": \"ƒ2TR77Ao1\", \"state\": \"INACTIVE\", "
+        "\"result\": \"FAILED\", \"exception\": {\"occurred\": false}}, "
+        "{\"jobid\": \"ƒABC\", \"state\": \"INACTIVE\", \"result\": "
+        "\"CANCELED\", \"exception\": {\"occurred\": true, \"severity\": 0, "
+        "\"type\": \"cancel\", \"note\": \"\"}}]}\n",
+        "", 0, 0, 0);
     assert_int_equal(sched_status_batch(s, ids, 3, out, &err), 0);
     assert_int_equal(out[0].state, SCHED_FAILED);
+    assert_string_equal(out[0].reason, "");
+    assert_string_equal(out[1].reason, "cancel");
     assert_string_equal(out[0].raw_state, "FAILED");
     assert_string_equal(out[0].submit, "2025-02-05T16:49:54Z");
     assert_int_equal(out[0].exit_code, 1); /* wait status 256 */
@@ -1014,7 +1026,11 @@ static void test_flux_status(void **state)
     assert_int_equal(out[2].elapsed_s, 6);
     assert_int_equal(out[2].signal, 15);
     assert_int_equal(out[2].exit_code, -1);
-    assert_int_equal(transport_fake_count(t, "flux jobs *"), 1);
+    /* the status format, then --json for the two listed that ended
+     * other than COMPLETED (ƒGone is not listed: its eventlog says) */
+    assert_int_equal(transport_fake_count(t, "flux jobs *"), 2);
+    assert_int_equal(transport_fake_count(t, "flux jobs --json ƒ2TR77Ao1 fABC"),
+                     1);
     /* the eventlog of ƒGone, then R of the two that ran (fABC never did) */
     assert_int_equal(transport_fake_count(t, "flux job info * eventlog"), 1);
     assert_int_equal(transport_fake_count(t, "flux job info * R"), 2);
