@@ -1,8 +1,8 @@
 /*
  * fuzz_flux_resource.c - libFuzzer target for flux_resource_parse(),
  * flux_resource_apply() (the input as the status view, R and the allocated
- * set's R over a fixed two-node list), flux_version_parse() and
- * flux_default_queue().
+ * set's R over a fixed two-node list), flux_version_parse(),
+ * flux_default_queue() and parse_flux_queue_list().
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "libdiscovery/parse_flux_resource.h"
+#include "libdiscovery/probe.h"
 #include "libutil/xalloc.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -42,6 +43,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 abort();
     }
     free(v);
+    {
+        struct partition_info *p = NULL;
+        size_t n = 0;
+        if (parse_flux_queue_list(buf, size, &p, &n, NULL) == 0) {
+            for (size_t i = 0; i < n; i++) /* named, in a known state */
+                if (!p[i].name[0] || !p[i].state)
+                    abort();
+            partition_infos_free(p, n);
+        } else if (p || n) { /* a refusal returns nothing */
+            abort();
+        }
+    }
     free(buf);
     return 0;
 }

@@ -672,16 +672,6 @@ int flux_resource_apply(json_t *doc, const char *status, size_t status_len,
 
 /* [s, s+n) is a name a queue may have: no blank, control byte, NUL or
  * '*' (flux-config-queues(5) names are TOML keys; these never print) */
-static int queue_name(const char *s, size_t n)
-{
-    for (size_t i = 0; i < n; i++) {
-        unsigned char c = (unsigned char)s[i];
-        if (c <= ' ' || c == 0x7f || c == '*')
-            return 0;
-    }
-    return 1;
-}
-
 char *flux_default_queue(const char *buf, size_t len)
 {
     size_t i = 0;
@@ -695,7 +685,7 @@ char *flux_default_queue(const char *buf, size_t len)
             s++;
             l--;
         }
-        if (l > 1 && s[l - 1] == '*' && queue_name(s, l - 1))
+        if (l > 1 && s[l - 1] == '*' && flux_queue_name_ok(s, l - 1))
             return xstrndup(s, l - 1);
     }
     return NULL;

@@ -163,6 +163,35 @@ int parse_scontrol_partitions(const char *buf, size_t len,
                               exa_error_t *err);
 void partition_infos_free(struct partition_info *v, size_t n);
 
+/*
+ * The fields the probe asks `flux queue list -n -o` for (flux-queue(1);
+ * the names are those of flux-queue.py in flux-core), joined by 0x1F:
+ * the name (`*` after the default queue), submission (enabled|disabled),
+ * scheduling (started|stopped), the time limit (seconds or "inf"), the
+ * most nodes a job may ask ("inf" or a count), and the queue's nodes,
+ * cores and GPUs.
+ */
+#define FLUX_QUEUE_LIST_FORMAT                                                 \
+    "{queuem}\x1f{submission}\x1f{scheduling}\x1f{limits.timelimit}\x1f"       \
+    "{limits.max.nnodes}\x1f{resources.all.nnodes}\x1f"                        \
+    "{resources.all.ncores}\x1f{resources.all.ngpus}"
+
+/*
+ * Parse `flux queue list -n -o FLUX_QUEUE_LIST_FORMAT` output (one line
+ * per queue) into *out, one partition_info per queue (caller frees with
+ * partition_infos_free): is_default from the `*`; state in Slurm's
+ * partition words, UP (enabled, started), DOWN (enabled, stopped: jobs
+ * wait), DRAIN (disabled, started: no new jobs) or INACTIVE; max_time as
+ * Slurm prints MaxTime ("UNLIMITED", "01:00:00"); max_nodes, total_nodes
+ * and total_cpus (-1 for "inf"). The one row with an empty name (no
+ * queues configured) gives none. 0, or -1 with err (EXA_EPARSE) for a
+ * row of another shape, a bad name or state; nothing is returned then.
+ * Pure.
+ */
+int parse_flux_queue_list(const char *buf, size_t len,
+                          struct partition_info **out, size_t *n,
+                          exa_error_t *err);
+
 /* flux_r_per_node() (the R reader): libdiscovery/parse_flux_resource.h */
 
 #endif

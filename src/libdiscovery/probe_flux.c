@@ -34,6 +34,27 @@ static int flux_available(struct transport *t, char **version, exa_error_t *err)
     return ok;
 }
 
+/*
+ * The queues as partitions (parse_flux_queue_list()): `flux queue list
+ * -n -o FLUX_QUEUE_LIST_FORMAT`. Optional: a failure (an older flux
+ * without these fields, an unreadable answer) leaves none, with a note.
+ */
+static void flux_queues(struct transport *t, struct cluster_caps *caps)
+{
+    const char *argv[] = {
+        "flux", "queue", "list", "-n", "-o", FLUX_QUEUE_LIST_FORMAT, NULL};
+    struct transport_result r = TRANSPORT_RESULT_INIT;
+    exa_error_t e = EXA_ERROR_INIT;
+    if (run_ok(t, argv, &r, &e) == 1) {
+        if (parse_flux_queue_list(r.out.buf, r.out.len, &caps->partitions,
+                                  &caps->npartitions, &e) < 0)
+            strvec_pushf(&caps->notes, "queues not read: %s", e.text);
+    } else {
+        strvec_push(&caps->notes, "queues not read: flux queue list failed");
+    }
+    transport_result_release(&r);
+}
+
 static int flux_caps(struct transport *t, struct cluster_caps *caps,
                      exa_error_t *err)
 {
@@ -50,6 +71,7 @@ static int flux_caps(struct transport *t, struct cluster_caps *caps,
     if (!caps->accounting)
         strvec_push(&caps->notes, "flux-accounting not detected \u2014 "
                                   "--account (--bank) is dropped");
+    flux_queues(t, caps);
     return 0;
 }
 

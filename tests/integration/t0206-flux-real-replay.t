@@ -41,10 +41,16 @@ cat > "$MAP" <<'EOF'
 02-resource-list 0 resource list
 03-resource-status 0 resource status
 04-resource-R 0 resource R
+99s-queue-list-exa-format-no-queues 0 queue list -n -o {queuem}?{submission}*
 EOF
 "$EXA" hpc connect localhost --name f1 --scheduler flux > "$EXA_T/connect.out" 2>&1 &&
     "$EXA" -y hpc approve f1 > "$EXA_T/approve.out" 2>&1
 is "f1 (local, flux) connected and approved" "$?" 0
+# no queues configured: flux queue list's one anonymous row is no partition
+is "an instance without queues has no partitions, and says nothing of queues" \
+    "$("$EXA" --json hpc detect | py 'import json,sys
+c = json.load(sys.stdin)["capabilities"]
+print(len(c["partitions"]), len([n for n in c["notes"] if "queue" in n]))')" "0 0"
 
 # ---- 1. submit without --ntasks/--nodes: one slot ----------------------
 cat > "$MAP" <<'EOF'
@@ -433,6 +439,7 @@ cat > "$MAP" <<'EOF'
 99l-resource-R-queues 0 resource R
 96-resource-R-allocated-none 0 resource R --states=allocated
 99j-queue-list-n-o-queuem 0 queue list -n -o {queuem}
+99p-queue-list-exa-format 0 queue list -n -o {queuem}?{submission}*
 01-flux-version 0 version
 05-account-help 1 account --help
 EOF
@@ -445,7 +452,19 @@ is "no --partition: the default queue batch (one node) holds one slot of 2 GPUs,
 gpus_per_node False asked 2 slot(s) of 2 GPU(s), each on one node; the usable nodes hold 1 such slot(s) (largest node: 2 GPUs)"
 is "--partition debug: that queue's node, its 2 GPUs" \
     "$(pf --partition debug --ntasks 1 --gpus 2)" \
-"partition True 'debug' exists
+"partition True 'debug' exists (state UP)
 gpus_per_node True asked 1 slot(s) of 2 GPU(s), each on one node; the usable nodes hold 1 such slot(s) (largest node: 2 GPUs)"
+is "--partition nope: no such queue" "$(pf --partition nope --ntasks 1)" \
+    "partition False 'nope' does not exist"
+# the queues are the partitions detection reports (99p: debug, batch*)
+is "hpc detect: each queue a partition, the default marked, state UP" \
+    "$("$EXA" --json hpc detect | py 'import json,sys
+c = json.load(sys.stdin)["capabilities"]
+for p in c["partitions"]:
+    print(p["name"], p["default"], p["state"], p["max_time"], p["total_nodes"], p["total_cpus"])
+print(len([n for n in c["notes"] if "queue" in n]))')" \
+"debug False UP UNLIMITED 1 4
+batch True UP UNLIMITED 1 4
+0"
 
 done_testing

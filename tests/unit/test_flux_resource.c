@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include "libdiscovery/parse_flux_resource.h"
+#include "libdiscovery/probe.h"
 #include "libutil/json.h"
 
 static json_t *parse(const char *in)
@@ -252,6 +253,79 @@ static void test_default_queue(void **state)
     free(d);
 }
 
+/* `flux queue list -n -o FLUX_QUEUE_LIST_FORMAT` of flux-core 0.88
+ * (tests/fixtures/flux-real 99p-99s): each queue a partition, the default
+ * marked, enabled/started as Slurm's partition states, the time limit as
+ * Slurm prints MaxTime; no queues is one anonymous row, no partition. */
+static void test_queue_list(void **state)
+{
+    static const char *const files[] = {
+        REAL "99q-queue-list-exa-format-limits.stdout",
+        REAL "99r-queue-list-exa-format-disabled-stopped.stdout",
+        REAL "99s-queue-list-exa-format-no-queues.stdout"};
+    struct partition_info *p = NULL;
+    size_t n = 0;
+    exa_error_t err = EXA_ERROR_INIT;
+    char *q = slurp(files[0]);
+    (void)state;
+    assert_int_equal(parse_flux_queue_list(q, strlen(q), &p, &n, &err), 0);
+    assert_int_equal(n, 2);
+    assert_string_equal(p[0].name, "debug");
+    assert_int_equal(p[0].is_default, 0);
+    assert_string_equal(p[0].state, "UP");
+    assert_string_equal(p[0].max_time, "01:00:00"); /* 3600.0 */
+    assert_int_equal(p[0].max_nodes, 1);
+    assert_int_equal(p[0].total_nodes, 1);
+    assert_int_equal(p[0].total_cpus, 4);
+    assert_string_equal(p[1].name, "batch");
+    assert_int_equal(p[1].is_default, 1);
+    assert_string_equal(p[1].max_time, "UNLIMITED"); /* inf */
+    assert_int_equal(p[1].max_nodes, -1);
+    partition_infos_free(p, n);
+    free(q);
+    /* debug disabled (takes no job, runs its own), batch stopped (takes
+     * jobs, starts none) */
+    q = slurp(files[1]);
+    assert_int_equal(parse_flux_queue_list(q, strlen(q), &p, &n, &err), 0);
+    assert_int_equal(n, 2);
+    assert_string_equal(p[0].state, "DRAIN");
+    assert_string_equal(p[1].state, "DOWN");
+    partition_infos_free(p, n);
+    free(q);
+    q = slurp(files[2]);
+    assert_int_equal(parse_flux_queue_list(q, strlen(q), &p, &n, &err), 0);
+    assert_int_equal(n, 0);
+    partition_infos_free(p, n);
+    free(q);
+    /* both stopped and disabled; a day and a half rounds up to seconds */
+    q = "gpu\037disabled\037stopped\037129600.5\0378\0372\03764\0378\n";
+    assert_int_equal(parse_flux_queue_list(q, strlen(q), &p, &n, &err), 0);
+    assert_string_equal(p[0].state, "INACTIVE");
+    assert_string_equal(p[0].max_time, "1-12:00:01");
+    partition_infos_free(p, n);
+    /* not this format: one error naming the row, nothing returned */
+    {
+        static const char *const bad[] = {
+            "debug\n", /* 1 field */
+            "debug\037enabled\037started\037inf\037inf\0371\0374\n", /* 7 */
+            "a b\037enabled\037started\037inf\037inf\0371\0374\0372\n",
+            "*\037enabled\037started\037inf\037inf\0371\0374\0372\n",
+            "q\037on\037started\037inf\037inf\0371\0374\0372\n",
+            "q\037enabled\037started\037inf\037inf\0371\0374\0372\037x\n",
+        };
+        for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+            exa_error_t e = EXA_ERROR_INIT;
+            p = (struct partition_info *)1;
+            assert_int_equal(
+                parse_flux_queue_list(bad[i], strlen(bad[i]), &p, &n, &e), -1);
+            assert_null(p);
+            assert_int_equal(n, 0);
+            assert_int_equal(e.code, EXA_EPARSE);
+            assert_non_null(strstr(e.text, "row 1"));
+        }
+    }
+}
+
 /* flux version (tests/fixtures/flux-real/01-flux-version.stdout): the commands
  * version. */
 static void test_version(void **state)
@@ -275,6 +349,7 @@ int main(void)
         cmocka_unit_test(test_stateup_and_apply),
         cmocka_unit_test(test_allocated_set),
         cmocka_unit_test(test_default_queue),
+        cmocka_unit_test(test_queue_list),
         cmocka_unit_test(test_version),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
