@@ -140,6 +140,21 @@ static void test_slurm_families(void **state)
     assert_true(
         V("slurm_partition_jobs_pending{cluster=\"c1\",partition=\"debug\"}") ==
         1);
+    /* a partition without a running (debug) or pending (cpu) job says 0,
+     * not nothing */
+    assert_true(
+        V("slurm_partition_jobs_running{cluster=\"c1\",partition=\"debug\"}") ==
+        0);
+    assert_true(V("slurm_partition_cpus_allocated{cluster=\"c1\","
+                  "partition=\"debug\"}") == 0);
+    assert_true(V("slurm_partition_gpus_running{cluster=\"c1\","
+                  "partition=\"debug\"}") == 0);
+    assert_true(
+        V("slurm_partition_jobs_pending{cluster=\"c1\",partition=\"cpu\"}") ==
+        0);
+    assert_true(
+        V("slurm_partition_jobs_running{cluster=\"c1\",partition=\"cpu\"}") ==
+        1);
     assert_true(V("slurm_queue_pending{cluster=\"c1\",user=\"alice\","
                   "partition=\"debug\",reason=\"Resources\"}") == 1);
     assert_true(V("slurm_queue_running{cluster=\"c1\",user=\"alice\","
