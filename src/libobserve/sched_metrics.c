@@ -544,31 +544,6 @@ static void render_jobs(struct prom_set *set, const char *px, const char *cl,
                        "GPUs requested by pending jobs per partition, account "
                        "and user");
 
-    /* Every partition the node listing names has its four partition_*
-     * job series, 0 when no job is pending or running there: a series
-     * that vanishes when a partition empties reads as "no data", not 0
-     * (doc/observability-0242.md "Series budget": 9 per partition).
-     * Nodes share a few partitions: each is added once. */
-    if (s->have_nodes) {
-        struct strvec seen = STRVEC_INIT;
-        for (size_t i = 0; i < s->nnodes; i++)
-            for (size_t k = 0; k < s->nodes[i].partitions.nr; k++) {
-                const char *p = s->nodes[i].partitions.v[k];
-                const char *ppl[] = {"cluster", cl, "partition", p, NULL};
-                size_t q = seen.nr;
-                while (q > 0 && strcmp(seen.v[q - 1], p))
-                    q--;
-                if (q)
-                    continue;
-                strvec_push(&seen, p);
-                sm_add(part_pend, ppl, 0);
-                sm_add(part_run, ppl, 0);
-                sm_add(part_cpu, ppl, 0);
-                sm_add(part_gpu, ppl, 0);
-            }
-        strvec_clear(&seen);
-    }
-
     /* the aggregates: every job once, in the snapshot's order (sums of
      * whole counts, so the order is no matter) */
     for (size_t i = 0; i < s->njobs; i++) {

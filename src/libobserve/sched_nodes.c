@@ -122,7 +122,7 @@ void sm_render_nodes(struct prom_set *set, const char *px, const char *cl,
 {
     struct prom_family *cat[16];
     struct prom_family *total, *ncpu, *nmem, *ngt, *ngu, *nst;
-    struct prom_family *pct, *pgt, *pga, *pgi, *pci;
+    struct prom_family *pct, *pgt, *pga, *pgi, *pci, *pjob[4] = {0};
     double cpus_total = 0, cpus_other = 0, gpus_total = 0, gpus_other = 0;
     double gpus_used = 0, gpus_free = 0, cpus_used = 0, cpus_free = 0;
     int gpus_used_known = 0, cpus_used_known = s->nnodes > 0;
@@ -243,6 +243,18 @@ void sm_render_nodes(struct prom_set *set, const char *px, const char *cl,
         if (n->partitions.nr == 0)
             nopart[ci] += 1;
     }
+    /* The job-derived partition families (render_jobs(), when the job
+     * listing succeeded) get a 0 for every partition a node is in, so
+     * that a partition without a pending or running job says 0, not
+     * nothing (doc/observability-0242.md "Series budget": 9 per
+     * partition); prom_family() finds the families render_jobs made. */
+    if (s->have_jobs) {
+        static const char *const jobfams[] = {
+            "partition_jobs_pending", "partition_jobs_running",
+            "partition_cpus_allocated", "partition_gpus_running"};
+        for (size_t k = 0; k < 4; k++)
+            pjob[k] = sm_fam(set, px, jobfams[k], NULL);
+    }
     for (size_t i = 0; i < pt.nr; i++) {
         const struct pagg *a = &pt.v[i];
         struct prom_labels pl = sm_labels(
@@ -255,6 +267,8 @@ void sm_render_nodes(struct prom_set *set, const char *px, const char *cl,
         prom_add_labels(pgt, &pl, a->gpus);
         prom_add_labels(pga, &pl, a->gpus_used);
         prom_add_labels(pgi, &pl, a->gpus_idle);
+        for (size_t k = 0; k < 4 && s->have_jobs; k++)
+            prom_add_labels(pjob[k], &pl, 0);
     }
     for (size_t c = 0; c < NODE_CATS; c++)
         if (nopart[c] > 0)
