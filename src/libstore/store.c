@@ -764,23 +764,12 @@ store_t *store_open(const char *path, exa_error_t *err)
         }
         sqlite3_finalize(stmt);
     }
-    /*
-     * The WAL file is kept (SQLITE_FCNTL_PERSIST_WAL,
-     * https://www.sqlite.org/c3ref/c_fcntl_begin_atomic_write.html) and
-     * cut to 0 bytes by the checkpoint when the last connection closes
-     * (sqlite3WalClose() does so when journal_size_limit >= 0), instead of
-     * deleted there and created again by the next command's first write:
-     * two unlinks and a create less per writing command, and the
-     * directory sync SQLite makes at the WAL's first sync has no new
-     * entry to write (doc/store.md "Commits and the WAL").
-     */
-    {
-        int one = 1;
-        sqlite3_file_control(st->db, "main", SQLITE_FCNTL_PERSIST_WAL, &one);
-    }
     if (set_wal(st, err) < 0 ||
         store_exec(st, "PRAGMA foreign_keys=ON", err) < 0 ||
         store_exec(st, "PRAGMA synchronous=NORMAL", err) < 0 ||
+        /* exa serve's connections never close: a WAL a large
+         * transaction grew is cut back to 4 MiB when it restarts
+         * (https://www.sqlite.org/pragma.html#pragma_journal_size_limit) */
         store_exec(st, "PRAGMA journal_size_limit=4194304", err) < 0 ||
         /* a row INSERT OR REPLACE replaces fires its DELETE triggers
          * (the node summary's, migration 7) only with this on */

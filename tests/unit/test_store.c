@@ -78,15 +78,16 @@ static void test_open_creates_0600_and_migrates(void **state)
 }
 
 /* The last connection's close checkpoints every commit into platform.db
- * and cuts the WAL file to 0 bytes, which stays (SQLITE_FCNTL_PERSIST_WAL):
- * the next command's first write neither creates it again nor syncs the
- * directory. A reader that ignores the WAL (immutable=1, the read-only
- * fallback) sees every committed row. */
-static void test_close_checkpoints_keeps_wal(void **state)
+ * and removes the WAL and its index: a reader that ignores the WAL
+ * (immutable=1, the read-only fallback) sees every committed row, and the
+ * -wal and -shm files a later command creates take the database file's
+ * mode then (a database shared read-only after a chmod). */
+static void test_close_checkpoints_wal(void **state)
 {
     char *dir = tmpdir_path();
     char *path = xstrfmt("%s/platform.db", dir);
     char *wal = xstrfmt("%s-wal", path);
+    char *shm = xstrfmt("%s-shm", path);
     char *uri = xstrfmt("file:%s?immutable=1", path);
     exa_error_t err = EXA_ERROR_INIT;
     struct stat sb;
@@ -105,8 +106,8 @@ static void test_close_checkpoints_keeps_wal(void **state)
         assert_int_equal(stat(wal, &sb), 0);
         assert_true(sb.st_size > 0); /* the commit is in the WAL */
         store_close(st);
-        assert_int_equal(stat(wal, &sb), 0); /* kept, */
-        assert_int_equal(sb.st_size, 0);     /* and empty */
+        assert_int_equal(stat(wal, &sb), -1); /* checkpointed and gone */
+        assert_int_equal(stat(shm, &sb), -1);
     }
     assert_int_equal(
         sqlite3_open_v2(uri, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, NULL),
@@ -119,6 +120,7 @@ static void test_close_checkpoints_keeps_wal(void **state)
     sqlite3_finalize(stmt);
     sqlite3_close(db);
     free(uri);
+    free(shm);
     free(wal);
     free(path);
     rm_rf(dir);
@@ -391,7 +393,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_open_creates_0600_and_migrates),
         cmocka_unit_test(test_concurrent_first_open),
-        cmocka_unit_test(test_close_checkpoints_keeps_wal),
+        cmocka_unit_test(test_close_checkpoints_wal),
         cmocka_unit_test(test_corrupt_db_untouched),
         cmocka_unit_test(test_newer_schema_refused),
         cmocka_unit_test(test_unwritable_dir),
