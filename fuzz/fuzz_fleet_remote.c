@@ -1,6 +1,7 @@
 /*
  * fuzz_fleet_remote.c - libFuzzer target for the readers of remote output
- * the fleet parses itself: `scontrol show partition -o` lines, a Flux
+ * the fleet parses itself: `scontrol show partition -o` lines (and the
+ * same bytes as `scontrol show config`), a Flux
  * resource set R, and ssh-keyscan / public key text (host key pinning).
  * The first byte picks the reader so one corpus covers all three.
  */
@@ -27,11 +28,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     case 0: {
         struct partition_info *p = NULL;
         size_t n = 0;
+        char *v;
         if (parse_scontrol_partitions(buf, size - 1, &p, &n, NULL) == 0)
             for (size_t i = 0; i < n; i++)
                 if (!p[i].name)
                     __builtin_trap();
         partition_infos_free(p, n);
+        /* the same bytes as `scontrol show config` */
+        v = slurm_config_value(buf, size - 1, "JobSubmitPlugins");
+        if (v && strlen(v) > size)
+            __builtin_trap();
+        free(v);
         break;
     }
     case 1: {

@@ -350,6 +350,13 @@ out:
 
 /* ---- preflight ---- */
 
+/* The value of environment variable name, or NULL when unset or empty. */
+static const char *env_or_null(const char *name)
+{
+    const char *v = getenv(name);
+    return v && *v ? v : NULL;
+}
+
 int cmd_hpc_preflight(struct exa_ctx *ctx, int argc, char **argv)
 {
     static const struct option longopts[] = {
@@ -407,6 +414,15 @@ int cmd_hpc_preflight(struct exa_ctx *ctx, int argc, char **argv)
     name = argv[optind];
     if (cluster_name_check(name, "NAME", &err) < 0)
         return out_error(ctx, &err, NULL);
+    /* the defaults `hpc submit` and `pipeline run` take
+     * (sched_resources_from_env), so that preflight checks the partition
+     * the job goes to */
+    if (!ask.partition)
+        ask.partition = env_or_null("EXAMLOPS_HPC_PARTITION");
+    if (!ask.account)
+        ask.account = env_or_null("EXAMLOPS_HPC_ACCOUNT");
+    if (!ask.qos)
+        ask.qos = env_or_null("EXAMLOPS_HPC_QOS");
     if ((rc = open_fleet(ctx, &st, &regpath)))
         return rc;
     {

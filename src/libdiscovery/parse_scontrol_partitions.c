@@ -1,7 +1,9 @@
 /*
  * parse_scontrol_partitions.c - `scontrol show partition -o`: one line of
  * "Key=Value" words per partition (scontrol(1) show partition), read for
- * the probe (probe.h parse_scontrol_partitions). Moved out of
+ * the probe (probe.h parse_scontrol_partitions); and one value of
+ * `scontrol show config` ("Key = value" lines; slurm_config_value),
+ * read by preflight. Moved out of
  * probe_slurm.c so that the probe only runs commands and this parser file
  * splits their output (scripts/check-sched-lines.sh); counts go through
  * libutil/parse.h.
@@ -81,4 +83,32 @@ int parse_scontrol_partitions(const char *buf, size_t len,
     *out = v;
     *n = nr;
     return 0;
+}
+
+char *slurm_config_value(const char *buf, size_t len, const char *key)
+{
+    size_t kl = strlen(key), i = 0;
+    if (!kl)
+        return NULL;
+    while (i < len) {
+        const char *s = buf + i, *nl = memchr(s, '\n', len - i);
+        size_t l = nl ? (size_t)(nl - s) : len - i, k = kl;
+        i += l + 1;
+        if (l <= kl || memcmp(s, key, kl) || (s[k] != ' ' && s[k] != '='))
+            continue;
+        while (k < l && s[k] == ' ')
+            k++;
+        if (k == l || s[k] != '=')
+            continue;
+        k++;
+        while (k < l && (s[k] == ' ' || s[k] == '\t'))
+            k++;
+        while (l > k &&
+               (s[l - 1] == ' ' || s[l - 1] == '\t' || s[l - 1] == '\r'))
+            l--;
+        if (memchr(s + k, '\0', l - k))
+            return NULL;
+        return xstrndup(s + k, l - k);
+    }
+    return NULL;
 }

@@ -280,19 +280,40 @@ static const char *check_flux_default_queue(struct transport *t,
  * Default=YES (slurm.conf(5) "Default"; `scontrol show partition -o`,
  * read into caps.partitions[].is_default), so the node checks count its
  * nodes only; with partitions but none marked default sbatch refuses the
- * job ("No partition specified or system default partition"). Returns
- * the partition to count nodes in, or NULL (no partition table: the
- * whole cluster, as before).
+ * job ("No partition specified or system default partition"), unless a
+ * job_submit plugin (`scontrol show config`: JobSubmitPlugins) picks
+ * one. Returns the partition to count nodes in, or NULL (no partition
+ * table, or a plugin that may choose: the whole cluster).
  */
-static const char *check_slurm_default_partition(const struct inventory *inv,
+static const char *check_slurm_default_partition(struct transport *t,
+                                                 const struct inventory *inv,
                                                  struct preflight_report *rep)
 {
+    const char *argv[] = {"scontrol", "show", "config", NULL};
+    struct transport_result r = TRANSPORT_RESULT_INIT;
     const struct partition_info *def = NULL;
+    char *plugins = NULL;
     for (size_t i = 0; i < inv->caps.npartitions && !def; i++)
         if (inv->caps.partitions[i].is_default)
             def = &inv->caps.partitions[i];
     if (!inv->caps.npartitions)
         return NULL;
+    /* A job_submit plugin (slurm.conf JobSubmitPlugins: a site's
+     * job_submit.lua, all_partitions, ...) may set or change the
+     * partition of a job that names none: exa cannot know which, so the
+     * checks count the whole cluster, and say why. */
+    if (transport_run(t, argv, NULL, 0, 0, &r, NULL) == 0 && r.rc == 0)
+        plugins = slurm_config_value(r.out.buf, r.out.len, "JobSubmitPlugins");
+    transport_result_release(&r);
+    if (plugins && *plugins && strcmp(plugins, "(null)")) {
+        add(rep, "partition", 1,
+            "none asked: the job_submit plugin(s) '%s' (JobSubmitPlugins) "
+            "may choose it; counting the whole cluster",
+            plugins);
+        free(plugins);
+        return NULL;
+    }
+    free(plugins);
     if (!def) {
         add(rep, "partition", 0,
             "none asked, and no partition is Default=YES: sbatch needs "
@@ -511,7 +532,7 @@ void preflight_run(struct transport *t, const struct preflight_target *tg,
     if (!ask->partition && !strcmp(p->scheduler, "flux"))
         node_part = check_flux_default_queue(t, &inv, rep, &dq);
     else if (!ask->partition && !strcmp(p->scheduler, "slurm"))
-        node_part = check_slurm_default_partition(&inv, rep);
+        node_part = check_slurm_default_partition(t, &inv, rep);
     if (!strcmp(p->scheduler, "slurm") && (ask->account || ask->qos))
         check_slurm_assoc(t, ask, rep);
     else if (!strcmp(p->scheduler, "flux"))

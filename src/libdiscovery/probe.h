@@ -164,6 +164,14 @@ int parse_scontrol_partitions(const char *buf, size_t len,
 void partition_infos_free(struct partition_info *v, size_t n);
 
 /*
+ * The value of key in `scontrol show config` output (scontrol(1) show
+ * config: one "Key = value" line per parameter, the key padded with
+ * blanks), malloc'ed and trimmed ("(null)" as Slurm prints an unset one),
+ * or NULL when no line names key (or its value holds a NUL). Pure.
+ */
+char *slurm_config_value(const char *buf, size_t len, const char *key);
+
+/*
  * The fields the probe asks `flux queue list -n -o` for (flux-queue(1);
  * the names are those of flux-queue.py in flux-core), joined by 0x1F:
  * the name (`*` after the default queue), submission (enabled|disabled),

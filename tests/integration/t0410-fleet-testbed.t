@@ -90,6 +90,13 @@ grep -q "✓ remote_exa" "$T/pf.out"; ok $? "it checked the remote exa"
 pf --gpus 1 --partition nope; is $? 1 "preflight fails for a missing partition"
 grep -q "✗ partition: 'nope' does not exist" "$T/pf.out"; ok $? "and says which check"
 pf --gpus 1 --account nobank; is $? 1 "preflight fails for an invalid account"
+# without --partition: EXAMLOPS_HPC_PARTITION, as hpc submit takes it
+EXAMLOPS_HPC_PARTITION=nope pf --gpus 1; is $? 1 "EXAMLOPS_HPC_PARTITION is the partition preflight checks"
+grep -q "✗ partition: 'nope' does not exist" "$T/pf.out"; ok $? "... named in the partition check"
+# neither: the partition sbatch uses, the Default=YES one (debug*)
+pf --gpus 1; is $? 0 "without a partition, the default partition passes"
+grep -q "✓ partition: none asked: the default partition '$TESTBED_PARTITION' (Default=YES, state UP)" "$T/pf.out"
+ok $? "... and the check names it"
 pf --gpus 8 --nodes 1; is $? 1 "preflight fails for too many GPUs per node"
 grep -q "✗ gpus_per_node" "$T/pf.out"; ok $? "the per-node check is the one failing"
 sa scontrol update nodename="$NA" state=drain reason=exa-test

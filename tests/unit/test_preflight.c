@@ -9,11 +9,13 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
 
 #include "libdiscovery/preflight.h"
+#include "libdiscovery/probe.h"
 
 static const char *sinfo_ok =
     "NODELIST|CPUS|MEMORY|GRES|GRES_USED|STATE|PARTITION\n"
@@ -277,6 +279,78 @@ static void test_slurm_default_partition(void **state)
     }
 }
 
+/* `scontrol show config` (the testbed's capture): the value of one key,
+ * blanks trimmed; a key that is only a prefix of another is not it. */
+static void test_slurm_config_value(void **state)
+{
+    FILE *f = fopen("tests/fixtures/slurm/scontrol-show-config.out", "r");
+    char buf[65536], *v;
+    size_t n;
+    (void)state;
+    assert_non_null(f);
+    n = fread(buf, 1, sizeof(buf), f);
+    fclose(f);
+    v = slurm_config_value(buf, n, "JobSubmitPlugins");
+    assert_string_equal(v, "(null)");
+    free(v);
+    v = slurm_config_value(buf, n, "SLURM_VERSION");
+    assert_string_equal(v, "22.05.8");
+    free(v);
+    assert_null(slurm_config_value(buf, n, "JobSubmit"));
+    assert_null(slurm_config_value(buf, n, "NoSuchKey"));
+    assert_null(slurm_config_value("", 0, "JobSubmitPlugins"));
+    v = slurm_config_value("JobSubmitPlugins=lua,all_partitions \r\n", 37,
+                           "JobSubmitPlugins");
+    assert_string_equal(v, "lua,all_partitions");
+    free(v);
+    assert_null(slurm_config_value("JobSubmitPlugins = a\0b\n", 23,
+                                   "JobSubmitPlugins"));
+}
+
+/* A job_submit plugin may set the partition of a job that names none:
+ * preflight counts the whole cluster then, and says so; without one
+ * ("(null)") the default partition as before. */
+static void test_slurm_job_submit_plugin(void **state)
+{
+    static const char *sinfo_two =
+        "NODELIST|CPUS|MEMORY|GRES|GRES_USED|STATE|PARTITION\n"
+        "n1|4|8000|gpu:a100:2|gpu:a100:0(IDX:N/A)|idle|debug*\n"
+        "n2|4|8000|gpu:a100:4|gpu:a100:0(IDX:N/A)|idle|gpu\n";
+    static const char *two = "PartitionName=debug Default=YES State=UP "
+                             "TotalNodes=1\n"
+                             "PartitionName=gpu State=UP TotalNodes=1\n";
+    static const char *none = "PartitionName=debug State=UP TotalNodes=1\n"
+                              "PartitionName=gpu State=UP TotalNodes=1\n";
+    struct preflight_target tg = target();
+    struct preflight_ask a = {4, 1, NULL, NULL, NULL, "alice", 0};
+    struct preflight_report r;
+    struct transport *t;
+    for (int nodef = 0; nodef < 2; nodef++) {
+        t = cluster_parts(sinfo_two, nodef ? none : two, 0, 0);
+        transport_fake_add(t, "scontrol show config",
+                           "JobSubmitPlugins        = lua\n", "", 0, 0, 0);
+        preflight_run(t, &tg, &a, &r);
+        assert_int_equal(find(&r, "partition")->ok, 1);
+        assert_string_equal(find(&r, "partition")->detail,
+                            "none asked: the job_submit plugin(s) 'lua' "
+                            "(JobSubmitPlugins) may choose it; counting the "
+                            "whole cluster");
+        assert_string_equal(find(&r, "gpus")->detail,
+                            "asked 4, cluster has 6 on usable nodes");
+        assert_int_equal(r.ok, 1);
+        preflight_report_release(&r);
+        transport_close(t);
+    }
+    t = cluster_parts(sinfo_two, two, 0, 0);
+    transport_fake_add(t, "scontrol show config",
+                       "JobSubmitPlugins        = (null)\n", "", 0, 0, 0);
+    preflight_run(t, &tg, &a, &r);
+    assert_string_equal(find(&r, "gpus")->detail,
+                        "asked 4, debug has 2 on usable nodes");
+    preflight_report_release(&r);
+    transport_close(t);
+}
+
 /* Flux (the real flux-core 0.88 captures of tests/fixtures/flux-real):
  * the slot check says what flux batch gets, one slot when neither tasks
  * nor nodes are asked, and refuses GPUs that do not split over the
@@ -371,6 +445,8 @@ int main(void)
         cmocka_unit_test(test_each_failure),
         cmocka_unit_test(test_unreachable_stops),
         cmocka_unit_test(test_slurm_default_partition),
+        cmocka_unit_test(test_slurm_config_value),
+        cmocka_unit_test(test_slurm_job_submit_plugin),
         cmocka_unit_test(test_flux_slots),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
