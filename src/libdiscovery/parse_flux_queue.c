@@ -62,7 +62,9 @@ static long long count_of(const char *s, size_t n)
 }
 
 /* The time limit cell: "inf" (none) or seconds ("3600.0"), as Slurm
- * prints MaxTime ("UNLIMITED", "01:00:00"); NULL for anything else. */
+ * prints MaxTime ("UNLIMITED", "01:00:00"); 0 is no limit too (a queue's
+ * policy.limits.duration = "0", flux-config-policy(5); flux-core's
+ * limit-duration.c DURATION_UNLIMITED). NULL for anything else. */
 static char *max_time_of(const char *s, size_t n)
 {
     char buf[64], *end;
@@ -76,6 +78,8 @@ static char *max_time_of(const char *s, size_t n)
     d = strtod(buf, &end);
     if (*end || !isfinite(d) || d < 0 || d > 1e10)
         return NULL;
+    if (d == 0)
+        return xstrdup("UNLIMITED");
     slurm_duration_format((long long)ceil(d), buf, sizeof(buf));
     return xstrdup(buf);
 }

@@ -233,8 +233,9 @@ static int wants_reason(const struct sched_job *j)
  * ID...` for those of wants_reason() gives, for a pending job, the words
  * of the default table's INFO column ("held", "depends:...",
  * "priority-wait", "priority-hold"; flux_jobs_parse()), and for a job
- * that ended FAILED, CANCELED or TIMEOUT the type of its exception
- * ("timeout", "cancel", "exec", ...; none when it simply exited non-zero),
+ * that ended FAILED, CANCELED or TIMEOUT the type of its fatal exception
+ * (severity 0: "timeout", "cancel", "exec", ...; none when it simply
+ * exited non-zero),
  * as the eventlog path gives. ids are matched through map (f58 bodies).
  * None wanted: nothing run. A failure leaves the reasons empty.
  */
@@ -263,8 +264,13 @@ static void listed_reasons(struct sched *s, const struct sched_idmap *map,
         json_array_foreach(jobs, k, o)
         {
             const char *wait = jx_get_str(o, "reason", NULL);
-            const char *exc =
-                jx_get_str(json_object_get(o, "exception"), "type", NULL);
+            const json_t *ex = json_object_get(o, "exception");
+            /* a fatal exception only (severity 0), as the eventlog path
+             * and flux's own inactive reason: job-list keeps the most
+             * severe, which may be a non-fatal one (an epilog's, 2) */
+            const char *exc = jx_get_int(ex, "severity", -1) == 0
+                                  ? jx_get_str(ex, "type", NULL)
+                                  : NULL;
             const char *b = f58_body(jx_get_str(o, "id", ""));
             if (!*b)
                 continue;

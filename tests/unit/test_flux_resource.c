@@ -303,6 +303,11 @@ static void test_queue_list(void **state)
     assert_string_equal(p[0].state, "INACTIVE");
     assert_string_equal(p[0].max_time, "1-12:00:01");
     partition_infos_free(p, n);
+    /* a duration limit of 0 is none (flux's DURATION_UNLIMITED) */
+    q = "gpu\037enabled\037started\0370.0\037inf\0372\03764\0378\n";
+    assert_int_equal(parse_flux_queue_list(q, strlen(q), &p, &n, &err), 0);
+    assert_string_equal(p[0].max_time, "UNLIMITED");
+    partition_infos_free(p, n);
     /* not this format: one error naming the row, nothing returned */
     {
         static const char *const bad[] = {

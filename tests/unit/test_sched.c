@@ -997,12 +997,14 @@ static void test_flux_status(void **state)
         "\"status\":15}}\n"
         "{\"timestamp\":1738774200.7,\"name\":\"clean\",\"context\":{}}\n",
         "", 0, 0, 0);
-    /* why the listed ones ended (99o's shape): FAILED by its exit code
-     * alone, CANCELED by an exception of type cancel */
+    /* why the listed ones ended (99o's shape): FAILED by its exit code,
+     * its non-fatal epilog exception (severity 2) no reason; CANCELED by
+     * an exception of type cancel */
     transport_fake_add(
         t, "flux jobs --json ƒ2TR77Ao1 fABC",
         "{\"jobs\": [{\"jobid\": \"ƒ2TR77Ao1\", \"state\": \"INACTIVE\", "
-        "\"result\": \"FAILED\", \"exception\": {\"occurred\": false}}, "
+        "\"result\": \"FAILED\", \"exception\": {\"occurred\": true, "
+        "\"severity\": 2, \"type\": \"epilog\", \"note\": \"\"}}, "
         "{\"jobid\": \"ƒABC\", \"state\": \"INACTIVE\", \"result\": "
         "\"CANCELED\", \"exception\": {\"occurred\": true, \"severity\": 0, "
         "\"type\": \"cancel\", \"note\": \"\"}}]}\n",
