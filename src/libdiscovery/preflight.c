@@ -244,9 +244,11 @@ static void check_flux_slots(const struct preflight_ask *ask,
 }
 
 /*
- * Flux without --partition: a job goes to the default queue when queues
- * are configured (flux-config-queues(5)), so the node checks count its
- * nodes only: `flux queue list -n -o '{queuem}'` names it with a '*'
+ * Flux without --partition, where the probe has no queues (none
+ * configured, or a flux whose `flux queue list` lacks the probe's
+ * fields): a job goes to the default queue when queues are configured
+ * (flux-config-queues(5)), so the node checks count its nodes only:
+ * `flux queue list -n -o '{queuem}'` names it with a '*'
  * (flux_default_queue()). Returns the queue (*dq, caller frees) to count
  * nodes in, or NULL (no queues, no default, or the command failed: the
  * whole cluster, as before).
@@ -273,6 +275,38 @@ static const char *check_flux_default_queue(struct transport *t,
         "none asked: the default queue '%s' (flux queue list), %zu node(s)",
         *dq, n);
     return *dq;
+}
+
+/*
+ * Flux without --partition where the probe read the queues
+ * (caps.partitions, parse_flux_queue_list()): the default one, which
+ * must take and start jobs (UP) and hold a node; with named queues and
+ * no default, flux refuses a job that names none ("a named queue is
+ * required", flux-core job-manager queues.c). Returns the queue to count
+ * nodes in, or NULL.
+ */
+static const char *check_flux_queues(const struct inventory *inv,
+                                     struct preflight_report *rep)
+{
+    const struct partition_info *def = NULL;
+    size_t n = 0;
+    for (size_t i = 0; i < inv->caps.npartitions && !def; i++)
+        if (inv->caps.partitions[i].is_default)
+            def = &inv->caps.partitions[i];
+    if (!def) {
+        add(rep, "partition", 0,
+            "none asked, and no queue is the default: flux needs --queue "
+            "(%zu queue(s); \"a named queue is required\")",
+            inv->caps.npartitions);
+        return NULL;
+    }
+    for (size_t i = 0; i < inv->nnodes; i++)
+        n += in_partition(&inv->nodes[i], def->name);
+    add(rep, "partition", n > 0 && (!def->state || !strcmp(def->state, "UP")),
+        "none asked: the default queue '%s' (flux queue list, state %s), "
+        "%zu node(s)",
+        def->name, def->state ? def->state : "?", n);
+    return def->name;
 }
 
 /*
@@ -530,7 +564,9 @@ void preflight_run(struct transport *t, const struct preflight_target *tg,
         }
     }
     if (!ask->partition && !strcmp(p->scheduler, "flux"))
-        node_part = check_flux_default_queue(t, &inv, rep, &dq);
+        node_part = inv.caps.npartitions
+                        ? check_flux_queues(&inv, rep)
+                        : check_flux_default_queue(t, &inv, rep, &dq);
     else if (!ask->partition && !strcmp(p->scheduler, "slurm"))
         node_part = check_slurm_default_partition(t, &inv, rep);
     if (!strcmp(p->scheduler, "slurm") && (ask->account || ask->qos))

@@ -448,7 +448,7 @@ for c in json.load(sys.stdin)["checks"]:
     if c["check"] in ("partition", "gpus_per_node"): print(c["check"], c["ok"], c["detail"])'; }
 is "no --partition: the default queue batch (one node) holds one slot of 2 GPUs, not two" \
     "$(pf --ntasks 2 --gpus 4)" \
-"partition True none asked: the default queue 'batch' (flux queue list), 1 node(s)
+"partition True none asked: the default queue 'batch' (flux queue list, state UP), 1 node(s)
 gpus_per_node False asked 2 slot(s) of 2 GPU(s), each on one node; the usable nodes hold 1 such slot(s) (largest node: 2 GPUs)"
 is "--partition debug: that queue's node, its 2 GPUs" \
     "$(pf --partition debug --ntasks 1 --gpus 2)" \
@@ -456,6 +456,17 @@ is "--partition debug: that queue's node, its 2 GPUs" \
 gpus_per_node True asked 1 slot(s) of 2 GPU(s), each on one node; the usable nodes hold 1 such slot(s) (largest node: 2 GPUs)"
 is "--partition nope: no such queue" "$(pf --partition nope --ntasks 1)" \
     "partition False 'nope' does not exist"
+# the default queue stopped (99r: batch* enabled, stopped; debug disabled;
+# an instance of the same two nodes and queues, limits aside): jobs would
+# wait there, and the named one takes none
+sed -i 's/^99p-queue-list-exa-format /99r-queue-list-exa-format-disabled-stopped /' "$MAP"
+is "a stopped default queue fails the partition check, naming its state" \
+    "$(pf --ntasks 1 | head -1)" \
+    "partition False none asked: the default queue 'batch' (flux queue list, state DOWN), 1 node(s)"
+is "a disabled queue asked by name fails it too" \
+    "$(pf --partition debug --ntasks 1 | head -1)" \
+    "partition False 'debug' exists (state DRAIN)"
+sed -i 's/^99r-queue-list-exa-format-disabled-stopped /99p-queue-list-exa-format /' "$MAP"
 # the queues are the partitions detection reports (99p: debug, batch*)
 is "hpc detect: each queue a partition, the default marked, state UP" \
     "$("$EXA" --json hpc detect | py 'import json,sys

@@ -391,6 +391,31 @@ static struct transport *flux_cluster(void)
     return t;
 }
 
+/* Named queues and none the default: flux refuses a job that names none
+ * ("a named queue is required"), so preflight fails without --partition */
+static void test_flux_no_default_queue(void **state)
+{
+    struct preflight_target tg = target();
+    struct preflight_ask a = {0, 1, NULL, NULL, NULL, "root", 0};
+    struct preflight_report r;
+    struct transport *t = flux_cluster();
+    (void)state;
+    tg.scheduler = "flux";
+    tg.ssh = 0;
+    transport_fake_add(t, "flux queue list -n -o *",
+                       "debug\037enabled\037started\037inf\037inf\0371\0374"
+                       "\0372\nbatch\037enabled\037started\037inf\037inf\0371"
+                       "\0374\0372\n",
+                       "", 0, 0, 0);
+    preflight_run(t, &tg, &a, &r);
+    assert_int_equal(failed(&r, "partition"), 1);
+    assert_string_equal(find(&r, "partition")->detail,
+                        "none asked, and no queue is the default: flux needs "
+                        "--queue (2 queue(s); \"a named queue is required\")");
+    preflight_report_release(&r);
+    transport_close(t);
+}
+
 static void test_flux_slots(void **state)
 {
     struct preflight_target tg = target();
@@ -448,6 +473,7 @@ int main(void)
         cmocka_unit_test(test_slurm_config_value),
         cmocka_unit_test(test_slurm_job_submit_plugin),
         cmocka_unit_test(test_flux_slots),
+        cmocka_unit_test(test_flux_no_default_queue),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
