@@ -277,6 +277,16 @@ static const char *check_flux_default_queue(struct transport *t,
     return *dq;
 }
 
+/* The partition (queue) caps marks the default, or NULL. */
+static const struct partition_info *
+default_partition(const struct inventory *inv)
+{
+    for (size_t i = 0; i < inv->caps.npartitions; i++)
+        if (inv->caps.partitions[i].is_default)
+            return &inv->caps.partitions[i];
+    return NULL;
+}
+
 /*
  * Flux without --partition where the probe read the queues
  * (caps.partitions, parse_flux_queue_list()): the default one, which
@@ -288,11 +298,8 @@ static const char *check_flux_default_queue(struct transport *t,
 static const char *check_flux_queues(const struct inventory *inv,
                                      struct preflight_report *rep)
 {
-    const struct partition_info *def = NULL;
+    const struct partition_info *def = default_partition(inv);
     size_t n = 0;
-    for (size_t i = 0; i < inv->caps.npartitions && !def; i++)
-        if (inv->caps.partitions[i].is_default)
-            def = &inv->caps.partitions[i];
     if (!def) {
         add(rep, "partition", 0,
             "none asked, and no queue is the default: flux needs --queue "
@@ -325,11 +332,8 @@ static const char *check_slurm_default_partition(struct transport *t,
 {
     const char *argv[] = {"scontrol", "show", "config", NULL};
     struct transport_result r = TRANSPORT_RESULT_INIT;
-    const struct partition_info *def = NULL;
+    const struct partition_info *def = default_partition(inv);
     char *plugins = NULL;
-    for (size_t i = 0; i < inv->caps.npartitions && !def; i++)
-        if (inv->caps.partitions[i].is_default)
-            def = &inv->caps.partitions[i];
     if (!inv->caps.npartitions)
         return NULL;
     /* A job_submit plugin (slurm.conf JobSubmitPlugins: a site's

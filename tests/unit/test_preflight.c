@@ -217,19 +217,21 @@ static void test_unreachable_stops(void **state)
     transport_close(t);
 }
 
+/* Two partitions: debug (the default, n1 with 2 GPUs) and gpu (n2, 4). */
+static const char *sinfo_two =
+    "NODELIST|CPUS|MEMORY|GRES|GRES_USED|STATE|PARTITION\n"
+    "n1|4|8000|gpu:a100:2|gpu:a100:0(IDX:N/A)|idle|debug*\n"
+    "n2|4|8000|gpu:a100:4|gpu:a100:0(IDX:N/A)|idle|gpu\n";
+static const char *two = "PartitionName=debug Default=YES State=UP "
+                         "TotalNodes=1\n"
+                         "PartitionName=gpu State=UP TotalNodes=1\n";
+
 /* Slurm without --partition: sbatch uses the Default=YES partition, so the
  * node checks count its nodes, not the whole cluster's: 4 GPUs on one
  * node exist only in 'gpu', where the job does not go. With partitions
  * but no default, sbatch refuses a job that names none. */
 static void test_slurm_default_partition(void **state)
 {
-    static const char *sinfo_two =
-        "NODELIST|CPUS|MEMORY|GRES|GRES_USED|STATE|PARTITION\n"
-        "n1|4|8000|gpu:a100:2|gpu:a100:0(IDX:N/A)|idle|debug*\n"
-        "n2|4|8000|gpu:a100:4|gpu:a100:0(IDX:N/A)|idle|gpu\n";
-    static const char *two = "PartitionName=debug Default=YES State=UP "
-                             "TotalNodes=1\n"
-                             "PartitionName=gpu State=UP TotalNodes=1\n";
     static const char *none_default = "PartitionName=debug State=UP "
                                       "TotalNodes=1\n"
                                       "PartitionName=gpu State=UP "
@@ -312,13 +314,6 @@ static void test_slurm_config_value(void **state)
  * ("(null)") the default partition as before. */
 static void test_slurm_job_submit_plugin(void **state)
 {
-    static const char *sinfo_two =
-        "NODELIST|CPUS|MEMORY|GRES|GRES_USED|STATE|PARTITION\n"
-        "n1|4|8000|gpu:a100:2|gpu:a100:0(IDX:N/A)|idle|debug*\n"
-        "n2|4|8000|gpu:a100:4|gpu:a100:0(IDX:N/A)|idle|gpu\n";
-    static const char *two = "PartitionName=debug Default=YES State=UP "
-                             "TotalNodes=1\n"
-                             "PartitionName=gpu State=UP TotalNodes=1\n";
     static const char *none = "PartitionName=debug State=UP TotalNodes=1\n"
                               "PartitionName=gpu State=UP TotalNodes=1\n";
     struct preflight_target tg = target();
