@@ -670,8 +670,6 @@ int flux_resource_apply(json_t *doc, const char *status, size_t status_len,
     return changed;
 }
 
-/* [s, s+n) is a name a queue may have: no blank, control byte, NUL or
- * '*' (flux-config-queues(5) names are TOML keys; these never print) */
 char *flux_default_queue(const char *buf, size_t len)
 {
     size_t i = 0;

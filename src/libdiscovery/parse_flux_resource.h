@@ -92,7 +92,8 @@ int flux_resource_apply(json_t *doc, const char *status, size_t status_len,
 char *flux_default_queue(const char *buf, size_t len);
 
 /* 1 when s[0..n) may be a Flux queue name as exa reads one: no blank,
- * control byte, DEL or '*' (the default mark), else 0. Pure. */
+ * control byte, NUL, DEL or '*' (the default mark), else 0
+ * (flux-config-queues(5) names are TOML keys; these never print). Pure. */
 int flux_queue_name_ok(const char *s, size_t n);
 
 /*

@@ -190,11 +190,11 @@ char *slurm_config_value(const char *buf, size_t len, const char *key);
  * partition_infos_free): is_default from the `*`; state in Slurm's
  * partition words, UP (enabled, started), DOWN (enabled, stopped: jobs
  * wait), DRAIN (disabled, started: no new jobs) or INACTIVE; max_time as
- * Slurm prints MaxTime ("UNLIMITED" for "inf" and 0, "01:00:00"); max_nodes,
- * total_nodes and total_cpus (-1 for "inf"). The one row with an empty name (no
- * queues configured) gives none. 0, or -1 with err (EXA_EPARSE) for a
- * row of another shape, a bad name or state; nothing is returned then.
- * Pure.
+ * Slurm prints MaxTime ("UNLIMITED" for "inf" and 0, "01:00:00");
+ * max_nodes, total_nodes and total_cpus (-1 for "inf"). The one row with
+ * an empty name (no queues configured) gives none. 0, or -1 with err
+ * (EXA_EPARSE) for a row of another shape, a bad name or state; nothing
+ * is returned then. Pure.
  */
 int parse_flux_queue_list(const char *buf, size_t len,
                           struct partition_info **out, size_t *n,

@@ -235,9 +235,9 @@ static int wants_reason(const struct sched_job *j)
  * "priority-wait", "priority-hold"; flux_jobs_parse()), and for a job
  * that ended FAILED, CANCELED or TIMEOUT the type of its fatal exception
  * (severity 0: "timeout", "cancel", "exec", ...; none when it simply
- * exited non-zero),
- * as the eventlog path gives. ids are matched through map (f58 bodies).
- * None wanted: nothing run. A failure leaves the reasons empty.
+ * exited non-zero), as the eventlog path gives. ids are matched through
+ * map (f58 bodies). None wanted: nothing run. A failure leaves the
+ * reasons empty.
  */
 static void listed_reasons(struct sched *s, const struct sched_idmap *map,
                            const char *const *ids, size_t n,
