@@ -173,6 +173,22 @@ json_t *gpu_infos_json(const struct gpu_info *v, size_t n)
 }
 
 /* Count-only GPU entries (node, index) for schedulers that give counts. */
+/* What a count-only GPU of node d can be said to be: the node's state
+ * when it takes no work (down, drain), "idle" or "allocated" when the
+ * scheduler's count of used GPUs says so for all of them, else "unknown"
+ * (some in use: which ones, a count does not say). */
+static const char *count_gpu_state(const struct node_info *d)
+{
+    if (d->state && (!strcmp(d->state, "down") || !strcmp(d->state, "drain")))
+        return d->state;
+    if ((d->gpus_used == 0 && d->state && strcmp(d->state, "unknown")) ||
+        (d->state && !strcmp(d->state, "idle"))) /* no job holds any */
+        return "idle";
+    if (d->gpus_used > 0 && d->gpus_used >= d->gpus)
+        return "allocated";
+    return "unknown";
+}
+
 void probe_gpus_from_nodes(const struct node_info *nodes, size_t nn,
                            struct gpu_info **out, size_t *n)
 {
@@ -189,7 +205,7 @@ void probe_gpus_from_nodes(const struct node_info *nodes, size_t nn,
             g->name = nodes[i].gpu_model ? xstrdup(nodes[i].gpu_model) : NULL;
             g->mem_total_mb = g->mem_used_mb = -1;
             g->util_pct = g->power_w = NAN;
-            g->state = xstrdup("unknown");
+            g->state = xstrdup(count_gpu_state(&nodes[i]));
         }
     *out = v;
     *n = nr;

@@ -51,7 +51,9 @@ struct gpu_info {
     long long mem_used_mb;
     double util_pct;
     double power_w;
-    char *state; /* "online", or "unknown" for count-only entries */
+    char *state; /* nvidia-smi: "online"; count-only entries (a
+                  * scheduler's counts): "idle", "allocated", the node's
+                  * "down"/"drain", or "unknown" (probe_gpus_from_nodes) */
 };
 
 struct partition_info {

@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include "libdiscovery/probe.h"
+#include "libdiscovery/probe_int.h"
 #include "libutil/strbuf.h"
 #include "libutil/xalloc.h"
 
@@ -84,10 +85,49 @@ static void test_slurm_inventory(void **state)
     assert_int_equal(inv.ngpus, 12);
     assert_string_equal(inv.gpus[0].node, "testa-n1");
     assert_string_equal(inv.gpus[0].name, "a100");
+    /* a count says which state a GPU is in only when it is all or none
+     * of the node's (1 of 4 used: unknown), or the node takes no work */
+    assert_string_equal(inv.gpus[0].state, "unknown");
+    assert_string_equal(inv.gpus[4].node, "testa-n2");
+    assert_string_equal(inv.gpus[4].state, "idle");
+    assert_string_equal(inv.gpus[8].node, "testa-n3");
+    assert_string_equal(inv.gpus[8].state, "down");
     /* detection stopped at the first probe that answered */
     assert_int_equal(transport_fake_count(t, "nvidia-smi*"), 0);
     inventory_release(&inv);
     transport_close(t);
+}
+
+/* Count-only GPU states (probe_gpus_from_nodes): every GPU of a node
+ * whose count says all are used is allocated; a drained node's are
+ * drain; a count not known says nothing. */
+static void test_count_gpu_states(void **state)
+{
+    struct node_info nodes[3];
+    struct gpu_info *g = NULL;
+    size_t n = 0;
+    (void)state;
+    memset(nodes, 0, sizeof(nodes));
+    nodes[0].name = "a";
+    nodes[0].gpus = 2;
+    nodes[0].gpus_used = 2;
+    nodes[0].state = "allocated";
+    nodes[1].name = "b";
+    nodes[1].gpus = 1;
+    nodes[1].gpus_used = 0;
+    nodes[1].state = "drain";
+    nodes[2].name = "c";
+    nodes[2].gpus = 1;
+    nodes[2].gpus_used = -1;
+    nodes[2].state = "mixed";
+    probe_gpus_from_nodes(nodes, 3, &g, &n);
+    assert_int_equal(n, 4);
+    assert_string_equal(g[0].state, "allocated");
+    assert_string_equal(g[1].state, "allocated");
+    assert_int_equal(g[1].index, 1);
+    assert_string_equal(g[2].state, "drain");
+    assert_string_equal(g[3].state, "unknown");
+    gpu_infos_free(g, n);
 }
 
 static void test_no_accounting(void **state)
@@ -289,6 +329,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_slurm_inventory),
+        cmocka_unit_test(test_count_gpu_states),
         cmocka_unit_test(test_no_accounting),
         cmocka_unit_test(test_unmanaged_keeps_inventory),
         cmocka_unit_test(test_transport_failure_is_not_absence),
