@@ -25,6 +25,7 @@
 #include "libfleet/placement.h"
 #include "libfleet/readops.h"
 #include "libfleet/registry.h"
+#include "libsched/resources.h"
 #include "libstore/nodes.h"
 #include "libutil/json.h"
 #include "libutil/jsonw.h"
@@ -350,13 +351,6 @@ out:
 
 /* ---- preflight ---- */
 
-/* The value of environment variable name, or NULL when unset or empty. */
-static const char *env_or_null(const char *name)
-{
-    const char *v = getenv(name);
-    return v && *v ? v : NULL;
-}
-
 int cmd_hpc_preflight(struct exa_ctx *ctx, int argc, char **argv)
 {
     static const struct option longopts[] = {
@@ -369,6 +363,7 @@ int cmd_hpc_preflight(struct exa_ctx *ctx, int argc, char **argv)
         {NULL, 0, NULL, 0}};
     struct preflight_ask ask = {0, 0, NULL, NULL, NULL, NULL, 0};
     struct preflight_report rep = {0};
+    struct sched_resources env = SCHED_RESOURCES_INIT;
     struct fleet f = {NULL, 0};
     store_t *st;
     char *regpath;
@@ -414,17 +409,23 @@ int cmd_hpc_preflight(struct exa_ctx *ctx, int argc, char **argv)
     name = argv[optind];
     if (cluster_name_check(name, "NAME", &err) < 0)
         return out_error(ctx, &err, NULL);
-    /* the defaults `hpc submit` and `pipeline run` take
-     * (sched_resources_from_env), so that preflight checks the partition
-     * the job goes to */
+    /* the defaults `hpc submit` and `pipeline run` take, read the same
+     * way (EXAMLOPS_HPC_*, else the older EXAMLOPS_SLURM_*), so that
+     * preflight checks the partition the job goes to */
+    if (sched_resources_from_env(&env, &err) < 0) {
+        sched_resources_release(&env);
+        return out_error(ctx, &err, NULL);
+    }
     if (!ask.partition)
-        ask.partition = env_or_null("EXAMLOPS_HPC_PARTITION");
+        ask.partition = env.partition;
     if (!ask.account)
-        ask.account = env_or_null("EXAMLOPS_HPC_ACCOUNT");
+        ask.account = env.account;
     if (!ask.qos)
-        ask.qos = env_or_null("EXAMLOPS_HPC_QOS");
-    if ((rc = open_fleet(ctx, &st, &regpath)))
+        ask.qos = env.qos;
+    if ((rc = open_fleet(ctx, &st, &regpath))) {
+        sched_resources_release(&env);
         return rc;
+    }
     {
         struct view_ctx vc = {st, regpath, 0};
         if (view_preflight(&vc, name, &ask, rexa, &rep, &err) < 0) {
@@ -453,6 +454,7 @@ out:
     preflight_report_release(&rep);
     fleet_release(&f);
     close_fleet(st, regpath);
+    sched_resources_release(&env);
     return rc;
 }
 

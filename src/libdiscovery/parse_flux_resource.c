@@ -689,6 +689,26 @@ char *flux_default_queue(const char *buf, size_t len)
     return NULL;
 }
 
+size_t flux_queue_count(const char *buf, size_t len)
+{
+    size_t i = 0, n = 0;
+    while (i < len) {
+        const char *s = buf + i, *nl = memchr(s, '\n', len - i);
+        size_t l = nl ? (size_t)(nl - s) : len - i;
+        i += l + 1;
+        while (l && isspace((unsigned char)s[l - 1]))
+            l--;
+        while (l && isspace((unsigned char)*s)) {
+            s++;
+            l--;
+        }
+        if (l && s[l - 1] == '*')
+            l--;
+        n += l > 0 && flux_queue_name_ok(s, l);
+    }
+    return n;
+}
+
 char *flux_version_parse(const char *buf, size_t len)
 {
     static const char key[] = "commands:";

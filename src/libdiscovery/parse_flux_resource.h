@@ -91,6 +91,14 @@ int flux_resource_apply(json_t *doc, const char *status, size_t status_len,
  */
 char *flux_default_queue(const char *buf, size_t len);
 
+/*
+ * The queues named in `flux queue list -n -o '{queuem}'` output (one
+ * name a line, the default marked with '*'): lines that are a name
+ * (flux_queue_name_ok()) with or without the mark; 0 for an instance
+ * without queues (one empty line). Pure.
+ */
+size_t flux_queue_count(const char *buf, size_t len);
+
 /* 1 when s[0..n) may be a Flux queue name as exa reads one: no blank,
  * control byte, NUL, DEL or '*' (the default mark), else 0
  * (flux-config-queues(5) names are TOML keys; these never print). Pure. */

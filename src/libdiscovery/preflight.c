@@ -249,9 +249,10 @@ static void check_flux_slots(const struct preflight_ask *ask,
  * fields): a job goes to the default queue when queues are configured
  * (flux-config-queues(5)), so the node checks count its nodes only:
  * `flux queue list -n -o '{queuem}'` names it with a '*'
- * (flux_default_queue()). Returns the queue (*dq, caller frees) to count
- * nodes in, or NULL (no queues, no default, or the command failed: the
- * whole cluster, as before).
+ * (flux_default_queue()); named queues without one fail, as
+ * check_flux_queues(). Returns the queue (*dq, caller frees) to count
+ * nodes in, or NULL (no queues, or the command failed, which the check
+ * says: the whole instance).
  */
 static const char *check_flux_default_queue(struct transport *t,
                                             const struct inventory *inv,
@@ -262,11 +263,28 @@ static const char *check_flux_default_queue(struct transport *t,
                           "-o",   "{queuem}", NULL};
     struct transport_result r = TRANSPORT_RESULT_INIT;
     exa_error_t err = EXA_ERROR_INIT;
-    size_t n = 0;
+    size_t n = 0, named = 0;
+    int listed = 0;
     *dq = NULL;
-    if (transport_run(t, argv, NULL, 0, 0, &r, &err) == 0 && r.rc == 0)
+    if (transport_run(t, argv, NULL, 0, 0, &r, &err) == 0 && r.rc == 0) {
+        listed = 1;
         *dq = flux_default_queue(r.out.buf, r.out.len);
+        named = flux_queue_count(r.out.buf, r.out.len);
+    }
     transport_result_release(&r);
+    if (!listed) {
+        add(rep, "partition", 1,
+            "none asked; the queues could not be listed (flux queue list "
+            "failed), so none is checked: counting the whole instance");
+        return NULL;
+    }
+    if (!*dq && named) {
+        add(rep, "partition", 0,
+            "none asked, and no queue is the default: flux needs --queue "
+            "(%zu queue(s); flux-run: \"no queue specified\")",
+            named);
+        return NULL;
+    }
     if (!*dq)
         return NULL;
     for (size_t i = 0; i < inv->nnodes; i++)
@@ -291,9 +309,9 @@ default_partition(const struct inventory *inv)
  * Flux without --partition where the probe read the queues
  * (caps.partitions, parse_flux_queue_list()): the default one, which
  * must take and start jobs (UP) and hold a node; with named queues and
- * no default, flux refuses a job that names none ("a named queue is
- * required", flux-core job-manager queues.c). Returns the queue to count
- * nodes in, or NULL.
+ * no default, flux refuses a job that names none ("no queue specified",
+ * flux-core's jobspec defaults plugin, frobnicator/plugins/defaults.py).
+ * Returns the queue to count nodes in, or NULL.
  */
 static const char *check_flux_queues(const struct inventory *inv,
                                      struct preflight_report *rep)
@@ -303,7 +321,7 @@ static const char *check_flux_queues(const struct inventory *inv,
     if (!def) {
         add(rep, "partition", 0,
             "none asked, and no queue is the default: flux needs --queue "
-            "(%zu queue(s); \"a named queue is required\")",
+            "(%zu queue(s); flux-run: \"no queue specified\")",
             inv->caps.npartitions);
         return NULL;
     }

@@ -174,18 +174,20 @@ json_t *gpu_infos_json(const struct gpu_info *v, size_t n)
 
 /* Count-only GPU entries (node, index) for schedulers that give counts. */
 /* What a count-only GPU of node d can be said to be: the node's state
- * when it takes no work (down, drain), "idle" or "allocated" when the
- * scheduler's count of used GPUs says so for all of them, else "unknown"
- * (some in use: which ones, a count does not say). */
+ * when it takes no work (down, drain); "allocated" when the count of used
+ * GPUs is all of them; "idle" on an idle node (no job holds anything
+ * there) whose count is 0 or not known; else "unknown". A used count of 0
+ * on a node with jobs says nothing: GPUs shared as Slurm shards or MPS,
+ * or gres/gpu:no_consume, are busy with gpu counted 0, and a completing
+ * job's processes may still hold them. */
 static const char *count_gpu_state(const struct node_info *d)
 {
     if (d->state && (!strcmp(d->state, "down") || !strcmp(d->state, "drain")))
         return d->state;
-    if ((d->gpus_used == 0 && d->state && strcmp(d->state, "unknown")) ||
-        (d->state && !strcmp(d->state, "idle"))) /* no job holds any */
+    if (d->gpus_used > 0)
+        return d->gpus_used >= d->gpus ? "allocated" : "unknown";
+    if (d->state && !strcmp(d->state, "idle"))
         return "idle";
-    if (d->gpus_used > 0 && d->gpus_used >= d->gpus)
-        return "allocated";
     return "unknown";
 }
 

@@ -24,10 +24,11 @@ extern const struct probe probe_nvsmi;
 /* Count-only GPU entries for nodes[0..nn): one per GPU a node counts,
  * named (node, index), model from the node's gpu_model, memory -1,
  * utilization and power NAN; state the node's ("down", "drain") when it
- * takes no work, "idle" or "allocated" when its count of used GPUs
- * (Slurm GresUsed, Flux's allocated R) is none or all of them, else
- * "unknown" (a count does not say which are used). *out is malloc'ed
- * (free with gpu_infos_free), *n its length; never fails. */
+ * takes no work, "allocated" when its count of used GPUs (Slurm
+ * GresUsed, Flux's allocated R) is all of them, "idle" on an idle node
+ * with none counted, else "unknown" (a count does not say which are
+ * used, nor GPUs shared as shards or MPS). *out is malloc'ed (free with
+ * gpu_infos_free), *n its length; never fails. */
 void probe_gpus_from_nodes(const struct node_info *nodes, size_t nn,
                            struct gpu_info **out, size_t *n);
 

@@ -93,6 +93,7 @@ pf --gpus 1 --account nobank; is $? 1 "preflight fails for an invalid account"
 # without --partition: EXAMLOPS_HPC_PARTITION, as hpc submit takes it
 EXAMLOPS_HPC_PARTITION=nope pf --gpus 1; is $? 1 "EXAMLOPS_HPC_PARTITION is the partition preflight checks"
 grep -q "✗ partition: 'nope' does not exist" "$T/pf.out"; ok $? "... named in the partition check"
+EXAMLOPS_SLURM_PARTITION=nope pf --gpus 1; is $? 1 "... and the older EXAMLOPS_SLURM_PARTITION, as hpc submit reads it"
 # neither: the partition sbatch uses, the Default=YES one (debug*)
 pf --gpus 1; is $? 0 "without a partition, the default partition passes"
 grep -q "✓ partition: none asked: the default partition '$TESTBED_PARTITION' (Default=YES, state UP)" "$T/pf.out"

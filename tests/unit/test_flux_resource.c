@@ -251,6 +251,13 @@ static void test_default_queue(void **state)
     d = flux_default_queue("  gpu*  \r\n", 10);
     assert_string_equal(d, "gpu");
     free(d);
+    /* how many queues a listing names, the default included */
+    q = slurp(REAL "99j-queue-list-n-o-queuem.stdout");
+    assert_int_equal(flux_queue_count(q, strlen(q)), 2);
+    free(q);
+    assert_int_equal(flux_queue_count("\n", 1), 0); /* no queues */
+    assert_int_equal(flux_queue_count("debug\nbatch\n", 12), 2);
+    assert_int_equal(flux_queue_count("a b\n*\n\0\n", 8), 0);
 }
 
 /* `flux queue list -n -o FLUX_QUEUE_LIST_FORMAT` of flux-core 0.88

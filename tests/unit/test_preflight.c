@@ -387,7 +387,10 @@ static struct transport *flux_cluster(void)
 }
 
 /* Named queues and none the default: flux refuses a job that names none
- * ("a named queue is required"), so preflight fails without --partition */
+ * ("no queue specified"), so preflight fails without --partition, from
+ * the probe's queues or, where that listing failed (a flux without its
+ * fields), from `flux queue list -n -o {queuem}`; when both fail the
+ * check says the queue was not checked. */
 static void test_flux_no_default_queue(void **state)
 {
     struct preflight_target tg = target();
@@ -406,7 +409,29 @@ static void test_flux_no_default_queue(void **state)
     assert_int_equal(failed(&r, "partition"), 1);
     assert_string_equal(find(&r, "partition")->detail,
                         "none asked, and no queue is the default: flux needs "
-                        "--queue (2 queue(s); \"a named queue is required\")");
+                        "--queue (2 queue(s); flux-run: \"no queue "
+                        "specified\")");
+    preflight_report_release(&r);
+    transport_close(t);
+
+    t = flux_cluster();
+    transport_fake_add(t, "flux queue list -n -o {queuem}", "debug\nbatch\n",
+                       "", 0, 0, 0);
+    transport_fake_add(t, "flux queue list -n -o *", "",
+                       "flux-queue: ERROR: Invalid format field", 1, 0, 0);
+    preflight_run(t, &tg, &a, &r);
+    assert_int_equal(failed(&r, "partition"), 1);
+    assert_non_null(strstr(find(&r, "partition")->detail, "(2 queue(s);"));
+    preflight_report_release(&r);
+    transport_close(t);
+
+    t = flux_cluster(); /* no flux queue list rule: both fail */
+    preflight_run(t, &tg, &a, &r);
+    assert_int_equal(find(&r, "partition")->ok, 1);
+    assert_string_equal(find(&r, "partition")->detail,
+                        "none asked; the queues could not be listed (flux "
+                        "queue list failed), so none is checked: counting "
+                        "the whole instance");
     preflight_report_release(&r);
     transport_close(t);
 }

@@ -100,14 +100,24 @@ static void test_slurm_inventory(void **state)
 
 /* Count-only GPU states (probe_gpus_from_nodes): every GPU of a node
  * whose count says all are used is allocated; a drained node's are
- * drain; a count not known says nothing. */
+ * drain; a count not known says nothing; a node with jobs and 0 counted
+ * may share its GPUs as shards or MPS (unknown); a node listed idle
+ * with GPUs counted in use (Flux's list and R read apart) is not idle. */
 static void test_count_gpu_states(void **state)
 {
-    struct node_info nodes[3];
+    struct node_info nodes[5];
     struct gpu_info *g = NULL;
     size_t n = 0;
     (void)state;
     memset(nodes, 0, sizeof(nodes));
+    nodes[3].name = "d";
+    nodes[3].gpus = 2;
+    nodes[3].gpus_used = 0;
+    nodes[3].state = "mixed";
+    nodes[4].name = "e";
+    nodes[4].gpus = 2;
+    nodes[4].gpus_used = 1;
+    nodes[4].state = "idle";
     nodes[0].name = "a";
     nodes[0].gpus = 2;
     nodes[0].gpus_used = 2;
@@ -120,13 +130,17 @@ static void test_count_gpu_states(void **state)
     nodes[2].gpus = 1;
     nodes[2].gpus_used = -1;
     nodes[2].state = "mixed";
-    probe_gpus_from_nodes(nodes, 3, &g, &n);
-    assert_int_equal(n, 4);
+    probe_gpus_from_nodes(nodes, 5, &g, &n);
+    assert_int_equal(n, 8);
     assert_string_equal(g[0].state, "allocated");
     assert_string_equal(g[1].state, "allocated");
     assert_int_equal(g[1].index, 1);
     assert_string_equal(g[2].state, "drain");
     assert_string_equal(g[3].state, "unknown");
+    assert_string_equal(g[4].state, "unknown"); /* mixed, 0 counted */
+    assert_string_equal(g[5].state, "unknown");
+    assert_string_equal(g[6].state, "unknown"); /* idle, 1 of 2 counted */
+    assert_string_equal(g[7].state, "unknown");
     gpu_infos_free(g, n);
 }
 
