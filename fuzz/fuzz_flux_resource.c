@@ -2,7 +2,7 @@
  * fuzz_flux_resource.c - libFuzzer target for flux_resource_parse(),
  * flux_resource_apply() (the input as the status view, R and the allocated
  * set's R over a fixed two-node list), flux_version_parse(),
- * flux_default_queue() and parse_flux_queue_list().
+ * flux_default_queue(), flux_queue_count() and parse_flux_queue_list().
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -34,6 +34,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     json_decref(res);
     v = flux_version_parse(buf, size);
     free(v);
+    if (flux_queue_count(buf, size) > size) /* a name is a byte or more */
+        abort();
     v = flux_default_queue(buf, size);
     if (v) { /* a queue name: not empty, no mark, blank or control byte */
         if (!*v)
