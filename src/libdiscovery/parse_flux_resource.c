@@ -670,38 +670,43 @@ int flux_resource_apply(json_t *doc, const char *status, size_t status_len,
     return changed;
 }
 
+/* The next line of buf[*i..len) (`flux queue list -n -o '{queuem}'`:
+ * one name a line), blanks trimmed, into *s and *l; *i moves past it.
+ * 0 when none is left. */
+static int queuem_line(const char *buf, size_t len, size_t *i, const char **s,
+                       size_t *l)
+{
+    const char *nl;
+    if (*i >= len)
+        return 0;
+    *s = buf + *i;
+    nl = memchr(*s, '\n', len - *i);
+    *l = nl ? (size_t)(nl - *s) : len - *i;
+    *i += *l + 1;
+    while (*l && isspace((unsigned char)(*s)[*l - 1]))
+        --*l;
+    while (*l && isspace((unsigned char)**s)) {
+        ++*s;
+        --*l;
+    }
+    return 1;
+}
+
 char *flux_default_queue(const char *buf, size_t len)
 {
-    size_t i = 0;
-    while (i < len) {
-        const char *s = buf + i, *nl = memchr(s, '\n', len - i);
-        size_t l = nl ? (size_t)(nl - s) : len - i;
-        i += l + 1;
-        while (l && isspace((unsigned char)s[l - 1]))
-            l--;
-        while (l && isspace((unsigned char)*s)) {
-            s++;
-            l--;
-        }
+    const char *s;
+    size_t i = 0, l;
+    while (queuem_line(buf, len, &i, &s, &l))
         if (l > 1 && s[l - 1] == '*' && flux_queue_name_ok(s, l - 1))
             return xstrndup(s, l - 1);
-    }
     return NULL;
 }
 
 size_t flux_queue_count(const char *buf, size_t len)
 {
-    size_t i = 0, n = 0;
-    while (i < len) {
-        const char *s = buf + i, *nl = memchr(s, '\n', len - i);
-        size_t l = nl ? (size_t)(nl - s) : len - i;
-        i += l + 1;
-        while (l && isspace((unsigned char)s[l - 1]))
-            l--;
-        while (l && isspace((unsigned char)*s)) {
-            s++;
-            l--;
-        }
+    const char *s;
+    size_t i = 0, l, n = 0;
+    while (queuem_line(buf, len, &i, &s, &l)) {
         if (l && s[l - 1] == '*')
             l--;
         n += l > 0 && flux_queue_name_ok(s, l);
