@@ -172,7 +172,6 @@ json_t *gpu_infos_json(const struct gpu_info *v, size_t n)
     return a;
 }
 
-/* Count-only GPU entries (node, index) for schedulers that give counts. */
 /* What a count-only GPU of node d can be said to be: the node's state
  * when it takes no work (down, drain); "allocated" when the count of used
  * GPUs is all of them; "idle" on an idle node (no job holds anything
@@ -191,6 +190,7 @@ static const char *count_gpu_state(const struct node_info *d)
     return "unknown";
 }
 
+/* Count-only GPU entries (node, index) for schedulers that give counts. */
 void probe_gpus_from_nodes(const struct node_info *nodes, size_t nn,
                            struct gpu_info **out, size_t *n)
 {
