@@ -29,7 +29,7 @@ int main(int argc, char **argv)
                                          "down", "drain", "idle"};
     struct node_row *rows = xcalloc((size_t)nc * nn, sizeof(*rows));
     struct place_cluster *cl = xcalloc((size_t)nc, sizeof(*cl));
-    struct place_ask ask = {8, 64, 2};
+    struct place_ask ask = {8, 64, 2, NULL};
     char iso[32];
     time_t now = time(NULL);
     unsigned seed = 42;

@@ -142,7 +142,7 @@ static const struct exa_cmd cmds[] = {
     /* placement, queue, capacity (hpc_place.c) */
     {"place", cmd_hpc_place,
      "[--gpus/-g G] [--cpus C] [--nodes/-N N] "
-     "[--placement-provider P] [--explain] [--no-refresh]",
+     "[--partition P] [--placement-provider P] [--explain] [--no-refresh]",
      "choose the "
      "ACTIVE cluster "
      "that best fits a job",
@@ -151,13 +151,16 @@ static const struct exa_cmd cmds[] = {
      "carbon_intensity), cost-aware (lowest declared cost_per_gpu_hour).\n"
      "Snapshots older than EXAMLOPS_HPC_SNAPSHOT_MAX_AGE_S (300) are "
      "refreshed through the cluster's transport, or flagged when that "
-     "fails (--no-refresh: only flag)."
-     "\n"
+     "fails (--no-refresh: only flag).\n"
+     "With a partition (Flux: queue), only each cluster's nodes in it count;\n"
+     "a cluster with none does not fit. Without one, every node counts.\n"
      "\n"
      "Options:\n"
      "  --gpus, -g G          GPUs in total (default 0)\n"
      "  --cpus C              CPUs (default 0)\n"
      "  --nodes, -N N         nodes (default 1)\n"
+     "  --partition P         the partition the job goes to (default\n"
+     "                        EXAMLOPS_HPC_PARTITION)\n"
      "  --placement-provider P  the provider (default "
      "EXAMLOPS_PLACEMENT_PROVIDER,\n"
      "                        else least-loaded)\n"

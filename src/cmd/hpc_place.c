@@ -45,10 +45,11 @@ static void print_explain(struct exa_ctx *ctx, const struct place_result *r)
 {
     const struct place_candidate *ch =
         r->chosen >= 0 ? &r->cands[r->chosen] : NULL;
-    printf("Scoring provider: %s  |  ask: gpus=%d cpus=%d nodes=%d  |  "
+    printf("Scoring provider: %s  |  ask: gpus=%d cpus=%d nodes=%d%s%s  |  "
            "chosen: %s\n",
            r->scorer->name, r->ask.gpus, r->ask.cpus, r->ask.nodes,
-           ch ? ch->name : "none");
+           r->ask.partition ? " partition=" : "",
+           r->ask.partition ? r->ask.partition : "", ch ? ch->name : "none");
     for (size_t i = 0; i < r->n; i++) {
         const struct place_candidate *c = &r->cands[i];
         printf("  #%zu %s: ", i + 1, c->name);
@@ -117,12 +118,13 @@ int cmd_hpc_place(struct exa_ctx *ctx, int argc, char **argv)
         {"placement-provider", required_argument, NULL, 'P'},
         {"explain", no_argument, NULL, 'E'},
         {"no-refresh", no_argument, NULL, 'R'},
+        {"partition", required_argument, NULL, 'p'},
         {NULL, 0, NULL, 0}};
     static const char *const cols[] = {"Cluster",      "Scheduler",  "Fits",
                                        "Idle GPUs",    "Idle nodes", "Score",
                                        "Snapshot age", NULL};
     struct strvec failed = STRVEC_INIT, errors = STRVEC_INIT;
-    struct place_ask ask = {0, 0, 1};
+    struct place_ask ask = {0, 0, 1, NULL};
     const char *provider = getenv("EXAMLOPS_PLACEMENT_PROVIDER");
     const struct place_scorer *scorer;
     int explain = 0, refresh = 1, max_age = place_max_age_from_env(), rc, o;
@@ -131,8 +133,10 @@ int cmd_hpc_place(struct exa_ctx *ctx, int argc, char **argv)
     struct fleet f = {NULL, 0};
     struct place_cluster *cands = NULL;
     size_t ncands = 0, nnodes = 0;
-    struct node_row *nodes = NULL;
+    struct node_row *nodes = NULL, *pnodes = NULL;
+    size_t npnodes = 0;
     struct place_result res;
+    struct sched_resources env = SCHED_RESOURCES_INIT;
     exa_error_t err = EXA_ERROR_INIT;
 
     optind = 0;
@@ -162,12 +166,27 @@ int cmd_hpc_place(struct exa_ctx *ctx, int argc, char **argv)
         case 'R':
             refresh = 0;
             break;
+        case 'p':
+            ask.partition = optarg;
+            break;
         default:
             return bad_option(ctx, argc, argv);
         }
     }
     if (optind < argc)
         return out_usage(ctx, "unexpected argument '%s'", argv[optind]);
+    /* the partition `hpc submit` and `pipeline run` default to
+     * (EXAMLOPS_HPC_PARTITION, else EXAMLOPS_SLURM_PARTITION), read the
+     * same way, so that placement counts the nodes the job can go to */
+    if (!ask.partition) {
+        if (sched_resources_from_env(&env, &err) < 0)
+            return out_error(ctx, &err, NULL);
+        ask.partition = env.partition;
+    }
+    if (ask.partition && place_partition_check(ask.partition, &err) < 0) {
+        sched_resources_release(&env);
+        return out_error(ctx, &err, NULL);
+    }
     scorer = place_scorer_find(provider);
     if (!scorer) {
         struct strbuf names = STRBUF_INIT;
@@ -177,10 +196,13 @@ int cmd_hpc_place(struct exa_ctx *ctx, int argc, char **argv)
         rc = out_usage(ctx, "unknown placement provider '%s' (known: %s)",
                        provider, names.buf);
         strbuf_release(&names);
+        sched_resources_release(&env);
         return rc;
     }
-    if ((rc = open_fleet(ctx, &st, &regpath)))
+    if ((rc = open_fleet(ctx, &st, &regpath))) {
+        sched_resources_release(&env);
         return rc;
+    }
     if (fleet_load(st, regpath, &f, &err) < 0 ||
         place_load_candidates(st, &f, &cands, &ncands, &nodes, &nnodes, &err) <
             0) {
@@ -202,6 +224,13 @@ int cmd_hpc_place(struct exa_ctx *ctx, int argc, char **argv)
             rc = out_error(ctx, &err, NULL);
             goto out;
         }
+    }
+    /* the asked partition, else each cluster's default: its nodes there
+     * (the refresh above judged whole snapshots) */
+    if (place_restrict_partition(st, &f, ask.partition, cands, ncands, &pnodes,
+                                 &npnodes, &err) < 0) {
+        rc = out_error(ctx, &err, NULL);
+        goto out;
     }
     if (place_choose(cands, ncands, &ask, scorer, max_age, time(NULL), &res,
                      &err) < 0) {
@@ -266,8 +295,10 @@ out:
     strvec_clear(&errors);
     free(cands);
     node_rows_free(nodes, nnodes);
+    node_rows_free(pnodes, npnodes);
     fleet_release(&f);
     close_fleet(st, regpath);
+    sched_resources_release(&env);
     return rc;
 }
 

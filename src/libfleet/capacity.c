@@ -63,7 +63,7 @@ int capacity_report(store_t *st, const char *regpath,
         capacity_rate_from_env("GPU_COST_PER_HOUR", CAPACITY_GPU_COST_PER_HOUR);
     double crate =
         capacity_rate_from_env("CPU_COST_PER_HOUR", CAPACITY_CPU_COST_PER_HOUR);
-    struct place_ask ask = {0, 0, 1};
+    struct place_ask ask = {0, 0, 1, NULL};
     int rc = -1, max_age = place_max_age_from_env();
 
     if (!path || fleet_load(st, path, &f, err) < 0)

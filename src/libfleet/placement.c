@@ -174,7 +174,13 @@ static void explain_why(struct place_candidate *c, const struct place_ask *a,
     struct strbuf sb = STRBUF_INIT;
     const struct place_capacity *k = &c->cap;
     int nn = a->nodes > 0 ? a->nodes : 1;
-    if (!k->total_nodes) {
+    if (!k->total_nodes && c->partition && c->snapshot_nodes > 0) {
+        strbuf_addf(&sb,
+                    "does not fit: no node in %spartition '%s' (of %lld "
+                    "node(s) in its snapshot)",
+                    c->partition_default ? "the default " : "", c->partition,
+                    c->snapshot_nodes);
+    } else if (!k->total_nodes) {
         strbuf_addstr(&sb, "no inventory snapshot (run 'exa hpc nodes "
                            "--save --cluster ");
         strbuf_addf(&sb, "%s')", c->name);
@@ -198,6 +204,10 @@ static void explain_why(struct place_candidate *c, const struct place_ask *a,
                         "or unknown)",
                         k->total_nodes - k->usable_nodes, k->total_nodes);
     }
+    if (c->partition && k->total_nodes)
+        strbuf_addf(&sb, "; %spartition '%s' (%d of %lld node(s))",
+                    c->partition_default ? "the default " : "", c->partition,
+                    k->total_nodes, c->snapshot_nodes);
     if (c->stale)
         strbuf_addf(&sb, "; snapshot %.0f s old (limit %d s)", k->age_s,
                     max_age_s);
@@ -234,6 +244,9 @@ int place_choose(const struct place_cluster *cl, size_t n,
         c->fits = c->cap.fit_nodes >= ask->nodes;
         c->headroom = headroom(&c->cap, ask);
         c->stale = max_age_s > 0 && c->cap.age_s > max_age_s;
+        c->snapshot_nodes = cl[i].snapshot_nodes;
+        c->partition = cl[i].partition[0] ? xstrdup(cl[i].partition) : NULL;
+        c->partition_default = c->partition && cl[i].partition_default;
         c->score = NAN;
         c->margin_to_best = NAN;
         if (c->fits) {
@@ -258,6 +271,10 @@ int place_choose(const struct place_cluster *cl, size_t n,
         strbuf_addf(&sb, "chose %s@%s \u2014 %d/%d idle GPUs, %d/%d idle nodes",
                     c->scheduler, c->name, c->cap.idle_gpus, c->cap.total_gpus,
                     c->cap.idle_nodes, c->cap.total_nodes);
+        if (c->partition)
+            strbuf_addf(&sb, " in %spartition '%s'",
+                        c->partition_default ? "the default " : "",
+                        c->partition);
         if (!c->objective_available)
             strbuf_addf(&sb,
                         " [objectives unavailable: %s not declared for "
@@ -272,8 +289,11 @@ int place_choose(const struct place_cluster *cl, size_t n,
     } else {
         strbuf_addf(&sb,
                     "no ACTIVE cluster can satisfy the ask (gpus=%d, "
-                    "nodes=%d)",
+                    "nodes=%d",
                     ask->gpus, ask->nodes);
+        if (ask->partition)
+            strbuf_addf(&sb, ", partition=%s", ask->partition);
+        strbuf_addch(&sb, ')');
     }
     res->reason = strbuf_detach(&sb, NULL);
     return 0;
@@ -285,6 +305,7 @@ void place_result_release(struct place_result *res)
         free(res->cands[i].name);
         free(res->cands[i].scheduler);
         free(res->cands[i].why);
+        free(res->cands[i].partition);
     }
     free(res->cands);
     free(res->reason);
@@ -318,6 +339,7 @@ static json_t *cand_json(const struct place_candidate *c, int rank)
     jx_set(o, "idle_nodes", json_integer(c->cap.idle_nodes));
     jx_set(o, "total_nodes", json_integer(c->cap.total_nodes));
     jx_set(o, "fit_nodes", json_integer(c->cap.fit_nodes));
+    jx_set(o, "partition", jx_str(c->partition));
     jx_set(o, "snapshot_age_s",
            c->cap.age_s < 0 ? NULL : json_integer((json_int_t)c->cap.age_s));
     jx_set(o, "captured_at", place_iso_or_null(c->cap.captured_at));
@@ -347,6 +369,7 @@ json_t *place_result_json(const struct place_result *res, int explain)
     jx_set(ask, "gpus", json_integer(res->ask.gpus));
     jx_set(ask, "cpus", json_integer(res->ask.cpus));
     jx_set(ask, "nodes", json_integer(res->ask.nodes));
+    jx_set(ask, "partition", jx_str(res->ask.partition));
     jx_set(doc, "cluster", jx_str(ch ? ch->name : NULL));
     jx_set(doc, "scheduler", jx_str(ch ? ch->scheduler : NULL));
     jx_set(doc, "reason", jx_str(res->reason));
@@ -425,6 +448,8 @@ static void cand_write(struct jsonw *w, const struct place_candidate *c,
     jsonw_int(w, c->cap.total_nodes);
     jsonw_key_lit(w, "fit_nodes");
     jsonw_int(w, c->cap.fit_nodes);
+    jsonw_key_lit(w, "partition");
+    jsonw_str(w, c->partition);
     jsonw_key_lit(w, "snapshot_age_s");
     jsonw_int_or_null(w, c->cap.age_s >= 0, (long long)c->cap.age_s);
     jsonw_key_lit(w, "captured_at");
@@ -509,6 +534,8 @@ void place_result_write(struct jsonw *w, const struct place_result *res,
     jsonw_int(w, res->ask.cpus);
     jsonw_key_lit(w, "nodes");
     jsonw_int(w, res->ask.nodes);
+    jsonw_key_lit(w, "partition");
+    jsonw_str(w, res->ask.partition);
     jsonw_obj_end(w);
     jsonw_key_lit(w, "chosen");
     jsonw_str(w, ch ? ch->name : NULL);
@@ -572,12 +599,160 @@ int place_load_candidates(store_t *st, const struct fleet *f,
             j++;
         p->nodes = *nodes ? *nodes + j : NULL; /* no rows: NULL + 0 is UB */
         while (j < *nnodes && !strcmp((*nodes)[j].cluster, p->name)) {
+            long long w = (*nodes)[j].count;
+            p->snapshot_nodes += w > 1 ? w : 1;
             p->nnodes++;
             j++;
         }
     }
     *out = v;
     *nout = nr;
+    return 0;
+}
+
+/* A partition name an ask may name (place_partition_check()'s rule). */
+static int partition_name_ok(const char *p, size_t n)
+{
+    if (!n || n > 255)
+        return 0;
+    for (size_t i = 0; i < n; i++)
+        if (p[i] == ',' || (unsigned char)p[i] <= ' ' || p[i] == 0x7f)
+            return 0;
+    return 1;
+}
+
+/*
+ * The partition a cluster's recorded capabilities (clusters.capabilities,
+ * probe.h cluster_caps as JSON: "partitions": [{"name", "default",
+ * "total_nodes", ...}], "total_nodes") mark default, copied to out (256
+ * bytes), when it did not hold every node of the cluster (or a count is
+ * unknown). 1, or 0: none marked, it held them all, or its name is not
+ * one (place_partition_check()).
+ */
+static int caps_default_partition(const char *caps, char out[256])
+{
+    json_t *doc, *p;
+    size_t i;
+    int found = 0;
+    /* most clusters' caps (jansson's compact dump) mark none: not parsed */
+    if (!caps || !strstr(caps, "\"default\":true"))
+        return 0;
+    doc = json_loads(caps, 0, NULL);
+    json_array_foreach(json_object_get(doc, "partitions"), i, p)
+    {
+        json_t *name = json_object_get(p, "name");
+        json_int_t all =
+            json_integer_value(json_object_get(doc, "total_nodes"));
+        json_int_t in = json_integer_value(json_object_get(p, "total_nodes"));
+        size_t len = json_string_length(name);
+        if (!json_is_true(json_object_get(p, "default")) ||
+            !json_is_string(name))
+            continue;
+        if ((all > 0 && in >= all) ||
+            !partition_name_ok(json_string_value(name), len) ||
+            strlen(json_string_value(name)) != len)
+            break;
+        memcpy(out, json_string_value(name), len + 1);
+        found = 1;
+        break;
+    }
+    json_decref(doc);
+    return found;
+}
+
+int place_restrict_partition(store_t *st, const struct fleet *f,
+                             const char *partition, struct place_cluster *cands,
+                             size_t n, struct node_row **rows, size_t *nrows,
+                             exa_error_t *err)
+{
+    struct node_row *v = NULL;
+    size_t nv = 0, alloc = 0, j = 0, k = 0;
+    /* per candidate: the partition (""), first row and row count */
+    char(*name)[256];
+    size_t *first, *count;
+    /* a list (sbatch -p a,b: the job starts in whichever can run it
+     * first) is not narrowed to one partition: every node counts */
+    if (partition && strchr(partition, ',')) {
+        *rows = NULL;
+        *nrows = 0;
+        return 0;
+    }
+    name = xcalloc(n ? n : 1, sizeof(*name));
+    first = xcalloc(n ? n : 1, sizeof(*first));
+    count = xcalloc(n ? n : 1, sizeof(*count));
+    if (partition) {
+        if (store_node_summary_in_partition(st, NULL, partition, &v, &nv,
+                                            &alloc, err) < 0)
+            goto fail;
+        /* both sorted by cluster name (strcmp order): one merge pass, as
+         * in place_load_candidates() */
+        for (size_t i = 0; i < n; i++) {
+            snprintf(name[i], sizeof(name[i]), "%s", partition);
+            while (j < nv && strcmp(v[j].cluster, cands[i].name) < 0)
+                j++;
+            first[i] = j;
+            while (j < nv && !strcmp(v[j].cluster, cands[i].name)) {
+                count[i]++;
+                j++;
+            }
+        }
+    } else {
+        for (size_t i = 0; i < n; i++) {
+            /* cands are in f's order (place_load_candidates()) */
+            while (k < f->nr && strcmp(f->v[k].def.name, cands[i].name) < 0)
+                k++;
+            if (k == f->nr || strcmp(f->v[k].def.name, cands[i].name) ||
+                !caps_default_partition(f->v[k].row.capabilities, name[i]))
+                continue;
+            first[i] = nv;
+            if (store_node_summary_in_partition(st, cands[i].name, name[i], &v,
+                                                &nv, &alloc, err) < 0)
+                goto fail;
+            count[i] = nv - first[i];
+        }
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (!name[i][0])
+            continue;
+        cands[i].nodes = count[i] ? v + first[i] : NULL;
+        cands[i].nnodes = count[i];
+        memcpy(cands[i].partition, name[i], sizeof(name[i]));
+        cands[i].partition_default = !partition;
+    }
+    free(name);
+    free(first);
+    free(count);
+    *rows = v;
+    *nrows = nv;
+    return 0;
+fail:
+    free(name);
+    free(first);
+    free(count);
+    node_rows_free(v, nv);
+    return -1;
+}
+
+int place_partition_check(const char *p, exa_error_t *err)
+{
+    size_t n = p ? strlen(p) : 0;
+    if (!n || n > 255)
+        return exa_err(err, EXA_EUSAGE,
+                       "partition '%s' is not a partition name: expected 1 "
+                       "to 255 bytes",
+                       p ? p : "");
+    /* sbatch -p takes a list too: each of its names */
+    for (const char *c = p, *e; c; c = *e ? e + 1 : NULL) {
+        e = strchr(c, ',');
+        if (!e)
+            e = c + strlen(c);
+        if (!partition_name_ok(c, (size_t)(e - c)))
+            return exa_err(err, EXA_EUSAGE,
+                           "partition '%s' is not a partition name: expected "
+                           "a name (or names separated by ','), without "
+                           "spaces or control characters",
+                           p);
+    }
     return 0;
 }
 

@@ -36,6 +36,10 @@ struct place_ask {
     int gpus;  /* job total */
     int cpus;  /* job total */
     int nodes; /* >= 1 */
+    /* the partition (Flux: queue) the job is submitted to, borrowed, or
+     * NULL: the whole cluster. The caller restricts each candidate's nodes
+     * to it (place_restrict_partition()); place_choose() only names it. */
+    const char *partition;
 };
 
 /* One ACTIVE cluster with its snapshot (all borrowed). */
@@ -48,6 +52,15 @@ struct place_cluster {
     double carbon_intensity;  /* gCO2e/kWh */
     int has_cost_per_gpu_hour;
     double cost_per_gpu_hour; /* USD */
+    /* nodes in the cluster's whole snapshot (place_load_candidates()), so
+     * that a cluster with none in the asked partition is not taken for
+     * one without a snapshot; 0 unknown */
+    long long snapshot_nodes;
+    /* the partition nodes were restricted to (place_restrict_partition()),
+     * "" for the whole snapshot; partition_default: it is the cluster's
+     * default partition, not one the ask named */
+    char partition[256];
+    int partition_default;
 };
 
 /* Capacity of one snapshot, per the node rules above. */
@@ -66,12 +79,15 @@ struct place_candidate {
     char *scheduler;
     struct place_capacity cap;
     int fits;
-    int objective_available; /* the scorer's input was declared */
-    double score;            /* NAN when it does not fit */
-    double headroom;         /* least-loaded score, the tie-break */
-    double margin_to_best;   /* best score - score; NAN when no score */
-    int stale;               /* snapshot older than max_age_s */
-    char *why;               /* one line: why it fits / does not */
+    int objective_available;  /* the scorer's input was declared */
+    double score;             /* NAN when it does not fit */
+    double headroom;          /* least-loaded score, the tie-break */
+    double margin_to_best;    /* best score - score; NAN when no score */
+    int stale;                /* snapshot older than max_age_s */
+    long long snapshot_nodes; /* place_cluster's */
+    char *partition;          /* place_cluster's, or NULL (whole cluster) */
+    int partition_default;    /* place_cluster's */
+    char *why;                /* one line: why it fits / does not */
 };
 
 /* A scorer: name and the score of a fitting candidate. */
@@ -187,6 +203,42 @@ int place_load_candidates(store_t *st, const struct fleet *f,
                           struct place_cluster **out, size_t *nout,
                           struct node_row **nodes, size_t *nnodes,
                           exa_error_t *err);
+
+/*
+ * Restrict each candidate of cands[0..n) (place_load_candidates() of the
+ * fleet f) to the nodes a job asking for partition goes to:
+ *   - partition given (a Slurm partition or Flux queue name): its nodes
+ *     in that partition; none when the cluster has no node in it (it then
+ *     fits nothing, and its why says so);
+ *   - partition a list "a,b" (sbatch -p: the job starts in whichever
+ *     can run it first): not narrowed, every node counts (a job spans
+ *     one partition, so a multi-node ask may be over-counted);
+ *   - partition NULL: the cluster's default partition, where sbatch (or
+ *     flux batch) puts a job that names none: the partition its recorded
+ *     capabilities (clusters.capabilities, from discovery) mark default,
+ *     when that partition did not hold every node of the cluster; else
+ *     (no partitions recorded, none marked default, or a default holding
+ *     them all) the whole snapshot stays. A site's job_submit plugin may
+ *     route such a job elsewhere: `hpc preflight` checks that live.
+ * The node rules are unchanged, so the choice is the one the partition's
+ * own node rows give. Each restricted candidate's partition names it
+ * (partition_default set for a default); snapshot_nodes is kept. *rows
+ * (n = *nrows) holds the new rows: free it with node_rows_free() after
+ * the last use of cands, as well as those of place_load_candidates().
+ * 0, or -1 with err (cands unchanged, nothing to free).
+ */
+int place_restrict_partition(store_t *st, const struct fleet *f,
+                             const char *partition, struct place_cluster *cands,
+                             size_t n, struct node_row **rows, size_t *nrows,
+                             exa_error_t *err);
+
+/*
+ * Check the partition an ask names: 1 to 255 bytes, a name or names
+ * separated by ',' (sbatch(1) --partition takes a list), each non-empty,
+ * without a space or control byte. 0, or -1 with err (EXA_EUSAGE:
+ * "partition 'X' is not a partition name: ...").
+ */
+int place_partition_check(const char *partition, exa_error_t *err);
 
 /* Parse "YYYY-MM-DDTHH:MM:SSZ" (or with a space, no Z) as UTC; -1 bad. */
 time_t place_parse_utc(const char *s);

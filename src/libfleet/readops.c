@@ -115,7 +115,7 @@ int fleet_refresh_stale_of(store_t *st, const char *regpath,
                            struct strvec *failed_names,
                            struct strvec *failed_errors)
 {
-    struct place_ask none = {0, 0, 1};
+    struct place_ask none = {0, 0, 1, NULL};
     int refreshed = 0;
     if (max_age_s <= 0)
         return 0;

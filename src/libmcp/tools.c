@@ -216,14 +216,17 @@ static const char NODES_OUT[] =
 static const char PLACE_IN[] =
     "{\"type\":\"object\",\"properties\":{"
     "\"gpus\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":100000,"
-    "\"default\":0,\"description\":\"GPUs per node\"},"
+    "\"default\":0,\"description\":\"GPUs in total\"},"
     "\"nodes\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100000,"
     "\"default\":1,\"description\":\"nodes\"},"
     "\"cpus\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":1000000,"
-    "\"default\":0,\"description\":\"CPUs per node\"},"
+    "\"default\":0,\"description\":\"CPUs in total\"},"
     "\"provider\":{\"type\":\"string\",\"enum\":[\"least-loaded\","
     "\"carbon-aware\",\"cost-aware\"],\"description\":\"placement "
-    "objective (default least-loaded or $EXAMLOPS_PLACEMENT_PROVIDER)\"}"
+    "objective (default least-loaded or $EXAMLOPS_PLACEMENT_PROVIDER)\"},"
+    "\"partition\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":255,"
+    "\"description\":\"the partition (Flux: queue) the job goes to; "
+    "default: each cluster's default partition\"}"
     "},\"additionalProperties\":false}";
 static const char PLACE_OUT[] =
     "{\"type\":\"object\",\"required\":[\"cluster\",\"reason\","
@@ -397,6 +400,7 @@ static json_t *t_place(void *ctx, const struct mcp_call *c, exa_error_t *err)
     ask.nodes = (int)jx_get_int(c->args, "nodes", 1);
     ask.cpus = (int)jx_get_int(c->args, "cpus", 0);
     ask.provider = arg_str(c, "provider");
+    ask.partition = arg_str(c, "partition");
     ask.refresh = 1; /* as `exa hpc place`: stale snapshots are refreshed */
     return finish(&f, view_place(&f.vc, &ask, NULL, err), err);
 }

@@ -86,8 +86,8 @@ static int place_auto(store_t *st, const struct fleet *f,
                       const struct place_ask *ask, const char **chosen,
                       char **reason, exa_error_t *err)
 {
-    struct node_row *nodes = NULL;
-    size_t nnodes = 0, nr = 0;
+    struct node_row *nodes = NULL, *pnodes = NULL;
+    size_t nnodes = 0, nr = 0, npnodes = 0;
     struct place_cluster *v = NULL;
     struct place_result pr;
     int rc = -1;
@@ -101,6 +101,9 @@ static int place_auto(store_t *st, const struct fleet *f,
                 "no cluster is ACTIVE (connect one and have it approved)");
         goto out;
     }
+    if (place_restrict_partition(st, f, ask->partition, v, nr, &pnodes,
+                                 &npnodes, err) < 0)
+        goto out;
     if (place_choose(v, nr, ask, NULL, place_max_age_from_env(), time(NULL),
                      &pr, err) < 0)
         goto out;
@@ -117,6 +120,7 @@ static int place_auto(store_t *st, const struct fleet *f,
 out:
     place_result_release(&pr);
     node_rows_free(nodes, nnodes);
+    node_rows_free(pnodes, npnodes);
     free(v);
     return rc;
 }
@@ -848,6 +852,8 @@ int cluster_run(const struct cluster_run_request *req,
     }
     if (!name || !strcmp(name, "auto")) {
         struct place_ask ask;
+        /* the partition the job goes to (NULL: each cluster's default) */
+        ask.partition = r->partition;
         ask.gpus = (int)r->gpus;
         ask.nodes = r->nodes > 0 ? (int)r->nodes : 1; /* placement: >= 1 */
         ask.cpus = (int)((r->cpus_per_task > 0 ? r->cpus_per_task : 0) *

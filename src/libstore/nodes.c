@@ -431,6 +431,42 @@ fail:
     return -1;
 }
 
+int store_node_summary_in_partition(store_t *st, const char *cluster,
+                                    const char *partition, struct node_row **v,
+                                    size_t *nr, size_t *alloc, exa_error_t *err)
+{
+/* the grouping of the node_summary triggers (migration 7), over the rows
+ * of one partition */
+#define IN_PARTITION_SELECT                                                    \
+    "SELECT cluster, IFNULL(captured_at, ''), CASE WHEN state IN "             \
+    "('idle','mixed') THEN state ELSE 'other' END, IFNULL(gpus, -1), "         \
+    "CASE WHEN state IN ('idle','mixed') THEN IFNULL(gpus_used, -1) "          \
+    "ELSE -1 END, CASE WHEN state IN ('idle','mixed') THEN "                   \
+    "IFNULL(cpus, -1) ELSE -1 END, count(*) FROM nodes WHERE "                 \
+    "instr(',' || partitions || ',', ',' || ?1 || ',') > 0 "
+    sqlite3_stmt *s =
+        cluster ? store_cached(st,
+                               IN_PARTITION_SELECT
+                               "AND cluster = ?2 GROUP BY 1, 2, 3, 4, 5, 6 "
+                               "ORDER BY 1, 2, 3, 4, 5, 6",
+                               err)
+                : store_cached(st,
+                               IN_PARTITION_SELECT
+                               "GROUP BY 1, 2, 3, 4, 5, 6 ORDER BY 1, 2, 3, "
+                               "4, 5, 6",
+                               err);
+#undef IN_PARTITION_SELECT
+    int rc;
+    if (!s)
+        return -1;
+    store_bind_text(s, 1, partition);
+    if (cluster)
+        store_bind_text(s, 2, cluster);
+    rc = summary_rows_append(st, s, v, nr, alloc, err);
+    store_done(st, s);
+    return rc;
+}
+
 int store_cluster_summary_save(store_t *st, const char *cluster,
                                exa_error_t *err)
 {

@@ -63,6 +63,23 @@ int store_node_summary_list(store_t *st, const char *cluster,
                             exa_error_t *err);
 
 /*
+ * The node summary (store_node_summary_list() rows, same shape and key
+ * order) of the nodes whose partitions list (nodes.partitions,
+ * comma-separated: Slurm partitions, Flux queues) holds partition, of
+ * cluster (NULL: every cluster, ordered by cluster), grouped from the
+ * node rows themselves: a cluster with no node in partition has no row.
+ * The rows are appended to (*v)[*nr..) (an ALLOC_GROW array of *alloc
+ * rows; free with node_rows_free()). partition is a name without ','
+ * (placement.h place_partition_check()). One scan of the nodes table
+ * (of cluster's rows, through its key, when cluster is given). 0, or -1
+ * with err (the rows read so far stay in *v).
+ */
+int store_node_summary_in_partition(store_t *st, const char *cluster,
+                                    const char *partition, struct node_row **v,
+                                    size_t *nr, size_t *alloc,
+                                    exa_error_t *err);
+
+/*
  * Write cluster's summary text (cluster_node_summary.rows, the form is
  * in nodes.c) from its node_summary rows as they are now; NULL when a
  * row's strings hold a TAB or LF. store_nodes_replace() calls it inside

@@ -294,7 +294,7 @@ json_t *view_facility_fleet(const struct view_ctx *vc, exa_error_t *err)
         const struct fleet_cluster *c = &f.v[i];
         struct node_row *rows = NULL;
         size_t nn = 0;
-        struct place_ask ask = {0, 0, 1};
+        struct place_ask ask = {0, 0, 1, NULL};
         struct place_capacity cap;
         struct audit_event ev;
         double gh = 0, ch = 0, util;

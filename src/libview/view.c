@@ -471,7 +471,7 @@ json_t *view_cluster(const struct view_ctx *vc, const char *name,
     struct node_row *rows = NULL;
     size_t n = 0;
     json_t *o = NULL;
-    struct place_ask ask = {0, 0, 1};
+    struct place_ask ask = {0, 0, 1, NULL};
     struct place_capacity cap;
     if (load_fleet(vc, &f, err) < 0)
         return NULL;
@@ -610,15 +610,15 @@ json_t *view_place(const struct view_ctx *vc, const struct view_place_ask *va,
                    int *status, exa_error_t *err)
 {
     struct strvec failed = STRVEC_INIT, errors = STRVEC_INIT;
-    struct place_ask ask = {va->gpus, va->cpus, va->nodes};
+    struct place_ask ask = {va->gpus, va->cpus, va->nodes, va->partition};
     const char *provider =
         va->provider ? va->provider : getenv("EXAMLOPS_PLACEMENT_PROVIDER");
     const struct place_scorer *scorer = place_scorer_find(provider);
     int max_age = place_max_age_from_env(), st_rc;
     struct fleet f = {NULL, 0};
     struct place_cluster *cands = NULL;
-    size_t ncands = 0, nnodes = 0;
-    struct node_row *nodes = NULL;
+    size_t ncands = 0, nnodes = 0, npnodes = 0;
+    struct node_row *nodes = NULL, *pnodes = NULL;
     struct place_result res;
     char *rp = NULL;
     json_t *doc = NULL;
@@ -638,6 +638,8 @@ json_t *view_place(const struct view_ctx *vc, const struct view_place_ask *va,
                 "invalid ask: gpus and cpus must be >= 0, nodes >= 1");
         return NULL;
     }
+    if (ask.partition && place_partition_check(ask.partition, err) < 0)
+        return NULL;
     if (!(rp = regpath_of(vc, err)))
         return NULL;
     if (fleet_load(vc->st, rp, &f, err) < 0 ||
@@ -658,7 +660,9 @@ json_t *view_place(const struct view_ctx *vc, const struct view_place_ask *va,
                 goto out;
         }
     }
-    if (place_choose(cands, ncands, &ask, scorer, max_age, time(NULL), &res,
+    if (place_restrict_partition(vc->st, &f, ask.partition, cands, ncands,
+                                 &pnodes, &npnodes, err) < 0 ||
+        place_choose(cands, ncands, &ask, scorer, max_age, time(NULL), &res,
                      err) < 0)
         goto out;
     st_rc = res.chosen >= 0 ? 0 : ncands == 0 ? 6 : 1;
@@ -676,6 +680,7 @@ out:
     strvec_clear(&errors);
     free(cands);
     node_rows_free(nodes, nnodes);
+    node_rows_free(pnodes, npnodes);
     fleet_release(&f);
     free(rp);
     return finish(vc, doc, err);

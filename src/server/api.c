@@ -742,7 +742,7 @@ static int r_job(struct call *c)
 static int r_place(struct call *c)
 {
     exa_error_t err = EXA_ERROR_INIT;
-    struct view_place_ask ask = {0, 0, 1, NULL, 0};
+    struct view_place_ask ask = {0, 0, 1, NULL, 0, NULL};
     long long g = 0, n = 1, cp = 0;
     int st = 0;
     json_t *doc;
@@ -755,6 +755,7 @@ static int r_place(struct call *c)
     ask.nodes = (int)n;
     ask.cpus = (int)cp;
     ask.provider = http_request_query(c->req, "provider");
+    ask.partition = http_request_query(c->req, "partition");
     if (ask.refresh && live_enter(c) < 0)
         return 0;
     doc = view_place(&c->vc, &ask, &st, &err);

@@ -92,6 +92,12 @@ test('initialize, tools/list without writes, every read tool', { skip }, async (
     assert.ok(place.explain.candidates.some(c => c.cluster === 'testa' && c.rank === 1));
     const none = await run('hpc_place', { gpus: 100000 });
     assert.equal(none.cluster, null);
+    const debug = await run('hpc_place', { gpus: 1, partition: 'debug' });
+    assert.equal(debug.cluster, 'testa', debug.reason);     // testa's one partition
+    assert.match(debug.reason, /in partition 'debug'/);
+    const nope = await run('hpc_place', { gpus: 1, partition: 'nope' });
+    assert.equal(nope.cluster, null);
+    assert.match(nope.candidates[0].why, /no node in partition 'nope'/);
 
     const jobs = await run('hpc_jobs', { model: 'JPCP' });
     assert.equal(jobs.count, 2);

@@ -53,4 +53,43 @@ like_chose=$(printf '%s' "$p" | grep -c '^chose')
 is "$like_chose" 0 "hpc place: nothing fits 5 GPUs on one node"
 printf '%s\n' "$a" | grep -qxF "exa: error: auto-placement found no cluster: $p"
 ok $? "pipeline --cluster auto fails with the same reason"
+
+# A partition asked (--partition, else EXAMLOPS_HPC_PARTITION) counts only
+# each cluster's nodes in it (nodes.partitions, as sinfo lists them); a
+# cluster with none there fits nothing, and both say so alike.
+parts() { # parts CLUSTER "node partitions" ...
+    local c=$1; shift
+    for row in "$@"; do
+        set -- $row
+        sqlite3 "$EXAMLOPS_DB" "UPDATE nodes SET partitions='$2' WHERE cluster='$c' AND node='$1'"
+    done
+}
+seed alpha "a1 idle 4 0" "a2 idle 2 0"
+seed beta "b1 idle 4 0" "b2 idle 4 0" "b3 down 8 0"
+seed Zeta "z1 down 4 0"
+parts alpha "a1 cpu,long" "a2 gpu"
+parts beta "b1 gpu" "b2 gpu,long" "b3 cpu"
+agree "the whole cluster without a partition" beta --gpus 1
+agree "--partition gpu: beta's 8 GPUs there" beta --gpus 1 --partition gpu
+agree "--partition cpu: beta's cpu node is down" alpha --gpus 1 --partition cpu
+agree "--partition long: 4 idle GPUs each, alpha by name" alpha --gpus 4 --partition long
+export EXAMLOPS_HPC_PARTITION=cpu
+agree "EXAMLOPS_HPC_PARTITION is the default" alpha --gpus 1
+unset EXAMLOPS_HPC_PARTITION
+out=$("$EXA" --json hpc place --no-refresh --gpus 1 --partition gpu --explain)
+is "$(printf '%s' "$out" | jget 'd["explain"]["ask"]["partition"]')" gpu "the ask names the partition"
+is "$(printf '%s' "$out" | jget '[c["partition"] for c in d["candidates"]]')" "['gpu', 'gpu', 'gpu']" "each candidate names it"
+printf '%s' "$out" | jget 'd["reason"]' | grep -qF "in partition 'gpu'"
+ok $? "the reason names it"
+p=$(place_reason --gpus 1 --partition nope)
+a=$("$EXA" pipeline run --model JPCP --dataset PM100Dataset --dummy --cluster auto --gpus 1 --partition nope </dev/null 2>&1)
+is "$p" "no ACTIVE cluster can satisfy the ask (gpus=1, nodes=1, partition=nope)" "hpc place: no cluster has partition nope"
+printf '%s\n' "$a" | grep -qxF "exa: error: auto-placement found no cluster: $p"
+ok $? "pipeline --cluster auto fails with the same reason"
+why=$("$EXA" --json hpc place --no-refresh --partition nope | jget '[c["why"] for c in d["candidates"] if c["name"]=="alpha"][0]')
+is "$why" "does not fit: no node in partition 'nope' (of 2 node(s) in its snapshot)" "the why tells no node there from no snapshot"
+"$EXA" hpc place --no-refresh --partition 'a b' >/dev/null 2>"$T/err"
+is $? 2 "a partition that is no name is a usage error"
+grep -qF "partition 'a b' is not a partition name" "$T/err"
+ok $? "naming it"
 tap_done

@@ -205,6 +205,10 @@ api GET "/api/v1/place?gpus=999" "$OPER"
 jq_ok "place with too many GPUs: nothing fits" '.cluster == null and .status == "no_fit"'
 api GET "/api/v1/place?provider=nonsense" "$OPER"
 is "$CODE" 400 "an unknown placement provider: 400"
+api GET "/api/v1/place?gpus=1&partition=nope" "$OPER"
+jq_ok "place in a partition no node is in: nothing fits, and why" '.cluster == null and .status == "no_fit" and .explain.ask.partition == "nope" and (.candidates[0].why | startswith("does not fit: no node in partition"))'
+api GET "/api/v1/place?partition=a%20b" "$OPER"
+is "$CODE" 400 "a partition that is no name: 400"
 api GET /api/v1/capacity "$VIEW"
 jq_ok "capacity lists alpha (the one ACTIVE cluster)" 'length == 1 and .[0].name == "alpha" and .[0].total_gpus == 8'
 api GET /api/v1/models "$VIEW"

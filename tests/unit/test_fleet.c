@@ -663,7 +663,7 @@ static void test_row_digest_document(void **state)
 /* The decision as JSON (choice, candidates and the explanation). */
 static char *decision_json(const struct place_cluster *c, size_t n, time_t now)
 {
-    struct place_ask ask = {8, 32, 2};
+    struct place_ask ask = {8, 32, 2, NULL};
     struct place_result res;
     json_t *doc;
     char *s;

@@ -276,8 +276,9 @@ static void test_summary_same_choice(void **state)
         size_t nsum_c = 0, nsum_rows = 0, nrows = 0;
         long long counted = 0;
         static const struct place_ask asks[] = {
-            {0, 0, 1},  {1, 0, 1},   {8, 64, 2}, {4, 16, 1},
-            {16, 0, 4}, {0, 512, 8}, {3, 7, 3},  {64, 0, 1}};
+            {0, 0, 1, NULL},  {1, 0, 1, NULL},  {8, 64, 2, NULL},
+            {4, 16, 1, NULL}, {16, 0, 4, NULL}, {0, 512, 8, NULL},
+            {3, 7, 3, NULL},  {64, 0, 1, NULL}};
         const struct place_scorer *const *sc = place_scorers();
 
         assert_int_equal(place_load_candidates(st, &f, &sum_c, &nsum_c,
@@ -352,6 +353,199 @@ static void test_summary_same_choice(void **state)
         assert_int_equal(seen, 1);
         node_rows_free(all, nall);
     }
+    free(f.v);
+    store_close(st);
+    cmd = xstrfmt("rm -rf '%s'", dir);
+    assert_int_equal(system(cmd), 0);
+    free(cmd);
+    free(db);
+}
+
+/* 1 when the comma-separated list l holds p */
+static int in_list(const char *l, const char *p)
+{
+    size_t n = strlen(p);
+    for (const char *c = l; c && *c;
+         c = strchr(c, ',') ? strchr(c, ',') + 1 : NULL)
+        if (!strncmp(c, p, n) && (c[n] == ',' || !c[n]))
+            return 1;
+    return 0;
+}
+
+/*
+ * Candidates the old way, restricted by hand: every node row whose
+ * partitions list holds part[i] (none: all of the cluster's rows),
+ * copied into *rows (freed by the caller with free(); the strings stay
+ * the store_nodes_list rows' in *all).
+ */
+static void rows_in_partitions(store_t *st, const struct fleet *f,
+                               const char *const *part, const int *dflt,
+                               struct place_cluster **out,
+                               struct node_row **all, size_t *nall,
+                               struct node_row **rows)
+{
+    struct place_cluster *v = xcalloc(f->nr, sizeof(*v));
+    struct node_row *keep;
+    size_t j = 0, nk = 0;
+    assert_int_equal(store_nodes_list(st, NULL, all, nall, NULL), 0);
+    keep = xcalloc(*nall ? *nall : 1, sizeof(*keep));
+    for (size_t i = 0; i < f->nr; i++) {
+        v[i].name = f->v[i].def.name;
+        v[i].scheduler = f->v[i].def.scheduler;
+        v[i].has_carbon_intensity = f->v[i].def.has_carbon_intensity;
+        v[i].carbon_intensity = f->v[i].def.carbon_intensity;
+        while (j < *nall && strcmp((*all)[j].cluster, v[i].name) < 0)
+            j++;
+        v[i].nodes = keep + nk;
+        while (j < *nall && !strcmp((*all)[j].cluster, v[i].name)) {
+            v[i].snapshot_nodes++;
+            if (!part[i] || in_list((*all)[j].partitions, part[i])) {
+                keep[nk++] = (*all)[j];
+                v[i].nnodes++;
+            }
+            j++;
+        }
+        if (part[i]) {
+            snprintf(v[i].partition, sizeof(v[i].partition), "%s", part[i]);
+            v[i].partition_default = dflt[i];
+        }
+    }
+    *rows = keep;
+    *out = v;
+}
+
+/*
+ * place_restrict_partition() chooses and explains as the node rows of
+ * the partition do: random snapshots whose nodes sit in random
+ * partition lists, asked for a partition (every cluster restricted, one
+ * partition no node has), and without one (each cluster's default from
+ * its capabilities: none recorded, one holding every node, one not, a
+ * cluster whose only default is not a partition name), compared with the
+ * rows filtered by hand, for several asks and every scorer.
+ */
+static void test_partition_same_choice(void **state)
+{
+    static const char *const lists[] = {"gpu", "cpu",   "gpu,long",  "cpu,long",
+                                        NULL,  "debug", "long,gpu2", "gpu"};
+    static const char *const states[] = {"idle", "mixed", "allocated",
+                                         "down", "idle",  "mixed"};
+    static const char *const asked[] = {"gpu", "long", "cpu", "nosuch", NULL};
+    static const struct place_ask asks[] = {
+        {0, 0, 1, NULL}, {1, 0, 1, NULL}, {8, 64, 2, NULL}, {4, 16, 1, NULL}};
+    char dir[] = "/tmp/exa-test-ppart-XXXXXX";
+    char *db, names[NCL][16], stamp[32], *cmd;
+    const char *dpart[NCL];
+    int dflt[NCL];
+    store_t *st;
+    struct fleet f;
+    time_t now = time(NULL);
+    (void)state;
+
+    assert_non_null(mkdtemp(dir));
+    db = xstrfmt("%s/p.db", dir);
+    st = store_open(db, NULL);
+    assert_non_null(st);
+    strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
+    f.nr = NCL;
+    f.v = xcalloc(NCL, sizeof(*f.v));
+    for (int c = 0; c < NCL; c++) {
+        struct node_row rows[30];
+        char nn[30][24];
+        size_t n = 1 + rnd(29);
+        snprintf(names[c], sizeof(names[c]), "c%03d", c);
+        f.v[c].def.name = names[c];
+        f.v[c].def.scheduler = (char *)"slurm";
+        f.v[c].state = CLUSTER_ACTIVE;
+        /* the default partition the capabilities record: none, "gpu"
+         * (not every node), "cpu" said to hold all nodes, or a name
+         * placement refuses */
+        dpart[c] = NULL;
+        switch (c % 5) {
+        case 1:
+            f.v[c].row.capabilities = xstrdup(
+                "{\"partitions\":[{\"default\":false,\"name\":\"cpu\"},"
+                "{\"default\":true,\"name\":\"gpu\",\"total_nodes\":3}],"
+                "\"total_nodes\":9}");
+            dpart[c] = "gpu";
+            break;
+        case 2:
+            f.v[c].row.capabilities =
+                xstrdup("{\"partitions\":[{\"default\":true,\"name\":\"cpu\","
+                        "\"total_nodes\":9}],\"total_nodes\":9}");
+            break;
+        case 3:
+            f.v[c].row.capabilities =
+                xstrdup("{\"partitions\":[{\"default\":true,\"name\":\"a b\"}],"
+                        "\"total_nodes\":9}");
+            break;
+        case 4: /* a default of unknown size: restricted */
+            f.v[c].row.capabilities = xstrdup(
+                "{\"partitions\":[{\"default\":true,\"name\":\"long\"}]}");
+            dpart[c] = "long";
+            break;
+        }
+        dflt[c] = 1;
+        memset(rows, 0, sizeof(rows));
+        for (size_t i = 0; i < n; i++) {
+            snprintf(nn[i], sizeof(nn[i]), "n%02zu", i);
+            rows[i].node = nn[i];
+            rows[i].state = (char *)states[rnd(6)];
+            rows[i].gpus = (int)rnd(9);
+            rows[i].gpus_used = rnd(4) ? (int)rnd(9) : -1;
+            rows[i].cpus = 16 * (int)(1 + rnd(8));
+            rows[i].mem_mb = -1;
+            rows[i].partitions = (char *)lists[rnd(8)];
+            rows[i].captured_at = stamp;
+        }
+        assert_int_equal(
+            store_nodes_replace(st, names[c], "slurm", rows, n, NULL), 0);
+    }
+    for (size_t p = 0; p < sizeof(asked) / sizeof(asked[0]); p++) {
+        struct place_cluster *pc = NULL, *rc = NULL;
+        struct node_row *sum = NULL, *prow = NULL, *all = NULL, *kept = NULL;
+        size_t nc = 0, nsum = 0, nprow = 0, nall = 0;
+        const char *part[NCL];
+        const struct place_scorer *const *sc = place_scorers();
+        int zero[NCL] = {0};
+        for (int c = 0; c < NCL; c++)
+            part[c] = asked[p] ? asked[p] : dpart[c];
+        assert_int_equal(
+            place_load_candidates(st, &f, &pc, &nc, &sum, &nsum, NULL), 0);
+        assert_int_equal(place_restrict_partition(st, &f, asked[p], pc, nc,
+                                                  &prow, &nprow, NULL),
+                         0);
+        rows_in_partitions(st, &f, part, asked[p] ? zero : dflt, &rc, &all,
+                           &nall, &kept);
+        for (size_t a = 0; a < sizeof(asks) / sizeof(asks[0]); a++) {
+            struct place_ask ask = asks[a];
+            ask.partition = asked[p];
+            for (size_t k = 0; sc[k]; k++) {
+                char *x = choose_json(pc, nc, &ask, sc[k], now);
+                char *y = choose_json(rc, NCL, &ask, sc[k], now);
+                assert_string_equal(x, y);
+                free(x);
+                free(y);
+                check_writer(pc, nc, &ask, sc[k], now);
+            }
+        }
+        if (asked[p] && !strcmp(asked[p], "nosuch")) {
+            struct place_result res;
+            assert_int_equal(
+                place_choose(pc, nc, &asks[1], NULL, 300, now, &res, NULL), 0);
+            assert_int_equal(res.chosen, -1);
+            assert_non_null(
+                strstr(res.cands[0].why, "no node in partition 'nosuch'"));
+            place_result_release(&res);
+        }
+        free(pc);
+        free(rc);
+        free(kept);
+        node_rows_free(sum, nsum);
+        node_rows_free(prow, nprow);
+        node_rows_free(all, nall);
+    }
+    for (int c = 0; c < NCL; c++)
+        free(f.v[c].row.capabilities);
     free(f.v);
     store_close(st);
     cmd = xstrfmt("rm -rf '%s'", dir);
@@ -455,6 +649,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_summary_same_choice),
         cmocka_unit_test(test_summary_text_codec),
+        cmocka_unit_test(test_partition_same_choice),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

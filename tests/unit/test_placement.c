@@ -64,7 +64,7 @@ test_capacity_rules(void **state)
         N("n7", "unknown", 4, 0, 32),   /* nothing */
         N("n8", "idle", 0, -1, 8),      /* CPU-only idle node */
     };
-    struct place_ask ask = {0, 0, 1};
+    struct place_ask ask = {0, 0, 1, NULL};
     struct place_capacity cap;
     place_capacity_of(nodes, 8, &ask, now_t(), &cap);
     assert_int_equal(cap.total_nodes, 8);
@@ -81,7 +81,7 @@ static void test_fit_is_per_node(void **state)
     struct node_row ones[8];
     struct place_cluster c;
     struct place_result r;
-    struct place_ask one = {8, 0, 1}, eight = {8, 0, 8};
+    struct place_ask one = {8, 0, 1, NULL}, eight = {8, 0, 8, NULL};
     char name[8][16];
     for (int i = 0; i < 8; i++) {
         snprintf(name[i], sizeof(name[i]), "n%d", i);
@@ -106,7 +106,7 @@ static void test_fit_is_per_node(void **state)
     {
         struct node_row two[] = {N("a", "idle", 3, 0, 8),
                                  N("b", "mixed", 4, 2, 8)};
-        struct place_ask a = {5, 0, 2};
+        struct place_ask a = {5, 0, 2, NULL};
         c = C("c", two, 2);
         assert_int_equal(place_choose(&c, 1, &a, NULL, 0, now_t(), &r, NULL),
                          0);
@@ -119,7 +119,7 @@ static void test_fit_is_per_node(void **state)
     {
         struct node_row two[] = {N("a", "idle", 4, 0, 8),
                                  N("b", "idle", 4, 0, 64)};
-        struct place_ask a = {1, 32, 1};
+        struct place_ask a = {1, 32, 1, NULL};
         c = C("c", two, 2);
         assert_int_equal(place_choose(&c, 1, &a, NULL, 0, now_t(), &r, NULL),
                          0);
@@ -138,7 +138,7 @@ static void test_least_loaded_and_reason(void **state)
                               N("d2", "drain", 8, 0, 32)};
     struct place_cluster cl[3];
     struct place_result r;
-    struct place_ask ask = {1, 0, 1};
+    struct place_ask ask = {1, 0, 1, NULL};
     /* "idle*" is not a normalized state: it must not count as idle */
     cl[0] = C("testb", b, 2);
     cl[1] = C("testa", a, 1);
@@ -190,7 +190,7 @@ static void test_carbon_and_cost(void **state)
     struct node_row undeclared[] = {N("u1", "idle", 8, 0, 32)};
     struct place_cluster cl[3];
     struct place_result r;
-    struct place_ask ask = {1, 0, 1};
+    struct place_ask ask = {1, 0, 1, NULL};
     cl[0] = C("dirty", big, 1);
     cl[0].has_carbon_intensity = 1;
     cl[0].carbon_intensity = 600;
@@ -233,7 +233,7 @@ static void test_stale_and_json(void **state)
     struct node_row none[] = {N("z1", "down", 4, 0, 8)};
     struct place_cluster cl[3];
     struct place_result r;
-    struct place_ask ask = {1, 0, 1};
+    struct place_ask ask = {1, 0, 1, NULL};
     char *text;
     json_t *doc;
     old[0].captured_at = (char *)OLD_ISO;
@@ -279,7 +279,7 @@ static void test_stale_and_json(void **state)
     place_result_release(&r);
     /* bad asks */
     {
-        struct place_ask bad = {1, 0, 0};
+        struct place_ask bad = {1, 0, 0, NULL};
         exa_error_t err = EXA_ERROR_INIT;
         assert_int_equal(place_choose(cl, 3, &bad, NULL, 0, now_t(), &r, &err),
                          -1);
