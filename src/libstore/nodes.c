@@ -208,8 +208,8 @@ static char *col_shared(sqlite3_stmt *s, int i, char *prev)
     return xstrdup((const char *)t);
 }
 
-/* Append the node_summary rows s yields (cluster, captured_at, state,
- * gpus, gpus_used, cpus, n, in key order) to v[0..*nr). 0, or -1 with
+/* Append the summary rows s yields (cluster, captured_at, state, gpus,
+ * gpus_used, cpus, n, in key order: SUMMARY_SELECT) to v[0..*nr). 0, or -1 with
  * err (the rows read so far stay in v). */
 static int summary_rows_append(store_t *st, sqlite3_stmt *s,
                                struct node_row **v, size_t *nr, size_t *alloc,
@@ -239,17 +239,29 @@ static int summary_rows_append(store_t *st, sqlite3_stmt *s,
     return 0;
 }
 
-/* node_summary of one cluster, in key order, appended to v. */
+/*
+ * The node summary's SELECT (store.c migration 7's grouping): node rows
+ * grouped by what placement reads, a state other than idle or mixed as
+ * 'other' with gpus_used and cpus -1, a NULL number as -1 and a NULL
+ * captured_at as '', with the count of each group; followed by a WHERE
+ * naming the rows, then SUMMARY_GROUP.
+ */
+#define SUMMARY_SELECT                                                         \
+    "SELECT cluster, IFNULL(captured_at, ''), CASE WHEN state IN "             \
+    "('idle','mixed') THEN state ELSE 'other' END, IFNULL(gpus, -1), "         \
+    "CASE WHEN state IN ('idle','mixed') THEN IFNULL(gpus_used, -1) "          \
+    "ELSE -1 END, CASE WHEN state IN ('idle','mixed') THEN "                   \
+    "IFNULL(cpus, -1) ELSE -1 END, count(*) FROM nodes "
+#define SUMMARY_GROUP " GROUP BY 1, 2, 3, 4, 5, 6 ORDER BY 1, 2, 3, 4, 5, 6"
+
+/* The node summary of one cluster, from its node rows (through the
+ * primary key), in key order, appended to v. */
 static int summary_rows_of(store_t *st, const char *cluster,
                            struct node_row **v, size_t *nr, size_t *alloc,
                            exa_error_t *err)
 {
     sqlite3_stmt *s = store_cached(
-        st,
-        "SELECT cluster, captured_at, state, gpus, gpus_used, cpus, n FROM "
-        "node_summary WHERE cluster = ?1 ORDER BY cluster, captured_at, "
-        "state, gpus, gpus_used, cpus",
-        err);
+        st, SUMMARY_SELECT "WHERE cluster = ?1" SUMMARY_GROUP, err);
     int rc;
     if (!s)
         return -1;
@@ -261,14 +273,14 @@ static int summary_rows_of(store_t *st, const char *cluster,
 
 /*
  * The summary text of one cluster (cluster_node_summary.rows, migration
- * 12; node_summary_encode / node_summary_decode): its node_summary rows
- * in key order, a line each,
+ * 12; node_summary_encode / node_summary_decode): its summary rows
+ * (summary_rows_of) in key order, a line each,
  *   STATE TAB GPUS TAB GPUS_USED TAB CPUS TAB N LF
  * after a line "@" CAPTURED_AT LF that opens each run of rows with the
  * same captured_at. Numbers are decimal with an optional '-'; a string
  * holds no TAB, LF or NUL and a state does not begin with '@' (a row
  * whose strings cannot be written so leaves the text NULL, which
- * readers take as "read node_summary").
+ * readers take as "group the node rows").
  */
 static int summary_field_ok(const char *s)
 {
@@ -396,9 +408,10 @@ int store_node_summary_list(store_t *st, const char *cluster,
     }
     /* Every cluster: its summary text, one row per cluster, where the
      * triggers have not marked it stale since the last snapshot save;
-     * node_summary itself for a cluster whose text is NULL or not what
-     * node_summary_encode writes. The fallback's statement runs while
-     * this one is active, so both read one snapshot of the database. */
+     * its node rows grouped (summary_rows_of) for a cluster whose text
+     * is NULL or not what node_summary_encode writes. The fallback's statement
+     * runs while this one is active, so both read one snapshot of the database.
+     */
     s = store_cached(st,
                      "SELECT cluster, rows FROM cluster_node_summary ORDER BY "
                      "cluster",
@@ -435,27 +448,16 @@ int store_node_summary_in_partition(store_t *st, const char *cluster,
                                     const char *partition, struct node_row **v,
                                     size_t *nr, size_t *alloc, exa_error_t *err)
 {
-/* the grouping of the node_summary triggers (migration 7), over the rows
- * of one partition */
-#define IN_PARTITION_SELECT                                                    \
-    "SELECT cluster, IFNULL(captured_at, ''), CASE WHEN state IN "             \
-    "('idle','mixed') THEN state ELSE 'other' END, IFNULL(gpus, -1), "         \
-    "CASE WHEN state IN ('idle','mixed') THEN IFNULL(gpus_used, -1) "          \
-    "ELSE -1 END, CASE WHEN state IN ('idle','mixed') THEN "                   \
-    "IFNULL(cpus, -1) ELSE -1 END, count(*) FROM nodes WHERE "                 \
-    "instr(',' || partitions || ',', ',' || ?1 || ',') > 0 "
+#define IN_PARTITION                                                           \
+    "WHERE instr(',' || partitions || ',', ',' || ?1 || ',') > 0"
     sqlite3_stmt *s =
-        cluster ? store_cached(st,
-                               IN_PARTITION_SELECT
-                               "AND cluster = ?2 GROUP BY 1, 2, 3, 4, 5, 6 "
-                               "ORDER BY 1, 2, 3, 4, 5, 6",
-                               err)
-                : store_cached(st,
-                               IN_PARTITION_SELECT
-                               "GROUP BY 1, 2, 3, 4, 5, 6 ORDER BY 1, 2, 3, "
-                               "4, 5, 6",
-                               err);
-#undef IN_PARTITION_SELECT
+        cluster
+            ? store_cached(st,
+                           SUMMARY_SELECT IN_PARTITION
+                           " AND cluster = ?2" SUMMARY_GROUP,
+                           err)
+            : store_cached(st, SUMMARY_SELECT IN_PARTITION SUMMARY_GROUP, err);
+#undef IN_PARTITION
     int rc;
     if (!s)
         return -1;

@@ -40,9 +40,9 @@ void node_row_release(struct node_row *row);
 /*
  * The node summary of one cluster (NULL: every cluster), ordered by
  * cluster: node rows grouped by what placement reads (captured_at, state,
- * gpus, gpus_used, cpus), each with count = the nodes it stands for. The
- * summary is kept current by triggers on the nodes table (migration 7),
- * so it always agrees with the rows: a state other than idle or mixed
+ * gpus, gpus_used, cpus), each with count = the nodes it stands for,
+ * grouped from the node rows themselves (migration 7's grouping), so it
+ * always agrees with the rows: a state other than idle or mixed
  * reads as "other" with gpus_used and cpus -1 (placement only counts
  * such a node and its GPUs), a NULL number as -1. node, scheduler and
  * the other text fields are NULL. A row's cluster, captured_at and
@@ -51,12 +51,13 @@ void node_row_release(struct node_row *row);
  * alone. 0 or -1 with err.
  *
  * For every cluster (cluster NULL) the rows come from
- * cluster_node_summary (migration 12): one row per cluster holding its
- * summary rows as text, written by store_cluster_summary_save() when a
- * snapshot is saved and set to NULL by triggers on any other write to
- * node_summary; a cluster whose text is NULL (or not of that form) is
- * read from node_summary itself, so the result is always the summary
- * the node rows give.
+ * cluster_node_summary (migrations 12 and 13): one row per cluster
+ * holding its summary rows as text, written by
+ * store_cluster_summary_save() when a snapshot is saved and set to NULL
+ * by triggers on any other write to the cluster's node rows (whoever
+ * writes them); a cluster whose text is NULL (or not of that form) has
+ * its node rows grouped, so the result is always the summary the node
+ * rows give.
  */
 int store_node_summary_list(store_t *st, const char *cluster,
                             struct node_row **rows, size_t *n,
@@ -81,7 +82,7 @@ int store_node_summary_in_partition(store_t *st, const char *cluster,
 
 /*
  * Write cluster's summary text (cluster_node_summary.rows, the form is
- * in nodes.c) from its node_summary rows as they are now; NULL when a
+ * in nodes.c) from its node rows as they are now; NULL when a
  * row's strings hold a TAB or LF. store_nodes_replace() calls it inside
  * its transaction; call it inside one too, or the text may describe an
  * older snapshot than a concurrent writer's (the triggers then set it

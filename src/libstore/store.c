@@ -349,6 +349,36 @@ static const char *const migrations[] = {
     "OLD.cluster AND rows IS NOT NULL; END; "
     "INSERT INTO cluster_node_summary (cluster, rows) SELECT DISTINCT "
     "cluster, NULL FROM node_summary;",
+    /*
+     * 13: no node_summary table. Its three triggers on nodes (with their
+     * CASE expressions, twice over) were a third of the schema text that
+     * every command's first statement makes SQLite parse: about 1 M of
+     * the 4.6 M instructions of `exa hpc jobs --limit 0`. The summary of
+     * a cluster is now its cluster_node_summary text alone, written by
+     * the snapshot save from a GROUP BY over its node rows
+     * (store_cluster_summary_save); three small triggers on nodes set the
+     * text NULL on any other write (and add the cluster's row), and a NULL
+     * text is read with the same GROUP BY over the cluster's node rows
+     * (libstore/nodes.h store_node_summary_list), so the summary is still
+     * never older than the rows. The texts of migration 12 stay: they
+     * describe the same rows.
+     */
+    "DROP TRIGGER node_summary_ins; DROP TRIGGER node_summary_del; "
+    "DROP TRIGGER node_summary_upd; DROP TABLE node_summary; "
+    "CREATE TRIGGER nodes_summary_ins AFTER INSERT ON nodes BEGIN INSERT "
+    "INTO cluster_node_summary (cluster, rows) VALUES (NEW.cluster, NULL) "
+    "ON CONFLICT (cluster) DO UPDATE SET rows = NULL WHERE rows IS NOT "
+    "NULL; END; "
+    "CREATE TRIGGER nodes_summary_upd AFTER UPDATE ON nodes BEGIN UPDATE "
+    "cluster_node_summary SET rows = NULL WHERE cluster = OLD.cluster AND "
+    "rows IS NOT NULL; INSERT INTO cluster_node_summary (cluster, rows) "
+    "VALUES (NEW.cluster, NULL) ON CONFLICT (cluster) DO UPDATE SET rows = "
+    "NULL WHERE rows IS NOT NULL; END; "
+    "CREATE TRIGGER nodes_summary_del AFTER DELETE ON nodes BEGIN UPDATE "
+    "cluster_node_summary SET rows = NULL WHERE cluster = OLD.cluster AND "
+    "rows IS NOT NULL; END; "
+    "INSERT INTO cluster_node_summary (cluster, rows) SELECT DISTINCT "
+    "cluster, NULL FROM nodes WHERE true ON CONFLICT (cluster) DO NOTHING;",
 };
 
 #define NMIGRATIONS ((int)(sizeof(migrations) / sizeof(migrations[0])))
