@@ -136,7 +136,7 @@ int cmd_hpc_place(struct exa_ctx *ctx, int argc, char **argv)
     struct node_row *nodes = NULL, *pnodes = NULL;
     size_t npnodes = 0;
     struct place_result res;
-    struct sched_resources env = SCHED_RESOURCES_INIT;
+    const char *pvar = NULL;
     exa_error_t err = EXA_ERROR_INIT;
 
     optind = 0;
@@ -178,13 +178,11 @@ int cmd_hpc_place(struct exa_ctx *ctx, int argc, char **argv)
     /* the partition `hpc submit` and `pipeline run` default to
      * (EXAMLOPS_HPC_PARTITION, else EXAMLOPS_SLURM_PARTITION), read the
      * same way, so that placement counts the nodes the job can go to */
-    if (!ask.partition) {
-        if (sched_resources_from_env(&env, &err) < 0)
-            return out_error(ctx, &err, NULL);
-        ask.partition = env.partition;
-    }
+    if (!ask.partition)
+        ask.partition = sched_partition_from_env(&pvar);
     if (ask.partition && place_partition_check(ask.partition, &err) < 0) {
-        sched_resources_release(&env);
+        if (pvar)
+            exa_err_prefix(&err, "%s", pvar);
         return out_error(ctx, &err, NULL);
     }
     scorer = place_scorer_find(provider);
@@ -196,13 +194,10 @@ int cmd_hpc_place(struct exa_ctx *ctx, int argc, char **argv)
         rc = out_usage(ctx, "unknown placement provider '%s' (known: %s)",
                        provider, names.buf);
         strbuf_release(&names);
-        sched_resources_release(&env);
         return rc;
     }
-    if ((rc = open_fleet(ctx, &st, &regpath))) {
-        sched_resources_release(&env);
+    if ((rc = open_fleet(ctx, &st, &regpath)))
         return rc;
-    }
     if (fleet_load(st, regpath, &f, &err) < 0 ||
         place_load_candidates(st, &f, &cands, &ncands, &nodes, &nnodes, &err) <
             0) {
@@ -298,7 +293,6 @@ out:
     node_rows_free(pnodes, npnodes);
     fleet_release(&f);
     close_fleet(st, regpath);
-    sched_resources_release(&env);
     return rc;
 }
 

@@ -514,6 +514,8 @@ struct memo {
         char *key;
         long long gpus;
         char *types;
+        int mask_known; /* gres_used_gpu_mask(key): -1 not asked yet */
+        unsigned long long mask;
     } gr[MEMO_N];
     size_t nst, ngr;
 };
@@ -540,9 +542,11 @@ static const char *memo_state(struct memo *m, const char *s, int *idx)
 }
 
 /* gres_parse(s)'s GPU count; *types (when not NULL) gets a copy of its
- * types or NULL: in arena a, or malloc'ed when a is NULL. */
+ * types or NULL: in arena a, or malloc'ed when a is NULL; *mask (when
+ * not NULL) gres_used_gpu_mask(s)'s, *mask_known its return. */
 static long long memo_gres(struct memo *m, const char *s, struct arena *a,
-                           char **types)
+                           char **types, unsigned long long *mask,
+                           int *mask_known)
 {
     struct gres_info gi;
     long long gpus;
@@ -552,6 +556,12 @@ static long long memo_gres(struct memo *m, const char *s, struct arena *a,
                 *types = !m->gr[i].types ? NULL
                          : a             ? arena_strdup(a, m->gr[i].types)
                                          : xstrdup(m->gr[i].types);
+            if (mask) {
+                if (m->gr[i].mask_known < 0)
+                    m->gr[i].mask_known = gres_used_gpu_mask(s, &m->gr[i].mask);
+                *mask = m->gr[i].mask;
+                *mask_known = m->gr[i].mask_known;
+            }
             return m->gr[i].gpus;
         }
     gres_parse(s, &gi);
@@ -560,9 +570,13 @@ static long long memo_gres(struct memo *m, const char *s, struct arena *a,
         *types = !gi.types ? NULL
                  : a       ? arena_strdup(a, gi.types)
                            : xstrdup(gi.types);
+    if (mask)
+        *mask_known = gres_used_gpu_mask(s, mask);
     if (m->ngr < MEMO_N) {
         m->gr[m->ngr].key = xstrdup(s);
         m->gr[m->ngr].gpus = gpus;
+        m->gr[m->ngr].mask_known = mask ? *mask_known : -1;
+        m->gr[m->ngr].mask = mask ? *mask : 0;
         m->gr[m->ngr++].types = gi.types; /* taken over */
         gi.types = NULL;
     }
@@ -656,11 +670,12 @@ static void node_apply(struct sinfo_result *res, struct memo *m,
     }
     if (!n->has_gres && v->gres) {
         n->has_gres = 1;
-        n->gpus = memo_gres(m, v->gres, a, &n->gpu_type);
+        n->gpus = memo_gres(m, v->gres, a, &n->gpu_type, NULL, NULL);
     }
     if (!n->has_gres_used && v->gres_used) {
         n->has_gres_used = 1;
-        n->gpus_used = memo_gres(m, v->gres_used, NULL, NULL);
+        n->gpus_used = memo_gres(m, v->gres_used, NULL, NULL, &n->gpu_used_mask,
+                                 &n->has_gpu_used_mask);
     }
     if (!n->raw_state && v->norm_state) {
         if (v->st_idx >= 0) {
@@ -903,12 +918,13 @@ int sinfo_parse_cmd(const char *buf, size_t len, const struct cmd_spec *spec,
             }
             if (v.gres) {
                 g->has_gres = 1;
-                g->gpus_per_node = memo_gres(&memo, v.gres, NULL, &g->gpu_type);
+                g->gpus_per_node =
+                    memo_gres(&memo, v.gres, NULL, &g->gpu_type, NULL, NULL);
             }
             if (v.gres_used) {
                 g->has_gres_used = 1;
                 g->gpus_used_per_node =
-                    memo_gres(&memo, v.gres_used, NULL, NULL);
+                    memo_gres(&memo, v.gres_used, NULL, NULL, NULL, NULL);
             }
         } else if (name) {
             struct strvec hosts = STRVEC_INIT;
@@ -1022,9 +1038,19 @@ json_t *sinfo_result_to_json(const struct sinfo_result *res)
         for (size_t k = 0; k < n->partitions.nr; k++)
             json_array_append_new(parts, jx_str(n->partitions.v[k]));
         jx_set(o, "partitions", parts);
-        if (res->has_gres_used_col)
+        if (res->has_gres_used_col) {
             jx_set(o, "gpus_used",
                    jx_int_or_null(n->has_gres_used, n->gpus_used));
+            if (n->has_gpu_used_mask) {
+                json_t *idx = json_array();
+                for (int b = 0; b < 64; b++)
+                    if (n->gpu_used_mask >> b & 1)
+                        json_array_append_new(idx, json_integer(b));
+                jx_set(o, "gpus_used_idx", idx);
+            } else {
+                jx_set(o, "gpus_used_idx", json_null());
+            }
+        }
         json_array_append_new(arr, o);
     }
     jx_set(doc, "nodes", arr);
@@ -1095,6 +1121,16 @@ void sinfo_result_write_json(const struct sinfo_result *res, struct jsonw *w)
         if (res->has_gres_used_col) {
             jsonw_key_lit(w, "gpus_used");
             jsonw_int_or_null(w, n->has_gres_used, n->gpus_used);
+            jsonw_key_lit(w, "gpus_used_idx");
+            if (n->has_gpu_used_mask) {
+                jsonw_arr_begin(w);
+                for (int b = 0; b < 64; b++)
+                    if (n->gpu_used_mask >> b & 1)
+                        jsonw_int(w, b);
+                jsonw_arr_end(w);
+            } else {
+                jsonw_null(w);
+            }
         }
         jsonw_obj_end(w);
     }

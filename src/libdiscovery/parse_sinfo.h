@@ -35,6 +35,10 @@ struct sinfo_node {
     char *gpu_type; /* distinct types "a,b", NULL when untyped/none */
     int has_gres_used;
     long long gpus_used;
+    /* the GPUs GresUsed names by GRES index (bit i: index i in use;
+     * libres/gres.h gres_used_gpu_mask), when it says them whole */
+    int has_gpu_used_mask;
+    unsigned long long gpu_used_mask;
     char *state;     /* normalized (nodestate.h), NULL: no state column */
     char *raw_state; /* as printed */
     struct strvec partitions; /* '*' stripped, first-appearance order;

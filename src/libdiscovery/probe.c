@@ -190,7 +190,22 @@ static const char *count_gpu_state(const struct node_info *d)
     return "unknown";
 }
 
-/* Count-only GPU entries (node, index) for schedulers that give counts. */
+/* The state of GPU k of node d: by index where d names its GPUs in use
+ * (every index below its GPU count), else count_gpu_state(d). */
+static const char *gpu_state(const struct node_info *d, long long k)
+{
+    const char *st = d->state;
+    if (st && (!strcmp(st, "down") || !strcmp(st, "drain")))
+        return st;
+    if (d->has_gpu_used_mask && d->gpus > 0 && d->gpus <= 64 &&
+        !(d->gpus < 64 && d->gpu_used_mask >> d->gpus) && st &&
+        (!strcmp(st, "idle") || !strcmp(st, "mixed") ||
+         !strcmp(st, "allocated")))
+        return d->gpu_used_mask >> k & 1 ? "allocated" : "idle";
+    return count_gpu_state(d);
+}
+
+/* GPU entries (node, index) for schedulers that give node records. */
 void probe_gpus_from_nodes(const struct node_info *nodes, size_t nn,
                            struct gpu_info **out, size_t *n)
 {
@@ -207,7 +222,7 @@ void probe_gpus_from_nodes(const struct node_info *nodes, size_t nn,
             g->name = nodes[i].gpu_model ? xstrdup(nodes[i].gpu_model) : NULL;
             g->mem_total_mb = g->mem_used_mb = -1;
             g->util_pct = g->power_w = NAN;
-            g->state = xstrdup(count_gpu_state(&nodes[i]));
+            g->state = xstrdup(gpu_state(&nodes[i], k));
         }
     *out = v;
     *n = nr;

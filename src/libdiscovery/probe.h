@@ -34,9 +34,13 @@ struct node_info {
     long long mem_mb;
     long long gpus;      /* -1 when the scheduler did not say */
     long long gpus_used; /* GresUsed; -1 unknown */
-    char *gpu_model;     /* distinct types "a100,v100", NULL untyped */
-    char *state;         /* idle|allocated|mixed|down|drain|unknown */
-    char *raw_state;     /* the scheduler's token */
+    /* the GPUs in use by index (bit i: GRES index i, Slurm GresUsed's
+     * IDX list, libres/gres.h gres_used_gpu_mask), when known */
+    int has_gpu_used_mask;
+    unsigned long long gpu_used_mask;
+    char *gpu_model; /* distinct types "a100,v100", NULL untyped */
+    char *state;     /* idle|allocated|mixed|down|drain|unknown */
+    char *raw_state; /* the scheduler's token */
     struct strvec partitions;
     char *addr; /* where the node is reached (Slurm NodeAddr), or NULL */
 };
@@ -51,8 +55,8 @@ struct gpu_info {
     long long mem_used_mb;
     double util_pct;
     double power_w;
-    char *state; /* nvidia-smi: "online"; count-only entries (a
-                  * scheduler's counts): "idle", "allocated", the node's
+    char *state; /* nvidia-smi: "online"; entries from a scheduler's
+                  * node records: "idle", "allocated", the node's
                   * "down"/"drain", or "unknown" (probe_gpus_from_nodes) */
 };
 

@@ -21,14 +21,17 @@ extern const struct probe probe_flux;
 extern const struct probe probe_slurm;
 extern const struct probe probe_nvsmi;
 
-/* Count-only GPU entries for nodes[0..nn): one per GPU a node counts,
- * named (node, index), model from the node's gpu_model, memory -1,
- * utilization and power NAN; state the node's ("down", "drain") when it
- * takes no work, "allocated" when its count of used GPUs (Slurm
- * GresUsed, Flux's allocated R) is all of them, "idle" on an idle node
- * with none counted, else "unknown" (a count does not say which are
- * used, nor GPUs shared as shards or MPS). *out is malloc'ed (free with
- * gpu_infos_free), *n its length; never fails. */
+/* GPU entries from node records for nodes[0..nn): one per GPU a node
+ * counts, named (node, index: the GRES index), model from the node's
+ * gpu_model, memory -1, utilization and power NAN; state the node's
+ * ("down", "drain") when it takes no work; where the node names its GPUs
+ * in use by index (gpu_used_mask, Slurm GresUsed's IDX list) and the
+ * node is idle, mixed or allocated, "allocated" for those and "idle"
+ * for the others; else by the count: "allocated" when its count of used
+ * GPUs (Slurm GresUsed, Flux's allocated R) is all of them, "idle" on an
+ * idle node with none counted, else "unknown" (a count does not say
+ * which are used, nor GPUs shared as shards or MPS). *out is malloc'ed
+ * (free with gpu_infos_free), *n its length; never fails. */
 void probe_gpus_from_nodes(const struct node_info *nodes, size_t nn,
                            struct gpu_info **out, size_t *n);
 

@@ -111,6 +111,8 @@ static int slurm_nodes(struct transport *t, struct node_info **out, size_t *n,
         d->mem_mb = s->has_mem ? s->mem_mb : -1;
         d->gpus = s->has_gres ? s->gpus : -1;
         d->gpus_used = s->has_gres_used ? s->gpus_used : -1;
+        d->has_gpu_used_mask = s->has_gres_used && s->has_gpu_used_mask;
+        d->gpu_used_mask = d->has_gpu_used_mask ? s->gpu_used_mask : 0;
         d->gpu_model = join_or_null(s->gpu_type);
         d->state = xstrdup(s->state ? s->state : "unknown");
         d->raw_state = join_or_null(s->raw_state);

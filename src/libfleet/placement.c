@@ -670,13 +670,9 @@ int place_restrict_partition(store_t *st, const struct fleet *f,
     /* per candidate: the partition (""), first row and row count */
     char(*name)[256];
     size_t *first, *count;
-    /* a list (sbatch -p a,b: the job starts in whichever can run it
-     * first) is not narrowed to one partition: every node counts */
-    if (partition && strchr(partition, ',')) {
-        *rows = NULL;
-        *nrows = 0;
-        return 0;
-    }
+    if (partition && strlen(partition) >= sizeof(*name))
+        return exa_err(err, EXA_EUSAGE, "partition '%s': longer than 255 bytes",
+                       partition);
     name = xcalloc(n ? n : 1, sizeof(*name));
     first = xcalloc(n ? n : 1, sizeof(*first));
     count = xcalloc(n ? n : 1, sizeof(*count));
@@ -742,10 +738,16 @@ int place_partition_check(const char *p, exa_error_t *err)
                        "to 255 bytes",
                        p ? p : "");
     /* sbatch -p takes a list too: each of its names */
+    size_t k = 0;
     for (const char *c = p, *e; c; c = *e ? e + 1 : NULL) {
         e = strchr(c, ',');
         if (!e)
             e = c + strlen(c);
+        if (++k > NODES_PARTITIONS_MAX)
+            return exa_err(err, EXA_EUSAGE,
+                           "partition '%s': a list of at most %d names "
+                           "expected",
+                           p, NODES_PARTITIONS_MAX);
         if (!partition_name_ok(c, (size_t)(e - c)))
             return exa_err(err, EXA_EUSAGE,
                            "partition '%s' is not a partition name: expected "

@@ -211,8 +211,8 @@ int place_load_candidates(store_t *st, const struct fleet *f,
  *     in that partition; none when the cluster has no node in it (it then
  *     fits nothing, and its why says so);
  *   - partition a list "a,b" (sbatch -p: the job starts in whichever
- *     can run it first): not narrowed, every node counts (a job spans
- *     one partition, so a multi-node ask may be over-counted);
+ *     can run it first): the nodes in any of them (a job runs in one
+ *     partition, so a multi-node ask may be over-counted across two);
  *   - partition NULL: the cluster's default partition, where sbatch (or
  *     flux batch) puts a job that names none: the partition its recorded
  *     capabilities (clusters.capabilities, from discovery) mark default,
@@ -233,10 +233,10 @@ int place_restrict_partition(store_t *st, const struct fleet *f,
                              exa_error_t *err);
 
 /*
- * Check the partition an ask names: 1 to 255 bytes, a name or names
- * separated by ',' (sbatch(1) --partition takes a list), each non-empty,
- * without a space or control byte. 0, or -1 with err (EXA_EUSAGE:
- * "partition 'X' is not a partition name: ...").
+ * Check the partition an ask names: 1 to 255 bytes, a name or at most
+ * NODES_PARTITIONS_MAX names separated by ',' (sbatch(1) --partition
+ * takes a list), each non-empty, without a space or control byte. 0, or -1 with
+ * err (EXA_EUSAGE: "partition 'X' is not a partition name: ...").
  */
 int place_partition_check(const char *partition, exa_error_t *err);
 

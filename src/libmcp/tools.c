@@ -225,8 +225,9 @@ static const char PLACE_IN[] =
     "\"carbon-aware\",\"cost-aware\"],\"description\":\"placement "
     "objective (default least-loaded or $EXAMLOPS_PLACEMENT_PROVIDER)\"},"
     "\"partition\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":255,"
-    "\"description\":\"the partition (Flux: queue) the job goes to; "
-    "default: each cluster's default partition\"}"
+    "\"description\":\"the partition (Flux: queue) the job goes to, or a "
+    "list a,b; default: the server's EXAMLOPS_HPC_PARTITION, else each "
+    "cluster's default partition\"}"
     "},\"additionalProperties\":false}";
 static const char PLACE_OUT[] =
     "{\"type\":\"object\",\"required\":[\"cluster\",\"reason\","

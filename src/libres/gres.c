@@ -133,6 +133,125 @@ void gres_parse(const char *s, struct gres_info *out)
     }
 }
 
+/* The decimal number at s[0..n) below 64 (at most two digits), or -1. */
+static int idx_num(const char *s, size_t n)
+{
+    if (!n || n > 2 || !isdigit((unsigned char)s[0]) ||
+        (n == 2 && !isdigit((unsigned char)s[1])))
+        return -1;
+    return n == 1 ? s[0] - '0' : (s[0] - '0') * 10 + (s[1] - '0');
+}
+
+/* One GresUsed entry e[0..n) into *mask (gres_used_gpu_mask): 1 when
+ * it says what it holds, 0 when not. */
+static int idx_entry(const char *e, size_t n, unsigned long long *mask)
+{
+    const char *grp = NULL, *f[8];
+    size_t gl = 0, fl[8], nf = 0, i = 0;
+    int64_t count;
+    int set = 0;
+    while (n && isspace((unsigned char)*e)) {
+        e++;
+        n--;
+    }
+    while (n && isspace((unsigned char)e[n - 1]))
+        n--;
+    if (n >= 5 && (!strncmp(e, "gres/", 5) || !strncmp(e, "gres:", 5))) {
+        e += 5;
+        n -= 5;
+    }
+    /* the trailing "(...)" group (a type may be "(null)": the last '(') */
+    if (n && e[n - 1] == ')') {
+        const char *open = memrchr(e, '(', n);
+        if (!open)
+            return 0;
+        grp = open + 1;
+        gl = (size_t)(e + n - 1 - grp);
+        n = (size_t)(open - e);
+    } else if (n) {
+        const char *o = memrchr(e, '(', n), *c = memrchr(e, ')', n);
+        if (o && (!c || c < o))
+            return 0; /* a column cut inside the group */
+    }
+    while (i <= n && nf < 8) {
+        size_t j = i;
+        while (j < n && e[j] != ':')
+            j++;
+        f[nf] = e + i;
+        fl[nf++] = j - i;
+        i = j + 1;
+    }
+    if (!n)
+        return 1; /* nothing named */
+    if (nf < 2 || parse_count_span(f[nf - 1], fl[nf - 1], &count) < 0)
+        return 0;
+    if ((fl[0] == 5 && !strncmp(f[0], "shard", 5)) ||
+        (fl[0] == 3 && !strncmp(f[0], "mps", 3)))
+        return count == 0;
+    if (fl[0] != 3 || strncmp(f[0], "gpu", 3))
+        return 1; /* another resource: not a GPU */
+    for (size_t k = 1; k + 1 < nf; k++)
+        if (fl[k] == 10 && !strncmp(f[k], "no_consume", 10))
+            return 0;
+    if (!grp)
+        return count == 0;
+    if (gl < 4 || strncmp(grp, "IDX:", 4))
+        return 0;
+    grp += 4;
+    gl -= 4;
+    if (gl == 3 && !strncmp(grp, "N/A", 3))
+        return count == 0;
+    for (size_t k = 0; k < gl;) {
+        size_t j = k, d;
+        int a, b;
+        while (j < gl && grp[j] != ',')
+            j++;
+        d = k;
+        while (d < j && grp[d] != '-')
+            d++;
+        a = idx_num(grp + k, d - k);
+        b = d < j ? idx_num(grp + d + 1, j - d - 1) : a;
+        if (a < 0 || b < a || b > 63)
+            return 0;
+        for (int x = a; x <= b; x++) {
+            if (*mask & (1ULL << x))
+                return 0; /* an index twice */
+            *mask |= 1ULL << x;
+            set++;
+        }
+        k = j + 1;
+        if (j + 1 == gl)
+            return 0; /* a trailing ',' */
+    }
+    return set == count;
+}
+
+int gres_used_gpu_mask(const char *s, unsigned long long *mask)
+{
+    size_t i = 0, len;
+    *mask = 0;
+    if (!s || !*s || !strcmp(s, "(null)") || !strcmp(s, "N/A"))
+        return 1;
+    len = strlen(s);
+    while (i < len) {
+        size_t j = i;
+        int depth = 0;
+        while (j < len && (depth || s[j] != ',')) {
+            if (s[j] == '(')
+                depth++;
+            else if (s[j] == ')' && depth)
+                depth--;
+            j++;
+        }
+        if (!idx_entry(s + i, j - i, mask)) {
+            *mask = 0;
+            return 0;
+        }
+        i = j + 1;
+    }
+    return 1;
+}
+
 void gres_info_release(struct gres_info *out)
 {
     if (!out)

@@ -42,6 +42,24 @@ void gres_parse(const char *s, struct gres_info *out);
 /* Free out->types; out is left as zero entries. NULL is accepted. */
 void gres_info_release(struct gres_info *out);
 
+/*
+ * Which GPUs a GresUsed string says are in use, by GRES index: Slurm
+ * numbers the GPUs of a node 0, 1, ... in gres.conf order across their
+ * types and prints those allocated as "(IDX:LIST)" after each entry
+ * (sinfo(1) -O GresUsed; "gpu:a100:2(IDX:0-1)", "gpu:tesla:3(IDX:0,2-3)",
+ * "gpu:tesla:0(IDX:N/A)", "gpu:a:1(IDX:0),gpu:b:1(IDX:2)"; LIST is
+ * indices and ranges A-B separated by ','). *mask gets bit i for index i.
+ * Returns 1 when the string says it whole: every entry named "gpu" is
+ * consumable and carries a list of exactly its count of distinct indices
+ * below 64 (a count of 0 may print none, or "IDX:N/A"), and no "shard"
+ * or "mps" entry has a non-zero count; entries of other names are
+ * ignored. Else 0 with *mask 0, the indices unknown: GPUs shared as
+ * shards or MPS are in use though no gpu index is, a no_consume GPU is
+ * never counted, a Slurm without IDX, a cut column, more than 64 GPUs.
+ * s NULL, "", "(null)" or "N/A": 1 with *mask 0 (no GPU in use).
+ */
+int gres_used_gpu_mask(const char *s, unsigned long long *mask);
+
 /* What a TRES string names; has_X 0: not named (or not a count). */
 struct tres_info {
     int has_gpus;

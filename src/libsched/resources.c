@@ -150,6 +150,21 @@ int sched_resources_from_env(struct sched_resources *r, exa_error_t *err)
     return 0;
 }
 
+const char *sched_partition_from_env(const char **name)
+{
+    static const char *const names[] = {"EXAMLOPS_HPC_PARTITION",
+                                        "EXAMLOPS_SLURM_PARTITION"};
+    for (size_t i = 0; i < 2; i++) {
+        const char *v = getenv(names[i]);
+        if (v && *v) {
+            if (name)
+                *name = names[i];
+            return v;
+        }
+    }
+    return NULL;
+}
+
 /* Parse n decimal digits-only number; -1 if not. */
 static long long num(const char *s, size_t len)
 {

@@ -48,6 +48,15 @@ int sched_resources_set(struct sched_resources *r, const char *key,
 int sched_resources_from_env(struct sched_resources *r, exa_error_t *err);
 
 /*
+ * The partition sched_resources_from_env() would take: the value of
+ * EXAMLOPS_HPC_PARTITION, else of EXAMLOPS_SLURM_PARTITION (borrowed from
+ * the environment), or NULL when neither is set and non-empty. *name
+ * (may be NULL) gets the variable's name. Unchecked: callers check it as
+ * their use needs (placement.h place_partition_check).
+ */
+const char *sched_partition_from_env(const char **name);
+
+/*
  * Parse an sbatch --time value into seconds: "90" (minutes), "90:30"
  * (M:S), "1:30:00", "2-0", "2-12:00", "2-12:00:00". UNLIMITED/INFINITE
  * give 0 with *unlimited = 1. -1 with err (EXA_EUSAGE) otherwise.

@@ -448,22 +448,43 @@ int store_node_summary_in_partition(store_t *st, const char *cluster,
                                     const char *partition, struct node_row **v,
                                     size_t *nr, size_t *alloc, exa_error_t *err)
 {
-#define IN_PARTITION                                                           \
-    "WHERE instr(',' || partitions || ',', ',' || ?1 || ',') > 0"
-    sqlite3_stmt *s =
-        cluster
-            ? store_cached(st,
-                           SUMMARY_SELECT IN_PARTITION
-                           " AND cluster = ?2" SUMMARY_GROUP,
-                           err)
-            : store_cached(st, SUMMARY_SELECT IN_PARTITION SUMMARY_GROUP, err);
-#undef IN_PARTITION
+    struct strbuf sql = STRBUF_INIT;
+    const char *names[NODES_PARTITIONS_MAX];
+    size_t lens[NODES_PARTITIONS_MAX], n = 0;
+    sqlite3_stmt *s;
     int rc;
+    /* the names of a list "a,b" (sbatch -p): a node in any of them */
+    for (const char *c = partition, *e; c; c = *e ? e + 1 : NULL) {
+        e = strchr(c, ',');
+        if (!e)
+            e = c + strlen(c);
+        if (n == NODES_PARTITIONS_MAX)
+            return exa_err(err, EXA_EUSAGE,
+                           "partition list '%s': more than %d partitions",
+                           partition, NODES_PARTITIONS_MAX);
+        names[n] = c;
+        lens[n++] = (size_t)(e - c);
+    }
+    strbuf_addstr(&sql, SUMMARY_SELECT "WHERE (");
+    for (size_t k = 0; k < n; k++)
+        strbuf_addf(&sql,
+                    "%sinstr(',' || partitions || ',', ',' || ?%zu || ',') > 0",
+                    k ? " OR " : "", k + 1);
+    strbuf_addch(&sql, ')');
+    if (cluster)
+        strbuf_addf(&sql, " AND cluster = ?%zu", n + 1);
+    strbuf_addstr(&sql, SUMMARY_GROUP);
+    /* not store_cached(): that keeps the text's pointer, and this text
+     * is built here */
+    s = store_prepare(st, sql.buf, err);
+    strbuf_release(&sql);
     if (!s)
         return -1;
-    store_bind_text(s, 1, partition);
+    for (size_t k = 0; k < n; k++)
+        sqlite3_bind_text(s, (int)k + 1, names[k], (int)lens[k],
+                          SQLITE_TRANSIENT);
     if (cluster)
-        store_bind_text(s, 2, cluster);
+        store_bind_text(s, (int)n + 1, cluster);
     rc = summary_rows_append(st, s, v, nr, alloc, err);
     store_done(st, s);
     return rc;

@@ -63,15 +63,20 @@ int store_node_summary_list(store_t *st, const char *cluster,
                             struct node_row **rows, size_t *n,
                             exa_error_t *err);
 
+/* The most names a partition list may hold (sbatch -p a,b,...). */
+#define NODES_PARTITIONS_MAX 16
+
 /*
  * The node summary (store_node_summary_list() rows, same shape and key
  * order) of the nodes whose partitions list (nodes.partitions,
- * comma-separated: Slurm partitions, Flux queues) holds partition, of
+ * comma-separated: Slurm partitions, Flux queues) holds partition (a
+ * name, or a list "a,b" of at most NODES_PARTITIONS_MAX: any of them), of
  * cluster (NULL: every cluster, ordered by cluster), grouped from the
  * node rows themselves: a cluster with no node in partition has no row.
  * The rows are appended to (*v)[*nr..) (an ALLOC_GROW array of *alloc
- * rows; free with node_rows_free()). partition is a name without ','
- * (placement.h place_partition_check()). One scan of the nodes table
+ * rows; free with node_rows_free()). Each name is checked by the
+ * caller (placement.h place_partition_check()); a longer list fails with
+ * EXA_EUSAGE. One scan of the nodes table
  * (of cluster's rows, through its key, when cluster is given). 0, or -1
  * with err (the rows read so far stay in *v).
  */

@@ -20,6 +20,7 @@
 #include "libfleet/placement.h"
 #include "libfleet/readops.h"
 #include "libfleet/registry.h"
+#include "libsched/resources.h"
 #include "libstore/audit.h"
 #include "libstore/finops.h"
 #include "libstore/hostkeys.h"
@@ -638,6 +639,9 @@ json_t *view_place(const struct view_ctx *vc, const struct view_place_ask *va,
                 "invalid ask: gpus and cpus must be >= 0, nodes >= 1");
         return NULL;
     }
+    /* as `exa hpc place`: the partition jobs of this process go to */
+    if (!ask.partition)
+        ask.partition = sched_partition_from_env(NULL);
     if (ask.partition && place_partition_check(ask.partition, err) < 0)
         return NULL;
     if (!(rp = regpath_of(vc, err)))

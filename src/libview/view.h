@@ -102,9 +102,10 @@ struct view_place_ask {
     const char *provider;  /* NULL: $EXAMLOPS_PLACEMENT_PROVIDER, else
                               least-loaded */
     int refresh;           /* 1: refresh stale snapshots first */
-    const char *partition; /* the job's partition (list), or NULL: each
-                              cluster's default (placement.h
-                              place_restrict_partition) */
+    const char *partition; /* the job's partition (list), or NULL:
+                              EXAMLOPS_HPC_PARTITION (sched_partition_
+                              from_env), else each cluster's default
+                              (placement.h place_restrict_partition) */
 };
 
 /*

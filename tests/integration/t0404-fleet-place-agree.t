@@ -73,6 +73,9 @@ agree "the whole cluster without a partition" beta --gpus 1
 agree "--partition gpu: beta's 8 GPUs there" beta --gpus 1 --partition gpu
 agree "--partition cpu: beta's cpu node is down" alpha --gpus 1 --partition cpu
 agree "--partition long: 4 idle GPUs each, alpha by name" alpha --gpus 4 --partition long
+agree "--partition cpu,long: a node in either (alpha's a1, 4 GPUs)" alpha --gpus 4 --partition cpu,long
+p=$(place_reason --gpus 1 --partition nope1,nope2)
+is "$p" "no ACTIVE cluster can satisfy the ask (gpus=1, nodes=1, partition=nope1,nope2)" "a list no node is in: nothing fits"
 export EXAMLOPS_HPC_PARTITION=cpu
 agree "EXAMLOPS_HPC_PARTITION is the default" alpha --gpus 1
 unset EXAMLOPS_HPC_PARTITION
@@ -90,6 +93,12 @@ why=$("$EXA" --json hpc place --no-refresh --partition nope | jget '[c["why"] fo
 is "$why" "does not fit: no node in partition 'nope' (of 2 node(s) in its snapshot)" "the why tells no node there from no snapshot"
 "$EXA" hpc place --no-refresh --partition 'a b' >/dev/null 2>"$T/err"
 is $? 2 "a partition that is no name is a usage error"
+EXAMLOPS_HPC_PARTITION='a b' "$EXA" hpc place --no-refresh >/dev/null 2>"$T/err2"
+is $? 2 "so is one in EXAMLOPS_HPC_PARTITION"
+grep -qF "EXAMLOPS_HPC_PARTITION: partition 'a b'" "$T/err2"
+ok $? "naming the variable"
+EXAMLOPS_HPC_TIME=bogus "$EXA" hpc place --no-refresh >/dev/null 2>&1
+is $? 0 "other EXAMLOPS_HPC_* values are not placement's to check"
 grep -qF "partition 'a b' is not a partition name" "$T/err"
 ok $? "naming it"
 tap_done

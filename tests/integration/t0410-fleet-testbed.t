@@ -73,6 +73,29 @@ is "$("$EXA" --json hpc place --gpus 1 | jget 'd["cluster"] != "testa"')" True "
 sa scancel "$jid"
 for i in $(seq 1 30); do [ -z "$(sa squeue -h -j "$jid" -o %T 2>/dev/null)" ] && break; sleep 1; done
 jid=
+# A job holding 2 of testa's GPUs: `hpc gpus` names them by GRES index
+# (GresUsed's IDX list) as allocated and the others idle, as sinfo does.
+jid=$(sa sbatch --parsable --account="$TESTBED_ACCOUNT" --gpus=2 -c 1 --wrap 'sleep 120')
+for i in $(seq 1 60); do [ "$(sa squeue -h -j "$jid" -o %T)" = RUNNING ] && break; sleep 1; done
+idx_of() { # the indices of sinfo's GresUsed IDX list on testa's node, "0,1"
+    sa sinfo -h -N -n "$NA" -O 'GresUsed:200' | python3 -c '
+import re, sys
+m = re.findall(r"IDX:([0-9,-]+)", sys.stdin.read())
+out = []
+for part in ",".join(m).split(","):
+    if part:
+        a, _, b = part.partition("-")
+        out += range(int(a), int(b or a) + 1)
+print(",".join(map(str, sorted(out))))'
+}
+want=$(idx_of)
+gi=$("$EXA" --json hpc gpus --cluster testa | jget '",".join(str(g["index"]) for g in d["gpus"] if g["node"]=="'"$NA"'" and g["state"]=="allocated")')
+is "$gi" "$want" "hpc gpus: the GPUs GresUsed's IDX names are allocated"
+others=$("$EXA" --json hpc gpus --cluster testa | jget 'sorted(set(g["state"] for g in d["gpus"] if g["node"]=="'"$NA"'" and g["state"]!="allocated"))')
+[ "$want" = "0,1,2,3" ] || is "$others" "['idle']" "and the others idle, not unknown"
+sa scancel "$jid"
+for i in $(seq 1 30); do [ -z "$(sa squeue -h -j "$jid" -o %T 2>/dev/null)" ] && break; sleep 1; done
+jid=
 "$EXA" hpc nodes --save --cluster testa >/dev/null
 "$EXA" hpc nodes --save --cluster testa --host "$H" -p "$PB" >/dev/null 2>&1
 is $? 1 "nodes --save refuses another cluster's host"

@@ -416,9 +416,25 @@ static int in_list(const char *l, const char *p)
     return 0;
 }
 
+/* 1 when the list l holds a name of the list p ("a,b": any of them) */
+static int in_any(const char *l, const char *p)
+{
+    char buf[64];
+    for (const char *c = p, *e; c; c = *e ? e + 1 : NULL) {
+        e = strchr(c, ',');
+        if (!e)
+            e = c + strlen(c);
+        snprintf(buf, sizeof(buf), "%.*s", (int)(e - c), c);
+        if (in_list(l, buf))
+            return 1;
+    }
+    return 0;
+}
+
 /*
  * Candidates the old way, restricted by hand: every node row whose
- * partitions list holds part[i] (none: all of the cluster's rows),
+ * partitions list holds part[i] (or a name of it, a list; none: all of
+ * the cluster's rows),
  * copied into *rows (freed by the caller with free(); the strings stay
  * the store_nodes_list rows' in *all).
  */
@@ -443,7 +459,7 @@ static void rows_in_partitions(store_t *st, const struct fleet *f,
         v[i].nodes = keep + nk;
         while (j < *nall && !strcmp((*all)[j].cluster, v[i].name)) {
             v[i].snapshot_nodes++;
-            if (!part[i] || in_list((*all)[j].partitions, part[i])) {
+            if (!part[i] || in_any((*all)[j].partitions, part[i])) {
                 keep[nk++] = (*all)[j];
                 v[i].nnodes++;
             }
@@ -462,7 +478,8 @@ static void rows_in_partitions(store_t *st, const struct fleet *f,
  * place_restrict_partition() chooses and explains as the node rows of
  * the partition do: random snapshots whose nodes sit in random
  * partition lists, asked for a partition (every cluster restricted, one
- * partition no node has), and without one (each cluster's default from
+ * partition no node has, lists: a node in any of their names), and
+ * without one (each cluster's default from
  * its capabilities: none recorded, one holding every node, one not, a
  * cluster whose only default is not a partition name), compared with the
  * rows filtered by hand, for several asks and every scorer.
@@ -473,7 +490,9 @@ static void test_partition_same_choice(void **state)
                                         NULL,  "debug", "long,gpu2", "gpu"};
     static const char *const states[] = {"idle", "mixed", "allocated",
                                          "down", "idle",  "mixed"};
-    static const char *const asked[] = {"gpu", "long", "cpu", "nosuch", NULL};
+    static const char *const asked[] = {"gpu",      "long",    "cpu",
+                                        "nosuch",   "gpu,cpu", "nosuch,long",
+                                        "gpu2,gpu", NULL};
     static const struct place_ask asks[] = {
         {0, 0, 1, NULL}, {1, 0, 1, NULL}, {8, 64, 2, NULL}, {4, 16, 1, NULL}};
     char dir[] = "/tmp/exa-test-ppart-XXXXXX";

@@ -85,9 +85,16 @@ static void test_slurm_inventory(void **state)
     assert_int_equal(inv.ngpus, 12);
     assert_string_equal(inv.gpus[0].node, "testa-n1");
     assert_string_equal(inv.gpus[0].name, "a100");
-    /* a count says which state a GPU is in only when it is all or none
-     * of the node's (1 of 4 used: unknown), or the node takes no work */
-    assert_string_equal(inv.gpus[0].state, "unknown");
+    /* GresUsed's IDX list names the GPU in use (1 of 4: index 0), the
+     * others are idle; a node that takes no work gives its state */
+    assert_int_equal(inv.nodes[0].has_gpu_used_mask, 1);
+    assert_int_equal(inv.nodes[0].gpu_used_mask, 0x1);
+    assert_string_equal(inv.gpus[0].state, "allocated");
+    assert_string_equal(inv.gpus[1].state, "idle");
+    assert_string_equal(inv.gpus[3].state, "idle");
+    /* "gpu:a100:0,gpu:v100:0": none in use, said without IDX */
+    assert_int_equal(inv.nodes[2].has_gpu_used_mask, 1);
+    assert_int_equal(inv.nodes[2].gpu_used_mask, 0);
     assert_string_equal(inv.gpus[4].node, "testa-n2");
     assert_string_equal(inv.gpus[4].state, "idle");
     assert_string_equal(inv.gpus[8].node, "testa-n3");
@@ -141,6 +148,57 @@ static void test_count_gpu_states(void **state)
     assert_string_equal(g[5].state, "unknown");
     assert_string_equal(g[6].state, "unknown"); /* idle, 1 of 2 counted */
     assert_string_equal(g[7].state, "unknown");
+    gpu_infos_free(g, n);
+}
+
+/* GPU states by index (gpu_used_mask, GresUsed's IDX list): the GPUs
+ * named are allocated and the others idle on a node that takes work,
+ * whatever its count; a drained node's are drain; a node whose state is
+ * unknown, or whose mask names an index past its GPUs, falls back to the
+ * count rule. */
+static void test_indexed_gpu_states(void **state)
+{
+    struct node_info nodes[4];
+    struct gpu_info *g = NULL;
+    size_t n = 0;
+    (void)state;
+    memset(nodes, 0, sizeof(nodes));
+    nodes[0].name = "a";
+    nodes[0].gpus = 4;
+    nodes[0].gpus_used = 2;
+    nodes[0].state = "mixed";
+    nodes[0].has_gpu_used_mask = 1;
+    nodes[0].gpu_used_mask = 0x9; /* IDX:0,3 */
+    nodes[1].name = "b";
+    nodes[1].gpus = 2;
+    nodes[1].gpus_used = 1;
+    nodes[1].state = "drain";
+    nodes[1].has_gpu_used_mask = 1;
+    nodes[1].gpu_used_mask = 0x1;
+    nodes[2].name = "c";
+    nodes[2].gpus = 2;
+    nodes[2].gpus_used = 1;
+    nodes[2].state = "unknown";
+    nodes[2].has_gpu_used_mask = 1;
+    nodes[2].gpu_used_mask = 0x2;
+    nodes[3].name = "d";
+    nodes[3].gpus = 2;
+    nodes[3].gpus_used = 1;
+    nodes[3].state = "allocated";
+    nodes[3].has_gpu_used_mask = 1;
+    nodes[3].gpu_used_mask = 0x4; /* index 2 of 2 GPUs: not believed */
+    probe_gpus_from_nodes(nodes, 4, &g, &n);
+    assert_int_equal(n, 10);
+    assert_string_equal(g[0].state, "allocated");
+    assert_string_equal(g[1].state, "idle");
+    assert_string_equal(g[2].state, "idle");
+    assert_string_equal(g[3].state, "allocated");
+    assert_string_equal(g[4].state, "drain");
+    assert_string_equal(g[5].state, "drain");
+    assert_string_equal(g[6].state, "unknown");
+    assert_string_equal(g[7].state, "unknown");
+    assert_string_equal(g[8].state, "unknown");
+    assert_string_equal(g[9].state, "unknown");
     gpu_infos_free(g, n);
 }
 
@@ -344,6 +402,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_slurm_inventory),
         cmocka_unit_test(test_count_gpu_states),
+        cmocka_unit_test(test_indexed_gpu_states),
         cmocka_unit_test(test_no_accounting),
         cmocka_unit_test(test_unmanaged_keeps_inventory),
         cmocka_unit_test(test_transport_failure_is_not_absence),

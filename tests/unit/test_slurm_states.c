@@ -203,6 +203,59 @@ static void test_gres(void **state)
     }
 }
 
+/* gres_used_gpu_mask: the GRES indices of GresUsed (sinfo -O GresUsed,
+ * the forms of the vpenso_pr83 and sckyzo cases), and every form that
+ * leaves them unknown. */
+static void test_gres_used_idx(void **state)
+{
+    static const struct {
+        const char *in;
+        int rc;
+        unsigned long long mask;
+    } t[] = {
+        {"gpu:a100:2(IDX:0-1)", 1, 0x3},
+        {"gpu:tesla:3(IDX:0,2-3)", 1, 0xd},
+        {"gpu:tesla:0(IDX:N/A)", 1, 0},
+        {"gpu:tesla:1(IDX:3)", 1, 0x8},
+        {"gpu:a:1(IDX:0),gpu:b:2(IDX:2-3)", 1, 0xd},
+        {"gres/gpu:a100:1(IDX:5)", 1, 0x20},
+        {"gpu:(null):2(IDX:0-1)", 1, 0x3},
+        {"gpu:0", 1, 0},  /* a CPU node */
+        {"(null)", 1, 0}, /* no GRES */
+        {"", 1, 0},
+        {"N/A", 1, 0},
+        {"gpu:a100:1(IDX:63)", 1, 1ULL << 63},
+        {"gpu:a100:1(IDX:0),tmpdisk:100", 1, 0x1}, /* not a GPU: ignored */
+        {"gpu:a100:0(IDX:N/A),shard:a100:0(0/4,0/4)", 1, 0},
+        /* unknown */
+        {"gpu:a100:0(IDX:N/A),shard:a100:3(2/4,1/4)", 0, 0}, /* shards in use */
+        {"gpu:a100:0(IDX:N/A),mps:100", 0, 0},
+        {"gpu:a100:no_consume:4", 0, 0},
+        {"gpu:a100:2", 0, 0},          /* no IDX (an old Slurm) */
+        {"gpu:a100:2(IDX:0)", 0, 0},   /* fewer than the count */
+        {"gpu:a100:1(IDX:0-1)", 0, 0}, /* more */
+        {"gpu:a100:2(IDX:1,1)", 0, 0}, /* an index twice */
+        {"gpu:a100:1(IDX:64)", 0, 0},  /* past 64 GPUs */
+        {"gpu:a100:1(IDX:100)", 0, 0},
+        {"gpu:a100:2(IDX:0-", 0, 0}, /* a cut column */
+        {"gpu:a100:2(IDX:1-0)", 0, 0},
+        {"gpu:a100:2(IDX:0,1,)", 0, 0},
+        {"gpu:a100:2(IDX:,0-1)", 0, 0},
+        {"gpu:a100:1(IDX:N/A)", 0, 0},
+        {"gpu:a100:1(S:0)", 0, 0}, /* a Gres group, not IDX */
+        {"gpu:a100:2(IDX:0-1),gpu:b:1", 0, 0},
+        {"gpu:a100:x(IDX:0)", 0, 0},
+    };
+    (void)state;
+    for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+        unsigned long long m = 0xff;
+        int rc = gres_used_gpu_mask(t[i].in, &m);
+        if (rc != t[i].rc || m != t[i].mask)
+            fail_msg("'%s': %d %#llx, expected %d %#llx", t[i].in, rc, m,
+                     t[i].rc, t[i].mask);
+    }
+}
+
 static void test_tres(void **state)
 {
     static const struct {
@@ -269,9 +322,9 @@ static void test_tres_parse(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_node_states), cmocka_unit_test(test_job_states),
-        cmocka_unit_test(test_gres),        cmocka_unit_test(test_tres),
-        cmocka_unit_test(test_tres_parse),
+        cmocka_unit_test(test_node_states),   cmocka_unit_test(test_job_states),
+        cmocka_unit_test(test_gres),          cmocka_unit_test(test_tres),
+        cmocka_unit_test(test_gres_used_idx), cmocka_unit_test(test_tres_parse),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
