@@ -2,8 +2,9 @@
  * fuzz_fleet_remote.c - libFuzzer target for the readers of remote output
  * the fleet parses itself: `scontrol show partition -o` lines (and the
  * same bytes as `scontrol show config`), a Flux
- * resource set R, and ssh-keyscan / public key text (host key pinning).
- * The first byte picks the reader so one corpus covers all three.
+ * resource set R (with its GPU ids, flux_r_per_node_ids), and ssh-keyscan /
+ * public key text (host key pinning). The first byte picks the reader so one
+ * corpus covers all three.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -44,12 +45,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     case 1: {
         struct strvec hosts = STRVEC_INIT;
         long long *c = NULL, *g = NULL;
-        if (flux_r_per_node(buf, size - 1, &hosts, &c, &g, NULL) == 0)
+        unsigned long long *ids = NULL;
+        int *known = NULL;
+        /* the GPU ids a host's entries name are never more than its
+         * count, and unknown ones are 0 */
+        if (flux_r_per_node_ids(buf, size - 1, &hosts, &c, &g, &ids, &known,
+                                NULL) == 0)
             for (size_t i = 0; i < hosts.nr; i++)
-                if (c[i] < 0 || g[i] < 0)
+                if (c[i] < 0 || g[i] < 0 || (!known[i] && ids[i]) ||
+                    __builtin_popcountll(ids[i]) > g[i])
                     __builtin_trap();
         free(c);
         free(g);
+        free(ids);
+        free(known);
         strvec_clear(&hosts);
         break;
     }

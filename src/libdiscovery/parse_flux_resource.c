@@ -496,11 +496,17 @@ static long rank_index(const long long *v, size_t n, long long rank)
     return -1;
 }
 
-int flux_r_per_node(const char *buf, size_t len, struct strvec *hosts,
-                    long long **cores, long long **gpus, exa_error_t *err)
+/* flux_r_per_node(), and with gpu_ids (not NULL) flux_r_per_node_ids()'s
+ * masks. */
+static int r_per_node(const char *buf, size_t len, struct strvec *hosts,
+                      long long **cores, long long **gpus,
+                      unsigned long long **gpu_ids, int **ids_known,
+                      exa_error_t *err)
 {
     json_t *r = json_loadb(buf, len, 0, NULL), *ex, *rl, *nl;
     long long *c = NULL, *g = NULL, *ranks = NULL;
+    unsigned long long *gm = NULL;
+    int *gk = NULL;
     size_t nranks = 0, ranks_alloc = 0, m = 0;
     int rc = -1;
     if (!r || !(ex = json_object_get(r, "execution")) ||
@@ -561,6 +567,12 @@ int flux_r_per_node(const char *buf, size_t len, struct strvec *hosts,
     }
     c = xcalloc(hosts->nr ? hosts->nr : 1, sizeof(*c));
     g = xcalloc(hosts->nr ? hosts->nr : 1, sizeof(*g));
+    if (gpu_ids) {
+        gm = xcalloc(hosts->nr ? hosts->nr : 1, sizeof(*gm));
+        gk = xcalloc(hosts->nr ? hosts->nr : 1, sizeof(*gk));
+        for (size_t h = 0; h < hosts->nr; h++)
+            gk[h] = 1;
+    }
     for (size_t i = 0; i < json_array_size(rl); i++) {
         const json_t *e = json_array_get(rl, i);
         const json_t *ch = json_object_get(e, "children");
@@ -569,8 +581,23 @@ int flux_r_per_node(const char *buf, size_t len, struct strvec *hosts,
         size_t nids = 0;
         long long nc =
             idset_count(json_string_value(json_object_get(ch, "core")));
-        long long ng =
-            idset_count(json_string_value(json_object_get(ch, "gpu")));
+        const char *gs = json_string_value(json_object_get(ch, "gpu"));
+        long long ng = idset_count(gs);
+        unsigned long long em = 0; /* this entry's GPU ids */
+        int ek = 1;
+        if (gm && gs && *gs) {
+            long long *gi = NULL;
+            size_t ngi = 0;
+            if (flux_idset_expand(gs, &gi, &ngi) < 0)
+                ek = 0;
+            for (size_t k = 0; ek && k < ngi; k++) {
+                if (gi[k] < 0 || gi[k] > 63)
+                    ek = 0;
+                else
+                    em |= 1ULL << gi[k];
+            }
+            free(gi);
+        }
         if (flux_idset_expand(rk, &ids, &nids) < 0) { /* read above */
             free(ids);
             goto out;
@@ -582,34 +609,63 @@ int flux_r_per_node(const char *buf, size_t len, struct strvec *hosts,
             /* idset counts are bounded by the text: no overflow */
             c[h] += nc > 0 ? nc : 0;
             g[h] += ng > 0 ? ng : 0;
+            if (gm) {
+                gk[h] = gk[h] && ek;
+                gm[h] = gk[h] ? gm[h] | em : 0;
+            }
         }
         free(ids);
     }
     *cores = c;
     *gpus = g;
     c = g = NULL;
+    if (gm) {
+        *gpu_ids = gm;
+        *ids_known = gk;
+        gm = NULL;
+        gk = NULL;
+    }
     rc = 0;
 out:
     free(c);
     free(g);
+    free(gm);
+    free(gk);
     free(ranks);
     json_decref(r);
     return rc;
 }
 
+int flux_r_per_node(const char *buf, size_t len, struct strvec *hosts,
+                    long long **cores, long long **gpus, exa_error_t *err)
+{
+    return r_per_node(buf, len, hosts, cores, gpus, NULL, NULL, err);
+}
+
+int flux_r_per_node_ids(const char *buf, size_t len, struct strvec *hosts,
+                        long long **cores, long long **gpus,
+                        unsigned long long **ids, int **ids_known,
+                        exa_error_t *err)
+{
+    return r_per_node(buf, len, hosts, cores, gpus, ids, ids_known, err);
+}
+
 /* Set keys ck and gk of each node in nodes to the cores and GPUs the R
- * text gives it (flux_r_per_node()); a node R does not name is set to 0
- * when absent_zero, else left as it is. Unreadable R sets nothing.
- * Returns the number of nodes set. */
+ * text gives it (flux_r_per_node_ids()), and key ik (not NULL) to its
+ * GPU ids as an array when every one is below 64 (else null); a node R
+ * does not name is set to 0 (and no ids) when absent_zero, else left as
+ * it is. Unreadable R sets nothing. Returns the number of nodes set. */
 static int apply_r(json_t *nodes, const char *R, size_t R_len, const char *ck,
-                   const char *gk, int absent_zero)
+                   const char *gk, const char *ik, int absent_zero)
 {
     struct strvec hosts = STRVEC_INIT;
     long long *c = NULL, *g = NULL;
+    unsigned long long *gm = NULL;
+    int *known = NULL;
     json_t *n;
     size_t i;
     int changed = 0;
-    if (flux_r_per_node(R, R_len, &hosts, &c, &g, NULL) == 0) {
+    if (flux_r_per_node_ids(R, R_len, &hosts, &c, &g, &gm, &known, NULL) == 0) {
         json_array_foreach(nodes, i, n)
         {
             const char *name = jx_get_str(n, "name", "");
@@ -620,11 +676,25 @@ static int apply_r(json_t *nodes, const char *R, size_t R_len, const char *ck,
                 continue;
             jx_set(n, ck, json_integer(h < hosts.nr ? c[h] : 0));
             jx_set(n, gk, json_integer(h < hosts.nr ? g[h] : 0));
+            if (ik) {
+                json_t *a = json_array();
+                if (h < hosts.nr && !known[h]) {
+                    json_decref(a);
+                    a = json_null();
+                } else if (h < hosts.nr) {
+                    for (int b = 0; b < 64; b++)
+                        if (gm[h] >> b & 1)
+                            json_array_append_new(a, json_integer(b));
+                }
+                jx_set(n, ik, a);
+            }
             changed++;
         }
     }
     free(c);
     free(g);
+    free(gm);
+    free(known);
     strvec_clear(&hosts);
     return changed;
 }
@@ -663,10 +733,10 @@ int flux_resource_apply(json_t *doc, const char *status, size_t status_len,
         json_decref(sd);
     }
     if (R)
-        changed += apply_r(nodes, R, R_len, "cpus", "gpus", 0);
+        changed += apply_r(nodes, R, R_len, "cpus", "gpus", "gpu_ids", 0);
     if (alloc) /* a node not in the allocated set holds no job */
-        changed +=
-            apply_r(nodes, alloc, alloc_len, "cpus_used", "gpus_used", 1);
+        changed += apply_r(nodes, alloc, alloc_len, "cpus_used", "gpus_used",
+                           "gpus_used_idx", 1);
     return changed;
 }
 

@@ -60,6 +60,19 @@ int flux_r_per_node(const char *buf, size_t len, struct strvec *hosts,
                     long long **cores, long long **gpus, exa_error_t *err);
 
 /*
+ * flux_r_per_node(), and per host the GPU ids its R_lite entries name
+ * (RFC 20 "gpu" idsets: the ids Flux's scheduler allocates, 0 .. n-1 on
+ * a node of n GPUs): (*ids)[h] has bit i for id i, and (*ids_known)[h]
+ * is 0 (its bits 0) when an id is past 63 or an idset is not one. Both
+ * malloc'ed arrays of hosts->nr (caller frees). 0 or -1 with err as
+ * flux_r_per_node().
+ */
+int flux_r_per_node_ids(const char *buf, size_t len, struct strvec *hosts,
+                        long long **cores, long long **gpus,
+                        unsigned long long **ids, int **ids_known,
+                        exa_error_t *err);
+
+/*
  * Complete the nodes of a `flux resource list` result doc
  * (flux_resource_parse(), modified in place) with what the list cannot
  * say (flux-resource(1)):
@@ -69,10 +82,13 @@ int flux_r_per_node(const char *buf, size_t len, struct strvec *hosts,
  *    takes that state ("drain" / "down") and raw_state ("drained").
  *  - R: the text of `flux resource R` (NULL: skipped). Every node R
  *    names gets its cpus and gpus from R (flux_r_per_node()), which a
- *    row grouping several nodes cannot split.
+ *    row grouping several nodes cannot split, and "gpu_ids": its GPU ids
+ *    (flux_r_per_node_ids(); null when one is past 63).
  *  - alloc: the text of `flux resource R --states=allocated` (NULL:
  *    skipped): every node gets "cpus_used" and "gpus_used", the cores
- *    and GPUs of it that jobs hold (0 for a node the set does not name).
+ *    and GPUs of it that jobs hold (0 for a node the set does not name),
+ *    and "gpus_used_idx", the ids of those GPUs ([] for a node the set
+ *    does not name, null when one is past 63).
  *    The list cannot say this per node: a partly used node is in both
  *    its free and its allocated row.
  * Unreadable status, R or alloc text changes nothing. Returns the number

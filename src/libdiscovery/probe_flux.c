@@ -75,6 +75,25 @@ static int flux_caps(struct transport *t, struct cluster_caps *caps,
     return 0;
 }
 
+/* The ids of a JSON array of integers 0..63 as a mask: 1, or 0 when a
+ * is not such an array. */
+static int ids_mask(const json_t *a, unsigned long long *mask)
+{
+    size_t i;
+    const json_t *v;
+    *mask = 0;
+    if (!json_is_array(a))
+        return 0;
+    json_array_foreach(a, i, v)
+    {
+        json_int_t x = json_integer_value(v);
+        if (!json_is_integer(v) || x < 0 || x > 63)
+            return 0;
+        *mask |= 1ULL << x;
+    }
+    return 1;
+}
+
 static int flux_nodes(struct transport *t, struct node_info **out, size_t *n,
                       exa_error_t *err)
 {
@@ -134,6 +153,19 @@ static int flux_nodes(struct transport *t, struct node_info **out, size_t *n,
         d->mem_mb = jint(o, "mem_mb");
         d->gpus = jint(o, "gpus");
         d->gpus_used = jint(o, "gpus_used");
+        {
+            /* the GPUs jobs hold by id (the allocated set's R), where the
+             * node's own ids are 0 .. gpus-1, as the entries' indices */
+            unsigned long long all, used;
+            if (d->gpus > 0 && d->gpus <= 64 &&
+                ids_mask(json_object_get(o, "gpu_ids"), &all) &&
+                all == (d->gpus == 64 ? ~0ULL : (1ULL << d->gpus) - 1) &&
+                ids_mask(json_object_get(o, "gpus_used_idx"), &used) &&
+                !(used & ~all)) {
+                d->has_gpu_used_mask = 1;
+                d->gpu_used_mask = used;
+            }
+        }
         d->gpu_model = join_or_null(jx_get_str(o, "gpu_type", NULL));
         d->state = xstrdup(jx_get_str(o, "state", "unknown"));
         d->raw_state = join_or_null(jx_get_str(o, "raw_state", NULL));

@@ -383,6 +383,14 @@ for n in json.loads(sys.argv[1])["nodes"]:
     print(n["name"], n["state"], n["gpus"], n["gpus_used"])' "$n")" \
 "node0 mixed 2 0
 node1 mixed 2 1"
+is "hpc gpus: node1's GPU 0 is the allocated set's (R gpu id 0), the others idle" \
+    "$("$EXA" --json hpc gpus --cluster f1 | py 'import json,sys
+for g in json.load(sys.stdin)["gpus"]:
+    print(g["node"], g["index"], g["state"])')" \
+"node0 0 idle
+node0 1 idle
+node1 0 allocated
+node1 1 idle"
 is "hpc capacity: 3 of 4 GPUs idle, as flux resource list's free row says" \
     "$("$EXA" --json hpc capacity | py 'import json,sys
 for c in json.load(sys.stdin):

@@ -365,6 +365,36 @@ static void test_flux_r_reader(void **state)
     free(c);
     free(g);
     strvec_clear(&hosts);
+    /* the GPU ids per host (flux_r_per_node_ids): one entry naming two
+     * ranks gives both its ids; an id past 63 leaves that host's
+     * unknown; a host without GPUs has none */
+    {
+        unsigned long long *ids = NULL;
+        int *known = NULL;
+        r = "{\"execution\": {\"R_lite\": [{\"rank\": \"0,3\", \"children\": "
+            "{\"core\": \"0\", \"gpu\": \"0-1,3\"}}, {\"rank\": \"1\", "
+            "\"children\": {\"core\": \"0\", \"gpu\": \"64\"}}, {\"rank\": "
+            "\"2\", \"children\": {\"core\": \"0-1\"}}], \"nodelist\": "
+            "[\"n[0-3]\"]}}";
+        assert_int_equal(flux_r_per_node_ids(r, strlen(r), &hosts, &c, &g, &ids,
+                                             &known, NULL),
+                         0);
+        assert_int_equal(hosts.nr, 4);
+        assert_int_equal(g[0], 3);
+        assert_int_equal(known[0], 1);
+        assert_int_equal(ids[0], 0xb);
+        assert_int_equal(known[3], 1);
+        assert_int_equal(ids[3], 0xb);
+        assert_int_equal(known[1], 0);
+        assert_int_equal(ids[1], 0);
+        assert_int_equal(known[2], 1);
+        assert_int_equal(ids[2], 0);
+        free(ids);
+        free(known);
+        free(c);
+        free(g);
+        strvec_clear(&hosts);
+    }
     /* ranks and hosts that do not pair up: refused, not guessed */
     r = "{\"execution\": {\"R_lite\": [{\"rank\": \"0-2\", \"children\": "
         "{\"core\": \"0\"}}], \"nodelist\": [\"n[1-2]\"]}}";
