@@ -77,14 +77,120 @@ static int node_can_take_work(const struct node_info *n)
             !strcmp(n->state, "allocated"));
 }
 
+/* 1 when node n is in part: a name, or a list "a,b" (sbatch -p: any of
+ * them); NULL: every node. */
 static int in_partition(const struct node_info *n, const char *part)
 {
     if (!part)
         return 1;
-    for (size_t i = 0; i < n->partitions.nr; i++)
-        if (!strcmp(n->partitions.v[i], part))
-            return 1;
+    for (size_t i = 0; i < n->partitions.nr; i++) {
+        const char *v = n->partitions.v[i];
+        size_t l = strlen(v);
+        for (const char *c = part, *e; c; c = *e ? e + 1 : NULL) {
+            e = strchr(c, ',');
+            if (!e)
+                e = c + strlen(c);
+            if ((size_t)(e - c) == l && !memcmp(c, v, l))
+                return 1;
+        }
+    }
     return 0;
+}
+
+/* The partition table entry of caps named name[0..l), or NULL. */
+static const struct partition_info *find_partition(const struct inventory *inv,
+                                                   const char *name, size_t l)
+{
+    for (size_t i = 0; i < inv->caps.npartitions; i++)
+        if (strlen(inv->caps.partitions[i].name) == l &&
+            !memcmp(inv->caps.partitions[i].name, name, l))
+            return &inv->caps.partitions[i];
+    return NULL;
+}
+
+/*
+ * The "partition" check of a partition the job names: part (a name, or a
+ * list "a,b": sbatch refuses a job naming one that does not exist, and
+ * starts it in whichever can run it first), from (NULL: asked; else what
+ * set it, for the detail). Every name must exist and one be UP; with no
+ * partition table (Flux without queues listed) a name is one the nodes
+ * carry. Returns part for the node checks, or NULL when it failed.
+ */
+static const char *check_named_partition(const struct inventory *inv,
+                                         const char *part, const char *from,
+                                         struct preflight_report *rep)
+{
+    const char *missing = NULL, *state = NULL;
+    size_t missing_l = 0;
+    int up = 0;
+    for (const char *c = part, *e; c; c = *e ? e + 1 : NULL) {
+        const struct partition_info *found;
+        e = strchr(c, ',');
+        if (!e)
+            e = c + strlen(c);
+        found = find_partition(inv, c, (size_t)(e - c));
+        if (!found && !inv->caps.npartitions) {
+            /* no partition table (flux queues): look at the nodes */
+            int any = 0;
+            struct strbuf one = STRBUF_INIT;
+            strbuf_add(&one, c, (size_t)(e - c));
+            for (size_t i = 0; i < inv->nnodes && !any; i++)
+                any = in_partition(&inv->nodes[i], one.buf);
+            strbuf_release(&one);
+            up |= any;
+            if (!any && !missing) {
+                missing = c;
+                missing_l = (size_t)(e - c);
+            }
+            continue;
+        }
+        if (!found) {
+            if (!missing) {
+                missing = c;
+                missing_l = (size_t)(e - c);
+            }
+            continue;
+        }
+        if (!found->state || !strcmp(found->state, "UP"))
+            up = 1;
+        state = found->state;
+    }
+    if (missing) {
+        add(rep, "partition", 0, "'%.*s' does not exist%s%s", (int)missing_l,
+            missing, from ? ": " : "", from ? from : "");
+        return NULL;
+    }
+    if (strchr(part, ','))
+        add(rep, "partition", up, "'%s' exist (%s)%s%s", part,
+            up ? "one is UP" : "none is UP", from ? ": " : "",
+            from ? from : "");
+    else if (!inv->caps.npartitions)
+        add(rep, "partition", up, "'%s' exists%s%s", part, from ? ": " : "",
+            from ? from : "");
+    else
+        add(rep, "partition", up, "'%s' exists (state %s)%s%s", part,
+            state ? state : "?", from ? ": " : "", from ? from : "");
+    return part;
+}
+
+/*
+ * SBATCH_PARTITION in the environment sbatch runs in (`printenv` through
+ * t: exa's own for a local cluster, the login shell's over ssh): sbatch
+ * takes it for a job that names no partition (sbatch(1) "INPUT
+ * ENVIRONMENT VARIABLES"). Malloc'ed, or NULL when unset or empty.
+ */
+static char *sbatch_partition_env(struct transport *t)
+{
+    const char *argv[] = {"printenv", "SBATCH_PARTITION", NULL};
+    struct transport_result r = TRANSPORT_RESULT_INIT;
+    char *v = NULL;
+    if (transport_run(t, argv, NULL, 0, 0, &r, NULL) == 0 && r.rc == 0) {
+        strbuf_trim(&r.out);
+        if (r.out.len && !memchr(r.out.buf, '\n', r.out.len))
+            v = xstrdup(r.out.buf);
+    }
+    transport_result_release(&r);
+    return v;
 }
 
 /* First line of a result's stderr (else stdout), for details. */
@@ -515,6 +621,7 @@ void preflight_run(struct transport *t, const struct preflight_target *tg,
     char *version = NULL;
     const char *node_part = NULL; /* count nodes of an existing partition */
     char *dq = NULL;              /* Flux's default queue, when one is */
+    char *env_part = NULL;        /* SBATCH_PARTITION where sbatch runs */
     int a;
 
     memset(rep, 0, sizeof(*rep));
@@ -562,34 +669,19 @@ void preflight_run(struct transport *t, const struct preflight_target *tg,
         add(rep, "inventory", 0, "%s", err.text);
         goto out;
     }
-    if (ask->partition) {
-        const struct partition_info *found = NULL;
-        for (size_t i = 0; i < inv.caps.npartitions; i++)
-            if (!strcmp(inv.caps.partitions[i].name, ask->partition))
-                found = &inv.caps.partitions[i];
-        if (!found && !inv.caps.npartitions) {
-            /* no partition table (flux queues): look at the nodes */
-            int any = 0;
-            for (size_t i = 0; i < inv.nnodes && !any; i++)
-                any = in_partition(&inv.nodes[i], ask->partition);
-            add(rep, "partition", any,
-                any ? "'%s' exists" : "'%s' does not exist", ask->partition);
-            if (any)
-                node_part = ask->partition;
-        } else if (!found) {
-            add(rep, "partition", 0, "'%s' does not exist", ask->partition);
-        } else {
-            int up = !found->state || !strcmp(found->state, "UP");
-            add(rep, "partition", up, "'%s' exists (state %s)", ask->partition,
-                found->state ? found->state : "?");
-            node_part = ask->partition;
-        }
-    }
+    if (ask->partition)
+        node_part = check_named_partition(&inv, ask->partition, NULL, rep);
+    else if (!strcmp(p->scheduler, "slurm") &&
+             (env_part = sbatch_partition_env(t)))
+        node_part = check_named_partition(
+            &inv, env_part,
+            "none asked, SBATCH_PARTITION in the environment sbatch runs in",
+            rep);
     if (!ask->partition && !strcmp(p->scheduler, "flux"))
         node_part = inv.caps.npartitions
                         ? check_flux_queues(&inv, rep)
                         : check_flux_default_queue(t, &inv, rep, &dq);
-    else if (!ask->partition && !strcmp(p->scheduler, "slurm"))
+    else if (!ask->partition && !env_part && !strcmp(p->scheduler, "slurm"))
         node_part = check_slurm_default_partition(t, &inv, rep);
     if (!strcmp(p->scheduler, "slurm") && (ask->account || ask->qos))
         check_slurm_assoc(t, ask, rep);
@@ -609,6 +701,7 @@ void preflight_run(struct transport *t, const struct preflight_target *tg,
         check_remote_exa(t, tg->remote_exa, rep);
 out:
     free(dq);
+    free(env_part);
     free(version);
     inventory_release(&inv);
     transport_result_release(&r);

@@ -121,6 +121,10 @@ EXAMLOPS_SLURM_PARTITION=nope pf --gpus 1; is $? 1 "... and the older EXAMLOPS_S
 pf --gpus 1; is $? 0 "without a partition, the default partition passes"
 grep -q "✓ partition: none asked: the default partition '$TESTBED_PARTITION' (Default=YES, state UP)" "$T/pf.out"
 ok $? "... and the check names it"
+# SBATCH_PARTITION counts where sbatch runs: over ssh the login shell's
+# environment (printenv there), not exa's own
+SBATCH_PARTITION=nope pf --gpus 1; is $? 0 "exa's own SBATCH_PARTITION does not reach sbatch over ssh"
+grep -q "✓ partition: none asked: the default partition" "$T/pf.out"; ok $? "... so the default partition is checked"
 pf --gpus 8 --nodes 1; is $? 1 "preflight fails for too many GPUs per node"
 grep -q "✗ gpus_per_node" "$T/pf.out"; ok $? "the per-node check is the one failing"
 sa scontrol update nodename="$NA" state=drain reason=exa-test

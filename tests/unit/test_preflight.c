@@ -281,6 +281,71 @@ static void test_slurm_default_partition(void **state)
     }
 }
 
+/* SBATCH_PARTITION where sbatch runs (`printenv` through the transport)
+ * is the partition of a job that names none: its nodes count, a name
+ * that does not exist fails; a list counts the nodes of any of its
+ * names and needs each to exist; an asked partition wins over it. */
+static void test_sbatch_partition_env(void **state)
+{
+    struct preflight_target tg = target();
+    struct preflight_report r;
+    struct transport *t;
+    {
+        struct preflight_ask a = {4, 1, NULL, NULL, NULL, "alice", 0};
+        t = cluster_parts(sinfo_two, two, 0, 0);
+        transport_fake_add(t, "printenv SBATCH_PARTITION", "gpu\n", "", 0, 0,
+                           0);
+        preflight_run(t, &tg, &a, &r);
+        assert_int_equal(r.ok, 1);
+        assert_string_equal(find(&r, "partition")->detail,
+                            "'gpu' exists (state UP): none asked, "
+                            "SBATCH_PARTITION in the environment sbatch "
+                            "runs in");
+        assert_string_equal(find(&r, "gpus")->detail,
+                            "asked 4, gpu has 4 on usable nodes");
+        assert_int_equal(transport_fake_count(t, "scontrol show config"), 0);
+        preflight_report_release(&r);
+        transport_close(t);
+    }
+    {
+        struct preflight_ask a = {1, 1, NULL, NULL, NULL, "alice", 0};
+        t = cluster_parts(sinfo_two, two, 0, 0);
+        transport_fake_add(t, "printenv SBATCH_PARTITION", "nope\n", "", 0, 0,
+                           0);
+        preflight_run(t, &tg, &a, &r);
+        assert_int_equal(failed(&r, "partition"), 1);
+        assert_string_equal(find(&r, "partition")->detail,
+                            "'nope' does not exist: none asked, "
+                            "SBATCH_PARTITION in the environment sbatch "
+                            "runs in");
+        preflight_report_release(&r);
+        transport_close(t);
+    }
+    {
+        struct preflight_ask a = {6, 1, "debug,gpu", NULL, NULL, "alice", 0};
+        t = cluster_parts(sinfo_two, two, 0, 0);
+        preflight_run(t, &tg, &a, &r);
+        assert_int_equal(find(&r, "partition")->ok, 1);
+        assert_string_equal(find(&r, "partition")->detail,
+                            "'debug,gpu' exist (one is UP)");
+        assert_string_equal(find(&r, "gpus")->detail,
+                            "asked 6, debug,gpu has 6 on usable nodes");
+        assert_int_equal(transport_fake_count(t, "printenv *"), 0);
+        preflight_report_release(&r);
+        transport_close(t);
+    }
+    {
+        struct preflight_ask a = {1, 1, "debug,nope", NULL, NULL, "alice", 0};
+        t = cluster_parts(sinfo_two, two, 0, 0);
+        preflight_run(t, &tg, &a, &r);
+        assert_int_equal(failed(&r, "partition"), 1);
+        assert_string_equal(find(&r, "partition")->detail,
+                            "'nope' does not exist");
+        preflight_report_release(&r);
+        transport_close(t);
+    }
+}
+
 /* `scontrol show config` (the testbed's capture): the value of one key,
  * blanks trimmed; a key that is only a prefix of another is not it. */
 static void test_slurm_config_value(void **state)
@@ -490,6 +555,7 @@ int main(void)
         cmocka_unit_test(test_each_failure),
         cmocka_unit_test(test_unreachable_stops),
         cmocka_unit_test(test_slurm_default_partition),
+        cmocka_unit_test(test_sbatch_partition_env),
         cmocka_unit_test(test_slurm_config_value),
         cmocka_unit_test(test_slurm_job_submit_plugin),
         cmocka_unit_test(test_flux_slots),
