@@ -1,6 +1,7 @@
 /*
  * fuzz_node_summary.c - libFuzzer target for libstore/nodes.h's summary
- * text (cluster_node_summary.rows, migration 12): node_summary_decode,
+ * text (cluster_node_summary.rows, migrations 12 and 13, a partitions
+ * list ending each row): node_summary_decode,
  * which every `exa hpc place` over all clusters runs on what platform.db
  * holds (a file anyone with write access can edit), and
  * node_summary_encode. A text decodes to rows or to nothing (-1, no row
@@ -24,7 +25,9 @@ static int same_row(const struct node_row *a, const struct node_row *b)
            !strcmp(a->captured_at, b->captured_at) &&
            !strcmp(a->state, b->state) && a->gpus == b->gpus &&
            a->gpus_used == b->gpus_used && a->cpus == b->cpus &&
-           a->count == b->count && a->mem_mb == -1 && b->mem_mb == -1;
+           a->count == b->count && a->mem_mb == -1 && b->mem_mb == -1 &&
+           a->partitions && b->partitions &&
+           !strcmp(a->partitions, b->partitions);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

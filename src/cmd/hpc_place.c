@@ -222,7 +222,7 @@ int cmd_hpc_place(struct exa_ctx *ctx, int argc, char **argv)
     }
     /* the asked partition, else each cluster's default: its nodes there
      * (the refresh above judged whole snapshots) */
-    if (place_restrict_partition(st, &f, ask.partition, cands, ncands, &pnodes,
+    if (place_restrict_partition(&f, ask.partition, cands, ncands, &pnodes,
                                  &npnodes, &err) < 0) {
         rc = out_error(ctx, &err, NULL);
         goto out;
@@ -290,7 +290,7 @@ out:
     strvec_clear(&errors);
     free(cands);
     node_rows_free(nodes, nnodes);
-    node_rows_free(pnodes, npnodes);
+    free(pnodes);
     fleet_release(&f);
     close_fleet(st, regpath);
     return rc;

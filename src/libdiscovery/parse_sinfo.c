@@ -648,6 +648,7 @@ static void add_part(struct sinfo_node *n, struct memo *m, struct arena *a,
 struct row_vals {
     long long cpus, mem;
     const char *gres, *gres_used, *state, *addr;
+    int gres_used_cut;      /* the GresUsed cell filled its column width */
     const char *norm_state; /* normalized state, NULL when none */
     int st_idx;             /* its memo entry (struct memo st), or -1 */
     const char **parts;
@@ -676,6 +677,10 @@ static void node_apply(struct sinfo_result *res, struct memo *m,
         n->has_gres_used = 1;
         n->gpus_used = memo_gres(m, v->gres_used, NULL, NULL, &n->gpu_used_mask,
                                  &n->has_gpu_used_mask);
+        if (v->gres_used_cut) {
+            n->has_gpu_used_mask = 0;
+            n->gpu_used_mask = 0;
+        }
     }
     if (!n->raw_state && v->norm_state) {
         if (v->st_idx >= 0) {
@@ -851,6 +856,9 @@ int sinfo_parse_cmd(const char *buf, size_t len, const struct cmd_spec *spec,
                 break;
             case C_GRESUSED:
                 v.gres_used = f;
+                /* a cell the column width cut may end at an entry's end
+                 * and look whole: its GPU indices are not believed */
+                v.gres_used_cut = row->cut && row->cut[i];
                 break;
             case C_STATE:
                 v.state = f;

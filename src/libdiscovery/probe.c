@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "libutil/json.h"
 #include "libutil/strbuf.h"
@@ -190,19 +191,37 @@ static const char *count_gpu_state(const struct node_info *d)
     return "unknown";
 }
 
+/* A node state word that says a job is completing there (Slurm:
+ * "COMPLETING", sinfo's "comp", a "+" after the state, as StateLong
+ * prints "MIXED+"): its GPUs are released in GresUsed while the job's
+ * processes may still hold them. */
+static int completing(const char *raw)
+{
+    size_t n = raw ? strlen(raw) : 0;
+    return n && (raw[n - 1] == '+' || !strncasecmp(raw, "comp", 4));
+}
+
 /* The state of GPU k of node d: by index where d names its GPUs in use
- * (every index below its GPU count), else count_gpu_state(d). */
+ * (every index below its GPU count) and no job is completing there:
+ * those listed are allocated; the others idle on an idle or mixed node,
+ * unknown on an allocated one (a job holding the whole node holds GPUs
+ * no index names); else count_gpu_state(d). */
 static const char *gpu_state(const struct node_info *d, long long k)
 {
     const char *st = d->state;
     if (st && (!strcmp(st, "down") || !strcmp(st, "drain")))
         return st;
-    if (d->has_gpu_used_mask && d->gpus > 0 && d->gpus <= 64 &&
-        !(d->gpus < 64 && d->gpu_used_mask >> d->gpus) && st &&
-        (!strcmp(st, "idle") || !strcmp(st, "mixed") ||
-         !strcmp(st, "allocated")))
-        return d->gpu_used_mask >> k & 1 ? "allocated" : "idle";
-    return count_gpu_state(d);
+    if (!d->has_gpu_used_mask || d->gpus <= 0 || d->gpus > 64 ||
+        (d->gpus < 64 && d->gpu_used_mask >> d->gpus) || !st ||
+        (strcmp(st, "idle") && strcmp(st, "mixed") &&
+         strcmp(st, "allocated")) ||
+        completing(d->raw_state))
+        return count_gpu_state(d);
+    if (k < 64 && (d->gpu_used_mask >> k & 1))
+        return "allocated";
+    if (!strcmp(st, "idle") || !strcmp(st, "mixed"))
+        return "idle";
+    return "unknown";
 }
 
 /* GPU entries (node, index) for schedulers that give node records. */

@@ -25,9 +25,11 @@ extern const struct probe probe_nvsmi;
  * counts, named (node, index: the GRES index), model from the node's
  * gpu_model, memory -1, utilization and power NAN; state the node's
  * ("down", "drain") when it takes no work; where the node names its GPUs
- * in use by index (gpu_used_mask, Slurm GresUsed's IDX list) and the
- * node is idle, mixed or allocated, "allocated" for those and "idle"
- * for the others; else by the count: "allocated" when its count of used
+ * in use by index (gpu_used_mask: Slurm GresUsed's IDX list, Flux's
+ * allocated R) and no job is completing there, "allocated" for those,
+ * and for the others "idle" on an idle or mixed node, "unknown" on an
+ * allocated one (a whole-node job holds GPUs no index names); else by
+ * the count: "allocated" when its count of used
  * GPUs (Slurm GresUsed, Flux's allocated R) is all of them, "idle" on an
  * idle node with none counted, else "unknown" (a count does not say
  * which are used, nor GPUs shared as shards or MPS). *out is malloc'ed

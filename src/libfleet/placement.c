@@ -660,73 +660,68 @@ static int caps_default_partition(const char *caps, char out[256])
     return found;
 }
 
-int place_restrict_partition(store_t *st, const struct fleet *f,
-                             const char *partition, struct place_cluster *cands,
-                             size_t n, struct node_row **rows, size_t *nrows,
+/* 1 when the comma-separated list l (a node's partitions) holds a name
+ * of part (a name, or a list "a,b": any of them). */
+static int in_partitions(const char *l, const char *part)
+{
+    if (!l || !*l)
+        return 0;
+    for (const char *c = part, *e; c; c = *e ? e + 1 : NULL) {
+        size_t n;
+        e = strchr(c, ',');
+        if (!e)
+            e = c + strlen(c);
+        n = (size_t)(e - c);
+        for (const char *x = l, *y; x; x = *y ? y + 1 : NULL) {
+            y = strchr(x, ',');
+            if (!y)
+                y = x + strlen(x);
+            if ((size_t)(y - x) == n && !memcmp(x, c, n))
+                return 1;
+        }
+    }
+    return 0;
+}
+
+int place_restrict_partition(const struct fleet *f, const char *partition,
+                             struct place_cluster *cands, size_t n,
+                             struct node_row **rows, size_t *nrows,
                              exa_error_t *err)
 {
-    struct node_row *v = NULL;
-    size_t nv = 0, alloc = 0, j = 0, k = 0;
-    /* per candidate: the partition (""), first row and row count */
-    char(*name)[256];
-    size_t *first, *count;
-    if (partition && strlen(partition) >= sizeof(*name))
-        return exa_err(err, EXA_EUSAGE, "partition '%s': longer than 255 bytes",
-                       partition);
-    name = xcalloc(n ? n : 1, sizeof(*name));
-    first = xcalloc(n ? n : 1, sizeof(*first));
-    count = xcalloc(n ? n : 1, sizeof(*count));
-    if (partition) {
-        if (store_node_summary_in_partition(st, NULL, partition, &v, &nv,
-                                            &alloc, err) < 0)
-            goto fail;
-        /* both sorted by cluster name (strcmp order): one merge pass, as
-         * in place_load_candidates() */
-        for (size_t i = 0; i < n; i++) {
-            snprintf(name[i], sizeof(name[i]), "%s", partition);
-            while (j < nv && strcmp(v[j].cluster, cands[i].name) < 0)
-                j++;
-            first[i] = j;
-            while (j < nv && !strcmp(v[j].cluster, cands[i].name)) {
-                count[i]++;
-                j++;
-            }
-        }
-    } else {
-        for (size_t i = 0; i < n; i++) {
-            /* cands are in f's order (place_load_candidates()) */
-            while (k < f->nr && strcmp(f->v[k].def.name, cands[i].name) < 0)
-                k++;
-            if (k == f->nr || strcmp(f->v[k].def.name, cands[i].name) ||
-                !caps_default_partition(f->v[k].row.capabilities, name[i]))
-                continue;
-            first[i] = nv;
-            if (store_node_summary_in_partition(st, cands[i].name, name[i], &v,
-                                                &nv, &alloc, err) < 0)
-                goto fail;
-            count[i] = nv - first[i];
-        }
-    }
+    struct node_row *v;
+    size_t nv = 0, total = 0, k = 0;
+    char name[256];
+    if (partition && place_partition_check(partition, err) < 0)
+        return -1;
+    for (size_t i = 0; i < n; i++)
+        total += cands[i].nnodes;
+    v = xcalloc(total ? total : 1, sizeof(*v));
     for (size_t i = 0; i < n; i++) {
-        if (!name[i][0])
-            continue;
-        cands[i].nodes = count[i] ? v + first[i] : NULL;
-        cands[i].nnodes = count[i];
-        memcpy(cands[i].partition, name[i], sizeof(name[i]));
-        cands[i].partition_default = !partition;
+        struct place_cluster *p = &cands[i];
+        size_t first = nv;
+        if (partition) {
+            snprintf(name, sizeof(name), "%s", partition);
+        } else {
+            /* cands are in f's order (place_load_candidates()) */
+            while (k < f->nr && strcmp(f->v[k].def.name, p->name) < 0)
+                k++;
+            if (k == f->nr || strcmp(f->v[k].def.name, p->name) ||
+                !caps_default_partition(f->v[k].row.capabilities, name))
+                continue;
+        }
+        /* the summary rows of the partition's nodes (each row's
+         * partitions list, store_node_summary_list()) */
+        for (size_t r = 0; r < p->nnodes; r++)
+            if (in_partitions(p->nodes[r].partitions, name))
+                v[nv++] = p->nodes[r];
+        p->nodes = nv > first ? v + first : NULL;
+        p->nnodes = nv - first;
+        memcpy(p->partition, name, sizeof(name));
+        p->partition_default = !partition;
     }
-    free(name);
-    free(first);
-    free(count);
     *rows = v;
     *nrows = nv;
     return 0;
-fail:
-    free(name);
-    free(first);
-    free(count);
-    node_rows_free(v, nv);
-    return -1;
 }
 
 int place_partition_check(const char *p, exa_error_t *err)
@@ -743,11 +738,11 @@ int place_partition_check(const char *p, exa_error_t *err)
         e = strchr(c, ',');
         if (!e)
             e = c + strlen(c);
-        if (++k > NODES_PARTITIONS_MAX)
+        if (++k > PLACE_PARTITIONS_MAX)
             return exa_err(err, EXA_EUSAGE,
                            "partition '%s': a list of at most %d names "
                            "expected",
-                           p, NODES_PARTITIONS_MAX);
+                           p, PLACE_PARTITIONS_MAX);
         if (!partition_name_ok(c, (size_t)(e - c)))
             return exa_err(err, EXA_EUSAGE,
                            "partition '%s' is not a partition name: expected "

@@ -204,12 +204,17 @@ int place_load_candidates(store_t *st, const struct fleet *f,
                           struct node_row **nodes, size_t *nnodes,
                           exa_error_t *err);
 
+/* The most names a partition list may hold (sbatch -p a,b,...). */
+#define PLACE_PARTITIONS_MAX 16
+
 /*
  * Restrict each candidate of cands[0..n) (place_load_candidates() of the
- * fleet f) to the nodes a job asking for partition goes to:
+ * fleet f) to the nodes a job asking for partition goes to, by the
+ * partitions list of each of its summary rows (store_node_summary_list():
+ * the nodes' own lists as sinfo printed them, or Flux's queues):
  *   - partition given (a Slurm partition or Flux queue name): its nodes
- *     in that partition; none when the cluster has no node in it (it then
- *     fits nothing, and its why says so);
+ *     there; none when the cluster has no node in it (it then fits
+ *     nothing, and its why says so);
  *   - partition a list "a,b" (sbatch -p: the job starts in whichever
  *     can run it first): the nodes in any of them (a job runs in one
  *     partition, so a multi-node ask may be over-counted across two);
@@ -223,18 +228,20 @@ int place_load_candidates(store_t *st, const struct fleet *f,
  * The node rules are unchanged, so the choice is the one the partition's
  * own node rows give. Each restricted candidate's partition names it
  * (partition_default set for a default); snapshot_nodes is kept. *rows
- * (n = *nrows) holds the new rows: free it with node_rows_free() after
- * the last use of cands, as well as those of place_load_candidates().
- * 0, or -1 with err (cands unchanged, nothing to free).
+ * (n = *nrows) holds the restricted rows, copies whose strings are the
+ * summary rows': free it with free() (not node_rows_free()), after the
+ * last use of cands and before freeing the rows of
+ * place_load_candidates(). 0, or -1 with err (EXA_EUSAGE: partition is
+ * not place_partition_check()'s; cands unchanged, nothing to free).
  */
-int place_restrict_partition(store_t *st, const struct fleet *f,
-                             const char *partition, struct place_cluster *cands,
-                             size_t n, struct node_row **rows, size_t *nrows,
+int place_restrict_partition(const struct fleet *f, const char *partition,
+                             struct place_cluster *cands, size_t n,
+                             struct node_row **rows, size_t *nrows,
                              exa_error_t *err);
 
 /*
  * Check the partition an ask names: 1 to 255 bytes, a name or at most
- * NODES_PARTITIONS_MAX names separated by ',' (sbatch(1) --partition
+ * PLACE_PARTITIONS_MAX names separated by ',' (sbatch(1) --partition
  * takes a list), each non-empty, without a space or control byte. 0, or -1 with
  * err (EXA_EUSAGE: "partition 'X' is not a partition name: ...").
  */

@@ -101,9 +101,8 @@ static int place_auto(store_t *st, const struct fleet *f,
                 "no cluster is ACTIVE (connect one and have it approved)");
         goto out;
     }
-    if ((ask->partition && place_partition_check(ask->partition, err) < 0) ||
-        place_restrict_partition(st, f, ask->partition, v, nr, &pnodes,
-                                 &npnodes, err) < 0)
+    if (place_restrict_partition(f, ask->partition, v, nr, &pnodes, &npnodes,
+                                 err) < 0)
         goto out;
     if (place_choose(v, nr, ask, NULL, place_max_age_from_env(), time(NULL),
                      &pr, err) < 0)
@@ -121,7 +120,7 @@ static int place_auto(store_t *st, const struct fleet *f,
 out:
     place_result_release(&pr);
     node_rows_free(nodes, nnodes);
-    node_rows_free(pnodes, npnodes);
+    free(pnodes);
     free(v);
     return rc;
 }

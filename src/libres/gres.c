@@ -143,8 +143,9 @@ static int idx_num(const char *s, size_t n)
 }
 
 /* One GresUsed entry e[0..n) into *mask (gres_used_gpu_mask): 1 when
- * it says what it holds, 0 when not. */
-static int idx_entry(const char *e, size_t n, unsigned long long *mask)
+ * it says what it holds, 0 when not; *gpu_seen set for a gpu entry. */
+static int idx_entry(const char *e, size_t n, unsigned long long *mask,
+                     int *gpu_seen)
 {
     const char *grp = NULL, *f[8];
     size_t gl = 0, fl[8], nf = 0, i = 0;
@@ -190,15 +191,21 @@ static int idx_entry(const char *e, size_t n, unsigned long long *mask)
         return count == 0;
     if (fl[0] != 3 || strncmp(f[0], "gpu", 3))
         return 1; /* another resource: not a GPU */
+    *gpu_seen = 1;
     for (size_t k = 1; k + 1 < nf; k++)
         if (fl[k] == 10 && !strncmp(f[k], "no_consume", 10))
             return 0;
-    if (!grp)
-        return count == 0;
-    if (gl < 4 || strncmp(grp, "IDX:", 4))
+    /* no IDX list: an old Slurm, or no_consume GPUs, which Slurm prints
+     * "gpu:0" / "gpu:TYPE:0" whatever holds them (the flag is in Gres
+     * only) */
+    if (!grp || gl < 4 || strncmp(grp, "IDX:", 4))
         return 0;
     grp += 4;
     gl -= 4;
+    /* Slurm writes the list into 64 bytes (bit_fmt): one that long may
+     * have been cut inside its last index */
+    if (gl >= 63)
+        return 0;
     if (gl == 3 && !strncmp(grp, "N/A", 3))
         return count == 0;
     for (size_t k = 0; k < gl;) {
@@ -229,10 +236,13 @@ static int idx_entry(const char *e, size_t n, unsigned long long *mask)
 int gres_used_gpu_mask(const char *s, unsigned long long *mask)
 {
     size_t i = 0, len;
+    int gpu_seen = 0;
     *mask = 0;
-    if (!s || !*s || !strcmp(s, "(null)") || !strcmp(s, "N/A"))
-        return 1;
+    if (!s || !*s)
+        return 0;
     len = strlen(s);
+    if (s[len - 1] == ',')
+        return 0; /* a column cut after an entry: more followed */
     while (i < len) {
         size_t j = i;
         int depth = 0;
@@ -243,13 +253,15 @@ int gres_used_gpu_mask(const char *s, unsigned long long *mask)
                 depth--;
             j++;
         }
-        if (!idx_entry(s + i, j - i, mask)) {
+        if (!idx_entry(s + i, j - i, mask, &gpu_seen)) {
             *mask = 0;
             return 0;
         }
         i = j + 1;
     }
-    return 1;
+    if (!gpu_seen)
+        *mask = 0;
+    return gpu_seen;
 }
 
 void gres_info_release(struct gres_info *out)

@@ -49,14 +49,16 @@ void gres_info_release(struct gres_info *out);
  * (sinfo(1) -O GresUsed; "gpu:a100:2(IDX:0-1)", "gpu:tesla:3(IDX:0,2-3)",
  * "gpu:tesla:0(IDX:N/A)", "gpu:a:1(IDX:0),gpu:b:1(IDX:2)"; LIST is
  * indices and ranges A-B separated by ','). *mask gets bit i for index i.
- * Returns 1 when the string says it whole: every entry named "gpu" is
- * consumable and carries a list of exactly its count of distinct indices
- * below 64 (a count of 0 may print none, or "IDX:N/A"), and no "shard"
- * or "mps" entry has a non-zero count; entries of other names are
- * ignored. Else 0 with *mask 0, the indices unknown: GPUs shared as
- * shards or MPS are in use though no gpu index is, a no_consume GPU is
- * never counted, a Slurm without IDX, a cut column, more than 64 GPUs.
- * s NULL, "", "(null)" or "N/A": 1 with *mask 0 (no GPU in use).
+ * Returns 1 when the string says it whole: it names a "gpu" entry, every
+ * one carries an IDX list of exactly its count of distinct indices below
+ * 64 ("IDX:N/A" with a count of 0), no list is 63 bytes or more (Slurm
+ * writes it into 64 bytes, bit_fmt, so a longer one was cut), and no
+ * "shard" or "mps" entry has a non-zero count; entries of other names
+ * are ignored. Else 0 with *mask 0, the indices unknown: GPUs shared as
+ * shards or MPS are in use though no gpu index is; no_consume GPUs print
+ * "gpu:0" with no list whatever holds them; a Slurm without IDX; a
+ * column cut (an unclosed group, a trailing ','); more than 64 GPUs; s
+ * NULL, "", "(null)", "N/A" or naming no gpu entry.
  */
 int gres_used_gpu_mask(const char *s, unsigned long long *mask);
 

@@ -48,6 +48,8 @@ static void rows_release_range(struct node_row *rows, size_t from, size_t n)
                 r->captured_at = NULL;
             if (r->state == p->state)
                 r->state = NULL;
+            if (r->partitions == p->partitions)
+                r->partitions = NULL;
         }
         node_row_release(r);
     }
@@ -209,7 +211,8 @@ static char *col_shared(sqlite3_stmt *s, int i, char *prev)
 }
 
 /* Append the summary rows s yields (cluster, captured_at, state, gpus,
- * gpus_used, cpus, n, in key order: SUMMARY_SELECT) to v[0..*nr). 0, or -1 with
+ * gpus_used, cpus, partitions, n, in key order: SUMMARY_SELECT) to
+ * v[0..*nr). 0, or -1 with
  * err (the rows read so far stay in v). */
 static int summary_rows_append(store_t *st, sqlite3_stmt *s,
                                struct node_row **v, size_t *nr, size_t *alloc,
@@ -231,8 +234,9 @@ static int summary_rows_append(store_t *st, sqlite3_stmt *s,
         r->gpus = sqlite3_column_int(s, 3);
         r->gpus_used = sqlite3_column_int(s, 4);
         r->cpus = sqlite3_column_int(s, 5);
+        r->partitions = col_shared(s, 6, prev ? prev->partitions : NULL);
         r->mem_mb = -1;
-        r->count = sqlite3_column_int64(s, 6);
+        r->count = sqlite3_column_int64(s, 7);
     }
     if (rc != SQLITE_DONE)
         return store_err(st, err, "reading the node summary");
@@ -240,19 +244,22 @@ static int summary_rows_append(store_t *st, sqlite3_stmt *s,
 }
 
 /*
- * The node summary's SELECT (store.c migration 7's grouping): node rows
- * grouped by what placement reads, a state other than idle or mixed as
- * 'other' with gpus_used and cpus -1, a NULL number as -1 and a NULL
- * captured_at as '', with the count of each group; followed by a WHERE
- * naming the rows, then SUMMARY_GROUP.
+ * The node summary's SELECT (store.c migration 7's grouping, and since
+ * migration 13 the partitions list): node rows grouped by what placement
+ * reads, a state other than idle or mixed as 'other' with gpus_used and
+ * cpus -1, a NULL number as -1, a NULL captured_at or partitions as '',
+ * with the count of each group; followed by a WHERE naming the rows,
+ * then SUMMARY_GROUP.
  */
 #define SUMMARY_SELECT                                                         \
     "SELECT cluster, IFNULL(captured_at, ''), CASE WHEN state IN "             \
     "('idle','mixed') THEN state ELSE 'other' END, IFNULL(gpus, -1), "         \
     "CASE WHEN state IN ('idle','mixed') THEN IFNULL(gpus_used, -1) "          \
     "ELSE -1 END, CASE WHEN state IN ('idle','mixed') THEN "                   \
-    "IFNULL(cpus, -1) ELSE -1 END, count(*) FROM nodes "
-#define SUMMARY_GROUP " GROUP BY 1, 2, 3, 4, 5, 6 ORDER BY 1, 2, 3, 4, 5, 6"
+    "IFNULL(cpus, -1) ELSE -1 END, IFNULL(partitions, ''), count(*) FROM "     \
+    "nodes "
+#define SUMMARY_GROUP                                                          \
+    " GROUP BY 1, 2, 3, 4, 5, 6, 7 ORDER BY 1, 2, 3, 4, 5, 6, 7"
 
 /* The node summary of one cluster, from its node rows (through the
  * primary key), in key order, appended to v. */
@@ -273,9 +280,9 @@ static int summary_rows_of(store_t *st, const char *cluster,
 
 /*
  * The summary text of one cluster (cluster_node_summary.rows, migration
- * 12; node_summary_encode / node_summary_decode): its summary rows
- * (summary_rows_of) in key order, a line each,
- *   STATE TAB GPUS TAB GPUS_USED TAB CPUS TAB N LF
+ * 12, partitions since 13; node_summary_encode / node_summary_decode):
+ * its summary rows (summary_rows_of) in key order, a line each,
+ *   STATE TAB GPUS TAB GPUS_USED TAB CPUS TAB N TAB PARTITIONS LF
  * after a line "@" CAPTURED_AT LF that opens each run of rows with the
  * same captured_at. Numbers are decimal with an optional '-'; a string
  * holds no TAB, LF or NUL and a state does not begin with '@' (a row
@@ -296,7 +303,8 @@ int node_summary_encode(const struct node_row *r, size_t n, struct strbuf *sb)
     for (size_t i = 0; i < n; i++) {
         if (!r[i].captured_at || !r[i].state || r[i].state[0] == '@' ||
             !summary_field_ok(r[i].captured_at) ||
-            !summary_field_ok(r[i].state))
+            !summary_field_ok(r[i].state) ||
+            (r[i].partitions && !summary_field_ok(r[i].partitions)))
             return -1;
         if (!at || strcmp(at, r[i].captured_at)) {
             at = r[i].captured_at;
@@ -304,8 +312,9 @@ int node_summary_encode(const struct node_row *r, size_t n, struct strbuf *sb)
             strbuf_addstr(sb, at);
             strbuf_addch(sb, '\n');
         }
-        strbuf_addf(sb, "%s\t%d\t%d\t%d\t%lld\n", r[i].state, r[i].gpus,
-                    r[i].gpus_used, r[i].cpus, r[i].count);
+        strbuf_addf(sb, "%s\t%d\t%d\t%d\t%lld\t%s\n", r[i].state, r[i].gpus,
+                    r[i].gpus_used, r[i].cpus, r[i].count,
+                    r[i].partitions ? r[i].partitions : "");
     }
     return 0;
 }
@@ -370,8 +379,18 @@ int node_summary_decode(const char *t, size_t len, const char *cluster_name,
         if (summary_num(&p, eol, '\t', INT_MIN, INT_MAX, &g) < 0 ||
             summary_num(&p, eol, '\t', INT_MIN, INT_MAX, &gu) < 0 ||
             summary_num(&p, eol, '\t', INT_MIN, INT_MAX, &c) < 0 ||
-            summary_num(&p, eol + 1, '\n', LLONG_MIN, LLONG_MAX, &n) < 0)
+            summary_num(&p, eol, '\t', LLONG_MIN, LLONG_MAX, &n) < 0 ||
+            memchr(p, '\t', (size_t)(eol - p)) ||
+            memchr(p, '\0', (size_t)(eol - p)))
             goto bad;
+        /* the partitions list, the rest of the line ("" for none) */
+        if (prev && prev->partitions &&
+            strlen(prev->partitions) == (size_t)(eol - p) &&
+            !memcmp(prev->partitions, p, (size_t)(eol - p)))
+            r->partitions = prev->partitions;
+        else
+            r->partitions = xstrndup(p, (size_t)(eol - p));
+        p = eol + 1;
         r->gpus = (int)g;
         r->gpus_used = (int)gu;
         r->cpus = (int)c;
@@ -442,52 +461,6 @@ int store_node_summary_list(store_t *st, const char *cluster,
 fail:
     node_rows_free(v, nr);
     return -1;
-}
-
-int store_node_summary_in_partition(store_t *st, const char *cluster,
-                                    const char *partition, struct node_row **v,
-                                    size_t *nr, size_t *alloc, exa_error_t *err)
-{
-    struct strbuf sql = STRBUF_INIT;
-    const char *names[NODES_PARTITIONS_MAX];
-    size_t lens[NODES_PARTITIONS_MAX], n = 0;
-    sqlite3_stmt *s;
-    int rc;
-    /* the names of a list "a,b" (sbatch -p): a node in any of them */
-    for (const char *c = partition, *e; c; c = *e ? e + 1 : NULL) {
-        e = strchr(c, ',');
-        if (!e)
-            e = c + strlen(c);
-        if (n == NODES_PARTITIONS_MAX)
-            return exa_err(err, EXA_EUSAGE,
-                           "partition list '%s': more than %d partitions",
-                           partition, NODES_PARTITIONS_MAX);
-        names[n] = c;
-        lens[n++] = (size_t)(e - c);
-    }
-    strbuf_addstr(&sql, SUMMARY_SELECT "WHERE (");
-    for (size_t k = 0; k < n; k++)
-        strbuf_addf(&sql,
-                    "%sinstr(',' || partitions || ',', ',' || ?%zu || ',') > 0",
-                    k ? " OR " : "", k + 1);
-    strbuf_addch(&sql, ')');
-    if (cluster)
-        strbuf_addf(&sql, " AND cluster = ?%zu", n + 1);
-    strbuf_addstr(&sql, SUMMARY_GROUP);
-    /* not store_cached(): that keeps the text's pointer, and this text
-     * is built here */
-    s = store_prepare(st, sql.buf, err);
-    strbuf_release(&sql);
-    if (!s)
-        return -1;
-    for (size_t k = 0; k < n; k++)
-        sqlite3_bind_text(s, (int)k + 1, names[k], (int)lens[k],
-                          SQLITE_TRANSIENT);
-    if (cluster)
-        store_bind_text(s, (int)n + 1, cluster);
-    rc = summary_rows_append(st, s, v, nr, alloc, err);
-    store_done(st, s);
-    return rc;
 }
 
 int store_cluster_summary_save(store_t *st, const char *cluster,

@@ -40,15 +40,16 @@ void node_row_release(struct node_row *row);
 /*
  * The node summary of one cluster (NULL: every cluster), ordered by
  * cluster: node rows grouped by what placement reads (captured_at, state,
- * gpus, gpus_used, cpus), each with count = the nodes it stands for,
+ * gpus, gpus_used, cpus, partitions: the nodes' list as saved, "" for
+ * none), each with count = the nodes it stands for,
  * grouped from the node rows themselves (migration 7's grouping), so it
  * always agrees with the rows: a state other than idle or mixed
  * reads as "other" with gpus_used and cpus -1 (placement only counts
  * such a node and its GPUs), a NULL number as -1. node, scheduler and
- * the other text fields are NULL. A row's cluster, captured_at and
- * state may be the very string of the row before it (one copy per run of
- * equal values): free the array with node_rows_free(), never a row
- * alone. 0 or -1 with err.
+ * the other text fields are NULL. A row's cluster, captured_at, state
+ * and partitions may be the very string of the row before it (one copy
+ * per run of equal values): free the array with node_rows_free(), never
+ * a row alone. 0 or -1 with err.
  *
  * For every cluster (cluster NULL) the rows come from
  * cluster_node_summary (migrations 12 and 13): one row per cluster
@@ -62,28 +63,6 @@ void node_row_release(struct node_row *row);
 int store_node_summary_list(store_t *st, const char *cluster,
                             struct node_row **rows, size_t *n,
                             exa_error_t *err);
-
-/* The most names a partition list may hold (sbatch -p a,b,...). */
-#define NODES_PARTITIONS_MAX 16
-
-/*
- * The node summary (store_node_summary_list() rows, same shape and key
- * order) of the nodes whose partitions list (nodes.partitions,
- * comma-separated: Slurm partitions, Flux queues) holds partition (a
- * name, or a list "a,b" of at most NODES_PARTITIONS_MAX: any of them), of
- * cluster (NULL: every cluster, ordered by cluster), grouped from the
- * node rows themselves: a cluster with no node in partition has no row.
- * The rows are appended to (*v)[*nr..) (an ALLOC_GROW array of *alloc
- * rows; free with node_rows_free()). Each name is checked by the
- * caller (placement.h place_partition_check()); a longer list fails with
- * EXA_EUSAGE. One scan of the nodes table
- * (of cluster's rows, through its key, when cluster is given). 0, or -1
- * with err (the rows read so far stay in *v).
- */
-int store_node_summary_in_partition(store_t *st, const char *cluster,
-                                    const char *partition, struct node_row **v,
-                                    size_t *nr, size_t *alloc,
-                                    exa_error_t *err);
 
 /*
  * Write cluster's summary text (cluster_node_summary.rows, the form is
@@ -100,10 +79,11 @@ int store_cluster_summary_save(store_t *st, const char *cluster,
  * The summary text of one cluster (cluster_node_summary.rows): rows[0..n)
  * (summary rows of one cluster, in key order) appended to sb as lines
  *   "@" CAPTURED_AT LF            before each run of one captured_at
- *   STATE TAB GPUS TAB GPUS_USED TAB CPUS TAB N LF   a line per row
- * with decimal numbers. 0; -1 when a captured_at or state is NULL or
- * holds a TAB or LF, or a state begins with '@' (sb then holds part of
- * a text: discard it).
+ *   STATE TAB GPUS TAB GPUS_USED TAB CPUS TAB N TAB PARTITIONS LF
+ * (a line per row; PARTITIONS the row's list, empty for NULL) with
+ * decimal numbers. 0; -1 when a captured_at or state is NULL, a
+ * captured_at, state or partitions holds a TAB or LF, or a state begins
+ * with '@' (sb then holds part of a text: discard it).
  */
 struct strbuf;
 int node_summary_encode(const struct node_row *rows, size_t n,
@@ -113,12 +93,12 @@ int node_summary_encode(const struct node_row *rows, size_t n,
  * Append the rows of summary text t[0..len) to (*v)[*nr..) (an
  * ALLOC_GROW array of *alloc rows), each with cluster a copy of
  * cluster_name shared by the cluster's rows (one copy, freed by
- * node_rows_free), captured_at and state shared along runs, mem_mb -1,
- * the text fields NULL. 0; -1 when t is not node_summary_encode's form
- * (a row before any "@" line, an "@" line with no row after it, a TAB
- * in an "@" line, a NUL in a string, a missing or extra field, a number out of
- * range for its field, no LF at the end), with *nr unchanged and nothing left
- * allocated but *v.
+ * node_rows_free), captured_at, state and partitions shared along runs,
+ * mem_mb -1, the other text fields NULL. 0; -1 when t is not
+ * node_summary_encode's form (a row before any "@" line, an "@" line
+ * with no row after it, a TAB in an "@" line, a NUL in a string, a
+ * missing or extra field, a number out of range for its field, no LF at
+ * the end), with *nr unchanged and nothing left allocated but *v.
  */
 int node_summary_decode(const char *t, size_t len, const char *cluster_name,
                         struct node_row **v, size_t *nr, size_t *alloc);

@@ -360,8 +360,10 @@ static const char *const migrations[] = {
      * text NULL on any other write (and add the cluster's row), and a NULL
      * text is read with the same GROUP BY over the cluster's node rows
      * (libstore/nodes.h store_node_summary_list), so the summary is still
-     * never older than the rows. The texts of migration 12 stay: they
-     * describe the same rows.
+     * never older than the rows. The rows of a text now carry each group's
+     * partitions list too, so that placement narrows a cluster to the
+     * partition a job goes to from the summary (libfleet/placement.h
+     * place_restrict_partition); migrate() writes every text again.
      */
     "DROP TRIGGER node_summary_ins; DROP TRIGGER node_summary_del; "
     "DROP TRIGGER node_summary_upd; DROP TABLE node_summary; "
@@ -589,8 +591,10 @@ static int migrate(store_t *st, exa_error_t *err)
         if (store_exec(st, migrations[v], err) < 0)
             goto fail;
         /* 12: the summary texts of the clusters there are, in the same
-         * transaction (written by C: the text's order is the key order) */
-        if (v + 1 == 12 && store_cluster_summaries_rebuild(st, err) < 0)
+         * transaction (written by C: the text's order is the key order);
+         * 13: again, with each row's partitions list */
+        if ((v + 1 == 12 || v + 1 == 13) &&
+            store_cluster_summaries_rebuild(st, err) < 0)
             goto fail;
         xsnprintf(pragma, sizeof(pragma), "PRAGMA user_version = %d", v + 1);
         if (store_exec(st, pragma, err) < 0 || store_commit(st, err) < 0)

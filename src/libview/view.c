@@ -664,8 +664,8 @@ json_t *view_place(const struct view_ctx *vc, const struct view_place_ask *va,
                 goto out;
         }
     }
-    if (place_restrict_partition(vc->st, &f, ask.partition, cands, ncands,
-                                 &pnodes, &npnodes, err) < 0 ||
+    if (place_restrict_partition(&f, ask.partition, cands, ncands, &pnodes,
+                                 &npnodes, err) < 0 ||
         place_choose(cands, ncands, &ask, scorer, max_age, time(NULL), &res,
                      err) < 0)
         goto out;
@@ -684,7 +684,7 @@ out:
     strvec_clear(&errors);
     free(cands);
     node_rows_free(nodes, nnodes);
-    node_rows_free(pnodes, npnodes);
+    free(pnodes);
     fleet_release(&f);
     free(rp);
     return finish(vc, doc, err);

@@ -320,7 +320,7 @@ static void test_summary_same_choice(void **state)
                    "'idle\t8\t0\t64\t1\n' WHEN 'c003' THEN '@t\n' WHEN "
                    "'c004' THEN '@t\nidle\t8\t0\t64\t1' WHEN 'c006' THEN "
                    "'@t\nidle\t8\t0\t64\n' WHEN 'c007' THEN "
-                   "'@t\nidle\t8\t0\t64\t1\t9\n' WHEN 'c008' THEN "
+                   "'@t\nidle\t8\t0\t64\t1\t9\tx\n' WHEN 'c008' THEN "
                    "'@t\nidle\t8\t99999999999\t64\t1\n' WHEN 'c009' THEN "
                    "'@t\nidle\t8\t0\t64\t1\n@u\n' WHEN 'c010' THEN "
                    "'@t\nidle\t8\tx\t64\t1\n' ELSE rows END",
@@ -333,7 +333,7 @@ static void test_summary_same_choice(void **state)
     resave_all(st, &f);
     assert_int_equal(store_exec(st,
                                 "UPDATE cluster_node_summary SET rows = "
-                                "'@t\nidle\t8\t0\t64\t3\n' WHERE cluster "
+                                "'@t\nidle\t8\t0\t64\t3\t\n' WHERE cluster "
                                 "= 'c011'",
                                 NULL),
                      0);
@@ -574,9 +574,9 @@ static void test_partition_same_choice(void **state)
             part[c] = asked[p] ? asked[p] : dpart[c];
         assert_int_equal(
             place_load_candidates(st, &f, &pc, &nc, &sum, &nsum, NULL), 0);
-        assert_int_equal(place_restrict_partition(st, &f, asked[p], pc, nc,
-                                                  &prow, &nprow, NULL),
-                         0);
+        assert_int_equal(
+            place_restrict_partition(&f, asked[p], pc, nc, &prow, &nprow, NULL),
+            0);
         rows_in_partitions(st, &f, part, asked[p] ? zero : dflt, &rc, &all,
                            &nall, &kept);
         for (size_t a = 0; a < sizeof(asks) / sizeof(asks[0]); a++) {
@@ -604,7 +604,7 @@ static void test_partition_same_choice(void **state)
         free(rc);
         free(kept);
         node_rows_free(sum, nsum);
-        node_rows_free(prow, nprow);
+        free(prow);
         node_rows_free(all, nall);
     }
     for (int c = 0; c < NCL; c++)
@@ -625,19 +625,20 @@ static void test_partition_same_choice(void **state)
 static void test_summary_text_codec(void **state)
 {
     static const char *const bad[] = {
-        "idle\t1\t0\t8\t1\n",               /* a row before "@" */
-        "@t\n",                             /* "@" with no row */
-        "@t\n@u\nidle\t1\t0\t8\t1\n",       /* the same */
-        "@t\nidle\t1\t0\t8\t1",             /* no LF at the end */
-        "@t\nidle\t1\t0\t8\n",              /* a field missing */
-        "@t\nidle\t1\t0\t8\t1\t2\n",        /* one too many */
-        "@t\nidle\t1\t0\t8\t-\n",           /* not a number */
-        "@t\nidle\t1\t0\t 8\t1\n",          /* a blank */
-        "@t\nidle\t2147483648\t0\t8\t1\n",  /* past INT_MAX */
-        "@t\nidle\t1\t0\t8\t1\nmixed\t1\n", /* a bad second row */
-        "@t",                               /* no LF */
-        "\n",                               /* an empty line */
-        "@t\tu\nidle\t1\t0\t8\t1\n",        /* a TAB in "@" */
+        "idle\t1\t0\t8\t1\t\n",               /* a row before "@" */
+        "@t\n",                               /* "@" with no row */
+        "@t\n@u\nidle\t1\t0\t8\t1\t\n",       /* the same */
+        "@t\nidle\t1\t0\t8\t1\t",             /* no LF at the end */
+        "@t\nidle\t1\t0\t8\t1\n",             /* no partitions field (12) */
+        "@t\nidle\t1\t0\t8\n",                /* two fields missing */
+        "@t\nidle\t1\t0\t8\t1\tgpu\tx\n",     /* one too many */
+        "@t\nidle\t1\t0\t8\t-\t\n",           /* not a number */
+        "@t\nidle\t1\t0\t 8\t1\t\n",          /* a blank */
+        "@t\nidle\t2147483648\t0\t8\t1\t\n",  /* past INT_MAX */
+        "@t\nidle\t1\t0\t8\t1\t\nmixed\t1\n", /* a bad second row */
+        "@t",                                 /* no LF */
+        "\n",                                 /* an empty line */
+        "@t\tu\nidle\t1\t0\t8\t1\t\n",        /* a TAB in "@" */
     };
     struct node_row in[4], *out = NULL;
     size_t nr = 0, alloc = 0;
@@ -651,14 +652,15 @@ static void test_summary_text_codec(void **state)
         in[i].gpus_used = i - 1; /* -1 .. 2 */
         in[i].cpus = i == 2 ? -1 : 64;
         in[i].count = 1000000000000LL + i;
+        in[i].partitions = (char *)(i == 1 ? "gpu,long" : "");
     }
     assert_int_equal(node_summary_encode(in, 4, &sb), 0);
     assert_string_equal(sb.buf, "@2026-12-04T10:00:00Z\n"
-                                "idle\t8\t-1\t64\t1000000000000\n"
-                                "idle\t8\t0\t64\t1000000000001\n"
-                                "other\t8\t1\t-1\t1000000000002\n"
+                                "idle\t8\t-1\t64\t1000000000000\t\n"
+                                "idle\t8\t0\t64\t1000000000001\tgpu,long\n"
+                                "other\t8\t1\t-1\t1000000000002\t\n"
                                 "@\n"
-                                "other\t8\t2\t64\t1000000000003\n");
+                                "other\t8\t2\t64\t1000000000003\t\n");
     assert_int_equal(
         node_summary_decode(sb.buf, sb.len, "c1", &out, &nr, &alloc), 0);
     assert_int_equal(nr, 4);
@@ -671,6 +673,9 @@ static void test_summary_text_codec(void **state)
     assert_ptr_equal(out[1].state, out[0].state);
     assert_ptr_equal(out[3].state, out[2].state);
     assert_ptr_not_equal(out[3].captured_at, out[2].captured_at);
+    assert_string_equal(out[1].partitions, "gpu,long");
+    assert_string_equal(out[0].partitions, "");
+    assert_ptr_equal(out[3].partitions, out[2].partitions);
     /* appended after rows already there; an empty text appends none */
     assert_int_equal(node_summary_decode("", 0, "c2", &out, &nr, &alloc), 0);
     assert_int_equal(nr, 4);
@@ -682,8 +687,12 @@ static void test_summary_text_codec(void **state)
     }
     /* a NUL in a string */
     {
-        static const char nul_at[] = "@t\0u\nidle\t1\t0\t8\t1\n";
-        static const char nul_state[] = "@t\nid\0e\t1\t0\t8\t1\n";
+        static const char nul_at[] = "@t\0u\nidle\t1\t0\t8\t1\t\n";
+        static const char nul_state[] = "@t\nid\0e\t1\t0\t8\t1\t\n";
+        static const char nul_parts[] = "@t\nidle\t1\t0\t8\t1\tg\0u\n";
+        assert_int_equal(node_summary_decode(nul_parts, sizeof(nul_parts) - 1,
+                                             "c3", &out, &nr, &alloc),
+                         -1);
         assert_int_equal(node_summary_decode(nul_at, sizeof(nul_at) - 1, "c3",
                                              &out, &nr, &alloc),
                          -1);
@@ -703,6 +712,9 @@ static void test_summary_text_codec(void **state)
     in[0].captured_at = (char *)"2026\n";
     assert_int_equal(node_summary_encode(in, 1, &sb), -1);
     in[0].captured_at = NULL;
+    assert_int_equal(node_summary_encode(in, 1, &sb), -1);
+    in[0].captured_at = (char *)"2026";
+    in[0].partitions = (char *)"gpu\tx";
     assert_int_equal(node_summary_encode(in, 1, &sb), -1);
     strbuf_release(&sb);
 }

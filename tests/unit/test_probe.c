@@ -92,9 +92,9 @@ static void test_slurm_inventory(void **state)
     assert_string_equal(inv.gpus[0].state, "allocated");
     assert_string_equal(inv.gpus[1].state, "idle");
     assert_string_equal(inv.gpus[3].state, "idle");
-    /* "gpu:a100:0,gpu:v100:0": none in use, said without IDX */
-    assert_int_equal(inv.nodes[2].has_gpu_used_mask, 1);
-    assert_int_equal(inv.nodes[2].gpu_used_mask, 0);
+    /* "gpu:a100:0,gpu:v100:0": no IDX list (no_consume GPUs print so
+     * whatever holds them): the indices are unknown */
+    assert_int_equal(inv.nodes[2].has_gpu_used_mask, 0);
     assert_string_equal(inv.gpus[4].node, "testa-n2");
     assert_string_equal(inv.gpus[4].state, "idle");
     assert_string_equal(inv.gpus[8].node, "testa-n3");
@@ -152,13 +152,14 @@ static void test_count_gpu_states(void **state)
 }
 
 /* GPU states by index (gpu_used_mask, GresUsed's IDX list): the GPUs
- * named are allocated and the others idle on a node that takes work,
- * whatever its count; a drained node's are drain; a node whose state is
- * unknown, or whose mask names an index past its GPUs, falls back to the
- * count rule. */
+ * named are allocated and the others idle on an idle or mixed node,
+ * whatever its count, unknown on an allocated one; a drained node's are
+ * drain; a node whose state is unknown, whose mask names an index past
+ * its GPUs, or where a job is completing, falls back to the count
+ * rule. */
 static void test_indexed_gpu_states(void **state)
 {
-    struct node_info nodes[4];
+    struct node_info nodes[6];
     struct gpu_info *g = NULL;
     size_t n = 0;
     (void)state;
@@ -187,8 +188,25 @@ static void test_indexed_gpu_states(void **state)
     nodes[3].state = "allocated";
     nodes[3].has_gpu_used_mask = 1;
     nodes[3].gpu_used_mask = 0x4; /* index 2 of 2 GPUs: not believed */
-    probe_gpus_from_nodes(nodes, 4, &g, &n);
-    assert_int_equal(n, 10);
+    /* an allocated node: the GPUs no index names may be held by a job
+     * holding the whole node */
+    nodes[4].name = "e";
+    nodes[4].gpus = 2;
+    nodes[4].gpus_used = 1;
+    nodes[4].state = "allocated";
+    nodes[4].raw_state = "allocated";
+    nodes[4].has_gpu_used_mask = 1;
+    nodes[4].gpu_used_mask = 0x1;
+    /* a job completing: GresUsed has let go of GPUs it may still hold */
+    nodes[5].name = "f";
+    nodes[5].gpus = 2;
+    nodes[5].gpus_used = 0;
+    nodes[5].state = "mixed";
+    nodes[5].raw_state = "MIXED+";
+    nodes[5].has_gpu_used_mask = 1;
+    nodes[5].gpu_used_mask = 0;
+    probe_gpus_from_nodes(nodes, 6, &g, &n);
+    assert_int_equal(n, 14);
     assert_string_equal(g[0].state, "allocated");
     assert_string_equal(g[1].state, "idle");
     assert_string_equal(g[2].state, "idle");
@@ -199,6 +217,10 @@ static void test_indexed_gpu_states(void **state)
     assert_string_equal(g[7].state, "unknown");
     assert_string_equal(g[8].state, "unknown");
     assert_string_equal(g[9].state, "unknown");
+    assert_string_equal(g[10].state, "allocated");
+    assert_string_equal(g[11].state, "unknown");
+    assert_string_equal(g[12].state, "unknown"); /* mixed, 0 counted */
+    assert_string_equal(g[13].state, "unknown");
     gpu_infos_free(g, n);
 }
 

@@ -220,10 +220,12 @@ static void test_gres_used_idx(void **state)
         {"gpu:a:1(IDX:0),gpu:b:2(IDX:2-3)", 1, 0xd},
         {"gres/gpu:a100:1(IDX:5)", 1, 0x20},
         {"gpu:(null):2(IDX:0-1)", 1, 0x3},
-        {"gpu:0", 1, 0},  /* a CPU node */
-        {"(null)", 1, 0}, /* no GRES */
-        {"", 1, 0},
-        {"N/A", 1, 0},
+        {"gpu:0", 0, 0}, /* a CPU node, or no_consume GPUs: no list */
+        {"gpu:a100:0", 0, 0},
+        {"(null)", 0, 0}, /* no GRES: no gpu entry */
+        {"", 0, 0},
+        {"N/A", 0, 0},
+        {"nic:0", 0, 0},
         {"gpu:a100:1(IDX:63)", 1, 1ULL << 63},
         {"gpu:a100:1(IDX:0),tmpdisk:100", 1, 0x1}, /* not a GPU: ignored */
         {"gpu:a100:0(IDX:N/A),shard:a100:0(0/4,0/4)", 1, 0},
@@ -244,6 +246,14 @@ static void test_gres_used_idx(void **state)
         {"gpu:a100:1(IDX:N/A)", 0, 0},
         {"gpu:a100:1(S:0)", 0, 0}, /* a Gres group, not IDX */
         {"gpu:a100:2(IDX:0-1),gpu:b:1", 0, 0},
+        {"gpu:a100:2(IDX:0-1),", 0, 0}, /* cut after an entry */
+        /* a list of 63 bytes or more: Slurm's 64-byte buffer cut it */
+        {"gpu:a100:23(IDX:0,2,4,6,8,10,12,14,16,18,20,22,24,26,28,30,32,34,"
+         "36,38,40,42,44)",
+         0, 0},
+        {"gpu:a100:19(IDX:0,2,4,6,8,10,12,14,16,18,20,22,24,26,28,30,32,34,"
+         "36)",
+         1, 0x1555555555ULL},
         {"gpu:a100:x(IDX:0)", 0, 0},
     };
     (void)state;
