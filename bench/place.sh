@@ -27,7 +27,7 @@ cc -std=c11 -D_GNU_SOURCE -O2 -Wall -Werror -Isrc -include src/libutil/banned.h 
 #   resave   save every cluster's snapshot again through
 #            store_nodes_replace(), as a refresh does (the rows below are
 #            written with sqlite3, which leaves each cluster's summary
-#            text NULL: placement would read node_summary instead).
+#            text NULL: placement would group the node rows instead).
 cat > "$T/bench_store.c" <<'C'
 #include <stdio.h>
 #include <string.h>

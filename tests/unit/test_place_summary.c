@@ -1,7 +1,7 @@
 /*
- * test_place_summary.c - placement from the node summary (migration 7,
- * store_node_summary_list) chooses and explains exactly as placement from
- * the node rows did: random snapshots of 40 clusters written through
+ * test_place_summary.c - placement from the node summary (migrations 7,
+ * 12 and 13, store_node_summary_list) chooses and explains exactly as
+ * placement from the node rows did: random snapshots of 40 clusters written through
  * store_nodes_replace (duplicate node names included, which INSERT OR
  * REPLACE resolves), edited by hand with UPDATE and DELETE, then every
  * ask and scorer gives the same place_result_json from both sources; and
@@ -74,9 +74,78 @@ static void assert_same_row(const struct node_row *a, const struct node_row *b)
     assert_int_equal(a->count, b->count);
 }
 
+/* A summary key of a node row, as migration 7 groups them (what
+ * placement reads), with its partitions list (migration 13). */
+struct ref_key {
+    const char *at, *state, *parts;
+    int gpus, gpus_used, cpus;
+};
+
+static void ref_key_of(const struct node_row *r, struct ref_key *k)
+{
+    int usable =
+        r->state && (!strcmp(r->state, "idle") || !strcmp(r->state, "mixed"));
+    k->at = r->captured_at ? r->captured_at : "";
+    k->state = usable ? r->state : "other";
+    k->parts = r->partitions ? r->partitions : "";
+    k->gpus = r->gpus;
+    k->gpus_used = usable ? r->gpus_used : -1;
+    k->cpus = usable ? r->cpus : -1;
+}
+
+static int ref_cmp(const void *pa, const void *pb)
+{
+    const struct ref_key *a = pa, *b = pb;
+    int c;
+    if ((c = strcmp(a->at, b->at)) || (c = strcmp(a->state, b->state)))
+        return c;
+    if (a->gpus != b->gpus)
+        return a->gpus < b->gpus ? -1 : 1;
+    if (a->gpus_used != b->gpus_used)
+        return a->gpus_used < b->gpus_used ? -1 : 1;
+    if (a->cpus != b->cpus)
+        return a->cpus < b->cpus ? -1 : 1;
+    return strcmp(a->parts, b->parts);
+}
+
+/* The summary of cluster computed here from its node rows
+ * (store_nodes_list), independently of the store's GROUP BY: the same
+ * rows, in key order, with their counts. */
+static void check_against_rows(store_t *st, const char *cluster,
+                               const struct node_row *got, size_t ngot)
+{
+    struct node_row *rows = NULL;
+    size_t n = 0, g = 0;
+    struct ref_key *k;
+    assert_int_equal(store_nodes_list(st, cluster, &rows, &n, NULL), 0);
+    k = xcalloc(n ? n : 1, sizeof(*k));
+    for (size_t i = 0; i < n; i++)
+        ref_key_of(&rows[i], &k[i]);
+    qsort(k, n, sizeof(*k), ref_cmp);
+    for (size_t i = 0; i < n;) {
+        size_t j = i;
+        while (j < n && !ref_cmp(&k[i], &k[j]))
+            j++;
+        assert_true(g < ngot);
+        assert_string_equal(got[g].captured_at, k[i].at);
+        assert_string_equal(got[g].state, k[i].state);
+        assert_string_equal(got[g].partitions, k[i].parts);
+        assert_int_equal(got[g].gpus, k[i].gpus);
+        assert_int_equal(got[g].gpus_used, k[i].gpus_used);
+        assert_int_equal(got[g].cpus, k[i].cpus);
+        assert_int_equal(got[g].count, (long long)(j - i));
+        g++;
+        i = j;
+    }
+    assert_int_equal(g, ngot);
+    free(k);
+    node_rows_free(rows, n);
+}
+
 /* Rows of the summary as store_node_summary_list gives them for every
  * cluster (the texts of cluster_node_summary where current) are field by
- * field those node_summary gives cluster by cluster. */
+ * field those it gives cluster by cluster, and those this test groups
+ * from the node rows itself. */
 static void check_summary_rows(store_t *st, const struct fleet *f)
 {
     struct node_row *all = NULL;
@@ -88,9 +157,11 @@ static void check_summary_rows(store_t *st, const struct fleet *f)
         assert_int_equal(
             store_node_summary_list(st, f->v[i].def.name, &one, &none, NULL),
             0);
+        check_against_rows(st, f->v[i].def.name, one, none);
         for (size_t j = 0; j < none; j++, k++) {
             assert_true(k < nall);
             assert_same_row(&all[k], &one[j]);
+            assert_string_equal(all[k].partitions, one[j].partitions);
             assert_int_equal(all[k].mem_mb, -1);
             assert_null(all[k].node);
         }
@@ -305,9 +376,9 @@ static void test_summary_same_choice(void **state)
         node_rows_free(sum_rows, nsum_rows);
         node_rows_free(rows, nrows);
     }
-    /* the hand edits left their clusters' texts NULL (read from
-     * node_summary); texts that are not node_summary_encode's form are
-     * read from node_summary too; a snapshot save writes them again */
+    /* the hand edits left their clusters' texts NULL (their node rows
+     * grouped); texts that are not node_summary_encode's form are read
+     * so too; a snapshot save writes them again */
     assert_true(stale_texts(st) > 0);
     check_summary_rows(st, &f);
     resave_all(st, &f);
@@ -328,8 +399,8 @@ static void test_summary_same_choice(void **state)
         0);
     check_summary_rows(st, &f);
     /* a current text is what the read for every cluster returns (not
-     * node_summary again): a well-formed text for c011 that its nodes do
-     * not give comes back as it is */
+     * the node rows grouped again): a well-formed text for c011 that its
+     * nodes do not give comes back as it is */
     resave_all(st, &f);
     assert_int_equal(store_exec(st,
                                 "UPDATE cluster_node_summary SET rows = "
