@@ -1,8 +1,8 @@
 /*
  * test_place_summary.c - placement from the node summary (migrations 7,
  * 12 and 13, store_node_summary_list) chooses and explains exactly as
- * placement from the node rows did: random snapshots of 40 clusters written through
- * store_nodes_replace (duplicate node names included, which INSERT OR
+ * placement from the node rows did: random snapshots of 40 clusters written
+ * through store_nodes_replace (duplicate node names included, which INSERT OR
  * REPLACE resolves), edited by hand with UPDATE and DELETE, then every
  * ask and scorer gives the same place_result_json from both sources; and
  * the summary's counts match the rows'. The JSON `exa hpc place` streams
