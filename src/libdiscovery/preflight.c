@@ -20,6 +20,7 @@
 #include "libsched/resources.h"
 #include "libutil/json.h"
 #include "libutil/strbuf.h"
+#include "libutil/strvec.h"
 #include "libutil/xalloc.h"
 
 static void add(struct preflight_report *rep, const char *check, int ok,
@@ -83,17 +84,9 @@ static int in_partition(const struct node_info *n, const char *part)
 {
     if (!part)
         return 1;
-    for (size_t i = 0; i < n->partitions.nr; i++) {
-        const char *v = n->partitions.v[i];
-        size_t l = strlen(v);
-        for (const char *c = part, *e; c; c = *e ? e + 1 : NULL) {
-            e = strchr(c, ',');
-            if (!e)
-                e = c + strlen(c);
-            if ((size_t)(e - c) == l && !memcmp(c, v, l))
-                return 1;
-        }
-    }
+    for (size_t i = 0; i < n->partitions.nr; i++)
+        if (csv_has(part, n->partitions.v[i], strlen(n->partitions.v[i])))
+            return 1;
     return 0;
 }
 

@@ -660,29 +660,6 @@ static int caps_default_partition(const char *caps, char out[256])
     return found;
 }
 
-/* 1 when the comma-separated list l (a node's partitions) holds a name
- * of part (a name, or a list "a,b": any of them). */
-static int in_partitions(const char *l, const char *part)
-{
-    if (!l || !*l)
-        return 0;
-    for (const char *c = part, *e; c; c = *e ? e + 1 : NULL) {
-        size_t n;
-        e = strchr(c, ',');
-        if (!e)
-            e = c + strlen(c);
-        n = (size_t)(e - c);
-        for (const char *x = l, *y; x; x = *y ? y + 1 : NULL) {
-            y = strchr(x, ',');
-            if (!y)
-                y = x + strlen(x);
-            if ((size_t)(y - x) == n && !memcmp(x, c, n))
-                return 1;
-        }
-    }
-    return 0;
-}
-
 int place_restrict_partition(const struct fleet *f, const char *partition,
                              struct place_cluster *cands, size_t n,
                              struct node_row **rows, size_t *nrows,
@@ -712,7 +689,7 @@ int place_restrict_partition(const struct fleet *f, const char *partition,
         /* the summary rows of the partition's nodes (each row's
          * partitions list, store_node_summary_list()) */
         for (size_t r = 0; r < p->nnodes; r++)
-            if (in_partitions(p->nodes[r].partitions, name))
+            if (csv_has_any(p->nodes[r].partitions, name))
                 v[nv++] = p->nodes[r];
         p->nodes = nv > first ? v + first : NULL;
         p->nnodes = nv - first;

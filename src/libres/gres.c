@@ -42,10 +42,43 @@ static void add_type(struct gres_info *out, const char *t, size_t n)
     out->types = strbuf_detach(&sb, NULL);
 }
 
+/* Blanks around e[0..*n) trimmed and a leading "gres/" or "gres:"
+ * dropped, in place. */
+static void entry_trim(const char **e, size_t *n)
+{
+    while (*n && isspace((unsigned char)**e)) {
+        ++*e;
+        --*n;
+    }
+    while (*n && isspace((unsigned char)(*e)[*n - 1]))
+        --*n;
+    if (*n >= 5 && (!strncmp(*e, "gres/", 5) || !strncmp(*e, "gres:", 5))) {
+        *e += 5;
+        *n -= 5;
+    }
+}
+
+/* e[0..n) split on ':' into at most 8 fields f[k] of fl[k] bytes (the
+ * rest, past the eighth, is not read); their count. */
+static size_t entry_split(const char *e, size_t n, const char *f[8],
+                          size_t fl[8])
+{
+    size_t nf = 0, i = 0;
+    while (i <= n && nf < 8) {
+        size_t j = i;
+        while (j < n && e[j] != ':')
+            j++;
+        f[nf] = e + i;
+        fl[nf++] = j - i;
+        i = j + 1;
+    }
+    return nf;
+}
+
 static void one_entry(const char *e, size_t n, struct gres_info *out)
 {
     const char *f[8];
-    size_t fl[8], nf = 0, i = 0;
+    size_t fl[8], nf;
     int64_t count;
 
     while (n && isspace((unsigned char)e[n - 1]))
@@ -76,26 +109,10 @@ static void one_entry(const char *e, size_t n, struct gres_info *out)
         if (open && open > e && isdigit((unsigned char)open[-1]))
             n = (size_t)(open - e);
     }
-    while (n && isspace((unsigned char)*e)) {
-        e++;
-        n--;
-    }
-    while (n && isspace((unsigned char)e[n - 1]))
-        n--;
-    if (n >= 5 && (!strncmp(e, "gres/", 5) || !strncmp(e, "gres:", 5))) {
-        e += 5;
-        n -= 5;
-    }
+    entry_trim(&e, &n);
     if (!n)
         return;
-    while (i <= n && nf < 8) {
-        size_t j = i;
-        while (j < n && e[j] != ':')
-            j++;
-        f[nf] = e + i;
-        fl[nf++] = j - i;
-        i = j + 1;
-    }
+    nf = entry_split(e, n, f, fl);
     if (nf < 2 || parse_count_span(f[nf - 1], fl[nf - 1], &count) < 0)
         return;
     out->entries++;
@@ -148,19 +165,10 @@ static int idx_entry(const char *e, size_t n, unsigned long long *mask,
                      int *gpu_seen)
 {
     const char *grp = NULL, *f[8];
-    size_t gl = 0, fl[8], nf = 0, i = 0;
+    size_t gl = 0, fl[8], nf;
     int64_t count;
     int set = 0;
-    while (n && isspace((unsigned char)*e)) {
-        e++;
-        n--;
-    }
-    while (n && isspace((unsigned char)e[n - 1]))
-        n--;
-    if (n >= 5 && (!strncmp(e, "gres/", 5) || !strncmp(e, "gres:", 5))) {
-        e += 5;
-        n -= 5;
-    }
+    entry_trim(&e, &n);
     /* the trailing "(...)" group (a type may be "(null)": the last '(') */
     if (n && e[n - 1] == ')') {
         const char *open = memrchr(e, '(', n);
@@ -174,16 +182,9 @@ static int idx_entry(const char *e, size_t n, unsigned long long *mask,
         if (o && (!c || c < o))
             return 0; /* a column cut inside the group */
     }
-    while (i <= n && nf < 8) {
-        size_t j = i;
-        while (j < n && e[j] != ':')
-            j++;
-        f[nf] = e + i;
-        fl[nf++] = j - i;
-        i = j + 1;
-    }
     if (!n)
         return 1; /* nothing named */
+    nf = entry_split(e, n, f, fl);
     if (nf < 2 || parse_count_span(f[nf - 1], fl[nf - 1], &count) < 0)
         return 0;
     if ((fl[0] == 5 && !strncmp(f[0], "shard", 5)) ||

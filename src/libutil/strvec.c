@@ -86,3 +86,31 @@ void strvec_split(struct strvec *sv, const char *s, char sep)
     }
     strvec_push(sv, s);
 }
+
+int csv_has(const char *list, const char *name, size_t n)
+{
+    if (!list || !*list)
+        return 0;
+    for (const char *x = list, *y; x; x = *y ? y + 1 : NULL) {
+        y = strchr(x, ',');
+        if (!y)
+            y = x + strlen(x);
+        if ((size_t)(y - x) == n && !memcmp(x, name, n))
+            return 1;
+    }
+    return 0;
+}
+
+int csv_has_any(const char *list, const char *names)
+{
+    if (!names)
+        return 0;
+    for (const char *c = names, *e; c; c = *e ? e + 1 : NULL) {
+        e = strchr(c, ',');
+        if (!e)
+            e = c + strlen(c);
+        if (csv_has(list, c, (size_t)(e - c)))
+            return 1;
+    }
+    return 0;
+}

@@ -39,4 +39,15 @@ void strvec_clear(struct strvec *sv);
 /* Split s on sep (no empty fields skipped) and push each piece. */
 void strvec_split(struct strvec *sv, const char *s, char sep);
 
+/*
+ * 1 when the comma-separated list (NULL or "": none) holds name[0..n) as
+ * one of its items, exactly (not a prefix of one), else 0. Pure. For the
+ * lists exa keeps and asks for: a node's partitions, sbatch -p a,b.
+ */
+int csv_has(const char *list, const char *name, size_t n);
+
+/* 1 when the comma-separated list holds an item of the comma-separated
+ * names (csv_has() of each), else 0. Pure. */
+int csv_has_any(const char *list, const char *names);
+
 #endif

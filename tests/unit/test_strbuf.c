@@ -76,6 +76,17 @@ static void test_strvec(void **state)
     assert_string_equal(sv.v[4], "b");
     strvec_clear(&sv);
     assert_int_equal(sv.nr, 0);
+    /* comma-separated lists: whole items only */
+    assert_int_equal(csv_has("gpu,long", "long", 4), 1);
+    assert_int_equal(csv_has("gpu,long", "gpu", 3), 1);
+    assert_int_equal(csv_has("gpu2,long", "gpu", 3), 0);
+    assert_int_equal(csv_has("gpu", "gpu2", 4), 0);
+    assert_int_equal(csv_has("a,,b", "", 0), 1);
+    assert_int_equal(csv_has("", "", 0), 0);
+    assert_int_equal(csv_has(NULL, "a", 1), 0);
+    assert_int_equal(csv_has_any("cpu,long", "gpu,long"), 1);
+    assert_int_equal(csv_has_any("cpu,long", "gpu,lon"), 0);
+    assert_int_equal(csv_has_any("cpu", NULL), 0);
 }
 
 static void test_json_never_nan(void **state)
