@@ -168,22 +168,40 @@ static const char *check_named_partition(const struct inventory *inv,
 
 /*
  * SBATCH_PARTITION in the environment sbatch runs in (`printenv` through
- * t: exa's own for a local cluster, the login shell's over ssh): sbatch
- * takes it for a job that names no partition (sbatch(1) "INPUT
- * ENVIRONMENT VARIABLES"). Malloc'ed, or NULL when unset or empty.
+ * t: exa's own for a local cluster; over ssh that of the non-interactive
+ * shell ssh runs commands in, ~/.bashrc and not the login profile):
+ * sbatch takes it for a job that names no partition (sbatch(1) "INPUT
+ * ENVIRONMENT VARIABLES"). Its names as sbatch reads them (strtok on
+ * ',': empty ones skipped), from the last line printed (a shell rc file
+ * may print before it), malloc'ed; NULL when unset or naming none.
  */
 static char *sbatch_partition_env(struct transport *t)
 {
     const char *argv[] = {"printenv", "SBATCH_PARTITION", NULL};
     struct transport_result r = TRANSPORT_RESULT_INIT;
-    char *v = NULL;
+    struct strbuf v = STRBUF_INIT;
     if (transport_run(t, argv, NULL, 0, 0, &r, NULL) == 0 && r.rc == 0) {
+        const char *line, *nl;
         strbuf_trim(&r.out);
-        if (r.out.len && !memchr(r.out.buf, '\n', r.out.len))
-            v = xstrdup(r.out.buf);
+        nl = r.out.len ? memrchr(r.out.buf, '\n', r.out.len) : NULL;
+        line = nl ? nl + 1 : r.out.buf ? r.out.buf : "";
+        for (const char *c = line, *e; c; c = *e ? e + 1 : NULL) {
+            e = strchr(c, ',');
+            if (!e)
+                e = c + strlen(c);
+            if (e == c)
+                continue;
+            if (v.len)
+                strbuf_addch(&v, ',');
+            strbuf_add(&v, c, (size_t)(e - c));
+        }
     }
     transport_result_release(&r);
-    return v;
+    if (!v.len) {
+        strbuf_release(&v);
+        return NULL;
+    }
+    return strbuf_detach(&v, NULL);
 }
 
 /* First line of a result's stderr (else stdout), for details. */

@@ -192,9 +192,9 @@ static const char *count_gpu_state(const struct node_info *d)
 }
 
 /* A node state word that says a job is completing there (Slurm:
- * "COMPLETING", sinfo's "comp", a "+" after the state, as StateLong
- * prints "MIXED+"): its GPUs are released in GresUsed while the job's
- * processes may still hold them. */
+ * StateLong's "COMPLETING" and "ALLOCATED+", sinfo's "comp"): its GPUs
+ * are released in GresUsed while the job's processes may still hold
+ * them. */
 static int completing(const char *raw)
 {
     size_t n = raw ? strlen(raw) : 0;

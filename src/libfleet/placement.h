@@ -229,10 +229,12 @@ int place_load_candidates(store_t *st, const struct fleet *f,
  * own node rows give. Each restricted candidate's partition names it
  * (partition_default set for a default); snapshot_nodes is kept. *rows
  * (n = *nrows) holds the restricted rows, copies whose strings are the
- * summary rows': free it with free() (not node_rows_free()), after the
- * last use of cands and before freeing the rows of
+ * summary rows': free it with free() (not node_rows_free()) after the
+ * last use of cands; the strings go with the rows of
  * place_load_candidates(). 0, or -1 with err (EXA_EUSAGE: partition is
  * not place_partition_check()'s; cands unchanged, nothing to free).
+ * SBATCH_PARTITION, which sbatch takes for a job naming none, is not
+ * seen here (`hpc preflight` reads it where sbatch runs).
  */
 int place_restrict_partition(const struct fleet *f, const char *partition,
                              struct place_cluster *cands, size_t n,

@@ -203,9 +203,10 @@ static int idx_entry(const char *e, size_t n, unsigned long long *mask,
         return 0;
     grp += 4;
     gl -= 4;
-    /* Slurm writes the list into 64 bytes (bit_fmt): one that long may
-     * have been cut inside its last index */
-    if (gl >= 63)
+    /* Slurm writes the list into 64 bytes (bit_fmt): 63 bytes since
+     * 22.05, 62 before (it wrote "N," and dropped the last byte), so a
+     * list that long may have been cut inside its last index */
+    if (gl >= 62)
         return 0;
     if (gl == 3 && !strncmp(grp, "N/A", 3))
         return count == 0;

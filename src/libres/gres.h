@@ -51,8 +51,9 @@ void gres_info_release(struct gres_info *out);
  * indices and ranges A-B separated by ','). *mask gets bit i for index i.
  * Returns 1 when the string says it whole: it names a "gpu" entry, every
  * one carries an IDX list of exactly its count of distinct indices below
- * 64 ("IDX:N/A" with a count of 0), no list is 63 bytes or more (Slurm
- * writes it into 64 bytes, bit_fmt, so a longer one was cut), and no
+ * 64 ("IDX:N/A" with a count of 0), no list is 62 bytes or more (Slurm
+ * writes it into 64 bytes, bit_fmt: one that long may have been cut;
+ * 62 for releases before 22.05), and no
  * "shard" or "mps" entry has a non-zero count; entries of other names
  * are ignored. Else 0 with *mask 0, the indices unknown: GPUs shared as
  * shards or MPS are in use though no gpu index is; no_consume GPUs print

@@ -245,7 +245,7 @@ static int summary_rows_append(store_t *st, sqlite3_stmt *s,
 
 /*
  * The node summary's SELECT (store.c migration 7's grouping, and since
- * migration 13 the partitions list): node rows grouped by what placement
+ * migration 14 the partitions list): node rows grouped by what placement
  * reads, a state other than idle or mixed as 'other' with gpus_used and
  * cpus -1, a NULL number as -1, a NULL captured_at or partitions as '',
  * with the count of each group; followed by a WHERE naming the rows,
@@ -280,7 +280,7 @@ static int summary_rows_of(store_t *st, const char *cluster,
 
 /*
  * The summary text of one cluster (cluster_node_summary.rows, migration
- * 12, partitions since 13; node_summary_encode / node_summary_decode):
+ * 12, partitions since 14; node_summary_encode / node_summary_decode):
  * its summary rows (summary_rows_of) in key order, a line each,
  *   STATE TAB GPUS TAB GPUS_USED TAB CPUS TAB N TAB PARTITIONS LF
  * after a line "@" CAPTURED_AT LF that opens each run of rows with the

@@ -52,7 +52,7 @@ void node_row_release(struct node_row *row);
  * a row alone. 0 or -1 with err.
  *
  * For every cluster (cluster NULL) the rows come from
- * cluster_node_summary (migrations 12 and 13): one row per cluster
+ * cluster_node_summary (migrations 12 to 14): one row per cluster
  * holding its summary rows as text, written by
  * store_cluster_summary_save() when a snapshot is saved and set to NULL
  * by triggers on any other write to the cluster's node rows (whoever

@@ -361,9 +361,9 @@ static const char *const migrations[] = {
      * text is read with the same GROUP BY over the cluster's node rows
      * (libstore/nodes.h store_node_summary_list), so the summary is still
      * never older than the rows. The rows of a text now carry each group's
-     * partitions list too, so that placement narrows a cluster to the
-     * partition a job goes to from the summary (libfleet/placement.h
-     * place_restrict_partition); migrate() writes every text again.
+     * partitions list too (written from migration 14 on), so that
+     * placement narrows a cluster to the partition a job goes to from the
+     * summary (libfleet/placement.h place_restrict_partition).
      */
     "DROP TRIGGER node_summary_ins; DROP TRIGGER node_summary_del; "
     "DROP TRIGGER node_summary_upd; DROP TABLE node_summary; "
@@ -381,6 +381,15 @@ static const char *const migrations[] = {
     "rows IS NOT NULL; END; "
     "INSERT INTO cluster_node_summary (cluster, rows) SELECT DISTINCT "
     "cluster, NULL FROM nodes WHERE true ON CONFLICT (cluster) DO NOTHING;",
+    /*
+     * 14: each row of a summary text ends with the nodes' partitions list
+     * (libstore/nodes.c node_summary_encode). Builds of migration 13
+     * before that wrote texts without it; migrate() writes every text
+     * again, and an exa that writes the old form now refuses this
+     * database as newer than itself instead of writing texts the other
+     * cannot read.
+     */
+    "UPDATE cluster_node_summary SET rows = NULL;",
 };
 
 #define NMIGRATIONS ((int)(sizeof(migrations) / sizeof(migrations[0])))
@@ -592,8 +601,8 @@ static int migrate(store_t *st, exa_error_t *err)
             goto fail;
         /* 12: the summary texts of the clusters there are, in the same
          * transaction (written by C: the text's order is the key order);
-         * 13: again, with each row's partitions list */
-        if ((v + 1 == 12 || v + 1 == 13) &&
+         * 14: again, with each row's partitions list */
+        if ((v + 1 == 12 || v + 1 == 14) &&
             store_cluster_summaries_rebuild(st, err) < 0)
             goto fail;
         xsnprintf(pragma, sizeof(pragma), "PRAGMA user_version = %d", v + 1);

@@ -790,12 +790,71 @@ static void test_summary_text_codec(void **state)
     strbuf_release(&sb);
 }
 
+/* A database at version 13 from a build that wrote summary texts
+ * without the partitions field: migration 14 writes every text again,
+ * with it. */
+static void test_migration_14(void **state)
+{
+    char dir[] = "/tmp/exa-test-pmig-XXXXXX";
+    char *db, *cmd;
+    store_t *st;
+    struct node_row rows[2];
+    sqlite3_stmt *q;
+    (void)state;
+    assert_non_null(mkdtemp(dir));
+    db = xstrfmt("%s/p.db", dir);
+    st = store_open(db, NULL);
+    assert_non_null(st);
+    memset(rows, 0, sizeof(rows));
+    rows[0].node = (char *)"n1";
+    rows[1].node = (char *)"n2";
+    for (int i = 0; i < 2; i++) {
+        rows[i].state = (char *)"idle";
+        rows[i].gpus = 4;
+        rows[i].gpus_used = 0;
+        rows[i].cpus = 8;
+        rows[i].mem_mb = -1;
+        rows[i].captured_at = (char *)"2026-12-06T10:00:00Z";
+        rows[i].partitions = (char *)(i ? "gpu" : "cpu");
+    }
+    assert_int_equal(store_nodes_replace(st, "c1", "slurm", rows, 2, NULL), 0);
+    assert_int_equal(store_exec(st,
+                                "UPDATE cluster_node_summary SET rows = "
+                                "'@2026-12-06T10:00:00Z\nidle\t4\t0\t8\t2\n'"
+                                "; PRAGMA user_version = 13",
+                                NULL),
+                     0);
+    store_close(st);
+    st = store_open(db, NULL);
+    assert_non_null(st);
+    assert_int_equal(sqlite3_prepare_v2(st->db,
+                                        "SELECT (SELECT user_version FROM "
+                                        "pragma_user_version), rows FROM "
+                                        "cluster_node_summary WHERE cluster "
+                                        "= 'c1'",
+                                        -1, &q, NULL),
+                     SQLITE_OK);
+    assert_int_equal(sqlite3_step(q), SQLITE_ROW);
+    assert_int_equal(sqlite3_column_int(q, 0), store_schema_version());
+    assert_string_equal((const char *)sqlite3_column_text(q, 1),
+                        "@2026-12-06T10:00:00Z\n"
+                        "idle\t4\t0\t8\t1\tcpu\n"
+                        "idle\t4\t0\t8\t1\tgpu\n");
+    sqlite3_finalize(q);
+    store_close(st);
+    cmd = xstrfmt("rm -rf '%s'", dir);
+    assert_int_equal(system(cmd), 0);
+    free(cmd);
+    free(db);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_summary_same_choice),
         cmocka_unit_test(test_summary_text_codec),
         cmocka_unit_test(test_partition_same_choice),
+        cmocka_unit_test(test_migration_14),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -322,6 +322,34 @@ static void test_sbatch_partition_env(void **state)
         transport_close(t);
     }
     {
+        /* as sbatch reads it (empty names skipped), from the last line a
+         * shell rc file did not print */
+        struct preflight_ask a = {4, 1, NULL, NULL, NULL, "alice", 0};
+        t = cluster_parts(sinfo_two, two, 0, 0);
+        transport_fake_add(t, "printenv SBATCH_PARTITION",
+                           "welcome to login1\n,gpu,,\n", "", 0, 0, 0);
+        preflight_run(t, &tg, &a, &r);
+        assert_int_equal(r.ok, 1);
+        assert_string_equal(find(&r, "partition")->detail,
+                            "'gpu' exists (state UP): none asked, "
+                            "SBATCH_PARTITION in the environment sbatch "
+                            "runs in");
+        preflight_report_release(&r);
+        transport_close(t);
+    }
+    {
+        /* "," names none: the default partition, as sbatch takes it */
+        struct preflight_ask a = {1, 1, NULL, NULL, NULL, "alice", 0};
+        t = cluster_parts(sinfo_two, two, 0, 0);
+        transport_fake_add(t, "printenv SBATCH_PARTITION", ",\n", "", 0, 0, 0);
+        preflight_run(t, &tg, &a, &r);
+        assert_string_equal(find(&r, "partition")->detail,
+                            "none asked: the default partition 'debug' "
+                            "(Default=YES, state UP)");
+        preflight_report_release(&r);
+        transport_close(t);
+    }
+    {
         struct preflight_ask a = {6, 1, "debug,gpu", NULL, NULL, "alice", 0};
         t = cluster_parts(sinfo_two, two, 0, 0);
         preflight_run(t, &tg, &a, &r);

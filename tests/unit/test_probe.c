@@ -202,7 +202,7 @@ static void test_indexed_gpu_states(void **state)
     nodes[5].gpus = 2;
     nodes[5].gpus_used = 0;
     nodes[5].state = "mixed";
-    nodes[5].raw_state = "MIXED+";
+    nodes[5].raw_state = "COMPLETING";
     nodes[5].has_gpu_used_mask = 1;
     nodes[5].gpu_used_mask = 0;
     probe_gpus_from_nodes(nodes, 6, &g, &n);

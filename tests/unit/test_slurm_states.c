@@ -247,9 +247,13 @@ static void test_gres_used_idx(void **state)
         {"gpu:a100:1(S:0)", 0, 0}, /* a Gres group, not IDX */
         {"gpu:a100:2(IDX:0-1),gpu:b:1", 0, 0},
         {"gpu:a100:2(IDX:0-1),", 0, 0}, /* cut after an entry */
-        /* a list of 63 bytes or more: Slurm's 64-byte buffer cut it */
+        /* a list of 62 bytes or more: Slurm's 64-byte buffer may have
+         * cut it (63 bytes since 22.05, 62 before) */
         {"gpu:a100:23(IDX:0,2,4,6,8,10,12,14,16,18,20,22,24,26,28,30,32,34,"
          "36,38,40,42,44)",
+         0, 0},
+        {"gpu:a100:23(IDX:0,2,4,6,8,10,12,14,16,18,20,22,24,26,28,30,32,34,"
+         "36,38,40,42,5)", /* 62 bytes: 21.08 cut "...,42,53" */
          0, 0},
         {"gpu:a100:19(IDX:0,2,4,6,8,10,12,14,16,18,20,22,24,26,28,30,32,34,"
          "36)",
