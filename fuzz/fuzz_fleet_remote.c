@@ -40,6 +40,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (v && strlen(v) > size)
             __builtin_trap();
         free(v);
+        /* and as `printenv SBATCH_PARTITION`: names without an empty
+         * one, on one line */
+        v = slurm_partition_env_value(buf, size - 1);
+        if (v && (!*v || strlen(v) > size || strchr(v, '\n') || v[0] == ',' ||
+                  v[strlen(v) - 1] == ',' || strstr(v, ",,")))
+            __builtin_trap();
+        free(v);
         break;
     }
     case 1: {

@@ -3,7 +3,8 @@
  * "Key=Value" words per partition (scontrol(1) show partition), read for
  * the probe (probe.h parse_scontrol_partitions); and one value of
  * `scontrol show config` ("Key = value" lines; slurm_config_value),
- * read by preflight. Moved out of
+ * and `printenv SBATCH_PARTITION` (slurm_partition_env_value), read by
+ * preflight. Moved out of
  * probe_slurm.c so that the probe only runs commands and this parser file
  * splits their output (scripts/check-sched-lines.sh); counts go through
  * libutil/parse.h.
@@ -111,4 +112,33 @@ char *slurm_config_value(const char *buf, size_t len, const char *key)
         return xstrndup(s + k, l - k);
     }
     return NULL;
+}
+
+char *slurm_partition_env_value(const char *buf, size_t len)
+{
+    struct strbuf v = STRBUF_INIT;
+    const char *line = buf, *end = buf + len;
+    size_t n;
+    /* the last line that holds more than blanks */
+    while (end > buf && (end[-1] == '\n' || end[-1] == '\r' || end[-1] == ' ' ||
+                         end[-1] == '\t'))
+        end--;
+    for (const char *p = buf; p < end; p++)
+        if (*p == '\n')
+            line = p + 1;
+    n = (size_t)(end - line);
+    if (memchr(line, '\0', n))
+        return NULL;
+    for (size_t i = 0; i < n;) {
+        size_t j = i;
+        while (j < n && line[j] != ',')
+            j++;
+        if (j > i) {
+            if (v.len)
+                strbuf_addch(&v, ',');
+            strbuf_add(&v, line + i, j - i);
+        }
+        i = j + 1;
+    }
+    return v.len ? strbuf_detach(&v, NULL) : NULL;
 }

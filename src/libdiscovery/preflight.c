@@ -171,37 +171,20 @@ static const char *check_named_partition(const struct inventory *inv,
  * t: exa's own for a local cluster; over ssh that of the non-interactive
  * shell ssh runs commands in, ~/.bashrc and not the login profile):
  * sbatch takes it for a job that names no partition (sbatch(1) "INPUT
- * ENVIRONMENT VARIABLES"). Its names as sbatch reads them (strtok on
- * ',': empty ones skipped), from the last line printed (a shell rc file
- * may print before it), malloc'ed; NULL when unset or naming none.
+ * ENVIRONMENT VARIABLES"). Its names as sbatch reads them
+ * (slurm_partition_env_value()), malloc'ed; NULL when unset or naming
+ * none.
  */
 static char *sbatch_partition_env(struct transport *t)
 {
     const char *argv[] = {"printenv", "SBATCH_PARTITION", NULL};
     struct transport_result r = TRANSPORT_RESULT_INIT;
-    struct strbuf v = STRBUF_INIT;
-    if (transport_run(t, argv, NULL, 0, 0, &r, NULL) == 0 && r.rc == 0) {
-        const char *line, *nl;
-        strbuf_trim(&r.out);
-        nl = r.out.len ? memrchr(r.out.buf, '\n', r.out.len) : NULL;
-        line = nl ? nl + 1 : r.out.buf ? r.out.buf : "";
-        for (const char *c = line, *e; c; c = *e ? e + 1 : NULL) {
-            e = strchr(c, ',');
-            if (!e)
-                e = c + strlen(c);
-            if (e == c)
-                continue;
-            if (v.len)
-                strbuf_addch(&v, ',');
-            strbuf_add(&v, c, (size_t)(e - c));
-        }
-    }
+    char *v = NULL;
+    if (transport_run(t, argv, NULL, 0, 0, &r, NULL) == 0 && r.rc == 0 &&
+        r.out.len)
+        v = slurm_partition_env_value(r.out.buf, r.out.len);
     transport_result_release(&r);
-    if (!v.len) {
-        strbuf_release(&v);
-        return NULL;
-    }
-    return strbuf_detach(&v, NULL);
+    return v;
 }
 
 /* First line of a result's stderr (else stdout), for details. */

@@ -178,6 +178,15 @@ void partition_infos_free(struct partition_info *v, size_t n);
 char *slurm_config_value(const char *buf, size_t len, const char *key);
 
 /*
+ * The partition names `printenv SBATCH_PARTITION` printed (buf[0..len)),
+ * as sbatch reads the variable (get_part_list: strtok on ',', so empty
+ * names are skipped), joined with ',', from the output's last non-blank
+ * line (a shell rc file may print before it); malloc'ed, or NULL when
+ * it names none. Pure.
+ */
+char *slurm_partition_env_value(const char *buf, size_t len);
+
+/*
  * The fields the probe asks `flux queue list -n -o` for (flux-queue(1);
  * the names are those of flux-queue.py in flux-core), joined by 0x1F:
  * the name (`*` after the default queue), submission (enabled|disabled),

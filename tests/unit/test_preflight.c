@@ -374,6 +374,32 @@ static void test_sbatch_partition_env(void **state)
     }
 }
 
+/* `printenv SBATCH_PARTITION` read as sbatch reads the variable */
+static void test_sbatch_partition_value(void **state)
+{
+    static const struct {
+        const char *in, *want;
+    } t[] = {
+        {"gpu\n", "gpu"},
+        {"gpu,long\n", "gpu,long"},
+        {",gpu,,long,\n", "gpu,long"},
+        {",\n", NULL},
+        {"\n", NULL},
+        {"", NULL},
+        {"motd line\ngpu\n\n", "gpu"},
+        {"gpu \r\n", "gpu"},
+    };
+    (void)state;
+    for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+        char *v = slurm_partition_env_value(t[i].in, strlen(t[i].in));
+        if (t[i].want)
+            assert_string_equal(v, t[i].want);
+        else
+            assert_null(v);
+        free(v);
+    }
+}
+
 /* `scontrol show config` (the testbed's capture): the value of one key,
  * blanks trimmed; a key that is only a prefix of another is not it. */
 static void test_slurm_config_value(void **state)
@@ -584,6 +610,7 @@ int main(void)
         cmocka_unit_test(test_unreachable_stops),
         cmocka_unit_test(test_slurm_default_partition),
         cmocka_unit_test(test_sbatch_partition_env),
+        cmocka_unit_test(test_sbatch_partition_value),
         cmocka_unit_test(test_slurm_config_value),
         cmocka_unit_test(test_slurm_job_submit_plugin),
         cmocka_unit_test(test_flux_slots),
