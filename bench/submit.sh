@@ -8,11 +8,14 @@
 #   raw:  sbatch --parsable --hold --account=A --output=... SCRIPT
 #   exa:  exa hpc submit SCRIPT --hold (stages the script and run.sh in a
 #         job directory, records the job in platform.db, then sbatch)
-# Prints the mean wall time per job of each and the ratio exa / raw. Every
-# job submitted here is held and cancelled at the end (scancel by id).
+# Prints the mean wall time per job of each and the ratio exa / raw. With
+# EXA_BEFORE (another build of exa), its submits run in the same loop
+# too, on a database of their own (a build refuses a newer schema), and
+# its figure and the ratio after / before are printed. Every job
+# submitted here is held and cancelled at the end (scancel by id).
 # Skips when the testbed is not running.
 #
-#   EXA=build/exa N=200 bench/submit.sh
+#   EXA=build/exa N=200 [EXA_BEFORE=/tmp/exa-main] bench/submit.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 : "${EXA:=$PWD/build/exa}"
@@ -43,11 +46,30 @@ export SLURM_CONF=${!conf_var}
 mkdir -p "$HOME" "$T/raw"
 "$EXA" -q hpc connect localhost --name "$CLUSTER" --scheduler slurm >/dev/null
 "$EXA" -q -y hpc approve "$CLUSTER" >/dev/null
+if [ -n "${EXA_BEFORE:-}" ]; then
+    (export EXAMLOPS_DB=$T/before.db HOME=$T/before-home \
+         XDG_CONFIG_HOME=$T/before-config XDG_DATA_HOME=$T/before-data
+     mkdir -p "$HOME"
+     "$EXA_BEFORE" -q hpc connect localhost --name "$CLUSTER" \
+         --scheduler slurm >/dev/null
+     "$EXA_BEFORE" -q -y hpc approve "$CLUSTER" >/dev/null)
+fi
 printf '#!/bin/sh\ntrue\n' >"$T/job.sh"
 chmod +x "$T/job.sh"
 
-exa_us=0 raw_us=0
+exa_us=0 raw_us=0 before_us=0
 for i in $(seq 1 "$N"); do
+    if [ -n "${EXA_BEFORE:-}" ]; then
+        t0=${EPOCHREALTIME/[.,]/}
+        out=$(EXAMLOPS_DB=$T/before.db HOME=$T/before-home \
+            XDG_CONFIG_HOME=$T/before-config XDG_DATA_HOME=$T/before-data \
+            "$EXA_BEFORE" hpc submit "$T/job.sh" --hold)
+        t1=${EPOCHREALTIME/[.,]/}
+        id=$(sed -n 's/^Submitted job \([0-9]*\) .*/\1/p' <<<"$out")
+        [ -n "$id" ] || { echo "submit.sh: EXA_BEFORE hpc submit said '$out'" >&2; exit 1; }
+        ids+=("$id")
+        before_us=$((before_us + 10#$t1 - 10#$t0))
+    fi
     t0=${EPOCHREALTIME/[.,]/}
     out=$("$EXA" hpc submit "$T/job.sh" --hold)
     t1=${EPOCHREALTIME/[.,]/}
@@ -62,9 +84,14 @@ for i in $(seq 1 "$N"); do
     exa_us=$((exa_us + 10#$t1 - 10#$t0))
     raw_us=$((raw_us + 10#$t3 - 10#$t2))
 done
-awk -v n="$N" -v c="$CLUSTER" -v e="$exa_us" -v r="$raw_us" 'BEGIN {
+awk -v n="$N" -v c="$CLUSTER" -v e="$exa_us" -v r="$raw_us" \
+    -v b="$before_us" 'BEGIN {
     printf "%d held jobs each way on %s (local transport):\n", n, c
     printf "  raw sbatch        %8.2f ms/job\n", r / n / 1000
     printf "  exa hpc submit    %8.2f ms/job\n", e / n / 1000
     printf "  ratio exa / raw   %8.2fx (target <= 1.5x)\n", e / r
+    if (b > 0) {
+        printf "  EXA_BEFORE        %8.2f ms/job (%.2fx raw)\n", b / n / 1000, b / r
+        printf "  after / before    %8.3fx\n", e / b
+    }
 }'
