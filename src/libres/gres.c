@@ -75,6 +75,21 @@ static size_t entry_split(const char *e, size_t n, const char *f[8],
     return nf;
 }
 
+/* Where the entry of s[0..len) that starts at i ends: the next ',' outside
+ * parentheses ("gpu:l4:4(S:1,3,5,7)" is one entry), or len. */
+static size_t entry_end(const char *s, size_t len, size_t i)
+{
+    int depth = 0;
+    while (i < len && (depth || s[i] != ',')) {
+        if (s[i] == '(')
+            depth++;
+        else if (s[i] == ')' && depth)
+            depth--;
+        i++;
+    }
+    return i;
+}
+
 static void one_entry(const char *e, size_t n, struct gres_info *out)
 {
     const char *f[8];
@@ -136,15 +151,7 @@ void gres_parse(const char *s, struct gres_info *out)
         return;
     len = strlen(s);
     while (i < len) {
-        size_t j = i;
-        int depth = 0;
-        while (j < len && (depth || s[j] != ',')) {
-            if (s[j] == '(')
-                depth++;
-            else if (s[j] == ')' && depth)
-                depth--;
-            j++;
-        }
+        size_t j = entry_end(s, len, i);
         one_entry(s + i, j - i, out);
         i = j + 1;
     }
@@ -246,15 +253,7 @@ int gres_used_gpu_mask(const char *s, unsigned long long *mask)
     if (s[len - 1] == ',')
         return 0; /* a column cut after an entry: more followed */
     while (i < len) {
-        size_t j = i;
-        int depth = 0;
-        while (j < len && (depth || s[j] != ',')) {
-            if (s[j] == '(')
-                depth++;
-            else if (s[j] == ')' && depth)
-                depth--;
-            j++;
-        }
+        size_t j = entry_end(s, len, i);
         if (!idx_entry(s + i, j - i, mask, &gpu_seen)) {
             *mask = 0;
             return 0;
